@@ -122,3 +122,16 @@ def locals_to_fast(frame: FrameType) -> None:
     import ctypes
 
     ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+
+
+def parse_exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool]]:
+    """(start, end, target, depth, lasti) byte-offset entries of `code`'s exception table.
+
+    Rests on the private ``dis._parse_exception_table`` (CPython 3.11-3.13); empty when it is missing.
+    """
+    import dis
+
+    parse = getattr(dis, "_parse_exception_table", None)
+    if parse is None:
+        return []
+    return [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]

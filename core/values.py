@@ -1,0 +1,79 @@
+"""Bounded summaries of Python objects: no tensor data is copied and every repr is cut to `MAX_REPR` characters."""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+from .model import ValueSummary
+
+#: Longest repr kept for any value (characters).
+MAX_REPR = 120
+
+_repr = reprlib.Repr()
+_repr.maxstring = MAX_REPR
+_repr.maxother = MAX_REPR
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
+_repr.maxlevel = 3
+
+NULL = ValueSummary(type_name="NULL", text="NULL", is_null=True)
+UNKNOWN = ValueSummary(type_name="?", text="<unknown>", unknown=True)
+
+
+def cut(text: str, limit: int = MAX_REPR) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks the cut)."""
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def summarize(value: Any, null_sentinel: Any = None) -> ValueSummary:
+    """Summarise `value` without copying it.
+
+    Tensors become ``"Tensor[3, 4] float32 cpu"`` with shape/dtype/device/requires_grad fields (read from
+    metadata only: no ``.item()``, no device sync). Everything else gets a `reprlib` repr cut to `MAX_REPR`;
+    a repr that raises is shown as ``<TypeName (repr failed: Error)>``.
+
+    Args:
+        value: any object.
+        null_sentinel: the object that stands for a NULL stack slot (``NULL_STACK_VALUE``), if any.
+    """
+    if null_sentinel is not None and value is null_sentinel:
+        return NULL
+    tensor = _tensor_summary(value)
+    if tensor is not None:
+        return tensor
+    try:
+        text = _repr.repr(value)
+    except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
+        text = f"<{type_name(value)} (repr failed: {type(exc).__name__})>"
+    return ValueSummary(type_name=type_name(value), text=cut(text), identity=id(value))
+
+
+def _tensor_summary(value: Any) -> ValueSummary | None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(value, torch.Tensor):
+        return None
+    try:
+        shape = tuple(int(s) for s in value.shape)
+    except Exception:  # noqa: BLE001 - symbolic or exotic shapes
+        shape = ()
+    dtype = str(value.dtype).removeprefix("torch.")
+    device = str(value.device)
+    requires_grad = bool(value.requires_grad)
+    name = type(value).__name__
+    text = f"{name}[{', '.join(map(str, shape))}] {dtype} {device}" + (" grad" if requires_grad else "")
+    return ValueSummary(
+        type_name=name,
+        text=text,
+        shape=shape,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+        identity=id(value),
+    )
