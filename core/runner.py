@@ -1,0 +1,80 @@
+"""Running a user script as ``__main__``, the way ``python SCRIPT ARGS`` would, and reporting how it ended."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExitResult:
+    """How the program ended.
+
+    Attributes:
+        status: the exit status ``python SCRIPT`` would have had (0, the `SystemExit` code, 1 on an exception).
+        traceback: the formatted traceback when the script raised, else None.
+        exception: ``"ValueError: boom"`` when the script raised, else None.
+        quit: True when the user ended it from the debugger (`q`).
+    """
+
+    status: int
+    traceback: str | None = None
+    exception: str | None = None
+    quit: bool = False
+
+
+class ScriptError(Exception):
+    """The script cannot be run at all (missing file, a directory, unreadable)."""
+
+
+def check_script(path: str) -> str:
+    """The absolute path of `path`, or `ScriptError` with a one-line reason."""
+    if not os.path.exists(path):
+        raise ScriptError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise ScriptError(f"{path} is a directory, not a Python script")
+    if not os.access(path, os.R_OK):
+        raise ScriptError(f"cannot read {path}")
+    return os.path.abspath(path)
+
+
+def exit_status_of(code: object) -> int:
+    """The process status for ``SystemExit(code)``, as the interpreter computes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+class QuitProgram(BaseException):
+    """Raised inside the program's thread to end it when the user quits (`q`)."""
+
+
+def run_script(path: str, argv: list[str]) -> ExitResult:
+    """Run `path` as ``__main__`` with ``sys.argv = [path, *argv]`` and its directory first on ``sys.path``.
+
+    ``sys.argv`` and ``sys.path`` are restored afterwards. The caller's thread runs the script.
+
+    Raises:
+        ScriptError: the file does not exist or is not readable.
+    """
+    path = check_script(path)
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return ExitResult(0)
+    except SystemExit as exc:
+        return ExitResult(exit_status_of(exc.code))
+    except QuitProgram:
+        return ExitResult(0, quit=True)
+    except BaseException as exc:  # noqa: BLE001 - the script's exception is a result, not our failure
+        tb = "".join(traceback.format_exception(exc))
+        return ExitResult(1, traceback=tb, exception=f"{type(exc).__name__}: {exc}")
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
