@@ -130,6 +130,8 @@ class FrameView:
         stack_exact: True when the slots were read at the frame's real stack top; False when they come from a
             tracked depth (then slots the engine cannot vouch for are marked `unknown`).
         locals: (name, summary) pairs in ``co_varnames + co_cellvars + co_freevars`` order, bound names only.
+        breakpoints: instruction indexes with a breakpoint in this code object.
+        changed: names of locals whose value (object identity) changed since the previous stop in this frame.
     """
 
     code: CodeView
@@ -138,6 +140,8 @@ class FrameView:
     stack: tuple[ValueSummary, ...]
     stack_exact: bool
     locals: tuple[tuple[str, ValueSummary], ...]
+    breakpoints: tuple[int, ...] = ()
+    changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
