@@ -7,6 +7,7 @@ import runpy
 import sys
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,14 @@ class QuitProgram(BaseException):
     """Raised inside the program's thread to end it when the user quits (`q`)."""
 
 
-def run_script(path: str, argv: list[str]) -> ExitResult:
+def run_script(
+    path: str, argv: list[str], post_mortem: "Callable[[BaseException], None] | None" = None
+) -> ExitResult:
     """Run `path` as ``__main__`` with ``sys.argv = [path, *argv]`` and its directory first on ``sys.path``.
 
-    ``sys.argv`` and ``sys.path`` are restored afterwards. The caller's thread runs the script.
+    ``sys.argv`` and ``sys.path`` are restored afterwards. The caller's thread runs the script. When the script
+    raises, `post_mortem(exc)` is called while the traceback's frames are still alive (the debugger's
+    post-mortem exception stop).
 
     Raises:
         ScriptError: the file does not exist or is not readable.
@@ -75,6 +80,11 @@ def run_script(path: str, argv: list[str]) -> ExitResult:
         return ExitResult(0, quit=True)
     except BaseException as exc:  # noqa: BLE001 - the script's exception is a result, not our failure
         tb = "".join(traceback.format_exception(exc))
+        if post_mortem is not None:
+            try:
+                post_mortem(exc)
+            except QuitProgram:
+                return ExitResult(1, traceback=tb, exception=f"{type(exc).__name__}: {exc}", quit=True)
         return ExitResult(1, traceback=tb, exception=f"{type(exc).__name__}: {exc}")
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path

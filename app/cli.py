@@ -1,0 +1,184 @@
+"""Command line: ``dynadbg run|report|demo`` and ``python -m dynadbg SCRIPT``.
+
+Exit status: the script's own; 2 with a one-line error for a missing script or bad flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from dynadbg.core.model import BREAK_ON_KINDS, DEFAULT_BREAK_ON
+
+SUBCOMMANDS = ("run", "report", "demo")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def parse_break_on(text: str) -> set[str]:
+    kinds = {k.strip() for k in text.split(",") if k.strip()}
+    unknown = kinds - set(BREAK_ON_KINDS)
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown stop kind(s) {', '.join(sorted(unknown))}; choose from {','.join(BREAK_ON_KINDS)}"
+        )
+    return kinds
+
+
+def split_commands(text: str) -> list[str]:
+    """``"s 3; stack; c"`` → ``["s 3", "stack", "c"]`` (a `;` separates commands)."""
+    return [c.strip() for c in text.split(";") if c.strip()]
+
+
+def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="Debug the bytecode that torch.compile (Dynamo) generates.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run a script under the debugger (TUI on a terminal, else --plain)")
+    run.add_argument("--plain", action="store_true", help="line-mode front end (pipes, CI logs, screen readers)")
+    run.add_argument("--tui", action="store_true", help="the Textual front end even when stdout is not a terminal")
+    run.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
+    run.add_argument("--commands", metavar="FILE", help="a file of commands, one per line")
+    run.add_argument(
+        "--break-on",
+        type=parse_break_on,
+        default=None,
+        metavar="KINDS",
+        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} (default: {','.join(sorted(DEFAULT_BREAK_ON))})",
+    )
+    run.add_argument("script", help="the Python script to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+
+    report = sub.add_parser("report", help="run a script with no stops and print every compiled frame")
+    report.add_argument("--json", action="store_true", help="print the report as JSON (shape in the README)")
+    report.add_argument("script")
+    report.add_argument("args", nargs=argparse.REMAINDER)
+
+    demo = sub.add_parser("demo", help="open the debugger on a bundled example")
+    demo.add_argument("name", nargs="?", default=None, help="which example (default: the first)")
+    demo.add_argument("--plain", action="store_true", help="line-mode front end")
+    demo.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
+    demo.add_argument("--list", action="store_true", help="list the bundled examples")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
+    """Entry point of the ``dynadbg`` console script. Returns the process exit status."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    # `python -m dynadbg SCRIPT ...` and `dynadbg SCRIPT ...` mean `run SCRIPT ...`
+    if args_in and args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help"):
+        args_in.insert(0, "run")
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(args_in)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "run":
+        return cmd_run(args, parser)
+    if args.command == "report":
+        return cmd_report(args)
+    return cmd_demo(args)
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"dynadbg: error: {message}\n")
+    return 2
+
+
+def _commands_from(args: argparse.Namespace) -> list[str] | None:
+    if getattr(args, "commands", None):
+        try:
+            with open(args.commands, encoding="utf-8") as fh:
+                lines = [ln.strip() for ln in fh]
+        except OSError as exc:
+            raise _CliError(f"cannot read commands file {args.commands}: {exc.strerror}") from None
+        cmds = [ln for ln in lines if ln and not ln.startswith("#")]
+    else:
+        cmds = None
+    if getattr(args, "command_string", None):
+        cmds = (cmds or []) + split_commands(args.command_string)
+    return cmds
+
+
+class _CliError(Exception):
+    pass
+
+
+def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from dynadbg.core.runner import ScriptError, check_script
+
+    try:
+        path = check_script(args.script)
+        commands = _commands_from(args)
+    except (ScriptError, _CliError) as exc:
+        return _fail(str(exc))
+    break_on = args.break_on if args.break_on is not None else set(DEFAULT_BREAK_ON)
+    script_args = list(args.args)
+
+    def start(session):  # noqa: ANN001, ANN202
+        session.start_script(path, script_args)
+
+    return debug_program(start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui)
+
+
+def debug_program(start, *, break_on, commands, plain: bool, tui: bool = False) -> int:  # noqa: ANN001
+    """Run a program under the TUI (a terminal, no scripted commands) or the plain front end."""
+    use_tui = not plain and commands is None and (tui or (sys.stdout.isatty() and sys.stdin.isatty()))
+    if use_tui:
+        try:
+            from dynadbg.tui.app import run_tui
+        except ImportError as exc:
+            sys.stderr.write(f"dynadbg: the TUI is not available ({exc}); using --plain\n")
+        else:
+            return run_tui(start, break_on=break_on)
+    from dynadbg.plain import run_plain
+
+    result = run_plain(start, break_on=break_on, commands=commands)
+    return result.status
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dynadbg.core.runner import ScriptError, check_script
+
+    try:
+        path = check_script(args.script)
+    except ScriptError as exc:
+        return _fail(str(exc))
+    from dynadbg.core import report
+
+    return report.main(path, list(args.args), as_json=args.json)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dynadbg.demos import DEMOS, demo_path
+
+    if args.list:
+        for name, doc in DEMOS.items():
+            print(f"{name:<12} {doc}")
+        return 0
+    try:
+        path = demo_path(args.name)
+    except KeyError:
+        return _fail(f"no demo named {args.name!r} (choose from {', '.join(DEMOS)})")
+    commands = split_commands(args.command_string) if args.command_string else None
+    break_on = set(DEFAULT_BREAK_ON)
+
+    def start(session):  # noqa: ANN001, ANN202
+        session.start_script(path, [])
+
+    return debug_program(start, break_on=break_on, commands=commands, plain=args.plain)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

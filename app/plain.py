@@ -1,0 +1,103 @@
+"""The line-mode front end (`dynadbg run --plain`): the command language over stdin/stdout, or a scripted list.
+
+For pipes, CI logs and screen readers. The program's own output goes to the same stdout, interleaved as it
+happens. With `commands` given (``-c``/``--commands``), each stop takes the next command from the list, echoed
+after a ``(dynadbg)`` prompt; when the list is exhausted the debugger detaches and the program runs to its end.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+from typing import Callable, Iterable, TextIO
+
+from dynadbg.core import format as fmt
+from dynadbg.core.model import Stop
+from dynadbg.core.runner import ExitResult
+from dynadbg.core.session import Session
+
+PROMPT = "(dynadbg) "
+
+
+class PlainListener:
+    """Bridges the engine's worker-thread hooks to the main thread through a queue."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.events: "queue.Queue[tuple[str, object]]" = queue.Queue()
+
+    def on_stop(self, stop: Stop) -> None:
+        self.events.put(("stop", stop))
+
+    def on_running(self, message: str) -> None:
+        pass
+
+    def on_message(self, text: str) -> None:
+        self.out.write(f"dynadbg: {text}\n")
+        self.out.flush()
+
+    def on_exit(self, result: ExitResult) -> None:
+        self.events.put(("exit", result))
+
+
+def run_plain(
+    start: Callable[[Session], None],
+    *,
+    break_on: Iterable[str],
+    commands: list[str] | None = None,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+) -> ExitResult:
+    """Drive one session in line mode until the program ends; returns how it ended.
+
+    Args:
+        start: starts the program on the session (``lambda s: s.start_script(path, argv)``).
+        break_on: active stop kinds.
+        commands: a scripted command list; None reads commands from `stdin` interactively.
+    """
+    out = out or sys.stdout
+    stdin = stdin or sys.stdin
+    listener = PlainListener(out)
+    session = Session(listener, break_on=break_on)
+    start(session)
+    pending = list(commands) if commands is not None else None
+    while True:
+        kind, payload = listener.events.get()
+        if kind == "exit":
+            result = payload
+            assert isinstance(result, ExitResult)
+            if result.traceback and not result.quit:
+                out.write(result.traceback)
+            if result.quit:
+                out.write("dynadbg: program ended by quit\n")
+            out.flush()
+            return result
+        assert isinstance(payload, Stop)
+        out.write(fmt.stop_text(payload) + "\n")
+        out.flush()
+        while True:
+            if pending is not None:
+                if not pending:
+                    session.detach()
+                    break
+                line = pending.pop(0)
+                out.write(f"{PROMPT}{line}\n")
+            else:
+                out.write(PROMPT)
+                out.flush()
+                line = stdin.readline()
+                if not line:  # EOF: let the program finish undisturbed
+                    out.write("\n")
+                    session.detach()
+                    break
+                line = line.rstrip("\n")
+                if not line.strip():
+                    continue
+            result = session.execute(line)
+            if result.output:
+                out.write(result.output + "\n")
+            if result.error:
+                out.write(f"*** {result.error}\n")
+            out.flush()
+            if result.resumed or result.quit:
+                break

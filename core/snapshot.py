@@ -1,0 +1,139 @@
+"""Building the frozen `Stop` snapshot of a pause (worker thread only)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import compat
+from .disasm import code_view
+from .model import FrameView, Stop, StopKind, ValueSummary
+from .values import UNKNOWN, summarize
+
+if TYPE_CHECKING:
+    from .session import PauseContext, Session
+    from .stack import FrameState
+
+
+def value(obj: Any) -> ValueSummary:
+    """Summary of `obj`, recognising torch's NULL stack sentinel."""
+    from .values import NULL
+
+    if obj is compat.NULL_STACK_VALUE:
+        return NULL
+    return summarize(obj)
+
+
+def frame_locals(frame: Any) -> dict[str, Any]:
+    try:
+        return dict(frame.f_locals)
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mortem: bool = False) -> FrameView:
+    frame = st.frame
+    code = frame.f_code
+    view = session.code_view(code)
+    stack: tuple[ValueSummary, ...] = ()
+    exact = False
+    if not post_mortem:
+        live = st.exact_stack() if current else None
+        if live is not None:
+            exact = True
+            if st.depth >= 0 and st.depth != len(live) and st.pending_exception_offset is None:
+                session.depth_mismatches.append((code.co_name, st.index, st.depth, len(live)))
+            st.depth = len(live)
+            stack = tuple(value(v) for v in live)
+        elif st.depth >= 0:
+            stack = tuple(value(v) for v in st.safe_stack())
+        else:
+            stack = (UNKNOWN,)
+    names = code.co_varnames + code.co_cellvars + code.co_freevars
+    loc = frame_locals(frame)
+    pairs = []
+    changed = []
+    seen: set[str] = set()
+    for name in names:
+        if name in seen or name not in loc:
+            continue
+        seen.add(name)
+        summary = value(loc[name])
+        pairs.append((name, summary))
+        old = st.last_ids.get(name)
+        if old is not None and old != summary.identity:
+            changed.append(name)
+        st.last_ids[name] = summary.identity
+    index = st.index
+    lineno = view.instructions[index].lineno if 0 <= index < len(view.instructions) else None
+    return FrameView(
+        code=view,
+        index=index,
+        lineno=lineno,
+        stack=stack,
+        stack_exact=exact,
+        locals=tuple(pairs),
+        breakpoints=tuple(sorted(session.breakpoints.get(code, {}))),
+        changed=tuple(changed),
+    )
+
+
+def entry_position(session: "Session", code: Any) -> tuple[str | None, int | None, int | None]:
+    """(compile id, 1-based index among the original's cache entries (newest first), entry count)."""
+    info = session.generated_info(code)
+    cid = info[1] if info else session.compile_ids.get(code)
+    if info is None:
+        return cid, None, None
+    try:
+        entries = compat.cache_entries(info[0])
+    except Exception:  # noqa: BLE001
+        return cid, None, None
+    for i, e in enumerate(entries):
+        if e.code is code:
+            return cid, i + 1, len(entries)
+    return cid, None, len(entries)
+
+
+def build_stop(session: "Session", ctx: "PauseContext", message: str) -> Stop:
+    frames: list[FrameView] = []
+    for i, st in enumerate(ctx.frames):
+        frames.append(frame_view(session, st, current=(i == len(ctx.frames) - 1), post_mortem=ctx.post_mortem))
+    compile_id = entry_index = entry_count = None
+    detail: list[tuple[str, str]] = []
+    return_value = value(ctx.return_value) if ctx.kind is StopKind.RETURN else None
+    exception = f"{type(ctx.exception).__name__}: {ctx.exception}" if ctx.exception is not None else None
+    if ctx.frames:
+        compile_id, entry_index, entry_count = entry_position(session, ctx.frames[-1].frame.f_code)
+    if ctx.kind is StopKind.COMPILE and ctx.compile_event is not None:
+        ev = ctx.compile_event
+        compile_id = str(ev.compile_id)
+        view = code_view(ev.code, generated=True, compile_id=compile_id)
+        frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=()))
+    if ctx.kind is StopKind.RECOMPILE and ctx.miss_event is not None:
+        ev = ctx.miss_event
+        entry_count = len(ev.entries)
+        view = code_view(ev.code, generated=False)
+        inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
+        frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
+        from .commands import failing_guards_text
+
+        detail.append(("failing guards", failing_guards_text(ev.entries, ev.f_locals)))
+    if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
+        from .commands import graph_break_text
+
+        detail.append(("graph break", graph_break_text(session, ctx.frames[-1].frame.f_code)))
+    if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
+        import traceback
+
+        detail.append(("exception", "".join(traceback.format_exception_only(ctx.exception)).strip()))
+    return Stop(
+        kind=ctx.kind,
+        message=message,
+        frames=tuple(frames),
+        compile_id=compile_id,
+        entry_index=entry_index,
+        entry_count=entry_count,
+        return_value=return_value,
+        exception=exception,
+        detail=tuple(detail),
+        seq=session.stop_seq,
+    )

@@ -1,0 +1,130 @@
+"""Value-stack reads and stack-depth tracking for frames of generated code.
+
+The depth of a frame's value stack is tracked per instruction with ``dis.stack_effect`` (jump-aware) and re-based
+from the exception table when an exception is raised (the handler starts at the table's depth, plus the pushed
+``lasti`` when the entry says so, plus the exception). On Python 3.11 the live frame also exposes its real stack
+top while a trace function runs, so the current frame's stack is read exactly; for suspended parent frames only
+the slots below the call they are suspended in are read (the callable and its arguments have been consumed), and
+the view says it is not exact.
+"""
+
+from __future__ import annotations
+
+import dis
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any
+
+from . import compat
+from .disasm import exception_table
+
+
+@dataclass
+class CodeIndex:
+    """Per-code lookup tables: byte offset → instruction index, and the raw instructions."""
+
+    code: CodeType
+    instructions: list[dis.Instruction]
+    index_of_offset: dict[int, int]
+    handlers: list[tuple[int, int, int, int, bool]]
+
+    @classmethod
+    def of(cls, code: CodeType) -> "CodeIndex":
+        ins = list(dis.get_instructions(code))
+        index: dict[int, int] = {}
+        for i, row in enumerate(ins):
+            index[row.offset] = i
+        # offsets inside inline CACHE entries map to their instruction (exception offsets may land there)
+        for i, row in enumerate(ins):
+            end = ins[i + 1].offset if i + 1 < len(ins) else len(code.co_code)
+            for off in range(row.offset + 2, end, 2):
+                index.setdefault(off, i)
+        return cls(code, ins, index, exception_table(code))
+
+    def handler_depth(self, offset: int) -> int | None:
+        """Stack depth at the handler for an exception raised at `offset`, or None if nothing handles it here."""
+        for start, end, _target, depth, lasti in self.handlers:
+            if start <= offset < end:
+                return depth + (1 if lasti else 0) + 1
+        return None
+
+
+_indexes: dict[int, CodeIndex] = {}
+
+
+def code_index(code: CodeType) -> CodeIndex:
+    """Cached `CodeIndex` of `code` (the engine keeps generated code alive for the session)."""
+    found = _indexes.get(id(code))
+    if found is None or found.code is not code:
+        found = _indexes[id(code)] = CodeIndex.of(code)
+    return found
+
+
+@dataclass
+class FrameState:
+    """What the engine tracks for one traced frame of generated code.
+
+    Attributes:
+        frame: the live frame.
+        index: index of the instruction about to run (-1 before the first instruction event).
+        depth: tracked value-stack depth before that instruction.
+        inputs: the frame's locals at its first traced event (the call's inputs, what guards are checked on).
+        last_ids: local name → id() at the previous stop, to mark changed locals.
+        pending_exception_offset: set by an exception event; the next instruction re-bases the depth.
+    """
+
+    frame: FrameType
+    table: CodeIndex
+    index: int = -1
+    depth: int = 0
+    inputs: dict[str, Any] = field(default_factory=dict)
+    last_ids: dict[str, int] = field(default_factory=dict)
+    pending_exception_offset: int | None = None
+
+    def advance(self, offset: int) -> None:
+        """Move to the instruction at `offset`, applying the previous instruction's stack effect."""
+        table = self.table
+        new_index = table.index_of_offset.get(offset, -1)
+        if self.pending_exception_offset is not None:
+            depth = table.handler_depth(self.pending_exception_offset)
+            self.pending_exception_offset = None
+            if depth is not None:
+                self.depth = depth
+                self.index = new_index
+                return
+        if self.index >= 0:
+            prev = table.instructions[self.index]
+            jumped = new_index != self.index + 1
+            try:
+                self.depth += dis.stack_effect(prev.opcode, prev.arg, jump=jumped) if prev.opcode >= dis.HAVE_ARGUMENT \
+                    else dis.stack_effect(prev.opcode, jump=jumped)
+            except ValueError:
+                pass
+            self.depth = max(self.depth, 0)
+        self.index = new_index
+
+    def exact_stack(self) -> list[Any] | None:
+        """The live stack of this frame when the interpreter exposes its top (3.11, current frame), else None."""
+        if not compat.STACKTOP_IS_EXACT:
+            return None
+        return compat.frame_value_stack(self.frame, self.frame.f_code.co_stacksize)
+
+    def safe_stack(self) -> list[Any]:
+        """Slots the tracked depth can vouch for in a frame suspended in a call (the call's operands excluded).
+
+        Slots above those are freed or stale (torch-internals §7) and are never read.
+        """
+        depth = self.depth
+        if 0 <= self.index < len(self.table.instructions):
+            ins = self.table.instructions[self.index]
+            try:
+                effect = dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT \
+                    else dis.stack_effect(ins.opcode)
+            except ValueError:
+                effect = 0
+            # The instruction consumed its operands and has not pushed its one result yet: vouch for
+            # depth + effect - 1 slots. (3.11's CALL is tracked oparg low because PRECALL's -oparg came
+            # first, which this same formula absorbs.)
+            depth += min(effect, 1) - 1
+        depth = max(0, min(depth, self.frame.f_code.co_stacksize))
+        return compat.frame_value_stack(self.frame, depth) if depth else []

@@ -1,0 +1,110 @@
+"""Instruction-level tracing back ends.
+
+A back end turns interpreter events for *selected* generated code objects into four handler calls:
+`TraceHandler.on_call`, `on_instruction`, `on_return`, `on_exception`. Tracing is armed lazily: nothing is traced
+until the engine asks (`arm`), and only frames whose code the handler accepts get instruction events, so a
+program running with no reason to stop pays nothing per call (torch-internals §10).
+
+One back end per Python: `SettraceBackend` (3.11: ``sys.settrace`` + ``f_trace_opcodes``); a ``sys.monitoring``
+back end for 3.12+ implements the same interface (issue 6). `make_backend` picks one through `compat`.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import CodeType, FrameType
+from typing import Any, Protocol
+
+
+class TraceHandler(Protocol):
+    """What a back end reports to. All calls happen on the traced (worker) thread."""
+
+    def wants_frame(self, code: CodeType) -> bool:
+        """Whether a new frame running `code` should get instruction events."""
+
+    def on_call(self, frame: FrameType) -> None:
+        """A wanted frame starts (before its first instruction event)."""
+
+    def on_instruction(self, frame: FrameType, offset: int) -> None:
+        """The instruction at byte `offset` of `frame` is about to run."""
+
+    def on_return(self, frame: FrameType, value: Any) -> None:
+        """`frame` is returning `value` (also called when it unwinds with an exception: value is None)."""
+
+    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """An exception was raised in (or propagated into) `frame` at `offset`."""
+
+
+class SettraceBackend:
+    """Python 3.11: a thread-local ``sys.settrace`` function, armed only while some frame needs events.
+
+    The global trace function is consulted on each new Python frame while armed; it returns the local tracer only
+    for frames the handler wants, and turns ``f_trace_opcodes`` on for them.
+    """
+
+    name = "settrace"
+
+    def __init__(self, handler: TraceHandler) -> None:
+        self.handler = handler
+        self.armed = False
+        self._frames: set[FrameType] = set()
+
+    # -- arming ------------------------------------------------------------------------------------------------
+    def arm(self) -> None:
+        """Start delivering 'call' events on this thread (idempotent)."""
+        if not self.armed:
+            self.armed = True
+            sys.settrace(self._global)
+
+    def disarm(self) -> None:
+        """Stop all events on this thread; frames already traced lose their local tracer too."""
+        if self.armed:
+            self.armed = False
+            sys.settrace(None)
+        for frame in self._frames:
+            frame.f_trace = None
+            frame.f_trace_opcodes = False
+        self._frames.clear()
+
+    def trace_existing(self, frame: FrameType) -> None:
+        """Give a frame that is already running instruction events (used for `next`/`return` in a parent)."""
+        frame.f_trace = self._local
+        frame.f_trace_opcodes = True
+        self._frames.add(frame)
+        self.arm()
+
+    def untrace(self, frame: FrameType) -> None:
+        """Stop instruction events for one frame."""
+        frame.f_trace = None
+        frame.f_trace_opcodes = False
+        self._frames.discard(frame)
+
+    # -- sys.settrace callbacks ----------------------------------------------------------------------------------
+    def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event != "call" or not self.handler.wants_frame(frame.f_code):
+            return None
+        frame.f_trace_opcodes = True
+        self._frames.add(frame)
+        self.handler.on_call(frame)
+        return self._local
+
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "opcode":
+            self.handler.on_instruction(frame, frame.f_lasti)
+        elif event == "return":
+            self._frames.discard(frame)
+            self.handler.on_return(frame, arg)
+        elif event == "exception":
+            self.handler.on_exception(frame, frame.f_lasti, arg[1])
+        return self._local if frame in self._frames else None
+
+
+def make_backend(handler: TraceHandler) -> SettraceBackend:
+    """The back end for this Python (see `compat.USE_SYS_MONITORING`)."""
+    from . import compat
+
+    if compat.USE_SYS_MONITORING:
+        from .monitoring import MonitoringBackend  # issue 6
+
+        return MonitoringBackend(handler)  # type: ignore[return-value]
+    return SettraceBackend(handler)
