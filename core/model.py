@@ -228,6 +228,8 @@ class LeafGuardView:
         expected: what the guard wants, as text, when it can be read off the guard (``"3"``), else None.
         actual: the current value, summarised, when evaluated, else None.
         reason: torch's failure text when it gives one (``"tensor 'L['x']' rank mismatch. expected 1, actual 2"``).
+        note: torch's remark after the location, e.g. the ``HINT: ...`` on an nn.Module int attribute, or a
+            symbolic-shape comment (``duck sizing added this equality ...``), else None.
     """
 
     id: str
@@ -242,6 +244,7 @@ class LeafGuardView:
     expected: str | None = None
     actual: str | None = None
     reason: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,8 @@ class GuardTree:
         failing: every failing leaf (not only the first, as ``check_verbose`` reports), in tree order.
         first_failure: ``check_verbose``'s text for the first failure, when evaluated and failing.
         text: ``str(guard_manager)``, torch's own rendering, for reference.
+        invalidated: torch's reason when the cache entry was invalidated (``"Cache line invalidated because
+            type(L['o']) got deallocated"``): the entry can never serve a call again. None for a live entry.
     """
 
     compile_id: str
@@ -294,6 +299,7 @@ class GuardTree:
     failing: tuple[LeafGuardView, ...] = ()
     first_failure: str | None = None
     text: str = ""
+    invalidated: str | None = None
 
     @property
     def passed(self) -> bool | None:

@@ -1,0 +1,998 @@
+"""Guard trees of Dynamo cache entries: read, evaluate against inputs (what-if), diff and render as text.
+
+Torch keeps the guards of one cache entry in a tree of C++ guard managers (``GuardManagerWrapper.root``): each
+manager guards one value (its *source*, e.g. ``L['cfg']['mode']``), reached from its parent through an
+*accessor*, and holds *leaf guards* (``TYPE_MATCH``, ``EQUALS_MATCH``, ``TENSOR_MATCH`` ...). This module turns
+that tree into the frozen `GuardTree` snapshot of `dynadbg.core.model`:
+
+* `build_guard_tree` / `entry_guard_tree` read the tree and, given the frame's ``f_locals``, evaluate *every*
+  leaf (torch's ``check_verbose`` stops at the first failure). It never calls ``check()``, which mutates the
+  live tree (fail counts, child order; notes/torch-internals.md §2).
+* `all_failing_guards` does it for every entry of a code object (the recompile stop).
+* `diff_guard_trees` compares two trees; `format_guard_tree` and `format_failing` render plain text for
+  ``--plain``, ``report`` and golden tests.
+
+Every torch private API used here is behind `dynadbg.core.compat` (section "guards").
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from types import CodeType
+from typing import Any, Callable, Iterable, Sequence
+
+from . import compat
+from .model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from .values import cut, summarize
+
+__all__ = [
+    "GuardDiff",
+    "all_failing_guards",
+    "build_guard_tree",
+    "closure_locals",
+    "diff_guard_trees",
+    "entry_guard_tree",
+    "format_failing",
+    "format_guard_tree",
+    "parse_code_part",
+]
+
+#: Failures reading a guarded value that mean "the value is not there" (torch then fails the accessor).
+_MISSING_ERRORS: tuple[type[BaseException], ...] = (LookupError, AttributeError, NameError, TypeError)
+
+_STATUS_WORD = {
+    GuardStatus.PASS: "PASS",
+    GuardStatus.FAIL: "FAIL",
+    GuardStatus.NO_VALUE: "NOVAL",
+    GuardStatus.ERROR: "ERROR",
+    GuardStatus.NOT_EVALUATED: "",
+}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Parsing verbose code parts
+# --------------------------------------------------------------------------------------------------------------
+
+_LOCATION_RE = re.compile(r"^(?P<loc>\S[^\n]*?:\d+ in [^\s(]+)(?: \((?P<note>.*)\))?$", re.S)
+
+
+def parse_code_part(part: str) -> tuple[str, str | None, str | None, str | None]:
+    """Split one verbose code part into (code, user_line, location, note).
+
+    Torch writes ``"<code padded to 60>  # <user source line>  # <file>:<line> in <fn>"``, sometimes followed by
+    ``" (HINT: ...)"`` or another remark in parentheses; ambient guards carry only a location, symbolic-shape
+    guards sometimes only a comment (``"# duck sizing added this equality ..."``), which becomes the note.
+
+    >>> parse_code_part("L['n'] == 3                # y = x + n  # demo.py:18 in f")
+    ("L['n'] == 3", 'y = x + n', 'demo.py:18 in f', None)
+    """
+    code, sep, tail = part.partition("  # ")
+    code = code.rstrip()
+    if not sep:
+        return code, None, None, None
+    return (code, *_parse_tail(tail))
+
+
+@lru_cache(maxsize=8192)
+def _parse_tail(tail: str) -> tuple[str | None, str | None, str | None]:
+    segments = tail.split("  # ")
+    match = _LOCATION_RE.match(segments[-1].strip())
+    if match is None:
+        return None, None, tail.strip() or None
+    user_line = "  # ".join(segments[:-1]).strip() or None
+    return user_line, match["loc"], match["note"]
+
+
+def _normalize_part(part: str) -> str:
+    """A verbose code part with torch's column padding squeezed (``"L['n'] == 3  # y = x + n  # f.py:3 in f"``)."""
+    return re.sub(r" {2,}# ", "  # ", part.strip())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading "expected" off a guard, and describing the actual value
+# --------------------------------------------------------------------------------------------------------------
+
+_COMPARE_TYPES = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
+_LENGTH_TYPES = frozenset({"LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN"})
+_CODE_IS_EXPECTED = frozenset({"TYPE_MATCH", "ID_MATCH", "DICT_CONTAINS", "NO_HASATTR", "DICT_VERSION",
+                               "DISPATCH_KEY_SET_MATCH", "SET_CONTAINS", "MAPPING_KEYS_MATCH"})
+_TENSOR_RE = re.compile(
+    r"^check_tensor\((?P<src>.*), (?P<cls>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), (?P<dtype>torch\.\w+), "
+    r"device=(?P<device>[^,]+), requires_grad=(?P<rg>\w+), size=\[(?P<size>[^\]]*)\], "
+    r"stride=\[(?P<stride>[^\]]*)\]\)$"
+)
+
+
+def _expected(guard_type: str, source: str, code: str) -> str | None:
+    if guard_type in _COMPARE_TYPES:
+        for op in (" == ", " is not ", " is ", " != "):
+            prefix = source + op
+            if code.startswith(prefix):
+                rest = code[len(prefix):]
+                return rest if op == " == " else op.strip() + " " + rest
+        return code
+    if guard_type in _LENGTH_TYPES:
+        _, sep, rest = code.rpartition(") == ")
+        return f"len {rest}" if sep else code
+    if guard_type == "TENSOR_MATCH":
+        match = _TENSOR_RE.match(code)
+        if match is None:
+            return code
+        text = (f"{match['cls']} {match['dtype'].removeprefix('torch.')} size=[{match['size']}] "
+                f"stride=[{match['stride']}] requires_grad={match['rg']}")
+        return text if match["device"] == "None" else f"{text} device={match['device']}"
+    if guard_type in _CODE_IS_EXPECTED:
+        return code
+    return None
+
+
+def _actual(guard_type: str, value: Any) -> str:
+    try:
+        if guard_type in _LENGTH_TYPES:
+            return f"len {len(value)}"
+        if guard_type == "TYPE_MATCH":
+            return f"type={type(value)!r} (type id {id(type(value))})"
+        if guard_type == "ID_MATCH":
+            return f"{summarize(value).text} (id {id(value)})"
+        if guard_type == "TENSOR_MATCH" and hasattr(value, "stride") and hasattr(value, "dtype"):
+            dtype = str(value.dtype).removeprefix("torch.")
+            text = (f"{type(value).__name__} {dtype} size={list(value.shape)} stride={list(value.stride())} "
+                    f"requires_grad={bool(value.requires_grad)}")
+            return text if value.device.type == "cpu" else f"{text} device={value.device}"
+    except Exception:  # noqa: BLE001 - describing a value must never fail
+        pass
+    return summarize(value).text
+
+
+def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
+    """Why a ``TENSOR_MATCH`` rejects `value`, in the words torch's ``check_verbose`` uses, checking what can be
+    read off the guard's code in torch's order (type, dtype, device, requires_grad, rank, sizes, strides).
+    None when nothing readable differs (e.g. only the dispatch key set)."""
+    match = _TENSOR_RE.match(code)
+    if match is None:
+        return None
+    head = f"tensor '{source}'"
+    try:
+        if type(value).__name__ != match["cls"].rsplit(".", 1)[-1]:
+            return f"expected type of '{source}' to be a tensor type of {match['cls']}, but found {type(value)!r}"
+        if str(value.dtype) != match["dtype"]:
+            return f"{head} dtype mismatch. expected {match['dtype']}, actual {value.dtype}"
+        index = None if match["device"] == "None" else int(match["device"])
+        if value.device.index != index and value.device.type != "cpu":
+            return f"{head} Tensor device index mismatch. Expected device index to be {index}, actual {value.device}"
+        expected_rg = match["rg"] == "True"
+        if bool(value.requires_grad) != expected_rg:
+            return f"{head} requires_grad mismatch. expected requires_grad={int(expected_rg)}"
+        sizes = [s.strip() for s in match["size"].split(",")] if match["size"].strip() else []
+        strides = [s.strip() for s in match["stride"].split(",")] if match["stride"].strip() else []
+        if value.dim() != len(sizes):
+            return f"{head} rank mismatch. expected {len(sizes)}, actual {value.dim()}"
+        for i, (want, have) in enumerate(zip(sizes, value.shape)):
+            if want != "None" and int(want) != int(have):
+                return f"{head} size mismatch at index {i}. expected {want}, actual {int(have)}"
+        for i, (want, have) in enumerate(zip(strides, value.stride())):
+            if want != "None" and int(want) != int(have):
+                return f"{head} stride mismatch at index {i}. expected {want}, actual {int(have)}"
+    except Exception:  # noqa: BLE001 - an odd value: no readable reason
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Producing the guarded values (what-if evaluation)
+# --------------------------------------------------------------------------------------------------------------
+
+class _Missing:
+    """The guarded value could not be produced; `error` is torch-style text (``"KeyError on L['cfg']['b']"``)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+_NO_KEY = object()
+
+
+@lru_cache(maxsize=65536)
+def _compiled(expr: str) -> CodeType:
+    return compile(expr, "<guard>", "eval")
+
+
+@lru_cache(maxsize=65536)
+def _accessor_key(accessor: str) -> Any:
+    """The key of ``DictGetItemGuardAccessor('mode')`` / ``FrameLocalsGuardAccessor(key='x', ...)``, or _NO_KEY."""
+    try:
+        if accessor.startswith("FrameLocalsGuardAccessor(key="):
+            inner = accessor[len("FrameLocalsGuardAccessor(key="):]
+            inner = inner.rsplit(", framelocals_idx=", 1)[0]
+            return ast.literal_eval(inner)
+        if accessor.startswith("DictGetItemGuardAccessor(") and accessor.endswith(")"):
+            return ast.literal_eval(accessor[len("DictGetItemGuardAccessor("):-1])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return _NO_KEY
+
+
+def _describe_error(source: str, exc: BaseException) -> str:
+    return f"{type(exc).__name__} on {source}"
+
+
+class _Evaluator:
+    """Produces guarded values for one tree and one set of inputs: follows accessors from the parent value where
+    their meaning is plain (frame locals, dict items, attributes, ``__dict__``, globals), else evaluates the
+    manager's source in torch's guard scope ``{"L": f_locals, "G": f_globals, **closure_vars}``."""
+
+    def __init__(self, scope: dict[str, Any]) -> None:
+        self.scope = scope
+        self.globals_value = scope.get("G", {})
+
+    def eval_source(self, source: str) -> Any:
+        try:
+            return eval(_compiled(source), dict(self.scope))  # noqa: S307 - torch's own guard sources
+        except _MISSING_ERRORS as exc:
+            return _Missing(_describe_error(source, exc))
+        except Exception as exc:  # noqa: BLE001 - any other failure also means "no value"
+            return _Missing(f"{_describe_error(source, exc)}: {cut(str(exc), 80)}")
+
+    def child_value(self, parent: Any, node: compat.RawGuardManager) -> Any:
+        if isinstance(parent, _Missing):
+            return parent
+        kind = node.accessor_type
+        try:
+            if kind in ("FrameLocalsGuardAccessor", "DictGetItemGuardAccessor"):
+                key = _accessor_key(node.accessor or "")
+                if key is not _NO_KEY and type(parent) is dict:
+                    return parent[key]
+            elif kind == "GetAttrGuardAccessor" and node.attr_name is not None:
+                return getattr(parent, node.attr_name)
+            elif kind == "GetGenericDictGuardAccessor":
+                return object.__getattribute__(parent, "__dict__")
+            elif kind == "GlobalsGuardAccessor":
+                return self.globals_value
+        except _MISSING_ERRORS as exc:
+            return _Missing(_describe_error(node.source, exc))
+        except Exception as exc:  # noqa: BLE001
+            return _Missing(f"{_describe_error(node.source, exc)}: {cut(str(exc), 80)}")
+        return self.eval_source(node.source)
+
+    def dict_item(self, parent: Any, node: compat.RawGuardManager, items: list[tuple[Any, Any]] | None) -> Any:
+        """Key or value at position `kv_index` (a ``DictGuardManager`` checks its dict by position)."""
+        if isinstance(parent, _Missing):
+            return parent
+        if items is None:
+            return self.eval_source(node.source)
+        index = node.kv_index or 0
+        if index >= len(items):
+            return _Missing(f"IndexError on {node.source}")
+        return items[index][0 if node.kv_role == "key" else 1]
+
+    def eval_code(self, code: str, extra: dict[str, Any] | None = None) -> Any:
+        """Evaluate one guard expression; raises what the expression raises."""
+        scope = dict(self.scope)
+        if extra:
+            scope.update(extra)
+        return eval(_compiled(code), scope)  # noqa: S307 - torch's own guard code
+
+
+def _no_aliasing(*values: Any) -> bool:
+    return len({id(v) for v in values}) == len(values)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Building the tree
+# --------------------------------------------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, guard_manager: Any, f_locals: dict[str, Any] | None) -> None:
+        self.guard_manager = guard_manager
+        self.f_locals = f_locals
+        self.evaluating = f_locals is not None
+        self.next_manager = 0
+        self.next_leaf = 0
+        self.seen_relational: set[int] = set()
+        self.failing: list[LeafGuardView] = []
+        self.evaluator: _Evaluator | None = None
+        self.cv_passed = True
+        self.cv_parts: list[str] = []
+        self.cv_norm: list[str] = []
+        self.cv_error: str | None = None
+        if f_locals is not None:
+            scope = compat.guard_eval_scope(guard_manager)
+            scope["L"] = f_locals
+            self.evaluator = _Evaluator(scope)
+            try:
+                self.cv_passed, self.cv_parts, _ = compat.guard_check_verbose(guard_manager, f_locals)
+            except Exception as exc:  # noqa: BLE001 - torch's own check raising is reported, not raised
+                self.cv_passed, self.cv_error = False, f"check_verbose raised {type(exc).__name__}: {exc}"
+            self.cv_norm = [_normalize_part(p) for p in self.cv_parts]
+
+    # -- ids ---------------------------------------------------------------------------------------------------
+
+    def _manager_id(self) -> str:
+        ident = f"m{self.next_manager}"
+        self.next_manager += 1
+        return ident
+
+    def _leaf_id(self) -> str:
+        ident = f"g{self.next_leaf}"
+        self.next_leaf += 1
+        return ident
+
+    # -- torch's first failure ----------------------------------------------------------------------------------
+
+    def _cv_is_about(self, raw: compat.RawLeafGuard, source: str) -> bool:
+        """Whether check_verbose's (first) failure is this leaf's."""
+        if self.cv_passed or not self.cv_parts:
+            return False
+        if self.cv_parts == raw.parts:
+            return True
+        text = self.cv_parts[0]
+        if raw.guard_type == "TENSOR_MATCH":
+            return text.startswith(f"tensor '{source}' ") or text.startswith(f"expected type of '{source}'")
+        if raw.guard_type == "NO_TENSOR_ALIASING":
+            return "Duplicate tensor found" in text
+        if raw.guard_type == "GLOBAL_STATE":
+            return text.startswith("GLOBAL_STATE")
+        return False
+
+    # -- leaves ------------------------------------------------------------------------------------------------
+
+    def _leaf_view(self, raw: compat.RawLeafGuard, source: str, status: GuardStatus, *, actual: str | None = None,
+                   reason: str | None = None, epilogue: bool = False,
+                   parts: Sequence[str] | None = None) -> LeafGuardView:
+        codes: list[str] = []
+        user_line = location = note = None
+        for part in (raw.parts if parts is None else parts):
+            code, u, loc, n = parse_code_part(part)
+            codes.append(code)
+            if user_line is None and u is not None:
+                user_line = u
+            if location is None and loc is not None:
+                location = loc
+            if note is None and n is not None:
+                note = n
+        first = codes[0] if codes else ""
+        view = LeafGuardView(
+            id=self._leaf_id(),
+            guard_type=raw.guard_type,
+            source=source,
+            code=tuple(codes),
+            user_line=user_line,
+            location=location,
+            relational=raw.relational,
+            epilogue=epilogue,
+            status=status,
+            expected=_expected(raw.guard_type, source, first),
+            actual=actual,
+            reason=reason,
+            note=note,
+        )
+        return view
+
+    def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
+        """For a failed multi-part leaf, the first code part that evaluates False (torch's helper does the same)."""
+        assert self.evaluator is not None
+        for part in raw.parts:
+            code = parse_code_part(part)[0]
+            try:
+                if not self.evaluator.eval_code(code):
+                    return code
+            except Exception:  # noqa: BLE001 - not every part is plain Python (", type=<class ...>")
+                continue
+        return None
+
+    def _evaluate_leaf(self, raw: compat.RawLeafGuard, source: str, value: Any, is_root: bool,
+                       missing_reason: str | None) -> LeafGuardView:
+        if not self.evaluating:
+            return self._leaf_view(raw, source, GuardStatus.NOT_EVALUATED)
+        if raw.relational:
+            return self._evaluate_relational(raw, source)
+        if isinstance(value, _Missing):
+            return self._leaf_view(raw, source, GuardStatus.NO_VALUE, reason=missing_reason or value.error)
+        actual = None if is_root else _actual(raw.guard_type, value)
+        try:
+            ok = bool(raw.guard(value))
+        except Exception as exc:  # noqa: BLE001 - a guard that raises counts as failed in torch
+            return self._leaf_view(raw, source, GuardStatus.ERROR, actual=actual,
+                                   reason=f"{type(exc).__name__}: {cut(str(exc), 200)}")
+        if ok:
+            return self._leaf_view(raw, source, GuardStatus.PASS, actual=actual)
+        return self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual,
+                               reason=self._fail_reason(raw, source, value))
+
+    def _fail_reason(self, raw: compat.RawLeafGuard, source: str, value: Any) -> str:
+        if self._cv_is_about(raw, source) and self.cv_parts != raw.parts:
+            return "; ".join(self.cv_norm)       # torch's own text (tensor mismatch, GLOBAL_STATE changed, ...)
+        if raw.guard_type == "GLOBAL_STATE":
+            try:
+                parts = compat.leaf_check_verbose(raw.guard, value)
+            except Exception:  # noqa: BLE001
+                parts = None
+            if parts:
+                return "; ".join(p.strip() for p in parts)
+        if raw.guard_type == "TENSOR_MATCH":
+            text = _tensor_mismatch(source, parse_code_part(raw.parts[0])[0] if raw.parts else "", value)
+            if text is not None:
+                return text
+        if len(raw.parts) > 1:
+            code = self._failing_part(raw, value)
+            if code is not None:
+                return code
+        return "; ".join(parse_code_part(p)[0] for p in raw.parts)
+
+    def _evaluate_relational(self, raw: compat.RawLeafGuard, source: str) -> LeafGuardView:
+        """Relational guards are not callable: torch checks them while walking the whole tree. check_verbose
+        tells FAIL when it is the first failure; when everything passes, they pass; when something else fails
+        first, NO_TENSOR_ALIASING / OBJECT_ALIASING are recomputed from their code, others stay unevaluated."""
+        if self._cv_is_about(raw, source):
+            return self._leaf_view(raw, source, GuardStatus.FAIL, reason="; ".join(self.cv_norm))
+        if self.cv_passed:
+            return self._leaf_view(raw, source, GuardStatus.PASS)
+        assert self.evaluator is not None
+        code = parse_code_part(raw.parts[0])[0] if raw.parts else ""
+        if raw.guard_type in ("NO_TENSOR_ALIASING", "OBJECT_ALIASING"):
+            try:
+                ok = bool(self.evaluator.eval_code(code, {"check_no_aliasing": _no_aliasing}))
+            except _MISSING_ERRORS as exc:
+                return self._leaf_view(raw, source, GuardStatus.NO_VALUE, reason=f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001
+                return self._leaf_view(raw, source, GuardStatus.ERROR, reason=f"{type(exc).__name__}: {exc}")
+            if ok:
+                return self._leaf_view(raw, source, GuardStatus.PASS)
+            reason = "Duplicate tensor found where not expected!" if raw.guard_type == "NO_TENSOR_ALIASING" else code
+            return self._leaf_view(raw, source, GuardStatus.FAIL, reason=reason)
+        return self._leaf_view(raw, source, GuardStatus.NOT_EVALUATED)
+
+    # -- managers ----------------------------------------------------------------------------------------------
+
+    def manager(self, node: compat.RawGuardManager, value: Any, missing_here: bool) -> GuardNodeView:
+        """Build the view of `node` (guarding `value`, or a `_Missing`), preorder ids, statuses bottom-up.
+
+        `missing_here` is True when `node` is the topmost manager whose value is missing: its first leaf in
+        preorder is listed in `failing` (torch fails the entry at that accessor).
+        """
+        ident = self._manager_id()
+        is_root = node.accessor_type is None and node.kv_role is None
+        leaves: list[LeafGuardView] = []
+        want_representative = missing_here
+        missing_reason = value.error if isinstance(value, _Missing) else None
+        for raw in node.leaves:
+            if raw.relational:
+                key = id(raw.guard)
+                if key in self.seen_relational:
+                    continue
+                self.seen_relational.add(key)
+            view = self._evaluate_leaf(raw, node.source, value, is_root, missing_reason)
+            leaves.append(view)
+            if view.status in (GuardStatus.FAIL, GuardStatus.ERROR):
+                self.failing.append(view)
+            elif want_representative and view.status is GuardStatus.NO_VALUE and not raw.relational:
+                self.failing.append(view)
+                want_representative = False
+        pending = want_representative
+        children: list[GuardNodeView] = []
+        items: list[tuple[Any, Any]] | None = None
+        if self.evaluating and node.manager_type.endswith("DictGuardManager") and not isinstance(value, _Missing):
+            try:
+                items = list(dict.items(value)) if isinstance(value, dict) else None
+            except Exception:  # noqa: BLE001
+                items = None
+        for child in node.children:
+            if not self.evaluating:
+                child_value: Any = None
+            elif child.kv_role is not None:
+                assert self.evaluator is not None
+                child_value = self.evaluator.dict_item(value, child, items)
+            else:
+                assert self.evaluator is not None
+                child_value = self.evaluator.child_value(value, child)
+            child_missing_here = isinstance(child_value, _Missing) and not isinstance(value, _Missing)
+            # a missing manager with no leaves of its own hands its representative down to its first child
+            if pending and isinstance(child_value, _Missing):
+                child_missing_here = True
+                pending = False
+            children.append(self.manager(child, child_value, child_missing_here))
+
+        leaf_count = len(leaves) + sum(c.leaf_count for c in children)
+        status = self._aggregate(value, leaves, children)
+        return GuardNodeView(
+            id=ident,
+            source=node.source,
+            manager_type=node.manager_type,
+            accessor=node.accessor if node.accessor is not None else (
+                f"dict {node.kv_role} #{node.kv_index}" if node.kv_role is not None else None),
+            value_type=node.value_type,
+            leaves=tuple(leaves),
+            children=tuple(children),
+            status=status,
+            leaf_count=leaf_count,
+        )
+
+    def _aggregate(self, value: Any, leaves: list[LeafGuardView], children: list[GuardNodeView]) -> GuardStatus:
+        if not self.evaluating:
+            return GuardStatus.NOT_EVALUATED
+        if isinstance(value, _Missing):
+            return GuardStatus.NO_VALUE
+        statuses = {v.status for v in leaves} | {c.status for c in children}
+        if GuardStatus.FAIL in statuses or GuardStatus.NO_VALUE in statuses:
+            return GuardStatus.FAIL
+        if GuardStatus.ERROR in statuses:
+            return GuardStatus.ERROR
+        return GuardStatus.PASS
+
+    # -- epilogue ----------------------------------------------------------------------------------------------
+
+    def epilogue(self, raws: list[compat.RawLeafGuard]) -> list[LeafGuardView]:
+        """One view per expression of each epilogue lambda guard, each evaluated on its own (with SYMPY_INTERP)."""
+        views: list[LeafGuardView] = []
+        interp = compat.sympy_interp() if self.evaluating and raws else {}
+        for raw in raws:
+            found_failure = False
+            whole_ok: bool | None = None
+            if self.evaluating:
+                try:
+                    whole_ok = bool(raw.guard(self.f_locals))
+                except Exception:  # noqa: BLE001
+                    whole_ok = False
+            for part in raw.parts:
+                if not self.evaluating:
+                    views.append(self._leaf_view(raw, "L", GuardStatus.NOT_EVALUATED, epilogue=True, parts=[part]))
+                    continue
+                assert self.evaluator is not None
+                code = parse_code_part(part)[0]
+                try:
+                    ok = bool(self.evaluator.eval_code(code, interp))
+                except _MISSING_ERRORS as exc:
+                    view = self._leaf_view(raw, "L", GuardStatus.NO_VALUE, epilogue=True, parts=[part],
+                                           reason=f"{type(exc).__name__}: {cut(str(exc), 120)}")
+                except Exception as exc:  # noqa: BLE001
+                    view = self._leaf_view(raw, "L", GuardStatus.ERROR, epilogue=True, parts=[part],
+                                           reason=f"{type(exc).__name__}: {cut(str(exc), 120)}")
+                    found_failure = True
+                else:
+                    if ok:
+                        view = self._leaf_view(raw, "L", GuardStatus.PASS, epilogue=True, parts=[part])
+                    else:
+                        view = self._leaf_view(raw, "L", GuardStatus.FAIL, epilogue=True, parts=[part],
+                                               reason=code)
+                        found_failure = True
+                views.append(view)
+            if whole_ok is False and not found_failure and views:
+                # torch says the lambda fails but no single expression does: blame the guard as a whole
+                index = len(views) - len(raw.parts)
+                views[index] = replace(views[index], status=GuardStatus.FAIL,
+                                       reason="epilogue guard failed (no single expression did)")
+        self.failing.extend(v for v in views if v.status in (GuardStatus.FAIL, GuardStatus.ERROR))
+        return views
+
+    def first_failure(self, epilogue: list[LeafGuardView], epilogue_parts: set[tuple[str, ...]]) -> str | None:
+        if not self.evaluating or self.cv_passed:
+            return None
+        if self.cv_error is not None:
+            return self.cv_error
+        if len(self.cv_parts) > 1 and tuple(self.cv_parts) in epilogue_parts:
+            for view in epilogue:
+                if view.status is GuardStatus.FAIL:
+                    return _leaf_text(view)
+        return "; ".join(self.cv_norm) or "guard check failed"
+
+
+def _leaf_text(view: LeafGuardView) -> str:
+    text = "; ".join(view.code)
+    if view.user_line:
+        text += f"  # {view.user_line}"
+    if view.location:
+        text += f"  # {view.location}"
+    return text
+
+
+def _merge_locals(f_locals: dict[str, Any] | None, closure: dict[str, Any] | None) -> dict[str, Any] | None:
+    if f_locals is None:
+        return None
+    if not closure:
+        return f_locals if type(f_locals) is dict else dict(f_locals)
+    merged = dict(closure)
+    merged.update(f_locals)
+    return merged
+
+
+def closure_locals(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The free variables of `fn` as Dynamo sees them in ``f_locals`` (closure cells appear as ``L['k']``).
+
+    Pass the result as ``closure=`` when building a what-if tree from a function's arguments only; without them
+    every guard on a captured variable reads as NO_VALUE (torch-internals §2). Empty cells are left out.
+    """
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    if code is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return out
+
+
+def build_guard_tree(
+    guard_manager_wrapper: Any,
+    compile_id: str,
+    f_locals: dict[str, Any] | None = None,
+    *,
+    closure: dict[str, Any] | None = None,
+    with_text: bool = True,
+) -> GuardTree:
+    """Read the guard tree of one cache entry and, when `f_locals` is given, evaluate every leaf against it.
+
+    Managers get ids ``m0, m1, ...`` and leaves ``g0, g1, ...`` in preorder (a manager's leaves, then its dict
+    key/value managers, then its accessor children; the epilogue last): the same tree always gets the same ids.
+    Relational guards (``NO_TENSOR_ALIASING``), which torch hangs under every manager they relate, are listed once,
+    where first met. Epilogue lambda guards (symbolic shapes, ``dynamic=True``) become one view per expression.
+
+    Evaluation never calls ``check()`` (it mutates fail counts and child order). Each manager's value comes from
+    its parent through the accessor, or from ``eval(source)`` in ``{"L": f_locals, "G": f_globals,
+    **closure_vars}``; each leaf is then called on it (``LeafGuard.__call__``); root leaves and the epilogue
+    get the ``f_locals`` dict. A value that cannot be produced makes its manager and everything below it
+    NO_VALUE; its first leaf is listed in `failing`, since torch fails the entry there. A leaf that raises is
+    ERROR. Relational guards are judged through ``RootGuardManager.check_verbose`` (side-effect free), whose
+    first failure also gives ``first_failure`` and torch's text for ``reason``.
+
+    Args:
+        guard_manager_wrapper: a ``torch._dynamo.guards.GuardManagerWrapper`` (``cache_entry.guard_manager``, or
+            ``guarded_code.guard_manager`` at a compile stop). A ``DeletedGuardManagerWrapper`` gives a tree whose
+            ``invalidated``/``first_failure`` carry torch's reason and whose `failing` holds one
+            ``CACHE_ENTRY_INVALIDATED`` pseudo-leaf.
+        compile_id: the entry's compile id, e.g. ``"0/1"``.
+        f_locals: the frame's locals by name, free variables included (what Dynamo guards against), or None to
+            only read the tree (every status NOT_EVALUATED).
+        closure: free variables to add to `f_locals` where it lacks them (see `closure_locals`).
+        with_text: also keep torch's own rendering in ``GuardTree.text`` (``str(guard_manager)``; about 0.2 s
+            and 13 MB for 20,000 leaves).
+
+    Returns:
+        The frozen `GuardTree`. Never raises for missing values or raising guards; statuses say what happened.
+
+    Raises:
+        AttributeError, ImportError: this torch lacks the guard-manager API (``torch._C._dynamo.guards``).
+    """
+    merged = _merge_locals(f_locals, closure)
+    invalidated = compat.guard_manager_invalidation(guard_manager_wrapper)
+    if invalidated is not None:
+        return _invalidated_tree(compile_id, invalidated, merged is not None)
+    raw_root = compat.read_guard_manager(guard_manager_wrapper.root)
+    raw_epilogue = compat.epilogue_guards(guard_manager_wrapper.root)
+    builder = _Builder(guard_manager_wrapper, merged)
+    root = builder.manager(raw_root, merged, False)
+    epilogue = builder.epilogue(raw_epilogue)
+    failing = tuple(builder.failing)
+    return GuardTree(
+        compile_id=str(compile_id),
+        root=root,
+        epilogue=tuple(epilogue),
+        leaf_count=root.leaf_count + len(epilogue),
+        evaluated=builder.evaluating,
+        failing=failing,
+        first_failure=builder.first_failure(epilogue, {tuple(r.parts) for r in raw_epilogue}),
+        text=compat.guard_manager_text(guard_manager_wrapper) if with_text else "",
+    )
+
+
+def _invalidated_tree(compile_id: str, reason: str, evaluated: bool) -> GuardTree:
+    leaf = LeafGuardView(
+        id="g0",
+        guard_type="CACHE_ENTRY_INVALIDATED",
+        source="L",
+        code=(reason,),
+        status=GuardStatus.FAIL,
+        reason=reason,
+    )
+    root = GuardNodeView(
+        id="m0",
+        source="L",
+        manager_type="RootGuardManager",
+        accessor=None,
+        value_type=repr(type(None)),
+        leaves=(leaf,),
+        children=(),
+        status=GuardStatus.FAIL,
+        leaf_count=1,
+    )
+    return GuardTree(compile_id=str(compile_id), root=root, leaf_count=1, evaluated=evaluated, failing=(leaf,),
+                     first_failure=reason, text="", invalidated=reason)
+
+
+def entry_guard_tree(
+    cache_entry: Any,
+    f_locals: dict[str, Any] | None = None,
+    *,
+    closure: dict[str, Any] | None = None,
+    with_text: bool = True,
+) -> GuardTree:
+    """`build_guard_tree` for a live torch ``_CacheEntry`` (fields ``code``, ``compile_id``, ``guard_manager``).
+
+    An entry torch invalidated (``code`` is None; its guard manager a ``DeletedGuardManagerWrapper`` with
+    ``invalidation_reason``, e.g. ``"Cache line invalidated because type(L['o']) got deallocated"``) gives a
+    tree whose ``invalidated`` and ``first_failure`` carry that reason, with one failing
+    ``CACHE_ENTRY_INVALIDATED`` pseudo-leaf (such an entry never serves a call); it does not raise.
+
+    Args:
+        cache_entry: one element of ``compat.cache_entries(code)``
+            (``torch._dynamo.eval_frame._debug_get_cache_entry_list``).
+        f_locals, closure, with_text: as in `build_guard_tree`.
+    """
+    compile_id, guard_manager, code = compat.cache_entry_fields(cache_entry)
+    if code is None and compat.guard_manager_invalidation(guard_manager) is None:
+        merged = _merge_locals(f_locals, closure)
+        return _invalidated_tree(compile_id, "cache entry invalidated (its code is gone)", merged is not None)
+    return build_guard_tree(guard_manager, compile_id, f_locals, closure=closure, with_text=with_text)
+
+
+def all_failing_guards(
+    cache_entries: Iterable[Any],
+    f_locals: dict[str, Any],
+    *,
+    closure: dict[str, Any] | None = None,
+    with_text: bool = False,
+) -> list[GuardTree]:
+    """Evaluate every cache entry of a code object against the same inputs: what the recompile stop shows.
+
+    Args:
+        cache_entries: torch ``_CacheEntry`` objects, newest first as torch lists them
+            (``compat.cache_entries(code)``).
+        f_locals: the frame's locals (free variables included), e.g. ``dict(frame.f_locals)`` at the recompile
+            stop.
+        closure, with_text: as in `build_guard_tree` (torch's text is off by default here).
+
+    Returns:
+        One evaluated `GuardTree` per entry, in the given order; ``tree.failing`` lists every failing guard of
+        that entry, ``tree.first_failure`` what torch itself would report.
+    """
+    return [entry_guard_tree(entry, f_locals, closure=closure, with_text=with_text) for entry in cache_entries]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Walking and diffing snapshots
+# --------------------------------------------------------------------------------------------------------------
+
+def iter_leaves(tree: GuardTree) -> Iterable[LeafGuardView]:
+    """Every leaf of `tree` in id order (preorder, then the epilogue)."""
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        yield from node.leaves
+        stack.extend(reversed(node.children))
+    yield from tree.epilogue
+
+
+def iter_managers(tree: GuardTree) -> Iterable[tuple[int, GuardNodeView]]:
+    """(depth, manager) pairs in preorder."""
+    stack = [(0, tree.root)]
+    while stack:
+        depth, node = stack.pop()
+        yield depth, node
+        stack.extend((depth + 1, c) for c in reversed(node.children))
+
+
+@dataclass(frozen=True)
+class GuardDiff:
+    """One difference between two guard trees, keyed by (source, guard_type).
+
+    Attributes:
+        kind: ``"added"`` (only in the new tree), ``"removed"`` (only in the old) or ``"changed"`` (same source
+            and guard type, different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
+        source: the guarded source (``"L['n']"``; ``"L"`` for root and epilogue guards).
+        guard_type: the leaf type (``"EQUALS_MATCH"``).
+        old_code: the old guard's code (parts joined by newlines), None when added.
+        new_code: the new guard's code, None when removed.
+        old_id: the old leaf's id in the old tree, None when added.
+        new_id: the new leaf's id in the new tree, None when removed.
+    """
+
+    kind: str
+    source: str
+    guard_type: str
+    old_code: str | None
+    new_code: str | None
+    old_id: str | None = None
+    new_id: str | None = None
+
+
+def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:
+    """What changed from `old` to `new` (e.g. the entry that failed and the one compiled after it).
+
+    Leaves are grouped by (source, guard_type); within a group, leaves with identical code are unchanged, the
+    rest are paired in tree order as "changed", and any surplus is "added" or "removed". Code that embeds object
+    ids (``___check_type_id(L['x'], 9412...)``) compares equal within one process. Results follow the old tree's
+    order, then groups that exist only in the new tree.
+    """
+    def groups(tree: GuardTree) -> dict[tuple[str, str], list[LeafGuardView]]:
+        out: dict[tuple[str, str], list[LeafGuardView]] = {}
+        for leaf in iter_leaves(tree):
+            out.setdefault((leaf.source, leaf.guard_type), []).append(leaf)
+        return out
+
+    old_groups, new_groups = groups(old), groups(new)
+    keys = list(old_groups) + [k for k in new_groups if k not in old_groups]
+    diffs: list[GuardDiff] = []
+    for key in keys:
+        olds = list(old_groups.get(key, ()))
+        news = list(new_groups.get(key, ()))
+        for leaf in list(olds):
+            match = next((n for n in news if n.code == leaf.code), None)
+            if match is not None:
+                olds.remove(leaf)
+                news.remove(match)
+        for a, b in zip(olds, news):
+            diffs.append(GuardDiff("changed", key[0], key[1], "\n".join(a.code), "\n".join(b.code), a.id, b.id))
+        for a in olds[len(news):]:
+            diffs.append(GuardDiff("removed", key[0], key[1], "\n".join(a.code), None, a.id, None))
+        for b in news[len(olds):]:
+            diffs.append(GuardDiff("added", key[0], key[1], None, "\n".join(b.code), None, b.id))
+    return diffs
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Plain text
+# --------------------------------------------------------------------------------------------------------------
+
+_INDENT = "  "
+
+
+def _leaf_line(leaf: LeafGuardView) -> str:
+    word = _STATUS_WORD[leaf.status]
+    head = f"{leaf.id} {word} {leaf.guard_type}" if word else f"{leaf.id} {leaf.guard_type}"
+    line = f"{head}  {leaf.code[0] if leaf.code else ''}"
+    if leaf.user_line:
+        line += f"  # {leaf.user_line}"
+    if leaf.location:
+        line += f"  ({leaf.location})"
+    return line
+
+
+def _leaf_detail(leaf: LeafGuardView) -> list[str]:
+    """Continuation lines: further code parts, then what failed."""
+    lines = [f"  {code}" for code in leaf.code[1:]]
+    if leaf.status in (GuardStatus.FAIL, GuardStatus.ERROR, GuardStatus.NO_VALUE):
+        if leaf.expected is not None or leaf.actual is not None:
+            lines.append(f"  {_expected_actual(leaf)}")
+        if leaf.reason and leaf.reason not in leaf.code:
+            lines.append(f"  reason: {leaf.reason}")
+    if leaf.note and leaf.status is GuardStatus.FAIL:
+        lines.append(f"  note: {leaf.note}")
+    return lines
+
+
+def _manager_line(node: GuardNodeView) -> str:
+    word = _STATUS_WORD[node.status]
+    via = f" via {node.accessor}" if node.accessor else ""
+    head = f"{node.source}  [{node.manager_type}{via}]"
+    return f"{head}  {word}" if word and node.status is not GuardStatus.PASS else head
+
+
+def format_guard_tree(tree: GuardTree, *, max_leaves: int | None = None) -> str:
+    """Render `tree` as deterministic plain text (``--plain``, ``report``, golden tests).
+
+    Layout: a header ``guards of 0/1: N leaves[, K failing]``; one line per manager
+    (``L['cfg']  [DictGuardManager via FrameLocalsGuardAccessor(key='cfg', framelocals_idx=2)]``, with FAIL /
+    NOVAL / ERROR appended when it does not pass), indented two spaces per level; under it one line per leaf
+    (``g3 PASS TYPE_MATCH  ___check_type_id(L['x'], ...)  # y = x + 1  (demo.py:18 in f)``), further code parts
+    and, for leaves that do not pass, ``expected ..., actual ...`` and ``reason: ...`` on continuation lines;
+    then an ``epilogue:`` section, and a ``failing (K):`` summary plus torch's ``first failure:``.
+
+    Args:
+        tree: the tree to render.
+        max_leaves: print at most this many leaf lines (tree and epilogue together), then say how many were
+            left out; the failing summary is always complete. None: no limit.
+    """
+    lines: list[str] = []
+    header = f"guards of {tree.compile_id}: {tree.leaf_count} leaves"
+    if tree.evaluated:
+        header += f", {len(tree.failing)} failing" if tree.failing else ", all pass"
+    lines.append(header)
+    if tree.invalidated:
+        lines.append(f"invalidated: {tree.invalidated}")
+    shown = 0
+    cut_off = False
+    for depth, node in iter_managers(tree):
+        if max_leaves is not None and shown >= max_leaves:
+            cut_off = True
+            break
+        pad = _INDENT * depth
+        lines.append(pad + _manager_line(node))
+        for leaf in node.leaves:
+            if max_leaves is not None and shown >= max_leaves:
+                cut_off = True
+                break
+            lines.append(pad + _INDENT + _leaf_line(leaf))
+            lines.extend(pad + _INDENT + extra for extra in _leaf_detail(leaf))
+            shown += 1
+        if cut_off:
+            break
+    if tree.epilogue and not cut_off:
+        lines.append("epilogue:")
+        for leaf in tree.epilogue:
+            if max_leaves is not None and shown >= max_leaves:
+                cut_off = True
+                break
+            lines.append(_INDENT + _leaf_line(leaf))
+            lines.extend(_INDENT + extra for extra in _leaf_detail(leaf))
+            shown += 1
+    if cut_off:
+        lines.append(f"... {tree.leaf_count - shown} more leaves not shown")
+    if tree.failing:
+        lines.append(f"failing ({len(tree.failing)}):")
+        for leaf in tree.failing:
+            lines.append(_INDENT + _failing_line(leaf))
+    if tree.first_failure:
+        lines.append(f"first failure: {tree.first_failure}")
+    return "\n".join(lines)
+
+
+def _failing_line(leaf: LeafGuardView) -> str:
+    text = f"{leaf.id} {leaf.guard_type} {leaf.source}: {'; '.join(leaf.code)}"
+    if leaf.status is not GuardStatus.FAIL:
+        text += f"  [{_STATUS_WORD[leaf.status]}]"
+    if leaf.expected is not None or leaf.actual is not None:
+        text += f"  ({_expected_actual(leaf)})"
+    return text
+
+
+def _expected_actual(leaf: LeafGuardView) -> str:
+    expected = leaf.expected if leaf.expected is not None else "?"
+    if leaf.actual is not None:
+        actual = leaf.actual
+    else:
+        actual = "no value" if leaf.status is GuardStatus.NO_VALUE else "?"
+    return f"expected {expected}, actual {actual}"
+
+
+def format_failing(trees: Sequence[GuardTree]) -> str:
+    """Every failing guard of every entry, as the recompile stop and ``report`` print them.
+
+    One block per tree, in the given order (newest entry first when it comes from `all_failing_guards`)::
+
+        0/1: 3 failing guards (torch reports: L['n'] == 3  # y = x + n  # demo.py:18 in f)
+          g5 EQUALS_MATCH  L['n'] == 3
+             line: y = x + n  (demo.py:18 in f)
+             expected 3, actual 4
+
+    Trees that were not evaluated say so; an invalidated entry gives torch's reason.
+    """
+    blocks: list[str] = []
+    for tree in trees:
+        if tree.invalidated:
+            blocks.append(f"{tree.compile_id}: invalidated: {tree.invalidated}")
+            continue
+        if not tree.evaluated:
+            blocks.append(f"{tree.compile_id}: not evaluated")
+            continue
+        if not tree.failing:
+            blocks.append(f"{tree.compile_id}: all guards pass")
+            continue
+        n = len(tree.failing)
+        head = f"{tree.compile_id}: {n} failing guard{'s' if n != 1 else ''}"
+        if tree.first_failure:
+            head += f" (torch reports: {tree.first_failure})"
+        lines = [head]
+        for leaf in tree.failing:
+            status = "" if leaf.status is GuardStatus.FAIL else f" [{_STATUS_WORD[leaf.status]}]"
+            lines.append(f"{_INDENT}{leaf.id} {leaf.guard_type}{status}  {'; '.join(leaf.code)}")
+            where = leaf.user_line or ""
+            if leaf.location:
+                where = f"{where}  ({leaf.location})" if where else f"({leaf.location})"
+            if where:
+                lines.append(f"{_INDENT}   line: {where}")
+            if leaf.expected is not None or leaf.actual is not None:
+                lines.append(f"{_INDENT}   {_expected_actual(leaf)}")
+            if leaf.reason and leaf.reason not in leaf.code:
+                lines.append(f"{_INDENT}   reason: {leaf.reason}")
+            if leaf.note:
+                lines.append(f"{_INDENT}   note: {leaf.note}")
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
