@@ -536,3 +536,23 @@ def guard_manager_text(guard_manager: Any) -> str:
         return str(guard_manager)
     except Exception as exc:  # noqa: BLE001 - a deleted/odd wrapper must not break a snapshot
         return f"<str(guard_manager) failed: {type(exc).__name__}: {exc}>"
+
+
+def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
+    """Net value-stack effect of one instruction as it really executes on this Python.
+
+    ``dis.stack_effect`` on 3.11 charges PRECALL(n) with -n and CALL(n) with -1, while the interpreter pops all
+    n+2 operands at CALL; the live depth between them is n higher than `dis` says. Charge it all to CALL so the
+    tracked depth equals the real one at every instruction (verified against the frame's stack top on 3.11.7).
+    """
+    import dis
+
+    if PY311:
+        name = dis.opname[opcode]
+        if name == "PRECALL":
+            return 0
+        if name == "CALL":
+            return -1 - (arg or 0)
+    if opcode >= dis.HAVE_ARGUMENT:
+        return dis.stack_effect(opcode, arg, jump=jump)
+    return dis.stack_effect(opcode, jump=jump)

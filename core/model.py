@@ -339,6 +339,8 @@ class GraphBreakView:
         filename, lineno: where in user code the frame stopped, when known.
         user_line: that source line's text, when known.
         resume_functions: names of the resume functions that compile referenced (``"__resume_at_30_2"``).
+        duplicate: True when an earlier graph break had the same reason at the same place (torch then logs it
+            as "user stack suppressed due to duplicate graph break").
     """
 
     compile_id: str
@@ -347,6 +349,7 @@ class GraphBreakView:
     lineno: int | None
     user_line: str | None
     resume_functions: tuple[str, ...] = ()
+    duplicate: bool = False
 
 
 @dataclass(frozen=True)
@@ -374,6 +377,12 @@ class CacheEntryView:
         graphs: names of the ``__compiled_fn_*`` globals its code loads.
         resume_functions: names of the ``__resume_at_*`` globals its code loads.
         invalidated: True when torch invalidated it (code is None in torch).
+        replaced: True when the code was replaced at the compile stop (then `code` is the replacement).
+        guard_tree: the entry's guard tree (`dynadbg.core.guards`), only when the snapshot asked for guards.
+        guards_text: the guard tree as text (``guards.format_guard_tree``, else torch's ``str(guard_manager)``),
+            only when the snapshot asked for guards.
+        resume_keys: parallel to `resume_functions`: the `CompiledFrameView.key` of each resume function's code
+            (``id`` of the code object), or None when the capture did not see it installed.
     """
 
     compile_id: str
@@ -383,6 +392,10 @@ class CacheEntryView:
     graphs: tuple[str, ...] = ()
     resume_functions: tuple[str, ...] = ()
     invalidated: bool = False
+    replaced: bool = False
+    guard_tree: "GuardTree | None" = field(default=None, compare=False)
+    guards_text: str | None = None
+    resume_keys: tuple[int | None, ...] = ()
 
 
 @dataclass(frozen=True)

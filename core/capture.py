@@ -1,0 +1,789 @@
+"""Dynamo hooks → records of every compiled frame: cache entries, FX graphs, graph breaks, resume functions,
+recompile reasons, skip reasons and hit counts.
+
+`Capture.install()` patches a handful of Dynamo internals (all of them named in `compat.CAPTURE_PATCH_TARGETS`;
+torch-internals §4, §5, §11) and `uninstall()` puts every one of them back. The patches only record: they keep
+raw objects (code objects, strings, guard managers) and never build listings, so the compile-time cost stays a
+few dict operations per compile plus the text of each FX graph. Listings, sources and guard trees are built when
+a snapshot is asked for (`frames()`).
+
+Two hooks can hand control to the caller (the session pauses there):
+
+* ``on_compiled(CompileEvent)`` — Dynamo has the final generated code and the built guards of one compile and is
+  about to hand them to C++ (patched ``convert_frame.wrap_guarded_code``). The callback may replace
+  ``event.code`` / ``event.guard_manager``; the replacement is what this very call runs. It runs inside Dynamo's
+  compile lock.
+* ``on_cache_miss(CacheMissEvent) -> action`` — a code object that already has cache entries missed all of them
+  (patched ``CatchErrorsWrapper.__call__``, before the compile lock). The action says whether to recompile, run
+  this call eagerly, or stop compiling that code.
+
+Everything is keyed by code-object identity (never by name: two resume functions can share a ``co_name``). The
+capture keeps every original and generated code object it saw alive, so ``id()`` keys are never reused.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import os
+import threading
+from dataclasses import replace
+from types import CodeType, FunctionType
+from typing import Any, Callable
+
+from . import compat
+from .disasm import code_view
+from .model import CacheEntryView, CompiledFrameView, GraphBreakView, GraphView, RecompileView
+
+#: Values ``on_cache_miss`` may return (None means "recompile").
+CACHE_MISS_ACTIONS: tuple[str, ...] = ("recompile", "eager", "skip")
+
+#: Skip reasons that follow a compile attempt: such a frame is listed by `Capture.frames()` even with no entry.
+_ATTEMPT_SKIP_PREFIXES: tuple[str, ...] = (
+    "an error was suppressed during compilation",
+    "Dynamo decided to skip the frame while tracing",
+    "compilation failed with a custom frame execution strategy",
+    "export mode produced an empty graph",
+    "dynadbg:",
+)
+
+
+def _own_dirs() -> tuple[str, ...]:
+    """dynadbg's source directories: ``core/`` and the front-end package next to it (``app/`` in a checkout,
+    the enclosing ``dynadbg/`` in an installed tree)."""
+    core = os.path.dirname(os.path.abspath(__file__))
+    parent = os.path.dirname(core)
+    if os.path.basename(parent) == "dynadbg":
+        return (parent + os.sep,)
+    return (core + os.sep, os.path.join(parent, "app") + os.sep)
+
+
+#: dynadbg's callbacks run under Dynamo's frame hook; Dynamo's skips of their frames are noise, not records.
+_OWN_DIRS: tuple[str, ...] = _own_dirs()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Events handed to the callbacks
+# --------------------------------------------------------------------------------------------------------------
+
+
+class CompileEvent:
+    """One finished compile, seen just before Dynamo hands it to C++ (a plain, mutable object).
+
+    Attributes:
+        original_code: the code object Dynamo compiled (the user's function, or a resume function).
+        code: the generated code this call will run. Assign another code object to replace it for this call
+            (and for the cache entry); the arg/cell/free-var layout must match `original_code` — Dynamo does not
+            check a replacement made here.
+        dynamo_code: Dynamo's own generated code (read-only; kept alive by the capture, since Dynamo deletes the
+            ``__compiled_fn_*`` globals when it is collected).
+        compile_id: ``"0/1"``.
+        guard_manager: the built ``GuardManagerWrapper``. Assign another wrapper to replace it for this entry.
+        guarded_code: torch's ``GuardedCode`` (``.code``, ``.guard_manager``, ``.compile_id``, ...).
+        frame_name: ``co_qualname`` of `original_code`.
+        is_resume: True when `original_code` is a resume function.
+    """
+
+    __slots__ = (
+        "original_code", "code", "dynamo_code", "compile_id", "guard_manager", "guarded_code", "frame_name",
+        "is_resume",
+    )
+
+    def __init__(self, original_code: CodeType, code: CodeType, compile_id: str, guard_manager: Any,
+                 guarded_code: Any, is_resume: bool) -> None:
+        self.original_code = original_code
+        self.code = code
+        self.dynamo_code = code
+        self.compile_id = compile_id
+        self.guard_manager = guard_manager
+        self.guarded_code = guarded_code
+        self.frame_name = getattr(original_code, "co_qualname", original_code.co_name)
+        self.is_resume = is_resume
+
+    def __repr__(self) -> str:
+        return f"<CompileEvent {self.compile_id} {self.frame_name}>"
+
+
+class CacheMissEvent:
+    """A call missed every cache entry of a code object that already has some (a recompile is next).
+
+    Attributes:
+        code: the original code object (user function or resume function).
+        f_locals: ``dict(frame.f_locals)`` — what the guards are checked against; includes free variables.
+        cache_entries: torch's ``_CacheEntry`` objects, newest first (``compile_id``, ``guard_manager``, ``code``).
+        compile_ids: their compile ids as text, newest first.
+        frame_name: ``co_qualname`` of `code`.
+    """
+
+    __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name")
+
+    def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any]) -> None:
+        self.code = code
+        self.f_locals = f_locals
+        self.cache_entries = cache_entries
+        self.compile_ids = tuple(str(e.compile_id) for e in cache_entries)
+        self.frame_name = getattr(code, "co_qualname", code.co_name)
+
+    def __repr__(self) -> str:
+        return f"<CacheMissEvent {self.frame_name} entries={list(self.compile_ids)}>"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Internal records (mutable, owned by the capture)
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Entry:
+    __slots__ = ("frame", "compile_id", "dynamo_code", "code", "guard_manager", "backend", "hits")
+
+    def __init__(self, frame: "_Frame", compile_id: str, dynamo_code: CodeType, guard_manager: Any) -> None:
+        self.frame = frame
+        self.compile_id = compile_id
+        self.dynamo_code = dynamo_code      # kept alive on purpose (CleanupManager)
+        self.code = dynamo_code             # what runs: a replacement if on_compiled made one
+        self.guard_manager = guard_manager
+        self.backend: str | None = None
+        self.hits = 0
+
+
+class _Break:
+    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate")
+
+    def __init__(self, reason: str, filename: str | None, lineno: int | None, user_line: str | None) -> None:
+        self.reason = reason
+        self.filename = filename
+        self.lineno = lineno
+        self.user_line = user_line
+        self.duplicate = False
+
+
+class _Compile:
+    """Everything seen during one compile (one compile id, one `CatchErrorsWrapper` call)."""
+
+    __slots__ = ("compile_id", "serial", "breaks", "fallback_breaks", "graphs", "recompile_reasons", "entry")
+
+    def __init__(self, compile_id: str, serial: int) -> None:
+        self.compile_id = compile_id
+        self.serial = serial
+        self.breaks: list[_Break] = []           # from log_graph_break: the text TORCH_LOGS prints
+        self.fallback_breaks: list[_Break] = []  # from compile_subgraph(GraphCompileReason), used if no log
+        self.graphs: dict[str, GraphView] = {}
+        self.recompile_reasons: tuple[str, ...] | None = None
+        self.entry: _Entry | None = None
+
+
+class _Frame:
+    __slots__ = ("code", "compiles", "skipped", "origin", "resume_offset", "source", "source_done")
+
+    def __init__(self, code: CodeType) -> None:
+        self.code = code
+        self.compiles: list[_Compile] = []
+        self.skipped: str | None = None
+        found = compat.resume_origin(code)
+        self.origin: CodeType | None = found[0] if found else None
+        self.resume_offset: int | None = found[1] if found else None
+        self.source: str | None = None
+        self.source_done = False
+
+    @property
+    def is_resume(self) -> bool:
+        return self.origin is not None
+
+    def compile(self, compile_id: str, serial: int) -> _Compile:
+        for rec in reversed(self.compiles):
+            if rec.compile_id == compile_id and rec.serial == serial:
+                return rec
+        rec = _Compile(compile_id, serial)
+        self.compiles.append(rec)
+        return rec
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Capture
+# --------------------------------------------------------------------------------------------------------------
+
+
+class Capture:
+    """Records every frame Dynamo compiles while installed, and optionally stops at compiles and cache misses.
+
+    Args:
+        on_compiled: called with a `CompileEvent` after each successful compile, before the code first runs;
+            may block. Replacements it makes on the event apply to this very call.
+        on_cache_miss: called with a `CacheMissEvent` when a code object that already has cache entries misses
+            them all; may block (it runs before Dynamo's compile lock). Returns None or ``"recompile"`` (compile
+            as usual), ``"eager"`` (run this call without compiling; later calls may compile) or ``"skip"`` (stop
+            compiling this code object; existing entries still serve calls that match them).
+        count_hits: install a bytecode-debugger callback that calls `note_call` for every generated-code call.
+            Leave False when the session owns that callback (it then calls `note_call` itself).
+
+    Thread safety: the hooks run on whatever thread compiles (the program's worker thread); records are guarded
+    by a lock; `note_call` takes no lock (one int increment). Call `frames()` on the worker thread: it reads
+    torch's cache entries.
+    """
+
+    def __init__(
+        self,
+        on_compiled: Callable[[CompileEvent], None] | None = None,
+        on_cache_miss: Callable[[CacheMissEvent], str | None] | None = None,
+        *,
+        count_hits: bool = False,
+    ) -> None:
+        self.on_compiled = on_compiled
+        self.on_cache_miss = on_cache_miss
+        self.count_hits = count_hits
+        #: True when hit counts are meaningful: `count_hits` was given, or the owner of the debugger callback
+        #: calls `note_call` and set this. Otherwise entries report ``hits=-1``.
+        self.hits_counted = count_hits
+        self.installed = False
+        #: Messages for hooks that could not be installed (missing on this torch) — shown by front ends.
+        self.disabled: list[str] = []
+        #: Errors raised inside the recording code (never propagated into Dynamo): for diagnosis.
+        self.errors: list[str] = []
+        self._patches: list[compat.AttrPatch] = []
+        self._prev_debugger_callback: Any = None
+        self._callback_installed = False
+        self._lock = threading.RLock()
+        self._tls = threading.local()
+        self._serials = itertools.count(1)
+        self._frames: dict[int, _Frame] = {}          # id(original code) -> record, first-seen order
+        self._generated: dict[int, _Entry] = {}       # id(generated code) -> entry (Dynamo's and replacements)
+        self._skips: dict[int, tuple[CodeType, str]] = {}  # frames skipped before any compile attempt
+        self._pending_graph: dict[str, GraphView] = {}     # compile id -> graph waiting for its global name
+        self._resume_globals: dict[str, CodeType] = {}     # "__resume_at_76_3" -> resume code
+        self._break_keys: set[tuple[str, str | None, int | None]] = set()
+
+    # ---------------------------------------------------------------------------------------------------------
+    # install / uninstall
+    # ---------------------------------------------------------------------------------------------------------
+
+    def install(self) -> "Capture":
+        """Patch Dynamo. Idempotent. Missing hook targets are listed in `disabled`, never raised."""
+        if self.installed:
+            return self
+        targets = compat.capture_targets()
+        handlers: dict[str, Callable[[Any], Any]] = {
+            "capture: compile stop": self._make_wrap_guarded_code,
+            "capture: recompile stop": self._make_catch_errors_call,
+            "capture: recompile reasons": self._make_recompile_reasons,
+            "capture: graphs": self._make_call_user_compiler,
+            "capture: graph names": self._make_install_global_unsafe,
+            "capture: graph break log": self._make_log_graph_break,
+            "capture: graph breaks": self._make_compile_subgraph,
+        }
+        self.disabled = [msg for name, msg in compat.FEATURES.items() if msg and name.startswith("capture:")]
+        for feature, target in targets.items():
+            if target is None:
+                continue
+            owner, name = target
+            patch = compat.AttrPatch(owner, name, None)
+            patch.replacement = handlers[feature](patch.original)
+            patch.apply()
+            self._patches.append(patch)
+        if self.count_hits and compat.FEATURES.get("debugger callback", "x") is None:
+            self._prev_debugger_callback = compat.set_debugger_callback(self.note_call)
+            self._callback_installed = True
+        self.installed = True
+        return self
+
+    def uninstall(self) -> None:
+        """Restore every patched attribute and the debugger callback. Records stay readable."""
+        if not self.installed:
+            return
+        self.installed = False
+        for patch in reversed(self._patches):
+            patch.restore()
+        self._patches.clear()
+        if self._callback_installed:
+            compat.set_debugger_callback(self._prev_debugger_callback)
+            self._prev_debugger_callback = None
+            self._callback_installed = False
+
+    def __enter__(self) -> "Capture":
+        return self.install()
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+    # ---------------------------------------------------------------------------------------------------------
+    # queries
+    # ---------------------------------------------------------------------------------------------------------
+
+    def note_call(self, code: CodeType) -> None:
+        """Count one call of generated code (O(1); the session's debugger callback calls it for every call)."""
+        entry = self._generated.get(id(code))
+        if entry is not None:
+            entry.hits += 1
+
+    def is_generated(self, code: CodeType) -> bool:
+        """True for a generated code object this capture recorded (Dynamo's, or a replacement)."""
+        return id(code) in self._generated
+
+    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None:
+        """(original code, compile id, original is a resume function) for generated `code`, else None."""
+        entry = self._generated.get(id(code))
+        if entry is None:
+            return None
+        return entry.frame.code, entry.compile_id, entry.frame.is_resume
+
+    def original_of(self, code: CodeType) -> CodeType | None:
+        """The original code object generated `code` was compiled from, or None."""
+        entry = self._generated.get(id(code))
+        return None if entry is None else entry.frame.code
+
+    def resume_origin_of(self, code: CodeType) -> tuple[CodeType, int | None] | None:
+        """For a recorded resume function's code: (user's original code, resume offset or None)."""
+        frame = self._frames.get(id(code))
+        if frame is None or frame.origin is None:
+            return None
+        return frame.origin, frame.resume_offset
+
+    def resume_global(self, name: str) -> CodeType | None:
+        """The resume function code installed under the global `name` (``"__resume_at_76_3"``), if seen."""
+        return self._resume_globals.get(name)
+
+    def register_generated(self, new_code: CodeType, like: CodeType) -> None:
+        """Make `new_code` count as the same cache entry as generated `like` (an edit installed later, e.g. by
+        ``_load_precompile_entry``). Hits of `new_code` are added to that entry."""
+        with self._lock:
+            entry = self._generated.get(id(like))
+            if entry is None:
+                raise KeyError(f"{like.co_name} is not generated code this capture recorded")
+            self._generated[id(new_code)] = entry
+            entry.code = new_code
+
+    def frames(self, *, guards: bool = False) -> list[CompiledFrameView]:
+        """Snapshot of every compiled frame, in first-compile order; entries oldest first.
+
+        Frames that Dynamo tried to compile but gave up on (a graph break it could not resume from, the
+        recompile limit) and resume functions Dynamo skipped are included with ``skipped`` set; frames skipped
+        before any compile attempt (no tensors, torch's own files) are in `skipped_frames()` instead.
+
+        Args:
+            guards: also build each live entry's guard tree (`dynadbg.core.guards`, when it exists) and its text.
+                Costs time on big trees; off by default.
+        """
+        with self._lock:
+            records = list(self._frames.values())
+        return [self._frame_view(rec, guards) for rec in records]
+
+    def skipped_frames(self) -> list[tuple[str, str, int, str]]:
+        """(name, filename, firstlineno, reason) of frames Dynamo skipped without a compile attempt."""
+        with self._lock:
+            items = list(self._skips.values())
+        return [(c.co_name, c.co_filename, c.co_firstlineno, reason) for c, reason in items]
+
+    # ---------------------------------------------------------------------------------------------------------
+    # snapshot building
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _frame_view(self, rec: _Frame, guards: bool) -> CompiledFrameView:
+        code = rec.code
+        live: dict[str, Any] = {}
+        try:
+            for e in compat.cache_entries(code):
+                live.setdefault(str(e.compile_id), e)
+        except Exception:  # noqa: BLE001 - no live entries (reset, missing API)
+            pass
+        if not rec.source_done:
+            rec.source = _source_of(code)
+            rec.source_done = True
+        entries: list[CacheEntryView] = []
+        graph_breaks: list[GraphBreakView] = []
+        recompiles: list[RecompileView] = []
+        graphs: list[GraphView] = []
+        for comp in rec.compiles:
+            entry_view = None
+            if comp.entry is not None:
+                entry_view = self._entry_view(comp.entry, live.get(comp.compile_id), guards)
+                entries.append(entry_view)
+            if comp.recompile_reasons is not None:
+                recompiles.append(RecompileView(comp.compile_id, comp.recompile_reasons))
+            resumes = entry_view.resume_functions if entry_view is not None else ()
+            for brk in comp.breaks or comp.fallback_breaks:
+                graph_breaks.append(
+                    GraphBreakView(comp.compile_id, brk.reason, brk.filename, brk.lineno, brk.user_line, resumes,
+                                   brk.duplicate)
+                )
+            used = set(entry_view.graphs) if entry_view is not None else None
+            graphs.extend(g for name, g in comp.graphs.items() if used is None or name in used)
+        origin = rec.origin
+        return CompiledFrameView(
+            key=id(code),
+            name=code.co_name,
+            filename=code.co_filename,
+            firstlineno=code.co_firstlineno,
+            original=code_view(code, generated=False),
+            source=rec.source,
+            is_resume=origin is not None,
+            resume_origin=(
+                f"{origin.co_name} ({os.path.basename(origin.co_filename)}:{origin.co_firstlineno})"
+                if origin is not None else None
+            ),
+            resume_offset=rec.resume_offset,
+            entries=tuple(entries),
+            graph_breaks=tuple(graph_breaks),
+            recompiles=tuple(recompiles),
+            graphs=tuple(graphs),
+            skipped=rec.skipped,
+        )
+
+    def _entry_view(self, entry: _Entry, live: Any, guards: bool) -> CacheEntryView:
+        backend = entry.backend
+        if backend is None and live is not None:
+            backend = entry.backend = compat.entry_backend_name(live)
+        invalidated = live is not None and getattr(live, "code", True) is None
+        names = _global_names(entry.code)
+        resumes = tuple(n for n in names if n.startswith("__resume_at"))
+        resume_codes = [self._resume_globals.get(n) for n in resumes]
+        view = CacheEntryView(
+            compile_id=entry.compile_id,
+            code=code_view(entry.code, generated=True, compile_id=entry.compile_id),
+            backend=backend,
+            hits=entry.hits if self.hits_counted else -1,
+            graphs=tuple(n for n in names if n.startswith("__compiled_fn")),
+            resume_functions=resumes,
+            invalidated=invalidated,
+            replaced=entry.code is not entry.dynamo_code,
+            resume_keys=tuple(None if c is None else id(c) for c in resume_codes),
+        )
+        if guards and entry.guard_manager is not None:
+            tree, text = _guard_tree(entry.guard_manager, entry.compile_id)
+            view = replace(view, guard_tree=tree, guards_text=text)
+        return view
+
+    # ---------------------------------------------------------------------------------------------------------
+    # record helpers (called from the hooks; never raise into Dynamo)
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _serial(self) -> int:
+        return getattr(self._tls, "serial", 0)
+
+    def _frame(self, code: CodeType) -> _Frame:
+        rec = self._frames.get(id(code))
+        if rec is None:
+            rec = self._frames[id(code)] = _Frame(code)
+            self._skips.pop(id(code), None)
+        return rec
+
+    def _compile(self, code: CodeType, compile_id: str) -> _Compile:
+        return self._frame(code).compile(compile_id, self._serial())
+
+    def _error(self, where: str, exc: BaseException) -> None:
+        if len(self.errors) < 100:
+            self.errors.append(f"{where}: {type(exc).__name__}: {exc}")
+
+    def _add_break(self, code: CodeType, compile_id: str, brk: _Break, fallback: bool) -> None:
+        with self._lock:
+            comp = self._compile(code, compile_id)
+            target = comp.fallback_breaks if fallback else comp.breaks
+            key = (brk.reason, brk.filename, brk.lineno)
+            if any((b.reason, b.filename, b.lineno) == key for b in target):
+                return  # the same break seen again after a restart of this compile
+            if not fallback:
+                brk.duplicate = key in self._break_keys
+                self._break_keys.add(key)
+            target.append(brk)
+
+    def _record_skip(self, code: CodeType, reason: str) -> None:
+        if reason.startswith(compat.BORING_SKIP_PREFIXES) or code.co_filename.startswith(_OWN_DIRS):
+            return
+        with self._lock:
+            rec = self._frames.get(id(code))
+            if rec is None and (
+                reason.startswith(_ATTEMPT_SKIP_PREFIXES) or compat.resume_origin(code) is not None
+            ):
+                rec = self._frame(code)
+            if rec is not None:
+                rec.skipped = reason
+            elif id(code) not in self._skips and len(self._skips) < 10_000:
+                self._skips[id(code)] = (code, reason)
+
+    # ---------------------------------------------------------------------------------------------------------
+    # the patches (each factory gets the original and returns the replacement)
+    # ---------------------------------------------------------------------------------------------------------
+
+    def _make_wrap_guarded_code(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def wrap_guarded_code(guarded_code: Any) -> Any:
+            if not cap.installed:
+                return orig(guarded_code)
+            dynamo_code = guarded_code.code
+            original = compat.dynamo_original_of(dynamo_code) or getattr(cap._tls, "code", None)
+            if original is None:
+                return orig(guarded_code)
+            compile_id = str(guarded_code.compile_id)
+            with cap._lock:
+                frame = cap._frame(original)
+                comp = frame.compile(compile_id, cap._serial())
+                entry = comp.entry = _Entry(frame, compile_id, dynamo_code, guarded_code.guard_manager)
+                cap._generated[id(dynamo_code)] = entry
+            if cap.on_compiled is not None:
+                event = CompileEvent(original, dynamo_code, compile_id, guarded_code.guard_manager, guarded_code,
+                                     frame.is_resume)
+                try:
+                    cap.on_compiled(event)
+                except BaseException:
+                    with cap._lock:
+                        comp.entry = None
+                        cap._generated.pop(id(dynamo_code), None)
+                    raise
+                if event.code is not dynamo_code:
+                    guarded_code.code = event.code
+                    compat.register_replacement_code(dynamo_code, event.code, original)
+                    with cap._lock:
+                        entry.code = event.code
+                        cap._generated[id(event.code)] = entry
+                if event.guard_manager is not guarded_code.guard_manager:
+                    guarded_code.guard_manager = event.guard_manager
+                    entry.guard_manager = event.guard_manager
+            return orig(guarded_code)
+
+        return wrap_guarded_code
+
+    def _make_catch_errors_call(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def __call__(wrapper: Any, frame: Any, cache_entry: Any, frame_state: Any) -> Any:
+            if not cap.installed:
+                return orig(wrapper, frame, cache_entry, frame_state)
+            code = frame.f_code
+            if cap.on_cache_miss is not None:
+                action = cap._cache_miss(frame, code)
+                if action is not None:
+                    if action == "skip":
+                        cap._record_skip(code, "dynadbg: compiling stopped for this code by the debugger")
+                    return compat.convert_frame_return(action)
+            tls = cap._tls
+            prev_serial, prev_code = getattr(tls, "serial", 0), getattr(tls, "code", None)
+            tls.serial, tls.code = next(cap._serials), code
+            try:
+                result = orig(wrapper, frame, cache_entry, frame_state)
+                try:
+                    if getattr(result, "guarded_code", None) is not None:
+                        cap._set_backend(code, tls.serial, wrapper)
+                    else:
+                        reason = getattr(result, "skip_reason", None)
+                        if reason:
+                            cap._record_skip(code, reason)
+                except Exception as exc:  # noqa: BLE001 - recording must never break the program
+                    cap._error("CatchErrorsWrapper.__call__", exc)
+                return result
+            finally:
+                tls.serial, tls.code = prev_serial, prev_code
+
+        return __call__
+
+    def _cache_miss(self, frame: Any, code: CodeType) -> str | None:
+        try:
+            entries = compat.cache_entries(code)
+        except Exception as exc:  # noqa: BLE001
+            self._error("cache entries", exc)
+            return None
+        if not entries:
+            return None  # first time Dynamo sees this code: not a recompile
+        event = CacheMissEvent(code, dict(frame.f_locals), entries)
+        action = self.on_cache_miss(event) if self.on_cache_miss is not None else None
+        if action is None or action == "recompile":
+            return None
+        if action not in CACHE_MISS_ACTIONS:
+            raise ValueError(f"on_cache_miss returned {action!r}; expected one of {CACHE_MISS_ACTIONS} or None")
+        return action
+
+    def _set_backend(self, code: CodeType, serial: int, wrapper: Any) -> None:
+        rec = self._frames.get(id(code))
+        if rec is None:
+            return
+        for comp in reversed(rec.compiles):
+            if comp.serial == serial and comp.entry is not None:
+                if comp.entry.backend is None:
+                    comp.entry.backend = compat.backend_name_of(wrapper)
+                return
+
+    def _make_recompile_reasons(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any, *args: Any, **kwargs: Any):
+            reasons = orig(cache_entries, frame, *args, **kwargs)
+            if cap.installed:
+                try:
+                    compile_id = compat.current_compile_id()
+                    if compile_id is not None:
+                        with cap._lock:
+                            cap._compile(frame.f_code, compile_id).recompile_reasons = tuple(
+                                str(r) for r in reasons
+                            )
+                except Exception as exc:  # noqa: BLE001
+                    cap._error("recompile reasons", exc)
+            return reasons
+
+        return get_and_maybe_log_recompilation_reasons
+
+    def _make_call_user_compiler(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def call_user_compiler(output_graph: Any, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any):
+            result = orig(output_graph, gm, example_inputs, *args, **kwargs)
+            if cap.installed:
+                try:
+                    compile_id = compat.current_compile_id()
+                    if compile_id is not None:  # None: a specialization compiled at run time
+                        graph = gm.graph
+                        view = GraphView(
+                            name="", compile_id=compile_id, code=str(gm.code), graph_text=str(graph),
+                            node_count=len(graph.nodes),
+                        )
+                        with cap._lock:
+                            cap._pending_graph[compile_id] = view
+                except Exception as exc:  # noqa: BLE001
+                    cap._error("call_user_compiler", exc)
+            return result
+
+        return call_user_compiler
+
+    def _make_install_global_unsafe(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def install_global_unsafe(output_graph: Any, name: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+            result = orig(output_graph, name, value, *args, **kwargs)
+            if cap.installed and isinstance(name, str):
+                try:
+                    if name.startswith("__compiled_fn"):
+                        compile_id = compat.current_compile_id()
+                        code = compat.output_graph_code(output_graph)
+                        if compile_id is not None and code is not None:
+                            with cap._lock:
+                                pending = cap._pending_graph.pop(compile_id, None)
+                                if pending is not None:
+                                    cap._compile(code, compile_id).graphs[name] = replace(pending, name=name)
+                    elif name.startswith("__resume_at"):
+                        resume = _resume_code_of(value)
+                        if resume is not None:
+                            cap._resume_globals[name] = resume
+                except Exception as exc:  # noqa: BLE001
+                    cap._error("install_global_unsafe", exc)
+            return result
+
+        return install_global_unsafe
+
+    def _make_log_graph_break(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def log_graph_break(tx: Any, *args: Any, **kwargs: Any) -> Any:
+            if cap.installed:
+                try:
+                    reason = kwargs.get("reason", args[1] if len(args) > 1 else None)
+                    exc = kwargs.get("exc", args[2] if len(args) > 2 else None)
+                    if not getattr(exc, "logged", False):
+                        cap._on_break(tx, str(reason), getattr(exc, "real_stack", None), fallback=False)
+                except Exception as exc_:  # noqa: BLE001
+                    cap._error("log_graph_break", exc_)
+            return orig(tx, *args, **kwargs)
+
+        return log_graph_break
+
+    def _make_compile_subgraph(self, orig: Callable[..., Any]) -> Callable[..., Any]:
+        cap = self
+
+        def compile_subgraph(output_graph: Any, tx: Any, *args: Any, **kwargs: Any) -> Any:
+            if cap.installed:
+                try:
+                    reason = kwargs.get("reason", args[0] if args else None)
+                    if reason is not None and getattr(reason, "graph_break", False):
+                        cap._on_break(tx, str(reason.reason), reason.user_stack, fallback=True,
+                                      code=compat.output_graph_code(output_graph))
+                except Exception as exc:  # noqa: BLE001
+                    cap._error("compile_subgraph", exc)
+            return orig(output_graph, tx, *args, **kwargs)
+
+        return compile_subgraph
+
+    def _on_break(self, tx: Any, reason: str, user_stack: Any, *, fallback: bool,
+                  code: CodeType | None = None) -> None:
+        compile_id = compat.current_compile_id()
+        if compile_id is None:
+            return
+        if code is None:
+            code = compat.output_graph_code(getattr(tx, "output", None)) or getattr(tx, "f_code", None)
+        if code is None:
+            return
+        if not user_stack:
+            try:
+                user_stack = compat.torch._guards.TracingContext.extract_stack()
+            except Exception:  # noqa: BLE001
+                user_stack = None
+        filename = lineno = line = None
+        if user_stack:
+            last = user_stack[-1]
+            filename, lineno, line = last.filename, last.lineno, last.line
+        self._add_break(code, compile_id, _Break(reason, filename, lineno, line), fallback)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _global_names(code: CodeType | None) -> tuple[str, ...]:
+    """Names of ``__compiled_fn_*`` / ``__resume_at_*`` globals `code` loads, in first-use order."""
+    if code is None:
+        return ()
+    import dis
+
+    seen: dict[str, None] = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL" and isinstance(ins.argval, str) and ins.argval.startswith(
+            ("__compiled_fn", "__resume_at")
+        ):
+            seen.setdefault(ins.argval, None)
+    return tuple(seen)
+
+
+def _resume_code_of(value: Any) -> CodeType | None:
+    """The resume code behind an installed ``__resume_at_*`` global: a function, or a closure factory that
+    captured the code (``install_resume_function_global`` for code with free variables)."""
+    code = getattr(value, "__code__", None)
+    if isinstance(value, FunctionType) and code is not None and code.co_name.startswith("torch_dynamo_resume_in"):
+        return code
+    for cell in getattr(value, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(content, CodeType):
+            return content
+    return None
+
+
+def _source_of(code: CodeType) -> str | None:
+    """The source of `code` via `inspect`; for a resume function, the source of the function it resumes."""
+    found = compat.resume_origin(code)
+    target = found[0] if found else code
+    try:
+        return inspect.getsource(target)
+    except (OSError, TypeError, IndexError):
+        return None
+
+
+def _guard_tree(guard_manager: Any, compile_id: str) -> tuple[Any, str | None]:
+    """(GuardTree or None, text) through `dynadbg.core.guards` when it exists; else torch's own rendering."""
+    try:
+        from . import guards as guards_mod  # another engineer's module; may not exist yet
+    except ImportError:
+        guards_mod = None
+    if guards_mod is not None and hasattr(guards_mod, "build_guard_tree"):
+        try:
+            tree = guards_mod.build_guard_tree(guard_manager, compile_id)
+            text = guards_mod.format_guard_tree(tree) if hasattr(guards_mod, "format_guard_tree") else tree.text
+            return tree, text
+        except Exception as exc:  # noqa: BLE001 - fall back to torch's text
+            text = _torch_guard_text(guard_manager)
+            return None, f"(guard tree unavailable: {type(exc).__name__}: {exc})\n{text}"
+    return None, _torch_guard_text(guard_manager)
+
+
+def _torch_guard_text(guard_manager: Any) -> str:
+    try:
+        return str(guard_manager)
+    except Exception as exc:  # noqa: BLE001
+        return f"(guards unavailable: {type(exc).__name__}: {exc})"

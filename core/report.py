@@ -1,0 +1,394 @@
+"""`dynadbg report`: run a script with `Capture` installed and no stops, then describe every compiled frame.
+
+`run_report(script, argv)` runs the program (its stdout and stderr go where they always go) and returns a
+`ReportResult`; `format_report(frames)` is the text report and `report_json(frames)` the JSON one. Nothing here
+prints: the front end writes the program's traceback (if any) to stderr and the report after the program's
+output, and exits with `ReportResult.status` (the script's own status).
+
+JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always present, unknown values are null)::
+
+    {
+      "schema": "dynadbg.report/1",
+      "summary": {"frames": int, "entries": int, "graph_breaks": int, "recompiles": int, "graphs": int,
+                  "skipped_frames": int},
+      "frames": [                                  # first-compile order
+        {
+          "index": int,                            # position in this list; resume links point here
+          "name": str, "filename": str, "firstlineno": int,
+          "is_resume": bool,
+          "resume_origin": str | null,             # "f (demo.py:10)" for a resume function
+          "resume_offset": int | null,             # byte offset in the original code where it resumes
+          "skipped": str | null,                   # torch's reason when Dynamo gave up on / skipped the frame
+          "source": str | null,                    # the original source (for a resume function: its origin's)
+          "original": [Instruction, ...],          # the original bytecode
+          "entries": [                             # cache entries, oldest first
+            {
+              "compile_id": "0/1", "backend": str | null,
+              "hits": int,                         # calls served during the run (-1: not counted)
+              "invalidated": bool, "replaced": bool,
+              "graphs": [str, ...],                # "__compiled_fn_*" globals its code loads
+              "resume_functions": [{"global": "__resume_at_76_3", "name": str | null, "frame": int | null}],
+              "code": [Instruction, ...],          # the transformed bytecode
+              "guards": str | null,                # the guard tree as text
+              "guard_tree": object | null          # dataclasses.asdict(model.GuardTree), when core.guards exists
+            }
+          ],
+          "graphs": [{"name": str, "compile_id": str, "code": str, "graph": str, "node_count": int}],
+          "graph_breaks": [
+            {"compile_id": str, "reason": str,     # torch's full text, as TORCH_LOGS=graph_breaks prints it
+             "short_reason": str,                  # up to "Explanation:", whitespace collapsed
+             "filename": str | null, "lineno": int | null, "user_line": str | null,
+             "duplicate": bool,                    # torch: "user stack suppressed due to duplicate graph break"
+             "resume_functions": [str, ...]}
+          ],
+          "recompiles": [{"compile_id": str,       # the id of the new compile
+                          "reasons": [str, ...]}]  # torch's strings, one per failing entry, newest entry first
+        }
+      ],
+      "skipped_frames": [{"name": str, "filename": str, "firstlineno": int, "reason": str}]
+    }
+
+    Instruction = {"index": int, "offset": int, "opname": str, "arg": int | null, "argrepr": str,
+                   "lineno": int | null, "jump_target": int | null}
+
+`run_report(...).json()` adds ``"exit_status"`` (int), ``"exception"`` (str | null) and ``"disabled"``
+(messages for capture hooks missing on this torch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from . import compat
+from .capture import Capture
+from .model import CacheEntryView, CodeView, CompiledFrameView, GraphBreakView
+from .runner import ExitResult, check_script, run_script
+
+SCHEMA = "dynadbg.report/1"
+NO_FRAMES = "no frame was compiled by torch.compile"
+
+#: (name, filename, firstlineno, reason) — a frame Dynamo skipped before any compile attempt.
+SkippedFrame = tuple[str, str, int, str]
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What `run_report` produced.
+
+    Attributes:
+        exit: how the script ended (its status, traceback if it raised).
+        frames: every compiled frame, with guard trees.
+        skipped_frames: frames Dynamo skipped without trying to compile them (no tensors, ...).
+        disabled: messages for capture hooks this torch lacks (that part of the report is missing).
+        errors: errors inside the capture's recording code (never raised into the program).
+    """
+
+    exit: ExitResult
+    frames: tuple[CompiledFrameView, ...]
+    skipped_frames: tuple[SkippedFrame, ...] = ()
+    disabled: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> int:
+        """The script's exit status (what ``dynadbg report`` exits with)."""
+        return self.exit.status
+
+    def text(self) -> str:
+        return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled)
+
+    def json(self) -> dict[str, Any]:
+        data = report_json(self.frames, skipped_frames=self.skipped_frames)
+        data["exit_status"] = self.exit.status
+        data["exception"] = self.exit.exception
+        data["disabled"] = list(self.disabled)
+        return data
+
+
+def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) -> ReportResult:
+    """Run `script` as ``__main__`` with `argv`, recording every compile; no stops.
+
+    Hit counts come from a bytecode-debugger callback installed for the run. Hooks and the callback are
+    restored when the script ends, however it ends.
+
+    Args:
+        guards: build each entry's guard tree (set False for a faster report without guards).
+
+    Raises:
+        ScriptError: the script cannot be run (missing, a directory, unreadable).
+    """
+    path = check_script(script)
+    compat.load()
+    capture = Capture(count_hits=True)
+    capture.install()
+    try:
+        result = run_script(path, list(argv))
+    finally:
+        capture.uninstall()
+    return ReportResult(
+        exit=result,
+        frames=tuple(capture.frames(guards=guards)),
+        skipped_frames=tuple(capture.skipped_frames()),
+        disabled=tuple(capture.disabled),
+        errors=tuple(capture.errors),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# text
+# --------------------------------------------------------------------------------------------------------------
+
+_RULE = "=" * 100
+_THIN = "-" * 100
+
+
+def short_reason(reason: str) -> str:
+    """The head of a graph-break reason: the text before ``Explanation:``, whitespace collapsed to one line
+    (``"Encountered graph break when attempting to trace CALL: ...: Failed to trace builtin operator"``)."""
+    head = re.split(r"\n\s*Explanation:", reason, maxsplit=1)[0]
+    return " ".join(head.split())
+
+
+def format_listing(code: CodeView | None, indent: str = "    ") -> list[str]:
+    """One line per instruction: index, offset, opname, argument (``>>`` marks a jump target)."""
+    if code is None:
+        return [f"{indent}(no code: the entry was invalidated)"]
+    lines = [f"{indent}{'idx':>5} {'offset':>6}    {'opname':<28} argument"]
+    for ins in code.instructions:
+        mark = ">>" if ins.is_jump_target else "  "
+        arg = "" if ins.arg is None else str(ins.arg)
+        if ins.argrepr:
+            arg = f"{arg} ({ins.argrepr})" if arg else ins.argrepr
+        lines.append(f"{indent}{ins.index:>5} {ins.offset:>6} {mark} {ins.opname:<28} {arg}".rstrip())
+    return lines
+
+
+def _indent(text: str, prefix: str) -> list[str]:
+    return [f"{prefix}{line}".rstrip() for line in text.rstrip("\n").splitlines()] or [prefix.rstrip()]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _names_by_key(frames: Sequence[CompiledFrameView]) -> dict[int, tuple[int, CompiledFrameView]]:
+    return {f.key: (i, f) for i, f in enumerate(frames)}
+
+
+def _resume_line(entry: CacheEntryView, by_key: dict[int, tuple[int, CompiledFrameView]]) -> str:
+    parts = []
+    keys = entry.resume_keys or (None,) * len(entry.resume_functions)
+    for name, key in zip(entry.resume_functions, keys):
+        target = by_key.get(key) if key is not None else None
+        parts.append(f"{name} -> {target[1].name} [frame {target[0] + 1}]" if target else name)
+    return ", ".join(parts)
+
+
+def _where(brk: GraphBreakView) -> str:
+    if brk.filename is None:
+        return "(location unknown)"
+    return f"{brk.filename}:{brk.lineno}"
+
+
+def summary_counts(frames: Sequence[CompiledFrameView]) -> dict[str, int]:
+    """Counts for the summary line / JSON summary."""
+    return {
+        "frames": len(frames),
+        "entries": sum(len(f.entries) for f in frames),
+        "graph_breaks": sum(len(f.graph_breaks) for f in frames),
+        "recompiles": sum(len(f.recompiles) for f in frames),
+        "graphs": sum(len(f.graphs) for f in frames),
+    }
+
+
+def format_report(
+    frames: Sequence[CompiledFrameView],
+    *,
+    skipped_frames: Iterable[SkippedFrame] = (),
+    disabled: Iterable[str] = (),
+) -> str:
+    """The text report: one section per compiled frame, then skipped frames, then a summary line."""
+    frames = list(frames)
+    skipped_frames = list(skipped_frames)
+    out: list[str] = [_RULE, "dynadbg report", _RULE]
+    for msg in disabled:
+        out.append(f"note: {msg}")
+    if not frames:
+        out.append(NO_FRAMES)
+    by_key = _names_by_key(frames)
+    for number, frame in enumerate(frames, 1):
+        out.extend(_format_frame(number, frame, by_key))
+    if skipped_frames:
+        out += ["", _THIN, "frames Dynamo skipped without compiling", _THIN]
+        for name, filename, line, reason in skipped_frames:
+            out.append(f"  {name} ({filename}:{line}): {reason}")
+    counts = summary_counts(frames)
+    out += [
+        "",
+        _RULE,
+        "summary: "
+        + ", ".join(
+            [
+                _plural(counts["frames"], "frame"),
+                _plural(counts["entries"], "cache entry").replace("entrys", "entries"),
+                _plural(counts["graph_breaks"], "graph break"),
+                _plural(counts["recompiles"], "recompile"),
+            ]
+        ),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple[int, CompiledFrameView]]) -> list[str]:
+    out = ["", _RULE]
+    kind = "resume function" if frame.is_resume else "frame"
+    out.append(f"[{number}] {kind} {frame.name}  ({frame.filename}:{frame.firstlineno})")
+    if frame.is_resume:
+        at = f" at offset {frame.resume_offset}" if frame.resume_offset is not None else ""
+        out.append(f"    resumes {frame.resume_origin}{at}")
+    ids = ", ".join(e.compile_id for e in frame.entries) or "none"
+    out.append(f"    cache entries: {ids}")
+    if frame.skipped:
+        out.append(f"    skipped by Dynamo: {frame.skipped}")
+    out.append(_RULE)
+    if frame.source:
+        out += ["", "source" + (" (of the resumed function):" if frame.is_resume else ":")]
+        out += _indent(frame.source, "    ")
+    out += ["", "original bytecode:"]
+    out += format_listing(frame.original)
+    for entry in frame.entries:
+        out += ["", _THIN]
+        flags = [f"backend {entry.backend or '?'}",
+                 "hits not counted" if entry.hits < 0 else _plural(entry.hits, "hit")]
+        if entry.invalidated:
+            flags.append("invalidated")
+        if entry.replaced:
+            flags.append("code replaced at the compile stop")
+        out.append(f"cache entry {entry.compile_id}  ({', '.join(flags)})")
+        out.append(_THIN)
+        if entry.graphs:
+            out.append(f"  graphs: {', '.join(entry.graphs)}")
+        if entry.resume_functions:
+            out.append(f"  resume functions: {_resume_line(entry, by_key)}")
+        out += ["", "  transformed bytecode:"]
+        out += format_listing(entry.code)
+        if entry.guards_text is not None:
+            out += ["", "  guards:"]
+            out += _indent(entry.guards_text, "    ")
+        for graph in frame.graphs:
+            if graph.name in entry.graphs:
+                out += ["", f"  FX graph {graph.name} ({_plural(graph.node_count, 'node')}):"]
+                out += _indent(graph.code.strip("\n"), "    ")
+    if frame.graph_breaks:
+        out += ["", _THIN, "graph breaks:", _THIN]
+        for brk in frame.graph_breaks:
+            dup = " (duplicate: torch suppresses its user stack)" if brk.duplicate else ""
+            out.append(f"  [{brk.compile_id}] at {_where(brk)}{dup}")
+            if brk.user_line:
+                out.append(f"      {brk.user_line}")
+            out.append(f"    reason: {short_reason(brk.reason)}")
+            out += _indent(brk.reason, "      | ")
+            if brk.resume_functions:
+                out.append(f"    resumes in: {', '.join(brk.resume_functions)}")
+    if frame.recompiles:
+        out += ["", _THIN, "recompiles:", _THIN]
+        for rec in frame.recompiles:
+            out.append(f"  [{rec.compile_id}] recompiling {frame.name}, triggered by the following guard failure(s):")
+            for reason in rec.reasons:
+                first, *rest = reason.splitlines() or [""]
+                out.append(f"    - {first}")
+                out += [f"      {line}".rstrip() for line in rest]
+            if not rec.reasons:
+                out.append("    - (torch gave no reason)")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# JSON
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _listing_json(code: CodeView | None) -> list[dict[str, Any]] | None:
+    if code is None:
+        return None
+    return [
+        {"index": i.index, "offset": i.offset, "opname": i.opname, "arg": i.arg, "argrepr": i.argrepr,
+         "lineno": i.lineno, "jump_target": i.jump_target}
+        for i in code.instructions
+    ]
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name != "obj"}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value.value if hasattr(value, "value") and isinstance(value, str) else value
+    return repr(value)
+
+
+def report_json(
+    frames: Sequence[CompiledFrameView], *, skipped_frames: Iterable[SkippedFrame] = ()
+) -> dict[str, Any]:
+    """The report as plain JSON-able data (shape in this module's docstring)."""
+    frames = list(frames)
+    skipped_frames = list(skipped_frames)
+    by_key = _names_by_key(frames)
+    out_frames = []
+    for index, frame in enumerate(frames):
+        entries = []
+        for entry in frame.entries:
+            keys = entry.resume_keys or (None,) * len(entry.resume_functions)
+            resumes = []
+            for name, key in zip(entry.resume_functions, keys):
+                target = by_key.get(key) if key is not None else None
+                resumes.append({"global": name, "name": target[1].name if target else None,
+                                "frame": target[0] if target else None})
+            entries.append({
+                "compile_id": entry.compile_id,
+                "backend": entry.backend,
+                "hits": entry.hits,
+                "invalidated": entry.invalidated,
+                "replaced": entry.replaced,
+                "graphs": list(entry.graphs),
+                "resume_functions": resumes,
+                "code": _listing_json(entry.code),
+                "guards": entry.guards_text,
+                "guard_tree": _jsonable(entry.guard_tree) if entry.guard_tree is not None else None,
+            })
+        out_frames.append({
+            "index": index,
+            "name": frame.name,
+            "filename": frame.filename,
+            "firstlineno": frame.firstlineno,
+            "is_resume": frame.is_resume,
+            "resume_origin": frame.resume_origin,
+            "resume_offset": frame.resume_offset,
+            "skipped": frame.skipped,
+            "source": frame.source,
+            "original": _listing_json(frame.original),
+            "entries": entries,
+            "graphs": [{"name": g.name, "compile_id": g.compile_id, "code": g.code, "graph": g.graph_text,
+                        "node_count": g.node_count} for g in frame.graphs],
+            "graph_breaks": [{"compile_id": b.compile_id, "reason": b.reason, "short_reason": short_reason(b.reason),
+                              "filename": b.filename, "lineno": b.lineno, "user_line": b.user_line,
+                              "duplicate": b.duplicate, "resume_functions": list(b.resume_functions)}
+                             for b in frame.graph_breaks],
+            "recompiles": [{"compile_id": r.compile_id, "reasons": list(r.reasons)} for r in frame.recompiles],
+        })
+    summary = summary_counts(frames)
+    summary["skipped_frames"] = len(skipped_frames)
+    return {
+        "schema": SCHEMA,
+        "summary": summary,
+        "frames": out_frames,
+        "skipped_frames": [{"name": n, "filename": f, "firstlineno": line, "reason": r}
+                           for n, f, line, r in skipped_frames],
+    }
