@@ -100,6 +100,16 @@ class CompileEvent:
         self.frame_name = getattr(original_code, "co_qualname", original_code.co_name)
         self.is_resume = is_resume
 
+    @property
+    def original(self) -> CodeType:
+        """Alias of `original_code`."""
+        return self.original_code
+
+    @property
+    def replaced(self) -> bool:
+        """True when the callback replaced `code`."""
+        return self.code is not self.dynamo_code
+
     def __repr__(self) -> str:
         return f"<CompileEvent {self.compile_id} {self.frame_name}>"
 
@@ -123,6 +133,11 @@ class CacheMissEvent:
         self.cache_entries = cache_entries
         self.compile_ids = tuple(str(e.compile_id) for e in cache_entries)
         self.frame_name = getattr(code, "co_qualname", code.co_name)
+
+    @property
+    def entries(self) -> list[Any]:
+        """Alias of `cache_entries`."""
+        return self.cache_entries
 
     def __repr__(self) -> str:
         return f"<CacheMissEvent {self.frame_name} entries={list(self.compile_ids)}>"
@@ -378,12 +393,10 @@ class Capture:
 
     def _frame_view(self, rec: _Frame, guards: bool) -> CompiledFrameView:
         code = rec.code
-        live: dict[str, Any] = {}
         try:
-            for e in compat.cache_entries(code):
-                live.setdefault(str(e.compile_id), e)
-        except Exception:  # noqa: BLE001 - no live entries (reset, missing API)
-            pass
+            live = list(compat.cache_entries(code))
+        except Exception:  # noqa: BLE001 - no live entries (missing API)
+            live = []
         if not rec.source_done:
             rec.source = _source_of(code)
             rec.source_done = True
@@ -394,7 +407,7 @@ class Capture:
         for comp in rec.compiles:
             entry_view = None
             if comp.entry is not None:
-                entry_view = self._entry_view(comp.entry, live.get(comp.compile_id), guards)
+                entry_view = self._entry_view(comp.entry, _live_match(live, comp.entry), guards)
                 entries.append(entry_view)
             if comp.recompile_reasons is not None:
                 recompiles.append(RecompileView(comp.compile_id, comp.recompile_reasons))
@@ -432,6 +445,7 @@ class Capture:
         if backend is None and live is not None:
             backend = entry.backend = compat.entry_backend_name(live)
         invalidated = live is not None and getattr(live, "code", True) is None
+        dropped = live is None and compat.FEATURES.get("cache entries") is None
         names = _global_names(entry.code)
         resumes = tuple(n for n in names if n.startswith("__resume_at"))
         resume_codes = [self._resume_globals.get(n) for n in resumes]
@@ -445,6 +459,7 @@ class Capture:
             invalidated=invalidated,
             replaced=entry.code is not entry.dynamo_code,
             resume_keys=tuple(None if c is None else id(c) for c in resume_codes),
+            dropped=dropped,
         )
         if guards and entry.guard_manager is not None:
             tree, text = _guard_tree(entry.guard_manager, entry.compile_id)
@@ -722,6 +737,19 @@ class Capture:
 # --------------------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------------------
+
+
+def _live_match(live: list[Any], entry: _Entry) -> Any:
+    """torch's cache entry for our record: the one running our code object; else an invalidated one (code None)
+    with the same compile id; else None (dropped). Compile ids alone are ambiguous after ``torch._dynamo.reset()``.
+    """
+    for e in live:
+        if getattr(e, "code", None) is entry.code:
+            return e
+    for e in live:
+        if getattr(e, "code", True) is None and str(e.compile_id) == entry.compile_id:
+            return e
+    return None
 
 
 def _global_names(code: CodeType | None) -> tuple[str, ...]:

@@ -556,3 +556,31 @@ def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     if opcode >= dis.HAVE_ARGUMENT:
         return dis.stack_effect(opcode, arg, jump=jump)
     return dis.stack_effect(opcode, jump=jump)
+
+
+def skip_own_files() -> Callable[[], None]:
+    """Make Dynamo skip dynadbg's own files, so our trace functions and hooks are never compiled.
+
+    Dynamo's frame callback sees every Python frame run while a compiled function is active, our trace
+    function included; without this it tries to trace it (and graph-breaks on ``sys.settrace``). Rests on
+    ``torch._dynamo.trace_rules.SKIP_DIRS`` / ``_recompile_re`` (torch 2.13). Returns an undo function.
+    """
+    import os
+
+    try:
+        from torch._dynamo import trace_rules
+    except ImportError:
+        return lambda: None
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs = {here + os.sep, os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__)) + os.sep}
+    added = [d for d in sorted(dirs) if d not in trace_rules.SKIP_DIRS]
+    trace_rules.SKIP_DIRS.extend(added)
+    trace_rules._recompile_re()
+
+    def undo() -> None:
+        for d in added:
+            if d in trace_rules.SKIP_DIRS:
+                trace_rules.SKIP_DIRS.remove(d)
+        trace_rules._recompile_re()
+
+    return undo

@@ -633,7 +633,8 @@ def build_guard_tree(
     Managers get ids ``m0, m1, ...`` and leaves ``g0, g1, ...`` in preorder (a manager's leaves, then its dict
     key/value managers, then its accessor children; the epilogue last): the same tree always gets the same ids.
     Relational guards (``NO_TENSOR_ALIASING``), which torch hangs under every manager they relate, are listed once,
-    where first met. Epilogue lambda guards (symbolic shapes, ``dynamic=True``) become one view per expression.
+    where first met. Epilogue lambda guards (symbolic shapes with ``dynamic=True``; object-aliasing checks such as
+    ``G['a'].F is G['b'].F``) become one view per expression.
 
     Evaluation never calls ``check()`` (it mutates fail counts and child order). Each manager's value comes from
     its parent through the accessor, or from ``eval(source)`` in ``{"L": f_locals, "G": f_globals,
@@ -808,14 +809,19 @@ def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:
 
     Leaves are grouped by (source, guard_type); within a group, leaves with identical code are unchanged, the
     rest are paired in tree order as "changed", and any surplus is "added" or "removed". Code that embeds object
-    ids (``___check_type_id(L['x'], 9412...)``) compares equal within one process. Results follow the old tree's
-    order, then groups that exist only in the new tree.
+    ids (``___check_type_id(L['x'], 9412...)``) compares equal within one process. The alias Dynamo installs for
+    the builtins dict is renumbered on every compile (``G['__builtins_dict___26']`` then ``___27``): it is
+    compared as one name, and the diff reports the new tree's spelling. Results follow the old tree's order,
+    then groups that exist only in the new tree.
     """
     def groups(tree: GuardTree) -> dict[tuple[str, str], list[LeafGuardView]]:
         out: dict[tuple[str, str], list[LeafGuardView]] = {}
         for leaf in iter_leaves(tree):
-            out.setdefault((leaf.source, leaf.guard_type), []).append(leaf)
+            out.setdefault((_unnumbered(leaf.source), leaf.guard_type), []).append(leaf)
         return out
+
+    def same_code(a: LeafGuardView, b: LeafGuardView) -> bool:
+        return a.code == b.code or tuple(map(_unnumbered, a.code)) == tuple(map(_unnumbered, b.code))
 
     old_groups, new_groups = groups(old), groups(new)
     keys = list(old_groups) + [k for k in new_groups if k not in old_groups]
@@ -824,17 +830,24 @@ def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:
         olds = list(old_groups.get(key, ()))
         news = list(new_groups.get(key, ()))
         for leaf in list(olds):
-            match = next((n for n in news if n.code == leaf.code), None)
+            match = next((n for n in news if same_code(n, leaf)), None)
             if match is not None:
                 olds.remove(leaf)
                 news.remove(match)
         for a, b in zip(olds, news):
-            diffs.append(GuardDiff("changed", key[0], key[1], "\n".join(a.code), "\n".join(b.code), a.id, b.id))
+            diffs.append(GuardDiff("changed", b.source, key[1], "\n".join(a.code), "\n".join(b.code), a.id, b.id))
         for a in olds[len(news):]:
-            diffs.append(GuardDiff("removed", key[0], key[1], "\n".join(a.code), None, a.id, None))
+            diffs.append(GuardDiff("removed", a.source, key[1], "\n".join(a.code), None, a.id, None))
         for b in news[len(olds):]:
-            diffs.append(GuardDiff("added", key[0], key[1], None, "\n".join(b.code), None, b.id))
+            diffs.append(GuardDiff("added", b.source, key[1], None, "\n".join(b.code), None, b.id))
     return diffs
+
+
+_BUILTINS_ALIAS_RE = re.compile(r"__builtins_dict___\d+")
+
+
+def _unnumbered(text: str) -> str:
+    return _BUILTINS_ALIAS_RE.sub("__builtins_dict___*", text) if "__builtins_dict___" in text else text
 
 
 # --------------------------------------------------------------------------------------------------------------

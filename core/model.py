@@ -383,6 +383,8 @@ class CacheEntryView:
             only when the snapshot asked for guards.
         resume_keys: parallel to `resume_functions`: the `CompiledFrameView.key` of each resume function's code
             (``id`` of the code object), or None when the capture did not see it installed.
+        dropped: True when the entry is no longer in torch's cache (``torch._dynamo.reset()``, ``reset_code``);
+            its compile id may then be reused by a later entry of the same code.
     """
 
     compile_id: str
@@ -396,6 +398,7 @@ class CacheEntryView:
     guard_tree: "GuardTree | None" = field(default=None, compare=False)
     guards_text: str | None = None
     resume_keys: tuple[int | None, ...] = ()
+    dropped: bool = False
 
 
 @dataclass(frozen=True)

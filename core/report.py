@@ -25,7 +25,9 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
             {
               "compile_id": "0/1", "backend": str | null,
               "hits": int,                         # calls served during the run (-1: not counted)
-              "invalidated": bool, "replaced": bool,
+              "invalidated": bool,                 # torch invalidated it (it has no code any more)
+              "dropped": bool,                     # no longer in torch's cache (reset, reset_code)
+              "replaced": bool,                    # code replaced at the compile stop
               "graphs": [str, ...],                # "__compiled_fn_*" globals its code loads
               "resume_functions": [{"global": "__resume_at_76_3", "name": str | null, "frame": int | null}],
               "code": [Instruction, ...],          # the transformed bytecode
@@ -265,6 +267,8 @@ def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple
                  "hits not counted" if entry.hits < 0 else _plural(entry.hits, "hit")]
         if entry.invalidated:
             flags.append("invalidated")
+        if entry.dropped:
+            flags.append("no longer in torch's cache")
         if entry.replaced:
             flags.append("code replaced at the compile stop")
         out.append(f"cache entry {entry.compile_id}  ({', '.join(flags)})")
@@ -356,6 +360,7 @@ def report_json(
                 "backend": entry.backend,
                 "hits": entry.hits,
                 "invalidated": entry.invalidated,
+                "dropped": entry.dropped,
                 "replaced": entry.replaced,
                 "graphs": list(entry.graphs),
                 "resume_functions": resumes,

@@ -107,13 +107,19 @@ class Session:
     Args:
         listener: the front end's hooks (see `Listener`).
         break_on: which stop kinds are active (`model.BREAK_ON_KINDS`); default `model.DEFAULT_BREAK_ON`.
+        check_depth: verify depth tracking against the live stack at every traced instruction (3.11 only; slow,
+            for tests); disagreements are collected in `depth_mismatches`.
 
     Raises:
         ValueError: an unknown stop kind in `break_on`.
     """
 
-    def __init__(self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON) -> None:
+    def __init__(
+        self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False
+    ) -> None:
         self.listener = listener
+        #: compare the tracked stack depth with the live stack at every traced instruction (3.11; for tests)
+        self.check_depth = check_depth and compat.STACKTOP_IS_EXACT
         self.break_on: set[str] = set(break_on)
         unknown = self.break_on - set(BREAK_ON_KINDS)
         if unknown:
@@ -130,11 +136,13 @@ class Session:
         self.entered: set[CodeType] = set()
         self.states: dict[FrameType, FrameState] = {}
         self.stop_seq = 0
+        #: instruction events handled so far (how much generated code was stepped or watched)
+        self.traced_instructions = 0
         self.stops_by_kind: dict[str, int] = {}
         self._interrupt = False
         self._quitting = False
         self._last_exc_id = 0
-        #: (code name, index, tracked depth, real depth) wherever depth tracking disagreed with the live stack.
+        #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the live stack.
         self.depth_mismatches: list[tuple[str, int, int, int]] = []
         # threads
         self._thread: threading.Thread | None = None
@@ -148,6 +156,7 @@ class Session:
         self.backend: Any = None
         self._prev_callback: Any = None
         self._installed = False
+        self._undo_skip: Callable[[], None] = lambda: None
         from .commands import CommandSet
 
         self.commands = CommandSet(self)
@@ -305,6 +314,7 @@ class Session:
 
     def _install(self) -> None:
         compat.load()
+        self._undo_skip = compat.skip_own_files()
         for msg in compat.missing_features():
             self._message(msg)
         from .tracing import make_backend
@@ -330,6 +340,7 @@ class Session:
         sys.settrace(None)
         if self.capture is not None:
             self.capture.uninstall()
+        self._undo_skip()
         self.states.clear()
         self.target = None
 
@@ -430,9 +441,16 @@ class Session:
     def on_instruction(self, frame: FrameType, offset: int) -> None:
         if self._quitting:
             raise QuitProgram()
+        self.traced_instructions += 1
         st = self._state(frame)
         first = st.index < 0
+        rebased = st.pending_exception_offset is not None
         st.advance(offset)
+        if self.check_depth and st.depth >= 0:
+            live = len(st.exact_stack() or ())
+            if live != st.depth:
+                self.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
+                st.depth = live
         code = frame.f_code
         kind: StopKind | None = None
         message = ""

@@ -27,6 +27,7 @@ class CodeIndex:
     instructions: list[dis.Instruction]
     index_of_offset: dict[int, int]
     handlers: list[tuple[int, int, int, int, bool]]
+    jump_target: dict[int, int]
 
     @classmethod
     def of(cls, code: CodeType) -> "CodeIndex":
@@ -39,7 +40,15 @@ class CodeIndex:
             end = ins[i + 1].offset if i + 1 < len(ins) else len(code.co_code)
             for off in range(row.offset + 2, end, 2):
                 index.setdefault(off, i)
-        return cls(code, ins, index, exception_table(code))
+        targets: dict[int, int] = {}
+        for i, row in enumerate(ins):
+            if (row.opcode in dis.hasjrel or row.opcode in dis.hasjabs) and isinstance(row.argval, int):
+                if row.argval in index:
+                    targets[i] = index[row.argval]
+        return cls(code, ins, index, exception_table(code), targets)
+
+    def is_handler(self, offset: int) -> bool:
+        return any(target == offset for _s, _e, target, _d, _l in self.handlers)
 
     def handler_depth(self, offset: int) -> int | None:
         """Stack depth at the handler for an exception raised at `offset`, or None if nothing handles it here."""
@@ -48,6 +57,9 @@ class CodeIndex:
                 return depth + (1 if lasti else 0) + 1
         return None
 
+
+_RETURNS = frozenset({"RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE"})
+_RAISES = frozenset({"RERAISE", "RAISE_VARARGS"})
 
 _indexes: dict[int, CodeIndex] = {}
 
@@ -95,9 +107,17 @@ class FrameState:
         if self.index >= 0:
             prev = table.instructions[self.index]
             jumped = new_index != self.index + 1
+            raised = prev.opname in _RAISES
+            if raised or (jumped and table.jump_target.get(self.index) != new_index and prev.opname not in _RETURNS):
+                # control reached an exception handler without an 'exception' event (RERAISE, or a raise in
+                # a C call the tracer did not report): the handler starts at the exception table's depth
+                depth = table.handler_depth(prev.offset)
+                if depth is not None and table.is_handler(offset):
+                    self.depth = depth
+                    self.index = new_index
+                    return
             try:
-                self.depth += dis.stack_effect(prev.opcode, prev.arg, jump=jumped) if prev.opcode >= dis.HAVE_ARGUMENT \
-                    else dis.stack_effect(prev.opcode, jump=jumped)
+                self.depth += compat.stack_effect(prev.opcode, prev.arg, jumped)
             except ValueError:
                 pass
             self.depth = max(self.depth, 0)
@@ -118,13 +138,11 @@ class FrameState:
         if 0 <= self.index < len(self.table.instructions):
             ins = self.table.instructions[self.index]
             try:
-                effect = dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT \
-                    else dis.stack_effect(ins.opcode)
+                effect = compat.stack_effect(ins.opcode, ins.arg, False)
             except ValueError:
                 effect = 0
             # The instruction consumed its operands and has not pushed its one result yet: vouch for
-            # depth + effect - 1 slots. (3.11's CALL is tracked oparg low because PRECALL's -oparg came
-            # first, which this same formula absorbs.)
+            # depth + effect - 1 slots.
             depth += min(effect, 1) - 1
         depth = max(0, min(depth, self.frame.f_code.co_stacksize))
         return compat.frame_value_stack(self.frame, depth) if depth else []

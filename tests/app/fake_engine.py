@@ -1,0 +1,631 @@
+"""A fake engine for TUI tests, snapshots, benchmarks and screenshots: canned, frozen `core.model` snapshots.
+
+`FakeSession` has the methods of `dynadbg.core.session.Session` the TUI calls and behaves like it where the TUI
+can tell: resuming commands return ``CommandResult(resumed=True)``, then ``on_running("running")`` and the next
+``on_stop`` (or ``on_exit``) follow; commands needing a stop fail while the program runs; errors come back as
+values. It replays a `Scenario`: a list of stops, a guard tree, an original listing, FX graphs, cache entries.
+
+Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
+and snapshots deterministic: once the app's workers are done and its queue drained, the screen is settled.
+
+Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
+`big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
+500-module-model shaped), `make_app` (a `DebuggerApp` on a fake session).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dynadbg.core.model import (
+    CacheEntryView,
+    CodeView,
+    CommandResult,
+    CompiledFrameView,
+    FrameView,
+    GraphView,
+    GuardNodeView,
+    GuardStatus,
+    GuardTree,
+    Instr,
+    LeafGuardView,
+    Stop,
+    StopKind,
+    ValueSummary,
+)
+from dynadbg.core.runner import ExitResult
+
+#: The file the fake listings point at (its lines are real).
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
+
+NULL = ValueSummary("NULL", "NULL", is_null=True)
+UNKNOWN = ValueSummary("?", "<unknown>", unknown=True)
+
+#: Stable fake object identities (locals' "changed" marks depend on them, never on real ids).
+_ids = iter(range(0x1000, 0x7FFFFFFF, 16))
+
+
+def tensor(*shape: int, dtype: str = "float32", device: str = "cpu", grad: bool = False) -> ValueSummary:
+    """A tensor summary as `core.values.summarize` would make it."""
+    text = f"Tensor[{', '.join(map(str, shape))}] {dtype} {device}" + (" grad" if grad else "")
+    return ValueSummary("Tensor", text, shape=tuple(shape), dtype=dtype, device=device, requires_grad=grad,
+                        identity=next(_ids))
+
+
+def obj(type_name: str, text: str) -> ValueSummary:
+    """A non-tensor summary."""
+    return ValueSummary(type_name, text, identity=next(_ids))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Listings and stops
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Byte size of each opname's instruction plus inline caches (CPython 3.11), for realistic offsets.
+_SIZES = {"LOAD_GLOBAL": 12, "CALL": 10, "PRECALL": 4, "BINARY_SUBSCR": 10, "LOAD_METHOD": 22, "COMPARE_OP": 6,
+          "BINARY_OP": 4, "UNPACK_SEQUENCE": 4, "LOAD_ATTR": 10, "STORE_ATTR": 10}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One instruction of a fake listing and its effect on a simulated value stack.
+
+    Attributes:
+        opname, argrepr, lineno: as in `Instr`.
+        pops: slots it pops.
+        pushes: summaries it pushes (bottom first).
+        store: local name it binds (STORE_FAST), from the popped value.
+        jump: index it may jump to.
+    """
+
+    opname: str
+    argrepr: str = ""
+    lineno: int | None = None
+    pops: int = 0
+    pushes: tuple[ValueSummary, ...] = ()
+    store: str | None = None
+    jump: int | None = None
+    arg: int | None = None
+
+
+def listing(ops: Sequence[Op], *, name: str, key: int, filename: str = PROGRAM, firstlineno: int = 15,
+            generated: bool = True, compile_id: str | None = "0/0") -> CodeView:
+    """A `CodeView` of `ops` with offsets, carried-forward line numbers and jump-target marks."""
+    targets = {op.jump for op in ops if op.jump is not None}
+    rows, offset, lineno = [], 0, None
+    for i, op in enumerate(ops):
+        lineno = op.lineno if op.lineno is not None else lineno
+        arg = op.arg if op.arg is not None else (0 if op.argrepr or op.opname.startswith(("LOAD", "STORE")) else None)
+        rows.append(Instr(i, offset, op.opname, arg, op.argrepr, lineno, op.jump, i in targets))
+        offset += _SIZES.get(op.opname, 2)
+    return CodeView(key, name, filename, firstlineno, tuple(rows), generated, compile_id)
+
+
+def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
+             first_kind: StopKind = StopKind.ENTRY, compile_id: str = "0/0", entry: tuple[int, int] = (1, 1),
+             seq0: int = 1, breakpoints: tuple[int, ...] = ()) -> list[Stop]:
+    """One stop before each instruction of a straight-line run of `ops` (jumps fall through)."""
+    stack: list[ValueSummary] = []
+    local_values = dict(locals0)
+    previous = dict(locals0)
+    stops = []
+    for i, op in enumerate(ops):
+        changed = tuple(n for n, v in local_values.items() if previous.get(n) is not v)
+        frame = FrameView(code, i, code.instructions[i].lineno, tuple(stack), True,
+                          tuple(local_values.items()), breakpoints, changed)
+        kind = first_kind if i == 0 else StopKind.STEP
+        message = (f"entering {code.name} (compile {compile_id})" if i == 0
+                   else f"step in {code.name} at index {i}")
+        stops.append(Stop(kind, message, (frame,), compile_id, entry[0], entry[1], seq=seq0 + i))
+        previous = dict(local_values)
+        popped = [stack.pop() for _ in range(min(op.pops, len(stack)))]
+        if op.store is not None and popped:
+            local_values[op.store] = popped[0]
+        stack.extend(op.pushes)
+    return stops
+
+
+def forward_ops() -> list[Op]:
+    """Dynamo-style generated code for `fake_program.Scale.forward` (n=3): graph call, branch, graph break."""
+    fn1 = obj("function", "<function __compiled_fn_1 at 0x7f00c0de0001>")
+    out = obj("tuple", "(Tensor[4, 4] float32 cpu,)")
+    y = tensor(4, 4)
+    relu = obj("builtin_function_or_method", "<built-in method relu of Tensor object at 0x7f00c0de0002>")
+    y2 = tensor(4, 4)
+    prt = obj("builtin_function_or_method", "<built-in function print>")
+    resume = obj("function", "<function __resume_at_38_2 at 0x7f00c0de0003>")
+    return [
+        Op("RESUME", "", 15, arg=0),
+        Op("LOAD_GLOBAL", "NULL + __compiled_fn_1", 16, pushes=(NULL, fn1), arg=1),
+        Op("LOAD_FAST", "x", pushes=(tensor(4, 4),), arg=1),
+        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
+        Op("PRECALL", "", arg=2),
+        Op("CALL", "", pops=4, pushes=(out,), arg=2),
+        Op("STORE_FAST", "___graph_out_0", pops=1, store="___graph_out_0", arg=4),
+        Op("LOAD_FAST", "___graph_out_0", pushes=(out,), arg=4),
+        Op("LOAD_CONST", "0", pushes=(obj("int", "0"),), arg=1),
+        Op("BINARY_SUBSCR", "", pops=2, pushes=(y,)),
+        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
+        Op("LOAD_FAST", "n", 17, pushes=(obj("int", "3"),), arg=2),
+        Op("LOAD_CONST", "2", pushes=(obj("int", "2"),), arg=2),
+        Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),), arg=4),
+        Op("POP_JUMP_FORWARD_IF_FALSE", "to 58", pops=1, jump=20, arg=4),
+        Op("LOAD_FAST", "y", 18, pushes=(y,), arg=3),
+        Op("LOAD_METHOD", "relu", pops=1, pushes=(relu, y), arg=0),
+        Op("PRECALL", "", arg=0),
+        Op("CALL", "", pops=2, pushes=(y2,), arg=0),
+        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
+        Op("LOAD_GLOBAL", "NULL + print", 19, pushes=(NULL, prt), arg=3),
+        Op("LOAD_CONST", "'graph break here'", pushes=(obj("str", "'graph break here'"),), arg=3),
+        Op("PRECALL", "", arg=1),
+        Op("CALL", "", pops=3, pushes=(obj("NoneType", "None"),), arg=1),
+        Op("POP_TOP", "", pops=1),
+        Op("LOAD_GLOBAL", "NULL + __resume_at_38_2", pushes=(NULL, resume), arg=5),
+        Op("LOAD_FAST", "self", pushes=(obj("Scale", "Scale()"),), arg=0),
+        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
+        Op("LOAD_FAST", "y", pushes=(y2,), arg=3),
+        Op("PRECALL", "", arg=3),
+        Op("CALL", "", pops=5, pushes=(tensor(4),), arg=3),
+        Op("RETURN_VALUE", "", 19, pops=1),
+    ]
+
+
+def original_ops() -> list[Op]:
+    """The original bytecode of `Scale.forward` (abridged)."""
+    return [
+        Op("RESUME", "", 15, arg=0),
+        Op("LOAD_FAST", "x", 16), Op("LOAD_FAST", "self"), Op("LOAD_ATTR", "factor"),
+        Op("BINARY_OP", "*"), Op("LOAD_FAST", "n"), Op("BINARY_OP", "+"), Op("STORE_FAST", "y"),
+        Op("LOAD_FAST", "n", 17), Op("LOAD_CONST", "2"), Op("COMPARE_OP", ">"),
+        Op("POP_JUMP_FORWARD_IF_FALSE", "to 62", jump=17),
+        Op("LOAD_FAST", "y", 18), Op("LOAD_METHOD", "relu"), Op("PRECALL", ""), Op("CALL", ""),
+        Op("STORE_FAST", "y"),
+        Op("LOAD_GLOBAL", "NULL + print", 19), Op("LOAD_CONST", "'graph break here'"), Op("PRECALL", ""),
+        Op("CALL", ""), Op("POP_TOP", ""),
+        Op("LOAD_FAST", "y", 20), Op("LOAD_ATTR", "sum"), Op("LOAD_CONST", "0"), Op("KW_NAMES", "('dim',)"),
+        Op("PRECALL", ""), Op("CALL", ""), Op("LOAD_FAST", "n"), Op("BINARY_OP", "*"), Op("RETURN_VALUE", ""),
+    ]
+
+
+def big_ops(count: int = 2000) -> list[Op]:
+    """`count` instructions: repeated graph-call blocks with forward jumps (for the 2,000-instruction benchmark)."""
+    ops = [Op("RESUME", "", 15, arg=0)]
+    block = 0
+    while len(ops) < count - 1:
+        start = len(ops)
+        fn = obj("function", f"<function __compiled_fn_{block} at 0x7f00c0de{block:04x}>")
+        ops += [
+            Op("LOAD_GLOBAL", f"NULL + __compiled_fn_{block}", 16, pushes=(NULL, fn)),
+            Op("LOAD_FAST", "x", pushes=(tensor(4, 4),)),
+            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
+            Op("PRECALL", ""),
+            Op("CALL", "", pops=4, pushes=(obj("tuple", "(Tensor[4, 4] float32 cpu,)"),)),
+            Op("LOAD_CONST", "0", pushes=(obj("int", "0"),)),
+            Op("BINARY_SUBSCR", "", pops=2, pushes=(tensor(4, 4),)),
+            Op("STORE_FAST", "y", 17, pops=1, store="y"),
+            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
+            Op("LOAD_CONST", "2", pushes=(obj("int", "2"),)),
+            Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),)),
+            Op("POP_JUMP_FORWARD_IF_FALSE", f"to {start * 2 + 40}", pops=1, jump=min(start + 14, count - 1)),
+            Op("LOAD_FAST", "y", 18, pushes=(tensor(4, 4),)),
+            Op("POP_TOP", "", pops=1),
+        ]
+        block += 1
+    ops = ops[: count - 1] + [Op("LOAD_CONST", "None", 20, pushes=(obj("NoneType", "None"),)),
+                              Op("RETURN_VALUE", "", pops=1)]
+    return ops[:count]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Guard trees
+# ---------------------------------------------------------------------------------------------------------------
+
+def _leaf(i: int, guard_type: str, source: str, code: str, user_line: str | None, status: GuardStatus,
+          **kw: Any) -> LeafGuardView:
+    return LeafGuardView(f"g{i}", guard_type, source, (code,), user_line,
+                         f"fake_program.py:{kw.pop('line', 16)} in forward", status=status, **kw)
+
+
+def _node(i: int, source: str, accessor: str | None, value_type: str, leaves: Sequence[LeafGuardView],
+          children: Sequence[GuardNodeView] = (), manager: str = "GuardManager") -> GuardNodeView:
+    leaf_count = len(leaves) + sum(c.leaf_count for c in children)
+    failing = any(l.status == GuardStatus.FAIL for l in leaves) or any(c.status == GuardStatus.FAIL for c in children)
+    return GuardNodeView(f"m{i}", source, manager, accessor, value_type, tuple(leaves), tuple(children),
+                         GuardStatus.FAIL if failing else GuardStatus.PASS, leaf_count)
+
+
+def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
+    """The guard tree of ``forward``'s entry 0/0 (specialised on ``n == 3``); `n_fails` evaluates it for n=4."""
+    p, f = GuardStatus.PASS, GuardStatus.FAIL
+    n_status = f if n_fails else p
+    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
+        _leaf(1, "TENSOR_MATCH", "L['x']",
+              "check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
+              "torch.float32, device=None, requires_grad=False, size=[4, 4], stride=[4, 1])",
+              "y = x * self.factor + n", p),
+        _leaf(2, "NO_HASATTR", "L['x']", "hasattr(L['x'], '_dynamo_dynamic_indices') == False",
+              "y = x * self.factor + n", p),
+    ])
+    n = _node(2, "L['n']", "FrameLocalsGuardAccessor(key='n')", "<class 'int'>", [
+        _leaf(3, "TYPE_MATCH", "L['n']", "___check_type_id(L['n'], 140244005432128)", "if n > 2:", p, line=17),
+        _leaf(4, "EQUALS_MATCH", "L['n']", "L['n'] == 3", "if n > 2:", n_status, line=17, expected="3",
+              actual="4" if n_fails else "3",
+              reason="L['n'] == 3" if n_fails else None),
+    ])
+    factor = _node(4, "L['self'].factor", "GetAttrGuardAccessor(factor)", "<class 'float'>", [
+        _leaf(6, "EQUALS_MATCH", "L['self'].factor", "L['self'].factor == 2.0", "y = x * self.factor + n", p,
+              expected="2.0", actual="2.0"),
+    ])
+    self_ = _node(3, "L['self']", "FrameLocalsGuardAccessor(key='self')", "<class 'fake_program.Scale'>", [
+        _leaf(5, "TYPE_MATCH", "L['self']", "___check_type_id(L['self'], 94355214112320)", None, p),
+    ], [factor])
+    torch_ = _node(6, "G['torch']", "DictGetItemGuardAccessor('torch')", "<class 'module'>", [
+        _leaf(7, "ID_MATCH", "G['torch']", "___check_obj_id(G['torch'], 140244003915344)", None, p),
+    ])
+    g = _node(5, "G", "GlobalsGuardAccessor", "<class 'dict'>", [], [torch_])
+    root = _node(0, "L", None, "<class 'dict'>", [
+        _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, p),
+    ], [x, n, self_, g], manager="RootGuardManager")
+    failing = tuple(l for l in n.leaves if l.status == f)
+    return GuardTree("0/0", root, (), root.leaf_count, True, failing,
+                     "L['n'] == 3" if n_fails else None, "TREE_GUARD_MANAGER: ...")
+
+
+def guard_tree_of(leaves: int = 20_000, *, modules: int = 500, fail_at: int | None = None) -> GuardTree:
+    """A guard tree shaped like a `modules`-module model's, with about `leaves` leaves in all.
+
+    Each module manager has a TYPE_MATCH leaf and parameter managers holding the rest; `fail_at` makes that
+    module's last leaf fail.
+    """
+    per_module = max(2, leaves // modules)
+    params = max(1, (per_module - 1) // 8)
+    counter = iter(range(1, 10 ** 9))
+    mods = []
+    for m in range(modules):
+        base = f"L['self']._modules['layers']._modules['{m}']"
+        fail = fail_at == m
+        children = []
+        made = 1
+        for p_i in range(params):
+            size = min(8, per_module - made) if p_i < params - 1 else per_module - made
+            if size <= 0:
+                break
+            src = f"{base}._parameters['w{p_i}']"
+            leaves_p = [
+                _leaf(next(counter), "TENSOR_MATCH" if k == 0 else "NO_TENSOR_ALIASING" if k == 1 else "ID_MATCH",
+                      src, f"___check_obj_id({src}, {140000000000000 + m * 1000 + p_i * 10 + k})",
+                      f"self.layers[{m}](x)", GuardStatus.FAIL if fail and p_i == params - 1 and k == size - 1
+                      else GuardStatus.PASS)
+                for k in range(size)
+            ]
+            made += size
+            children.append(_node(next(counter), src, f"DictGetItemGuardAccessor('w{p_i}')",
+                                  "<class 'torch.nn.parameter.Parameter'>", leaves_p))
+        mods.append(_node(next(counter), base, f"DictGetItemGuardAccessor('{m}')", "<class 'torch.nn.Linear'>", [
+            _leaf(next(counter), "TYPE_MATCH", base, f"___check_type_id({base}, 9435521411{m:04d})",
+                  f"self.layers[{m}](x)", GuardStatus.PASS),
+        ], children))
+    root = _node(0, "L", None, "<class 'dict'>", [
+        _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, GuardStatus.PASS),
+    ], mods, manager="RootGuardManager")
+    failing = tuple(
+        leaf for mod in mods if mod.status == GuardStatus.FAIL for c in mod.children for leaf in c.leaves
+        if leaf.status == GuardStatus.FAIL
+    )
+    return GuardTree("0/0", root, (), root.leaf_count, True, failing)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scenarios
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Scenario:
+    """What the fake program does.
+
+    Attributes:
+        stops: the stops, in order; each resuming command moves to the next (``s 3`` skips two).
+        guard_tree: what `FakeSession.guard_tree` returns while stopped.
+        original: the ``orig`` listing.
+        graphs: the ``graph`` payload.
+        compiled: the ``entries`` payload and `compiled_frames` content.
+        exit: how the program ends after the last stop.
+        start_messages: `on_message` lines sent at start.
+        run_after: indexes of stops after which a resume leaves the program running until `interrupt`.
+        guard_delay: seconds `guard_tree` takes (to see the loading indicator).
+    """
+
+    stops: list[Stop]
+    guard_tree: GuardTree | None = None
+    original: CodeView | None = None
+    graphs: tuple[GraphView, ...] = ()
+    compiled: CompiledFrameView | None = None
+    exit: ExitResult = field(default_factory=lambda: ExitResult(0))
+    start_messages: tuple[str, ...] = ()
+    run_after: frozenset[int] = frozenset()
+    guard_delay: float = 0.0
+
+
+GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
+    l_x_ = L_x_
+    mul = l_x_ * 2.0;  l_x_ = None
+    add = mul + 3;  mul = None
+    relu = add.relu();  add = None
+    return (relu,)'''
+
+
+def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False) -> Scenario:
+    """``Scale.forward`` entered with x=ones(4, 4), n=3, then one stop per instruction."""
+    ops = forward_ops()
+    code = listing(ops, name="forward", key=0xF0)
+    locals0 = [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))]
+    stops = simulate(code, ops, locals0, breakpoints=breakpoints, entry=(1, 2))
+    original = listing(original_ops(), name="forward", key=0xF1, generated=False, compile_id=None)
+    graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6)
+    entries = (
+        CacheEntryView("0/0", code, "eager", hits=3, graphs=("__compiled_fn_1",),
+                       resume_functions=("__resume_at_38_2",)),
+        CacheEntryView("0/1", replace(code, key=0xF2, compile_id="0/1"), "eager", hits=0,
+                       graphs=("__compiled_fn_5",), resume_functions=("__resume_at_38_6",)),
+    )
+    compiled = CompiledFrameView(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
+                                 graphs=(graph,))
+    return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
+
+
+def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
+    """A `count`-instruction code object with `steps` step stops starting at instruction 900."""
+    ops = big_ops(count)
+    code = listing(ops, name="forward_big", key=0xB16)
+    locals0 = [("x", tensor(4, 4)), ("n", obj("int", "3"))]
+    stops = simulate(code, ops, locals0)
+    start = min(900, max(0, count - steps - 1))
+    chosen = [stops[0]] + stops[start:start + steps]
+    chosen = [replace(s, seq=i + 1) for i, s in enumerate(chosen)]
+    return Scenario(chosen, guard_tree_of(200), None, (), None)
+
+
+def crash_scenario() -> Scenario:
+    """A script that raises before any stop."""
+    tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'
+          '  File "boom.py", line 2, in main\n    raise ValueError("boom")\nValueError: boom\n')
+    return Scenario([], exit=ExitResult(1, tb, "ValueError: boom"))
+
+
+def never_compiled_scenario() -> Scenario:
+    """A script that never reaches torch.compile."""
+    return Scenario([], exit=ExitResult(0), start_messages=())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fake session
+# ---------------------------------------------------------------------------------------------------------------
+
+_RESUMING = {"s", "n", "r", "c", "until", "step", "next", "return", "continue", "cont", "unt"}
+_RUNNING_OK = {"h", "break-on", "compiles"}
+
+
+class FakeSession:
+    """Replays a `Scenario` through a listener, like `dynadbg.core.session.Session` (see module docstring).
+
+    Attributes:
+        executed: every line passed to `execute`, in order.
+        interrupted / quit_called: how often `interrupt` / `quit` were called.
+    """
+
+    def __init__(self, listener: Any, scenario: Scenario | None = None, *, break_on: Iterable[str] = ()) -> None:
+        self.listener = listener
+        self.scenario = scenario if scenario is not None else forward_scenario()
+        self.break_on = set(break_on)
+        self.executed: list[str] = []
+        self.interrupted = 0
+        self.quit_called = 0
+        self._pos = -1
+        self._paused = False
+        self._finished = threading.Event()
+        self._result: ExitResult | None = None
+        self._breakpoints: set[int] = set()
+        self._selected = -1
+        self._lock = threading.RLock()
+
+    # Program control ---------------------------------------------------------------------------------------------
+
+    def start_script(self, path: str, argv: list[str] | None = None) -> None:
+        """Start the fake program (the path is ignored)."""
+        self.start_callable(None)
+
+    def start_callable(self, fn: Callable[..., Any] | None, *args: Any, **kwargs: Any) -> None:
+        """Start the fake program: start messages, ``running``, then the first stop (or the exit)."""
+        for line in self.scenario.start_messages:
+            self.listener.on_message(line)
+        self.listener.on_running("running")
+        self._advance(1)
+
+    def _advance(self, count: int, kind: StopKind | None = None) -> None:
+        with self._lock:
+            self._pos += count
+            if self._pos >= len(self.scenario.stops):
+                self._finish(self.scenario.exit)
+                return
+            stop = self.scenario.stops[self._pos]
+            frame = stop.frame
+            if frame is not None and self._breakpoints != set(frame.breakpoints):
+                frames = stop.frames[:-1] + (replace(frame, breakpoints=tuple(sorted(self._breakpoints))),)
+                stop = replace(stop, frames=frames)
+            if kind is not None:
+                stop = replace(stop, kind=kind, message=f"interrupted in {frame.code.name if frame else '?'}")
+            self._paused = True
+            self._selected = len(stop.frames) - 1
+        self.listener.on_stop(stop)
+
+    def _finish(self, result: ExitResult) -> None:
+        if self._finished.is_set():
+            return
+        self._paused = False
+        self._result = result
+        if not self.scenario.stops and not result.quit and result.traceback is None:
+            self.listener.on_message("no frame was compiled by torch.compile in this run")
+        self._finished.set()
+        self.listener.on_exit(result)
+
+    def interrupt(self) -> None:
+        """Stop a running (held) program at the next stop, as an interrupt stop."""
+        self.interrupted += 1
+        with self._lock:
+            running = not self._paused and not self._finished.is_set() and self._pos >= 0
+        if running:
+            self._advance(1, kind=StopKind.INTERRUPT)
+
+    def quit(self) -> None:
+        """End the program (``ExitResult(0, quit=True)``)."""
+        self.quit_called += 1
+        self._finish(ExitResult(0, quit=True))
+
+    def wait(self, timeout: float | None = None) -> ExitResult | None:
+        """The exit result once the program ended (None on timeout)."""
+        self._finished.wait(timeout)
+        return self._result
+
+    # Queries -----------------------------------------------------------------------------------------------------
+
+    @property
+    def current(self) -> Stop | None:
+        """The stop the program is paused at."""
+        if not self._paused or not 0 <= self._pos < len(self.scenario.stops):
+            return None
+        return self.scenario.stops[self._pos]
+
+    def guard_tree(self) -> GuardTree | None:
+        """The scenario's guard tree while stopped, else None."""
+        if self.scenario.guard_delay:
+            threading.Event().wait(self.scenario.guard_delay)
+        return self.scenario.guard_tree if self._paused else None
+
+    def compiled_frames(self) -> list[CompiledFrameView]:
+        """The scenario's compiled frame, if any."""
+        return [self.scenario.compiled] if self.scenario.compiled is not None else []
+
+    # Commands ----------------------------------------------------------------------------------------------------
+
+    def execute(self, line: str) -> CommandResult:
+        """Run one command line (see the module docstring for what is simulated)."""
+        self.executed.append(line)
+        name, _, arg = line.strip().partition(" ")
+        arg = arg.strip()
+        if not name:
+            return CommandResult(error="empty command (h for help)")
+        if name == "q":
+            self.quit()
+            return CommandResult(output="quit", quit=True)
+        known = _RESUMING | _RUNNING_OK | {"b", "cl", "bt", "u", "d", "p", "orig", "graph", "entries", "guards",
+                                          "stack", "locals", "whatif", "l", "ll", "src"}
+        if name not in known:
+            return CommandResult(error=f"unknown command {name!r} (h for help)")
+        if self._finished.is_set():
+            if name in ("h", "compiles"):
+                return self._do(name, arg)
+            return CommandResult(error="the program has finished")
+        if not self._paused:
+            if name in _RUNNING_OK:
+                return self._do(name, arg)
+            return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
+        return self._do(name, arg)
+
+    def _do(self, name: str, arg: str) -> CommandResult:
+        stop = self.current
+        frame = stop.frames[self._selected] if stop is not None and stop.frames else None
+        if name in _RESUMING:
+            try:
+                count = int(arg) if arg and name in ("s", "n", "step", "next") else 1
+            except ValueError:
+                return CommandResult(error=f"count must be an integer, not {arg!r}")
+            held = self._pos in self.scenario.run_after
+            self._paused = False
+            self.listener.on_running("running")
+            if not held:
+                self._advance(count)
+            return CommandResult(resumed=True)
+        if name == "h":
+            return CommandResult(output="commands: s n r c until b cl bt u d l ll src orig stack locals p guards "
+                                        "whatif entries compiles graph break-on h q")
+        if name == "b":
+            if not arg:
+                return CommandResult(output="\n".join(f"breakpoint at index {i}" for i in sorted(self._breakpoints))
+                                     or "no breakpoints")
+            if not arg.split()[0].isdigit():
+                return CommandResult(error=f"index must be an integer, not {arg.split()[0]!r}")
+            index = int(arg.split()[0])
+            size = len(frame.code.instructions) if frame else 0
+            if not 0 <= index < size:
+                return CommandResult(error=f"index {index} is outside 0..{size - 1}")
+            self._breakpoints.add(index)
+            return CommandResult(output=f"breakpoint {len(self._breakpoints)} at {frame.code.name} index {index} "
+                                        f"({frame.code.instructions[index].opname})")
+        if name == "cl":
+            if not arg.isdigit() or int(arg) not in self._breakpoints:
+                return CommandResult(error=f"no breakpoint at index {arg}")
+            self._breakpoints.discard(int(arg))
+            return CommandResult(output=f"cleared breakpoint at index {arg}")
+        if name in ("u", "d"):
+            frames = stop.frames if stop else ()
+            new = self._selected + (-1 if name == "u" else 1)
+            if not 0 <= new < len(frames):
+                return CommandResult(error="already at the outermost generated frame" if name == "u"
+                                     else "already at the innermost frame")
+            self._selected = new
+            return CommandResult(output=f"> {frames[new].code.name}")
+        if name == "bt":
+            return CommandResult(output="\n".join(f"  {f.code.name} index {f.index}" for f in stop.frames))
+        if name == "p":
+            if frame is None:
+                return CommandResult(error="no frame at this stop")
+            for local, value in frame.locals:
+                if local == arg:
+                    return CommandResult(output=value.text)
+            return CommandResult(error=f"NameError: name {arg!r} is not defined")
+        if name == "stack":
+            return CommandResult(output="\n".join(v.text for v in reversed(frame.stack)) if frame else "")
+        if name == "locals":
+            return CommandResult(output="\n".join(f"{k} = {v.text}" for k, v in frame.locals) if frame else "")
+        if name == "orig":
+            if self.scenario.original is None:
+                return CommandResult(error="the original code of this frame is not known")
+            text = "\n".join(f"{i.index:>4} {i.opname:<24} {i.argrepr}" for i in self.scenario.original.instructions)
+            return CommandResult(output=text, data=self.scenario.original)
+        if name == "graph":
+            if not self.scenario.graphs:
+                return CommandResult(error="no FX graph was captured for this code object")
+            return CommandResult(output="\n\n".join(g.code for g in self.scenario.graphs),
+                                 data=list(self.scenario.graphs))
+        if name == "entries":
+            if self.scenario.compiled is None:
+                return CommandResult(error="no compiled code object here")
+            frame_view = self.scenario.compiled
+            return CommandResult(output=f"{frame_view.name}: {len(frame_view.entries)} cache entries",
+                                 data=frame_view)
+        if name == "guards":
+            tree = self.scenario.guard_tree
+            if tree is None:
+                return CommandResult(error="no cache entry is known for this frame")
+            return CommandResult(output=tree.text, data=tree)
+        if name == "compiles":
+            return CommandResult(output="forward: 2 entries" if self.scenario.compiled else "no frame was compiled yet")
+        return CommandResult(output=f"({name}: nothing to show in the fake engine)")
+
+
+def make_app(scenario: Scenario | None = None, *, keymap: dict[str, str] | None = None,
+             keymap_warnings: Sequence[str] = ()) -> Any:
+    """A `DebuggerApp` on a `FakeSession` replaying `scenario` (default: `forward_scenario()`), started on mount.
+
+    The session is ``app.session``.
+    """
+    from dynadbg.tui.app import DebuggerApp
+
+    chosen = scenario if scenario is not None else forward_scenario()
+    return DebuggerApp(lambda listener: FakeSession(listener, chosen), lambda session: session.start_callable(None),
+                       keymap=keymap, keymap_warnings=tuple(keymap_warnings))

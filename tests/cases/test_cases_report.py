@@ -1,0 +1,247 @@
+"""`report` on the real programs in ../shared/cases: every recompile reason and graph break torch 2.13 logged
+(the case's ``.expected.md``) must be in the report, the resume functions must be named after the breaks, and
+the program's own output and exit status must be unchanged.
+
+Each case runs in its own subprocess (`report_driver.py`) so torch state does not leak between cases; the
+selected cases are started together, as many at a time as there are CPUs, the first time a test needs one.
+Compared on the stable parts only: compile ids, guard expressions (object ids masked), reason heads, file
+basenames and line numbers — never uuids, generated global names or absolute paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "cases"
+DRIVER = Path(__file__).resolve().parent / "report_driver.py"
+CASES = sorted(p.name for p in CASES_DIR.glob("[0-9]*.py")) if CASES_DIR.is_dir() else []
+TIMEOUT_S = 300
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
+]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# .expected.md
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Expected:
+    exit_code: int | None = None
+    recompiles_logged: int | None = None
+    graph_breaks_logged: int | None = None
+    #: (compile id, function name, [reason, ...]) per "Recompiling function" item
+    recompiles: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    #: (compile id, file basename, line, duplicate, reason head)
+    graph_breaks: list[tuple[str, str, int, bool, str]] = field(default_factory=list)
+    stdout: str | None = None
+
+
+_RECOMPILE = re.compile(r"^- `\[(?P<cid>[^\]]+)\]` Recompiling function (?P<name>\S+)")
+_REASON = re.compile(r"^\s+- `(?P<text>.*)`\s*$")
+_BREAK = re.compile(
+    r"^- `\[(?P<cid>[^\]]+)\]` at `(?P<path>[^`]+):(?P<line>\d+)`(?P<dup> \(user stack suppressed: duplicate\))?: "
+    r"(?P<reason>.*)$"
+)
+
+
+def parse_expected(path: Path) -> Expected:
+    exp = Expected()
+    section = None
+    lines = path.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if m := re.match(r"^- exit code (\d+)", line):
+            exp.exit_code = int(m.group(1))
+        if m := re.match(r"^- recompiles logged: (\d+); graph breaks logged: (\d+)", line):
+            exp.recompiles_logged, exp.graph_breaks_logged = int(m.group(1)), int(m.group(2))
+        if line.startswith("**"):
+            section = line.strip("*: ").split("**")[0].strip()
+        elif section == "Recompile reasons" and (m := _RECOMPILE.match(line)):
+            exp.recompiles.append((m.group("cid"), m.group("name"), []))
+        elif section == "Recompile reasons" and (m := _REASON.match(line)) and exp.recompiles:
+            exp.recompiles[-1][2].append(m.group("text"))
+        elif section == "Graph breaks" and (m := _BREAK.match(line)):
+            exp.graph_breaks.append(
+                (m.group("cid"), os.path.basename(m.group("path")), int(m.group("line")), bool(m.group("dup")),
+                 m.group("reason").strip())
+            )
+        elif section == "Program stdout" and line.startswith("```") and exp.stdout is None:
+            j = i + 1
+            body = []
+            while j < len(lines) and not lines[j].startswith("```"):
+                body.append(lines[j])
+                j += 1
+            exp.stdout = "\n".join(body) + "\n" if body else ""
+            i = j
+        i += 1
+    return exp
+
+
+def guard_expression(reason: str) -> str:
+    """The stable part of one recompile reason: ``"0/0: a == 0.01"`` (location comment dropped, ids masked)."""
+    first = reason.splitlines()[0] if reason else ""
+    expr = re.split(r"\s{2,}#", first, maxsplit=1)[0].strip()
+    return re.sub(r"\b\d{8,}\b", "<id>", expr)
+
+
+def reason_head(reason: str) -> str:
+    head = re.split(r"\n\s*Explanation:", reason, maxsplit=1)[0]
+    return " ".join(head.split())
+
+
+# ------------------------------------------------------------------------------------------------------------
+# running the cases (in parallel, once per session)
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CaseRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    report: dict | None
+    text: str
+
+
+def _run_case(name: str, out_dir: Path) -> CaseRun:
+    out_json = out_dir / f"{name}.json"
+    out_text = out_dir / f"{name}.txt"
+    env = dict(os.environ)
+    env.pop("TORCH_LOGS", None)
+    proc = subprocess.run(
+        [sys.executable, str(DRIVER), str(out_json), str(out_text), str(CASES_DIR / name)],
+        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=env,
+    )
+    report = json.loads(out_json.read_text()) if out_json.exists() else None
+    text = out_text.read_text() if out_text.exists() else ""
+    return CaseRun(proc.returncode, proc.stdout, proc.stderr, report, text)
+
+
+@pytest.fixture(scope="module")
+def case_runs(request, tmp_path_factory):
+    selected = []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec is not None and "case" in callspec.params:
+            if callspec.params["case"] not in selected:
+                selected.append(callspec.params["case"])
+    out_dir = tmp_path_factory.mktemp("case_reports")
+    pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+    futures: dict[str, Future] = {name: pool.submit(_run_case, name, out_dir) for name in selected}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture
+def run(case_runs, case) -> CaseRun:
+    result = case_runs[case].result(timeout=TIMEOUT_S + 60)
+    assert result.report is not None, f"no report written:\n{result.stderr[-3000:]}"
+    return result
+
+
+# ------------------------------------------------------------------------------------------------------------
+# tests
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _frames_by_compile_id(report: dict) -> dict[str, dict]:
+    return {e["compile_id"]: f for f in report["frames"] for e in f["entries"]} | {
+        r["compile_id"]: f for f in report["frames"] for r in f["recompiles"]
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_program_output_and_status_unchanged(run, case):
+    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    assert run.returncode == (exp.exit_code if exp.exit_code is not None else 0), run.stderr[-3000:]
+    if exp.stdout is not None:
+        assert run.stdout == exp.stdout
+    assert run.report["exit_status"] == run.returncode
+    assert run.report["frames"], "the report lists no compiled frame"
+    assert run.text.rstrip().splitlines()[-1].startswith("summary: ")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recompile_reasons(run, case):
+    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    report = run.report
+    recompiles = [(f, r) for f in report["frames"] for r in f["recompiles"]]
+    if exp.recompiles_logged is not None:
+        assert len(recompiles) == exp.recompiles_logged
+    assert report["summary"]["recompiles"] == len(recompiles)
+    for compile_id, name, reasons in exp.recompiles:
+        found = [(f, r) for f, r in recompiles if r["compile_id"] == compile_id]
+        assert len(found) == 1, f"recompile [{compile_id}] missing"
+        frame, rec = found[0]
+        assert frame["name"] == name
+        assert frame["is_resume"] == name.startswith("torch_dynamo_resume_in_")
+        assert [guard_expression(r) for r in rec["reasons"]] == [guard_expression(r) for r in reasons]
+        # the new compile produced the entry with that id, unless the cache limit stopped it
+        assert compile_id in {e["compile_id"] for e in frame["entries"]} or frame["skipped"]
+        # the text report shows the same reasons
+        assert f"[{compile_id}] recompiling {name}" in run.text
+        for r in reasons:
+            assert guard_expression(r).split("<id>")[0] in run.text
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_graph_breaks_and_resume_functions(run, case):
+    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    report = run.report
+    breaks = [(f, b) for f in report["frames"] for b in f["graph_breaks"]]
+    if exp.graph_breaks_logged is not None:
+        assert len(breaks) == exp.graph_breaks_logged
+    got = sorted(
+        (b["compile_id"], os.path.basename(b["filename"] or ""), b["lineno"], b["duplicate"], b["short_reason"])
+        for _, b in breaks
+    )
+    assert got == sorted(exp.graph_breaks)
+
+    by_index = {f["index"]: f for f in report["frames"]}
+    for frame, brk in breaks:
+        assert brk["user_line"], brk
+        assert brk["short_reason"] == reason_head(brk["reason"])
+        if "Skipping the function" in brk["reason"]:
+            continue  # Dynamo gave up on the frame: no resume function
+        # the frame that broke calls a resume function named after the break's line, in the same function
+        origin = frame["resume_origin"].split(" (")[0] if frame["is_resume"] else frame["name"]
+        expected_name = f"torch_dynamo_resume_in_{origin}_at_{brk['lineno']}"
+        entry = next(e for e in frame["entries"] if e["compile_id"] == brk["compile_id"])
+        assert entry["resume_functions"], f"[{brk['compile_id']}] references no resume function"
+        assert brk["resume_functions"] == [r["global"] for r in entry["resume_functions"]]
+        linked = [by_index[r["frame"]] for r in entry["resume_functions"] if r["frame"] is not None]
+        assert linked, "no resume function of this break was called (so none was compiled or skipped)"
+        for target in linked:
+            assert target["is_resume"] and target["name"] == expected_name
+            assert target["resume_origin"].startswith(f"{origin} (")
+            assert target["entries"] or target["skipped"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_entry_is_complete(run, case):
+    report = run.report
+    for frame in report["frames"]:
+        assert frame["original"], frame["name"]
+        assert frame["source"], frame["name"]
+        graphs = {g["name"] for g in frame["graphs"]}
+        for entry in frame["entries"]:
+            assert entry["backend"] == "eager"
+            assert entry["code"] and entry["code"][0]["opname"] in {"RESUME", "COPY_FREE_VARS", "MAKE_CELL"}
+            assert entry["guards"], f"{frame['name']} {entry['compile_id']}: no guard text"
+            assert entry["hits"] >= 1  # the call that compiled it ran it
+            assert set(entry["graphs"]) <= graphs
+    assert report["summary"]["entries"] == sum(len(f["entries"]) for f in report["frames"])

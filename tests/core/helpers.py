@@ -1,0 +1,80 @@
+"""Drive a real `Session` from the test thread with a list of commands, recording every stop (like test_bdb)."""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from dynadbg.core.model import CommandResult, Stop
+from dynadbg.core.runner import ExitResult
+from dynadbg.core.session import Session
+
+
+class QueueListener:
+    def __init__(self) -> None:
+        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
+        self.messages: list[str] = []
+
+    def on_stop(self, stop: Stop) -> None:
+        self.events.put(("stop", stop))
+
+    def on_running(self, message: str) -> None:
+        pass
+
+    def on_message(self, text: str) -> None:
+        self.messages.append(text)
+
+    def on_exit(self, result: ExitResult) -> None:
+        self.events.put(("exit", result))
+
+
+@dataclass
+class Run:
+    stops: list[Stop] = field(default_factory=list)
+    outputs: list[tuple[str, CommandResult]] = field(default_factory=list)
+    result: ExitResult | None = None
+    session: Session | None = None
+    messages: list[str] = field(default_factory=list)
+
+    def output_of(self, command: str) -> CommandResult:
+        return next(r for c, r in self.outputs if c == command)
+
+
+def drive(
+    start: Callable[[Session], None],
+    commands: Iterable[str],
+    *,
+    break_on: Iterable[str] = ("entry",),
+    timeout: float = 120.0,
+    check_depth: bool = False,
+) -> Run:
+    """Start a program, answer each stop with the next commands until one resumes; detach when they run out."""
+    listener = QueueListener()
+    session = Session(listener, break_on=break_on, check_depth=check_depth)
+    run = Run(session=session, messages=listener.messages)
+    pending = list(commands)
+    start(session)
+    while True:
+        kind, payload = listener.events.get(timeout=timeout)
+        if kind == "exit":
+            run.result = payload
+            return run
+        run.stops.append(payload)
+        while True:
+            if not pending:
+                session.detach()
+                break
+            line = pending.pop(0)
+            res = session.execute(line)
+            run.outputs.append((line, res))
+            if res.resumed or res.quit:
+                break
+
+
+def stop_row(stop: Stop) -> tuple[str, str, int, str, tuple[str, ...]]:
+    """(kind, code name, index, opname, stack type names) of a stop, for table comparisons."""
+    f = stop.frame
+    assert f is not None
+    opname = f.code.instructions[f.index].opname if f.index >= 0 else ""
+    return (stop.kind.value, f.code.name, f.index, opname, tuple(v.type_name for v in f.stack))
