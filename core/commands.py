@@ -629,6 +629,7 @@ class CommandSet:
         if state not in ("on", "off"):
             raise _Usage("usage: break-on KIND on|off")
         (self.s.break_on.add if state == "on" else self.s.break_on.discard)(kind)
+        self.s._quiet = set()
         return ok(f"break on {kind}: {state}")
 
     def do_h(self, arg: str) -> CommandResult:

@@ -135,6 +135,9 @@ class Session:
         self.compile_ids: dict[CodeType, str] = {}
         self.entered: set[CodeType] = set()
         self.states: dict[FrameType, FrameState] = {}
+        #: generated codes known to need no tracing under the current mode, breakpoints and stop kinds
+        self._quiet: set[CodeType] = set()
+        self._note_call: Callable[[CodeType], None] = lambda code: None
         self.stop_seq = 0
         #: instruction events handled so far (how much generated code was stepped or watched)
         self.traced_instructions = 0
@@ -243,10 +246,12 @@ class Session:
     def interrupt(self) -> None:
         """Stop at the next instruction of generated code the program runs (Ctrl+C)."""
         self._interrupt = True
+        self._quiet = set()  # a fresh set: the worker may be iterating the old one
 
     def quit(self) -> None:
         """End the program and restore every hook. Returns at once; `wait` for the end."""
         self._quitting = True
+        self._quiet = set()
         with self._lock:
             if self.ctx is not None:
                 reply: "queue.Queue[Any]" = queue.Queue(1)
@@ -327,6 +332,7 @@ class Session:
             self.capture.install()
         except ImportError:
             self.capture = None
+        self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
         self._prev_callback = compat.set_debugger_callback(self._on_generated_code)
         self._installed = True
 
@@ -355,18 +361,24 @@ class Session:
     # ==========================================================================================================
 
     def _on_generated_code(self, code: CodeType) -> None:
-        """torch calls this before any Dynamo-generated code runs (``set_bytecode_debugger_callback``)."""
-        capture = self.capture
-        if capture is not None:
-            capture.note_call(code)
-        if code not in self.generated:
-            self.generated.add(code)
-        if self._quitting and threading.get_ident() == self._worker_ident:
-            raise QuitProgram()
+        """torch calls this before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
+
+        Hot path (every call of compiled code): a hit count and one set lookup when the code has no reason to
+        be traced. `_quiet` caches that answer; anything that could change it (a stop, a breakpoint, a stop
+        kind switched on, an interrupt) clears it.
+        """
+        self._note_call(code)
+        if code in self._quiet:
+            return
+        self.generated.add(code)
         if threading.get_ident() != self._worker_ident:
             return
+        if self._quitting:
+            raise QuitProgram()
         if self.wants_frame(code):
             self.backend.arm()
+        else:
+            self._quiet.add(code)
 
     def _on_compiled(self, event: Any) -> None:
         """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`."""
@@ -563,6 +575,7 @@ class Session:
         if ctx.selected < 0:
             ctx.selected = len(ctx.frames) - 1
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
+        self._quiet.clear()
         self.stop_seq += 1
         self.stops_by_kind[ctx.kind.value] = self.stops_by_kind.get(ctx.kind.value, 0) + 1
         from .snapshot import build_stop
@@ -661,6 +674,7 @@ class Session:
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:
         self._bp_numbers += 1
+        self._quiet.discard(code)
         bp = Breakpoint(self._bp_numbers, code, index, condition)
         self.breakpoints.setdefault(code, {})[index] = bp
         return bp
