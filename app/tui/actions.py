@@ -1,0 +1,202 @@
+"""The one registry of TUI actions: id, keys, description and the command line each one sends.
+
+Everything the user can do with a key is declared here, once. The app turns the registry into its `BINDINGS`
+(`bindings`), the footer shows the entries marked ``footer``, the help screen lists all of them
+(`help_screen.HelpScreen`) and the command palette searches them (`commands.ActionCommands`).
+
+| id | default keys | sends |
+|---|---|---|
+| step | ``s``, ``F11`` | ``s`` |
+| next | ``n``, ``F10`` | ``n`` |
+| return | ``r`` | ``r`` |
+| continue | ``c``, ``F5`` | ``c`` |
+| until | ``t`` | ``until {cursor}`` |
+| breakpoint | ``b``, ``F9`` | ``b {cursor}`` or ``cl {cursor}`` (toggles) |
+| up / down | ``u`` / ``d`` | ``u`` / ``d`` |
+| whatif | ``w`` | ``whatif`` |
+| view_bytecode / view_orig / view_graph / view_entries / view_stop | ``1`` … ``5`` | -, ``orig``, ``graph``, ``entries``, - |
+| console | ``:`` | focus the console input |
+| help | ``?`` | open the help screen |
+| interrupt | ``Ctrl+C`` | ``session.interrupt()`` (only while the program runs) |
+| quit | ``q`` | ``session.quit()``, then exit |
+
+Keys are remappable by binding id (the action id) with `App.set_keymap`: pass a JSON object such as
+``{"step": "s,f7", "next": "space"}`` as a file to ``run_tui(keymap=PATH)``, or name that file (or write the JSON
+inline) in the ``DYNADBG_KEYMAP`` environment variable. `load_keymap` reads both; unknown ids are reported, not
+fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.binding import Binding
+
+#: Environment variable naming a keymap JSON file, or holding the JSON itself.
+KEYMAP_ENV = "DYNADBG_KEYMAP"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One user action.
+
+    Attributes:
+        id: the binding id and the action parameter (``"step"``); keymaps use it.
+        keys: default keys, comma-separated in Textual's key names (``"s,f11"``).
+        label: short footer label (``"Step"``).
+        description: one line for the help screen and the command palette.
+        command: the console line the action sends to the engine, with ``{cursor}`` replaced by the bytecode
+            cursor's instruction index; None for actions the UI handles itself (help, console focus, views).
+        resumes: True when the command lets the program run (only allowed while stopped).
+        footer: shown in the footer.
+        priority: checked before the focused widget sees the key (only for keys no widget should swallow).
+        group: heading on the help screen.
+    """
+
+    id: str
+    keys: str
+    label: str
+    description: str
+    command: str | None = None
+    resumes: bool = False
+    footer: bool = True
+    priority: bool = False
+    group: str = "Run"
+
+
+#: Every action, in footer/help order.
+ACTIONS: tuple[Action, ...] = (
+    Action("step", "s,f11", "Step", "Step into: run one instruction", "s", resumes=True),
+    Action("next", "n,f10", "Next", "Step over: run to the next instruction in this frame", "n", resumes=True),
+    Action("return", "r", "Return", "Run until this frame returns", "r", resumes=True),
+    Action("continue", "c,f5", "Cont", "Continue to the next stop", "c", resumes=True),
+    Action("until", "t", "Until", "Run until the instruction under the cursor", "until {cursor}", resumes=True,
+           footer=False),
+    Action("breakpoint", "b,f9", "Break", "Toggle a breakpoint at the cursor's instruction", "b {cursor}",
+           group="Breakpoints and frames"),
+    Action("up", "u", "Up", "Select the calling frame (older)", "u", group="Breakpoints and frames"),
+    Action("down", "d", "Down", "Select the called frame (newer)", "d", group="Breakpoints and frames"),
+    Action("whatif", "w", "What-if", "Evaluate every guard of every cache entry for this call", "whatif",
+           footer=False, group="Guards"),
+    Action("view_bytecode", "1", "Bytecode", "Show the transformed bytecode", footer=False, group="Views"),
+    Action("view_orig", "2", "Original", "Show the original bytecode", "orig", footer=False, group="Views"),
+    Action("view_graph", "3", "Graph", "Show the FX graph", "graph", footer=False, group="Views"),
+    Action("view_entries", "4", "Entries", "Show the cache entries of this code object", "entries",
+           footer=False, group="Views"),
+    Action("view_stop", "5", "Stop", "Show why the program stopped (details, traceback)", footer=False,
+           group="Views"),
+    Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
+    Action("help", "question_mark", "Help", "Show this help", group="Views"),
+    Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
+           priority=True, footer=False),
+    Action("quit", "q", "Quit", "End the program and leave the debugger", "q"),
+)
+
+_BY_ID = {action.id: action for action in ACTIONS}
+
+
+def get(action_id: str) -> Action:
+    """The action called `action_id`.
+
+    Raises:
+        KeyError: no such action.
+    """
+    return _BY_ID[action_id]
+
+
+def bindings() -> list[Binding]:
+    """Textual bindings for every action: ``dbg('<id>')`` on the action's keys, with the action id as binding id."""
+    return [
+        Binding(
+            action.keys,
+            f"dbg({action.id!r})",
+            action.label,
+            show=action.footer,
+            priority=action.priority,
+            tooltip=action.description,
+            id=action.id,
+        )
+        for action in ACTIONS
+    ]
+
+
+def effective_keys(keymap: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Action id → comma-separated keys after applying `keymap` over the defaults."""
+    keys = {action.id: action.keys for action in ACTIONS}
+    for action_id, value in (keymap or {}).items():
+        if action_id in keys:
+            keys[action_id] = value
+    return keys
+
+
+def display_keys(keys: str) -> str:
+    """Keys as a user reads them: ``"s,f11"`` → ``"s / F11"``, ``"question_mark"`` → ``"?"``."""
+    names = {"question_mark": "?", "colon": ":", "space": "Space", "escape": "Esc", "enter": "Enter"}
+    shown = []
+    for key in (k.strip() for k in keys.split(",") if k.strip()):
+        if key in names:
+            shown.append(names[key])
+        elif key.startswith("ctrl+"):
+            shown.append("Ctrl+" + key[5:].upper() if len(key) == 6 else "Ctrl+" + key[5:])
+        elif len(key) > 1 and key[0] == "f" and key[1:].isdigit():
+            shown.append(key.upper())
+        else:
+            shown.append(key)
+    return " / ".join(shown)
+
+
+def load_keymap(path: str | os.PathLike[str] | None = None,
+                environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """Read a keymap: `path` if given, else ``$DYNADBG_KEYMAP`` (a file name, or JSON when it starts with ``{``).
+
+    Args:
+        path: a JSON file holding an object of action id → keys (``{"step": "s,f7"}``).
+        environ: the environment to read ``DYNADBG_KEYMAP`` from (default `os.environ`).
+
+    Returns:
+        The valid entries, and one warning line per problem (unreadable file, bad JSON, unknown id, non-string
+        keys). Problems never raise: the defaults stay in force.
+    """
+    environ = os.environ if environ is None else environ
+    warnings: list[str] = []
+    text: str | None = None
+    origin = ""
+    if path is not None:
+        origin = str(path)
+    else:
+        value = environ.get(KEYMAP_ENV, "").strip()
+        if not value:
+            return {}, []
+        if value.startswith("{"):
+            text, origin = value, KEYMAP_ENV
+        else:
+            origin = value
+    if text is None:
+        try:
+            text = Path(origin).read_text(encoding="utf-8")
+        except OSError as exc:
+            return {}, [f"keymap {origin}: cannot read it ({exc.strerror or exc})"]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, [f"keymap {origin}: not valid JSON ({exc.msg} at line {exc.lineno})"]
+    if not isinstance(data, dict):
+        return {}, [f"keymap {origin}: expected a JSON object of action id -> keys"]
+    keymap: dict[str, str] = {}
+    for action_id, keys in data.items():
+        if action_id not in _BY_ID:
+            warnings.append(f"keymap {origin}: unknown action {action_id!r}")
+        elif not isinstance(keys, str) or not keys.strip():
+            warnings.append(f"keymap {origin}: keys for {action_id!r} must be a non-empty string")
+        else:
+            keymap[action_id] = keys.replace(" ", "")
+    return keymap, warnings
+
+
+def action_ids() -> Iterable[str]:
+    """Every action id, in registry order."""
+    return (action.id for action in ACTIONS)

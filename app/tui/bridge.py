@@ -1,0 +1,133 @@
+"""The engine → UI bridge: the one place where listener calls become Textual messages.
+
+The engine calls a `Listener` on the program's worker thread. `Bridge` implements it by posting a message to the
+app (`MessagePump.post_message` is thread-safe), so every widget sees engine events on the UI thread, in order.
+Calls made before the app is attached (the program may stop before the first frame is painted) are buffered and
+delivered by `Bridge.attach`.
+
+`EngineSession` is the part of `dynadbg.core.session.Session` the TUI uses; tests pass a fake that has the same
+methods (``tests/app/fake_engine.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Protocol
+
+from textual.message import Message
+
+from dynadbg.core.model import CommandResult, CompiledFrameView, GuardTree, Stop
+
+if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+
+    from dynadbg.core.runner import ExitResult
+
+
+class EngineSession(Protocol):
+    """What the TUI calls on the engine (a subset of `dynadbg.core.session.Session`).
+
+    `execute`, `guard_tree` and `compiled_frames` block until the program's worker thread handled them: call them
+    from a thread worker, never on the UI thread.
+    """
+
+    def execute(self, line: str) -> CommandResult: ...
+
+    def interrupt(self) -> None: ...
+
+    def quit(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> ExitResult | None: ...
+
+    def guard_tree(self) -> GuardTree | None: ...
+
+    def compiled_frames(self) -> list[CompiledFrameView]: ...
+
+
+class Bridge:
+    """A `Listener` that forwards engine events to a Textual app as messages.
+
+    Thread-safe: every method may be called from any thread.
+    """
+
+    class Stopped(Message):
+        """The program paused; it stays paused until a resuming command."""
+
+        def __init__(self, stop: Stop) -> None:
+            self.stop = stop
+            """The snapshot of the stop."""
+            super().__init__()
+
+    class Running(Message):
+        """The program resumed, or Dynamo is compiling (``"running"``, ``"compiling f"``)."""
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+            """What the program is doing, for the status line."""
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            """A newer running-state line makes an older, undelivered one pointless."""
+            return isinstance(message, Bridge.Running)
+
+    class Info(Message):
+        """An info or warning line for the console log."""
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+            """The line, plain text."""
+            super().__init__()
+
+    class Exited(Message):
+        """The program ended (normally, by an exception, or because the user quit)."""
+
+        def __init__(self, result: ExitResult) -> None:
+            self.result = result
+            """`dynadbg.core.runner.ExitResult`: status, traceback, exception, quit."""
+            super().__init__()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._target: MessagePump | None = None
+        self._pending: list[Message] = []
+
+    def attach(self, target: MessagePump) -> None:
+        """Deliver messages to `target` from now on, starting with those buffered so far."""
+        with self._lock:
+            self._target = target
+            pending, self._pending = self._pending, []
+        for message in pending:
+            target.post_message(message)
+
+    def detach(self) -> None:
+        """Stop delivering; later calls are dropped (the app is gone)."""
+        with self._lock:
+            self._target = None
+            self._pending = []
+
+    def _post(self, message: Message) -> None:
+        with self._lock:
+            target = self._target
+            if target is None:
+                self._pending.append(message)
+                return
+        target.post_message(message)
+
+    # Listener -------------------------------------------------------------------------------------------------
+
+    def on_stop(self, stop: Stop) -> None:
+        """The program paused at `stop`."""
+        self._post(Bridge.Stopped(stop))
+
+    def on_running(self, message: str) -> None:
+        """The program resumed or is compiling."""
+        self._post(Bridge.Running(message))
+
+    def on_message(self, text: str) -> None:
+        """An info or warning line."""
+        self._post(Bridge.Info(text))
+
+    def on_exit(self, result: ExitResult) -> None:
+        """The program ended."""
+        self._post(Bridge.Exited(result))
+

@@ -1,0 +1,257 @@
+"""The bytecode pane: a virtualised listing of one code object (Textual's Line API).
+
+Only visible rows are rendered (`render_line`), and each row's styled segments are computed once per code object
+and cached, so a step in a 2,000-instruction code object repaints a screenful of cached rows and nothing else.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from dynadbg.core.model import CodeView, Instr
+
+from . import highlight
+
+#: Widest opname column before names are allowed to push the argument right.
+_OPNAME_WIDTH = 24
+
+
+class BytecodeView(ScrollView, can_focus=True):
+    """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
+
+    The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
+    the middle of the pane. A separate cursor (moved with the arrow keys or a click) picks the instruction that
+    ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at every stop.
+
+    | Key | Action |
+    | :- | :- |
+    | up / down | Move the cursor. |
+    | pageup / pagedown | Move the cursor a page. |
+    | home / end | First / last instruction. |
+    | . | Back to the current instruction. |
+    """
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Cursor up", show=False),
+        Binding("down", "cursor(1)", "Cursor down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor_to(0)", "First", show=False),
+        Binding("end", "cursor_to(-1)", "Last", show=False),
+        Binding("full_stop", "to_current", "Current", show=False),
+    ]
+
+    COMPONENT_CLASSES = {
+        "bytecode--current",
+        "bytecode--cursor",
+        "bytecode--breakpoint",
+        "bytecode--marker",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `bytecode--current` | The row about to run. |
+    | `bytecode--cursor` | The cursor row, while the pane has focus. |
+    | `bytecode--breakpoint` | The ``●`` gutter mark. |
+    | `bytecode--marker` | The ``▶`` gutter mark. |
+    """
+
+    code: reactive[CodeView | None] = reactive(None, repaint=False)
+    """The listing shown; None shows an empty pane. Setting a different code object resets the row cache."""
+    current: reactive[int] = reactive(-1, repaint=False)
+    """Index of the instruction about to run; -1 for none (an original-bytecode listing)."""
+    breakpoints: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
+    """Instruction indexes that carry a breakpoint."""
+    cursor: reactive[int] = reactive(0, repaint=False)
+    """Index of the cursor row."""
+
+    class BreakpointToggled(Message):
+        """The user clicked the gutter of a row: toggle its breakpoint."""
+
+        def __init__(self, view: BytecodeView, index: int) -> None:
+            self.view = view
+            """The pane clicked."""
+            self.index = index
+            """Instruction index of the row."""
+            super().__init__()
+
+        @property
+        def control(self) -> BytecodeView:
+            """The pane clicked."""
+            return self.view
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._rows: dict[int, list[Segment]] = {}
+        self._widths = (1, 1, 1, 1)
+        self._center_pending = False
+
+    # Data ------------------------------------------------------------------------------------------------------
+
+    def show(self, code: CodeView | None, current: int = -1, breakpoints: frozenset[int] = frozenset()) -> None:
+        """Set listing, current instruction and breakpoints together (one repaint of what changed)."""
+        self.code = code
+        self.breakpoints = breakpoints
+        self.current = current
+
+    def watch_code(self, old: CodeView | None, new: CodeView | None) -> None:
+        if old is new or (old is not None and new is not None and old.key == new.key and old == new):
+            return
+        self._rows.clear()
+        instructions = new.instructions if new is not None else ()
+        if instructions:
+            index_w = len(str(len(instructions) - 1))
+            offset_w = len(str(max(i.offset for i in instructions)))
+            line_w = max((len(str(i.lineno)) for i in instructions if i.lineno is not None), default=1)
+            opname_w = min(_OPNAME_WIDTH, max(len(i.opname) for i in instructions))
+            arg_w = max(len(i.argrepr) for i in instructions)
+        else:
+            index_w = offset_w = line_w = opname_w = arg_w = 1
+        self._widths = (index_w, offset_w, line_w, opname_w)
+        jump_w = max((len(f"  → {i.jump_target}") for i in instructions if i.jump_target is not None), default=0)
+        width = 2 + (index_w + 2) + (offset_w + 1) + (line_w + 1) + 3 + (opname_w + 1) + arg_w + jump_w
+        self.virtual_size = Size(width, len(instructions))
+        self.cursor = 0
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def watch_current(self, old: int, new: int) -> None:
+        self.refresh_line(old)
+        self.refresh_line(new)
+        if new >= 0:
+            self.cursor = new
+            self.center_current()
+
+    def watch_breakpoints(self, old: frozenset[int], new: frozenset[int]) -> None:
+        for index in old ^ new:
+            self.refresh_line(index)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_line(old)
+        self.refresh_line(new)
+
+    def validate_cursor(self, cursor: int) -> int:
+        count = len(self.code.instructions) if self.code is not None else 0
+        return max(0, min(cursor, count - 1)) if count else 0
+
+    @property
+    def cursor_instruction(self) -> Instr | None:
+        """The instruction under the cursor, or None when the pane is empty."""
+        if self.code is None or not self.code.instructions:
+            return None
+        return self.code.instructions[self.cursor]
+
+    # Scrolling -------------------------------------------------------------------------------------------------
+
+    def center_current(self) -> None:
+        """Scroll so the current instruction sits in the middle of the pane."""
+        if self.current < 0:
+            return
+        height = self.scrollable_content_region.height
+        if height <= 0:
+            self._center_pending = True
+            return
+        self._center_pending = False
+        self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True)
+
+    def _keep_cursor_visible(self) -> None:
+        height = self.scrollable_content_region.height
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif height > 0 and self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._center_pending or self.current >= 0:
+            self.center_current()
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor += delta
+        self._keep_cursor_visible()
+
+    def action_page(self, direction: int) -> None:
+        self.cursor += direction * max(1, self.scrollable_content_region.height - 1)
+        self._keep_cursor_visible()
+
+    def action_cursor_to(self, index: int) -> None:
+        count = len(self.code.instructions) if self.code is not None else 0
+        self.cursor = index if index >= 0 else count - 1
+        self._keep_cursor_visible()
+
+    def action_to_current(self) -> None:
+        if self.current >= 0:
+            self.cursor = self.current
+            self.center_current()
+
+    def on_click(self, event: events.Click) -> None:
+        if self.code is None:
+            return
+        row = event.y + self.scroll_offset.y
+        if not 0 <= row < len(self.code.instructions):
+            return
+        if event.x + self.scroll_offset.x < 2:
+            self.post_message(self.BreakpointToggled(self, row))
+        else:
+            self.cursor = row
+
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor)
+
+    # Rendering -------------------------------------------------------------------------------------------------
+
+    def _row(self, instr: Instr, previous: Instr | None) -> list[Segment]:
+        index_w, offset_w, line_w, opname_w = self._widths
+        new_line = instr.lineno is not None and (previous is None or previous.lineno != instr.lineno)
+        lineno = str(instr.lineno) if new_line else ""
+        segments = [
+            Segment(f" {instr.index:>{index_w}} ", highlight.plain(highlight.INDEX)),
+            Segment(f"{instr.offset:>{offset_w}} ", highlight.plain(highlight.OFFSET)),
+            Segment(f"{lineno:>{line_w}} ", highlight.plain(highlight.LINENO)),
+            Segment(">> " if instr.is_jump_target else "   ", highlight.plain(highlight.MARK)),
+            Segment(f"{instr.opname:<{opname_w}} ", highlight.token_style(highlight.opname_token(instr.opname))),
+        ]
+        if instr.jump_target is not None:
+            segments.append(Segment(instr.argrepr, highlight.plain(highlight.OFFSET)))
+            segments.append(Segment(f"  → {instr.jump_target}", highlight.plain(highlight.JUMP)))
+        else:
+            segments.extend(highlight.python_segments(instr.argrepr))
+        return segments
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = y + scroll_y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        code = self.code
+        if code is None or not 0 <= row < len(code.instructions):
+            return Strip.blank(width, base)
+        segments = self._rows.get(row)
+        if segments is None:
+            instr = code.instructions[row]
+            previous = code.instructions[row - 1] if row else None
+            segments = self._rows[row] = self._row(instr, previous)
+        is_current = row == self.current
+        style = self.get_component_rich_style
+        gutter = [
+            Segment("●" if row in self.breakpoints else " ", style("bytecode--breakpoint", partial=True)),
+            Segment("▶" if is_current else " ", style("bytecode--marker", partial=True)),
+        ]
+        strip = Strip([*gutter, *segments])
+        line_style: Style = base
+        if is_current:
+            line_style = base + style("bytecode--current", partial=True)
+        elif row == self.cursor and self.has_focus:
+            line_style = base + style("bytecode--cursor", partial=True)
+        return strip.crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)

@@ -1,0 +1,136 @@
+"""The console: a scrolling log of command output and engine messages, and an input for the command language."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, RichLog
+
+#: Lines kept in the log.
+MAX_LOG_LINES = 5000
+#: Commands kept in the history.
+MAX_HISTORY = 500
+
+
+class Console(Vertical):
+    """A `RichLog` of output above an `Input` taking the command language (``s``, ``p x``, ``guards fail``, …).
+
+    While the input has focus, letters type into it (the single-letter debugger keys are not priority bindings);
+    Escape leaves it, Up/Down walk the history.
+
+    | Key | Action |
+    | :- | :- |
+    | escape | Leave the input (the bytecode pane takes focus). |
+    | up / down | Previous / next command in the history. |
+    """
+
+    BINDINGS = [
+        Binding("escape", "leave", "Leave console", show=False),
+        Binding("up", "history(-1)", "Previous command", show=False),
+        Binding("down", "history(1)", "Next command", show=False),
+    ]
+
+    COMPONENT_CLASSES = {"console--echo", "console--error", "console--info", "console--output"}
+    """
+    | Class | Description |
+    | :- | :- |
+    | `console--echo` | The echoed command line. |
+    | `console--error` | Error lines (a command failed; nothing changed). |
+    | `console--info` | Engine info and warning lines. |
+    | `console--output` | Command output. |
+    """
+
+    class Submitted(Message):
+        """The user entered a command line."""
+
+        def __init__(self, console: Console, line: str) -> None:
+            self.console = console
+            """The console it came from."""
+            self.line = line
+            """The command, stripped."""
+            super().__init__()
+
+        @property
+        def control(self) -> Console:
+            """The console it came from."""
+            return self.console
+
+    class Left(Message):
+        """The user pressed Escape in the input: focus should go back to the panes."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._history: list[str] = []
+        self._history_pos = 0
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=False, markup=False, highlight=False)
+        yield Input(id="command", placeholder="command (h: commands, ?: keys, Esc: leave)")
+
+    @property
+    def log_widget(self) -> RichLog:
+        """The output log."""
+        return self.query_one("#log", RichLog)
+
+    @property
+    def input(self) -> Input:
+        """The command input."""
+        return self.query_one("#command", Input)
+
+    # Writing ---------------------------------------------------------------------------------------------------
+
+    def _write(self, text: str | Text, component: str) -> None:
+        style = self.get_component_rich_style(component, partial=True)
+        if isinstance(text, str):
+            text = Text(text.rstrip("\n"), style)
+        else:
+            base = Text(style=style, no_wrap=True)
+            base.append_text(text)
+            text = base
+        self.log_widget.write(text)
+
+    def echo(self, line: str) -> None:
+        """Log a command as the user (or a key) issued it."""
+        self._write(f"> {line}", "console--echo")
+
+    def output(self, text: str | Text) -> None:
+        """Log a command's output."""
+        if isinstance(text, str) and not text.strip():
+            return
+        self._write(text, "console--output")
+
+    def info(self, text: str) -> None:
+        """Log an engine info/warning line."""
+        self._write(text, "console--info")
+
+    def error(self, text: str) -> None:
+        """Log an error line (shown in red)."""
+        self._write(text, "console--error")
+
+    # Input -----------------------------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        line = event.value.strip()
+        event.input.value = ""
+        if not line:
+            return
+        if not self._history or self._history[-1] != line:
+            self._history.append(line)
+            del self._history[:-MAX_HISTORY]
+        self._history_pos = len(self._history)
+        self.post_message(self.Submitted(self, line))
+
+    def action_history(self, delta: int) -> None:
+        if not self._history:
+            return
+        self._history_pos = max(0, min(len(self._history), self._history_pos + delta))
+        value = self._history[self._history_pos] if self._history_pos < len(self._history) else ""
+        self.input.value = value
+        self.input.cursor_position = len(value)
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())

@@ -1,0 +1,56 @@
+"""The locals pane: a frame's bound locals, with those changed since the last stop highlighted."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from dynadbg.core.model import FrameView
+
+from . import highlight
+
+#: Longest name column before names are cut.
+_NAME_WIDTH = 24
+
+
+class LocalsView(Static):
+    """``name  value`` rows in ``co_varnames + co_cellvars + co_freevars`` order.
+
+    A local whose object identity changed since the previous stop in this frame (`FrameView.changed`) is marked
+    with ``*`` and the `locals--changed` style.
+    """
+
+    COMPONENT_CLASSES = {"locals--name", "locals--changed", "locals--empty"}
+    """
+    | Class | Description |
+    | :- | :- |
+    | `locals--name` | Local names. |
+    | `locals--changed` | Names (and marks) of locals that changed since the last stop. |
+    | `locals--empty` | The note shown when there are no locals. |
+    """
+
+    frame: reactive[FrameView | None] = reactive(None, layout=True)
+    """The frame whose locals are shown; None when the program is not stopped in a frame."""
+
+    def render(self) -> Text:
+        frame = self.frame
+        empty = self.get_component_rich_style("locals--empty", partial=True)
+        if frame is None:
+            return Text("(not in a frame)", empty)
+        if not frame.locals:
+            return Text("(no locals bound)", empty)
+        name_style = self.get_component_rich_style("locals--name", partial=True)
+        changed_style = self.get_component_rich_style("locals--changed", partial=True)
+        changed = set(frame.changed)
+        width = min(_NAME_WIDTH, max(len(name) for name, _ in frame.locals))
+        lines = []
+        for name, value in frame.locals:
+            is_changed = name in changed
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append("*" if is_changed else " ", changed_style)
+            shown = name if len(name) <= width else name[: width - 1] + "…"
+            line.append(f"{shown:<{width}} ", changed_style if is_changed else name_style)
+            line.append_text(highlight.value_text(value))
+            lines.append(line)
+        return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)

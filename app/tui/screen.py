@@ -1,0 +1,328 @@
+"""The main screen: every pane at once (pudb's lesson), fed one-way from the `stop` reactive.
+
+Data flow: the app sets `MainScreen.stop` (and `activity`, `exit_result`, `guards`); the screen derives the
+selected `frame` and hands each child widget only what it renders (status line and stack/locals panes through
+`data_bind`, the listing and source panes through their `show` methods, which repaint only what changed).
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive, var
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from dynadbg.core.model import (
+    CacheEntryView,
+    CodeView,
+    CompiledFrameView,
+    FrameView,
+    GraphView,
+    GuardTree,
+    Stop,
+)
+from dynadbg.core.runner import ExitResult
+
+from . import highlight
+from .bytecode_view import BytecodeView
+from .console import Console
+from .guard_tree_view import GuardTreeView
+from .locals_view import LocalsView
+from .output_view import OutputView
+from .source_view import SourceView
+from .stack_view import StackView
+from .status_line import StatusLine
+
+#: Tab pane id → the console command that fills it (None: filled from the stop itself).
+VIEW_COMMANDS: dict[str, str | None] = {
+    "tab-bytecode": None,
+    "tab-orig": "orig",
+    "tab-graph": "graph",
+    "tab-entries": "entries",
+    "tab-stop": None,
+}
+
+
+class MainScreen(Screen[None]):
+    """Status line; bytecode views and source on the left; value stack, locals and guard tree on the right;
+    the console below.
+
+    Width under 100 columns (``-narrow``) or height under 32 rows (``-short``) reflow the panes (``dynadbg.tcss``).
+    """
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (16, "-short"), (32, "-tall")]
+
+    stop: reactive[Stop | None] = reactive(None, init=False)
+    """The stop the program is paused on (None while it runs, before the first stop, or after it ended)."""
+    frame_index: reactive[int] = reactive(-1, init=False)
+    """Index into `stop.frames` of the frame shown (`u`/`d` change it); -1 is the newest."""
+    frame: var[FrameView | None] = var(None)
+    """The frame shown, derived from `stop` and `frame_index`."""
+    activity: reactive[str | None] = reactive("starting")
+    """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
+    exit_result: reactive[ExitResult | None] = reactive(None, init=False)
+    """How the program ended, once it did."""
+    guards: reactive[GuardTree | None] = reactive(None, always_update=True, init=False)
+    """The guard tree of the entry serving the current frame, once loaded."""
+    guards_loading: reactive[bool] = reactive(False, init=False)
+    """True while the guard tree is being fetched (the pane shows a loading indicator)."""
+
+    class ViewRequested(Message):
+        """A view tab was opened whose content comes from a console command (``orig``, ``graph``, ``entries``)."""
+
+        def __init__(self, pane_id: str, command: str) -> None:
+            self.pane_id = pane_id
+            """The tab pane id (``"tab-orig"``)."""
+            self.command = command
+            """The command that fills it."""
+            super().__init__()
+
+    class BreakpointRequested(Message):
+        """The user clicked a bytecode gutter: toggle the breakpoint at `index`."""
+
+        def __init__(self, index: int) -> None:
+            self.index = index
+            """Instruction index."""
+            super().__init__()
+
+    class Ready(Message):
+        """The screen and all its panes are mounted: engine events can be shown from now on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._breakpoint_overrides: dict[int, frozenset[int]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status").data_bind(
+            MainScreen.stop, MainScreen.activity, MainScreen.exit_result, MainScreen.frame_index
+        )
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                with TabbedContent(id="views", initial="tab-bytecode"):
+                    with TabPane("Bytecode", id="tab-bytecode"):
+                        yield BytecodeView(id="bytecode")
+                    with TabPane("Original", id="tab-orig"):
+                        yield BytecodeView(id="orig-bytecode")
+                        yield OutputView("original bytecode: shown when stopped", id="orig-text")
+                    with TabPane("Graph", id="tab-graph"):
+                        yield OutputView("FX graph: shown when stopped", id="graph")
+                    with TabPane("Entries", id="tab-entries"):
+                        yield OutputView("cache entries: shown when stopped", id="entries")
+                    with TabPane("Stop", id="tab-stop"):
+                        yield OutputView("not stopped yet", id="stop-detail")
+                yield SourceView(id="source")
+            with Vertical(id="right"):
+                with VerticalScroll(id="stack-pane", classes="pane"):
+                    yield StackView(id="stack").data_bind(MainScreen.frame)
+                with VerticalScroll(id="locals-pane", classes="pane"):
+                    yield LocalsView(id="locals").data_bind(MainScreen.frame)
+                yield GuardTreeView(id="guards")
+        yield Console(id="console")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#bytecode").border_title = "bytecode"
+        self.query_one("#source").border_title = "source"
+        self.query_one("#stack-pane").border_title = "value stack"
+        self.query_one("#locals-pane").border_title = "locals"
+        self.query_one("#guards").border_title = "guards"
+        self.query_one("#orig-bytecode").display = False
+        self.query_one("#bytecode", BytecodeView).focus()
+        self.post_message(self.Ready())
+
+    # Accessors -------------------------------------------------------------------------------------------------
+
+    @property
+    def console(self) -> Console:
+        """The console (log and command input)."""
+        return self.query_one("#console", Console)
+
+    @property
+    def bytecode(self) -> BytecodeView:
+        """The transformed-bytecode pane."""
+        return self.query_one("#bytecode", BytecodeView)
+
+    @property
+    def guard_tree(self) -> GuardTreeView:
+        """The guard-tree pane."""
+        return self.query_one("#guards", GuardTreeView)
+
+    @property
+    def views(self) -> TabbedContent:
+        """The switchable views (bytecode, original, graph, entries, stop)."""
+        return self.query_one("#views", TabbedContent)
+
+    # Reactive data flow ----------------------------------------------------------------------------------------
+
+    def watch_stop(self, stop: Stop | None) -> None:
+        self._breakpoint_overrides.clear()
+        self.frame_index = -1
+        self._show_frame()
+        if stop is not None:
+            self.query_one("#stop-detail", OutputView).content = self._stop_details(stop)
+            self.query_one("#stack-pane").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
+                else "tracked depth"
+            self.query_one(StackView).return_value = stop.return_value
+
+    def watch_frame_index(self) -> None:
+        self._show_frame()
+
+    def watch_exit_result(self, result: ExitResult | None) -> None:
+        if result is not None:
+            self.query_one("#stop-detail", OutputView).content = self._exit_details(result)
+
+    def watch_guards(self, tree: GuardTree | None) -> None:
+        self.guard_tree.guards = tree
+
+    def watch_guards_loading(self, loading: bool) -> None:
+        self.guard_tree.loading = loading
+
+    def _show_frame(self) -> None:
+        stop = self.stop
+        frame: FrameView | None = None
+        if stop is not None and stop.frames:
+            index = self.frame_index if -len(stop.frames) <= self.frame_index < len(stop.frames) else -1
+            frame = stop.frames[index]
+        self.frame = frame
+        if frame is None:
+            self.bytecode.show(None)
+            self.query_one(SourceView).show(None, None)
+            return
+        breakpoints = self._breakpoint_overrides.get(frame.code.key, frozenset(frame.breakpoints))
+        self.bytecode.show(frame.code, frame.index, breakpoints)
+        self.bytecode.border_subtitle = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
+        self.query_one(SourceView).show(frame.code.filename, frame.lineno)
+
+    def set_breakpoint(self, index: int, on: bool) -> None:
+        """Show (or clear) a breakpoint the engine accepted at `index` of the shown frame's code."""
+        frame = self.frame
+        if frame is None:
+            return
+        current = self._breakpoint_overrides.get(frame.code.key, frozenset(frame.breakpoints))
+        updated = current | {index} if on else current - {index}
+        self._breakpoint_overrides[frame.code.key] = updated
+        self.bytecode.breakpoints = updated
+
+    # Views -----------------------------------------------------------------------------------------------------
+
+    def show_view(self, pane_id: str) -> None:
+        """Switch the left pane to `pane_id` (``"tab-orig"``, …)."""
+        self.views.active = pane_id
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane_id = event.pane.id or ""
+        command = VIEW_COMMANDS.get(pane_id)
+        if command is not None:
+            self.post_message(self.ViewRequested(pane_id, command))
+
+    def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
+        if event.view.id == "bytecode":
+            self.post_message(self.BreakpointRequested(event.index))
+
+    def on_console_left(self) -> None:
+        self.bytecode.focus()
+
+    def show_original(self, output: str, data: object) -> None:
+        """Fill the Original view from an ``orig`` result (a `CodeView` listing, else its text)."""
+        listing = self.query_one("#orig-bytecode", BytecodeView)
+        text = self.query_one("#orig-text", OutputView)
+        code = data.original if isinstance(data, CompiledFrameView) else data
+        if isinstance(code, CodeView):
+            listing.show(code)
+            listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
+            listing.display, text.display = True, False
+        else:
+            text.content = Text(output or "(no output)")
+            listing.display, text.display = False, True
+
+    def show_graph(self, output: str, data: object) -> None:
+        """Fill the Graph view from a ``graph`` result (`GraphView`s, else its text)."""
+        graphs = _graphs_of(data)
+        view = self.query_one("#graph", OutputView)
+        if not graphs:
+            view.content = Text(output or "(no FX graph)")
+            return
+        parts: list[RenderableType] = []
+        for graph in graphs:
+            parts.append(Text(f"{graph.name}  ·  compile {graph.compile_id}  ·  {graph.node_count} nodes",
+                              style="bold"))
+            parts.append(Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
+                                background_color="default", line_numbers=False))
+            parts.append(Text(""))
+        view.content = Group(*parts)
+
+    def show_entries(self, output: str, data: object) -> None:
+        """Fill the Entries view from an ``entries`` result (`CacheEntryView`s, else its text)."""
+        entries = _entries_of(data)
+        view = self.query_one("#entries", OutputView)
+        if not entries:
+            view.content = Text(output or "(no cache entries)")
+            return
+        table = Table(box=None, header_style="bold", pad_edge=False)
+        for column in ("#", "compile id", "backend", "hits", "code", "graphs", "resume functions"):
+            table.add_column(column, no_wrap=column != "resume functions")
+        stop = self.stop
+        for i, entry in enumerate(entries, 1):
+            serving = stop is not None and stop.compile_id == entry.compile_id
+            code = "invalidated" if entry.invalidated or entry.code is None else (
+                f"{entry.code.name} ({len(entry.code.instructions)} instr)")
+            table.add_row(
+                f"{'▶' if serving else ' '}{i}",
+                entry.compile_id,
+                entry.backend or "?",
+                "?" if entry.hits < 0 else str(entry.hits),
+                code,
+                ", ".join(entry.graphs) or "-",
+                ", ".join(entry.resume_functions) or "-",
+            )
+        view.content = Group(table, Text(""), Text(output, style="dim")) if output else table
+
+    # Detail text -----------------------------------------------------------------------------------------------
+
+    def _stop_details(self, stop: Stop) -> RenderableType:
+        parts: list[RenderableType] = [Text(f"{stop.kind.value} stop", style="bold"), Text(stop.message)]
+        if stop.exception:
+            parts.append(Text(stop.exception, style="bold red"))
+        if stop.return_value is not None:
+            parts.append(Text("return value: ") + highlight.value_text(stop.return_value))
+        for title, body in stop.detail:
+            parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
+        if len(stop.frames) > 1:
+            parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
+            for frame in stop.frames:
+                parts.append(Text(f"  {frame.code.name}  index {frame.index}  line {frame.lineno}"))
+        return Group(*parts)
+
+    def _exit_details(self, result: ExitResult) -> RenderableType:
+        head = "program ended (quit)" if result.quit else f"program exited with status {result.status}"
+        parts: list[RenderableType] = [Text(head, style="bold")]
+        if result.exception:
+            parts.append(Text(result.exception, style="bold red"))
+        if result.traceback:
+            parts.extend([Text(""), Text(result.traceback.rstrip(), style="red")])
+        return Group(*parts)
+
+
+def _graphs_of(data: object) -> list[GraphView]:
+    if isinstance(data, GraphView):
+        return [data]
+    if isinstance(data, CompiledFrameView):
+        return list(data.graphs)
+    if isinstance(data, (list, tuple)):
+        return [item for item in data if isinstance(item, GraphView)]
+    return []
+
+
+def _entries_of(data: object) -> list[CacheEntryView]:
+    if isinstance(data, CompiledFrameView):
+        return list(data.entries)
+    if isinstance(data, (list, tuple)):
+        return [item for item in data if isinstance(item, CacheEntryView)]
+    return []

@@ -1,0 +1,99 @@
+"""The source pane: the user's source file, synced to the current instruction's line (Line API, virtualised)."""
+
+from __future__ import annotations
+
+import linecache
+import os
+from functools import lru_cache
+
+from rich.segment import Segment
+from textual import events
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from . import highlight
+
+
+@lru_cache(maxsize=32)
+def _lexed(filename: str, mtime: float) -> tuple[tuple[Segment, ...], ...]:
+    """The lines of `filename`, highlighted; `mtime` is part of the key so an edited file is read again."""
+    del mtime
+    return tuple(highlight.python_lines("".join(linecache.getlines(filename))))
+
+
+def read_lines(filename: str) -> tuple[tuple[Segment, ...], ...]:
+    """Highlighted lines of `filename` via `linecache` (plain file I/O on the UI thread); () when unavailable."""
+    try:
+        mtime = os.stat(filename).st_mtime
+    except OSError:
+        mtime = 0.0
+    return _lexed(filename, mtime)
+
+
+class SourceView(ScrollView, can_focus=True):
+    """Source text with line numbers; the line being executed is highlighted and kept in the middle."""
+
+    COMPONENT_CLASSES = {"source--current", "source--lineno"}
+    """
+    | Class | Description |
+    | :- | :- |
+    | `source--current` | The line of the current instruction. |
+    | `source--lineno` | The line-number column. |
+    """
+
+    filename: reactive[str | None] = reactive(None, repaint=False)
+    """The file shown (``co_filename``); None or a file that cannot be read shows a note instead."""
+    lineno: reactive[int | None] = reactive(None, repaint=False)
+    """1-based line of the current instruction, or None."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._lines: tuple[tuple[Segment, ...], ...] = ()
+
+    def show(self, filename: str | None, lineno: int | None) -> None:
+        """Show `filename` with `lineno` highlighted."""
+        self.filename = filename
+        self.lineno = lineno
+
+    def watch_filename(self, filename: str | None) -> None:
+        self._lines = read_lines(filename) if filename else ()
+        width = max((sum(len(s.text) for s in line) for line in self._lines), default=0) + 7
+        self.virtual_size = Size(width, max(1, len(self._lines)))
+        self.border_subtitle = os.path.basename(filename) if filename else ""
+        self.refresh()
+
+    def watch_lineno(self, old: int | None, new: int | None) -> None:
+        if old is not None:
+            self.refresh_line(old - 1)
+        if new is not None:
+            self.refresh_line(new - 1)
+            self._center()
+
+    def _center(self) -> None:
+        height = self.scrollable_content_region.height
+        if self.lineno is not None and height > 0:
+            self.scroll_to(y=max(0, self.lineno - 1 - height // 2), animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._center()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = y + scroll_y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if not self._lines:
+            if y == 0 and self.filename:
+                note = f" source not available: {self.filename}"
+                return Strip([Segment(note, base)]).crop_extend(scroll_x, scroll_x + width, base)
+            return Strip.blank(width, base)
+        if row >= len(self._lines):
+            return Strip.blank(width, base)
+        is_current = self.lineno is not None and row == self.lineno - 1
+        line_style = base + self.get_component_rich_style("source--current", partial=True) if is_current else base
+        number = Segment(f"{'▶' if is_current else ' '}{row + 1:>4} ",
+                         self.get_component_rich_style("source--lineno", partial=True))
+        strip = Strip([number, *self._lines[row]])
+        return strip.crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)

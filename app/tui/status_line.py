@@ -1,0 +1,88 @@
+"""The status line: what the program is doing — stopped where and why, running, compiling, or ended."""
+
+from __future__ import annotations
+
+import os
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from dynadbg.core.model import Stop
+from dynadbg.core.runner import ExitResult
+
+
+class StatusLine(Static):
+    """One line: stop kind, code name, compile id, entry i of n, instruction and source line.
+
+    While the program runs it reads ``running…`` (or ``compiling f…``); after the program ended, its exit status.
+    """
+
+    COMPONENT_CLASSES = {"status--kind", "status--dim", "status--error"}
+    """
+    | Class | Description |
+    | :- | :- |
+    | `status--kind` | The stop kind / state label. |
+    | `status--dim` | Separators and secondary fields. |
+    | `status--error` | An exception or a failing exit status. |
+    """
+
+    stop: reactive[Stop | None] = reactive(None)
+    """The stop the program is paused on, or None."""
+    activity: reactive[str | None] = reactive("starting")
+    """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
+    exit_result: reactive[ExitResult | None] = reactive(None)
+    """How the program ended; set once it did."""
+    frame_index: reactive[int] = reactive(-1)
+    """Index into `Stop.frames` of the selected frame (-1: the newest)."""
+
+    def render(self) -> Text:
+        kind_style = self.get_component_rich_style("status--kind", partial=True)
+        dim = self.get_component_rich_style("status--dim", partial=True)
+        error = self.get_component_rich_style("status--error", partial=True)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        result = self.exit_result
+        if result is not None:
+            if result.quit:
+                text.append(" ■ program ended (quit) ", kind_style)
+            else:
+                text.append(f" ■ program exited with status {result.status} ", kind_style)
+            if result.exception:
+                text.append(" ")
+                text.append(result.exception, error)
+            text.append("  · q to leave", dim)
+            return text
+        if self.activity is not None or self.stop is None:
+            activity = self.activity or "starting"
+            text.append(f" ▶ {activity}… ", kind_style)
+            text.append("  · Ctrl+C to interrupt", dim)
+            return text
+        stop = self.stop
+        text.append(f" ⏸ {stop.kind.value} ", kind_style)
+        frame = stop.frames[self.frame_index] if stop.frames and -len(stop.frames) <= self.frame_index < len(
+            stop.frames) else stop.frame
+        fields: list[str] = []
+        if frame is not None:
+            fields.append(frame.code.name)
+        if stop.compile_id:
+            fields.append(f"compile {stop.compile_id}")
+        if stop.entry_index is not None and stop.entry_count is not None:
+            fields.append(f"entry {stop.entry_index} of {stop.entry_count}")
+        if frame is not None:
+            if frame.index >= 0:
+                fields.append(f"instr {frame.index}/{len(frame.code.instructions)}")
+            if frame.lineno is not None:
+                fields.append(f"{os.path.basename(frame.code.filename)}:{frame.lineno}")
+        if len(stop.frames) > 1:
+            position = self.frame_index % len(stop.frames) + 1
+            fields.append(f"frame {position} of {len(stop.frames)}")
+        for i, field in enumerate(fields):
+            text.append(" · " if i else "", dim)
+            text.append(field)
+        if stop.exception:
+            text.append("  ")
+            text.append(stop.exception, error)
+        elif stop.message:
+            text.append("  — ", dim)
+            text.append(stop.message, dim)
+        return text
