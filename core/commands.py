@@ -142,9 +142,13 @@ class CommandSet:
         st = self.need_frame()
         frame = st.frame
         ns = dict(frame.f_locals)
-        stack = st.exact_stack() if st is self.ctx.frames[-1] and not self.ctx.post_mortem else None
+        current = st is self.ctx.frames[-1]
+        stack = st.exact_stack() if current and not self.ctx.post_mortem else None
         if stack is None:
-            stack = st.safe_stack() if st.depth > 0 and not self.ctx.post_mortem else []
+            if self.ctx.post_mortem or st.depth <= 0:
+                stack = []
+            else:
+                stack = st.tracked_stack() if current else st.safe_stack()
         ns["__stack__"] = [None if v is compat.NULL_STACK_VALUE else v for v in stack]
         return frame.f_globals, ns
 

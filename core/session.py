@@ -342,8 +342,9 @@ class Session:
         self._installed = False
         compat.set_debugger_callback(self._prev_callback)
         if self.backend is not None:
-            self.backend.disarm()
-        sys.settrace(None)
+            self.backend.release()
+        if not compat.USE_SYS_MONITORING:
+            sys.settrace(None)
         if self.capture is not None:
             self.capture.uninstall()
         self._undo_skip()
@@ -376,7 +377,7 @@ class Session:
         if self._quitting:
             raise QuitProgram()
         if self.wants_frame(code):
-            self.backend.arm()
+            self.backend.watch(code)
         else:
             self._quiet.add(code)
 
@@ -555,10 +556,12 @@ class Session:
         return chain
 
     def _trace_running(self, frame: FrameType) -> None:
-        st = FrameState(frame, code_index(frame.f_code))
-        st.index = st.table.index_of_offset.get(frame.f_lasti, -1)
-        st.depth = -1
-        self.states[frame] = st
+        st = self.states.get(frame)
+        if st is None:
+            st = FrameState(frame, code_index(frame.f_code))
+            st.index = st.table.index_of_offset.get(frame.f_lasti, -1)
+            st.depth = -1
+            self.states[frame] = st
         self.backend.trace_existing(frame)
 
     def _condition_true(self, bp: Breakpoint, frame: FrameType) -> bool:
@@ -619,12 +622,10 @@ class Session:
     def _apply_mode(self, ctx: PauseContext) -> None:
         """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
         cur = ctx.frame
-        frame = cur.frame if cur is not None else None
+        frame = cur.frame if cur is not None and not ctx.post_mortem else None
         if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
             self.target = frame
-            if frame not in self.states or frame.f_trace is None:
-                self._trace_running(frame)
-        if self.mode is Mode.STEP and frame is not None and frame.f_trace is None:
+        if self.mode is not Mode.CONTINUE and frame is not None and not self.backend.is_traced(frame):
             self._trace_running(frame)
         self._update_arming()
 

@@ -44,6 +44,8 @@ def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mort
                 session.depth_mismatches.append((code.co_name, st.index, st.depth, len(live)))
             st.depth = len(live)
             stack = tuple(value(v) for v in live)
+        elif st.depth >= 0 and current:
+            stack = tuple(value(v) for v in st.tracked_stack())
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:

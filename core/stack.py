@@ -129,6 +129,11 @@ class FrameState:
             return None
         return compat.frame_value_stack(self.frame, self.frame.f_code.co_stacksize)
 
+    def tracked_stack(self) -> list[Any]:
+        """The current frame's stack read at the tracked depth (where the interpreter exposes no stack top)."""
+        depth = max(0, min(self.depth, self.frame.f_code.co_stacksize))
+        return compat.frame_value_stack(self.frame, depth) if depth else []
+
     def safe_stack(self) -> list[Any]:
         """Slots the tracked depth can vouch for in a frame suspended in a call (the call's operands excluded).
 

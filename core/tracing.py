@@ -56,6 +56,14 @@ class SettraceBackend:
             self.armed = True
             sys.settrace(self._global)
 
+    def watch(self, code: CodeType) -> None:
+        """New frames of `code` need events (called from the debugger callback): settrace sees them at 'call'."""
+        self.arm()
+
+    def release(self) -> None:
+        """End of session."""
+        self.disarm()
+
     def disarm(self) -> None:
         """Stop all events on this thread; frames already traced lose their local tracer too."""
         if self.armed:
@@ -72,6 +80,10 @@ class SettraceBackend:
         frame.f_trace_opcodes = True
         self._frames.add(frame)
         self.arm()
+
+    def is_traced(self, frame: FrameType) -> bool:
+        """Whether `frame` gets instruction events now."""
+        return self.armed and frame in self._frames and frame.f_trace is not None
 
     def untrace(self, frame: FrameType) -> None:
         """Stop instruction events for one frame."""
