@@ -98,6 +98,11 @@ def guard_expression(reason: str) -> str:
     return re.sub(r"\b\d{8,}\b", "<id>", expr)
 
 
+def mask_floats(text: str) -> str:
+    """Program output with decimals masked (some cases print timings)."""
+    return re.sub(r"\d+\.\d+", "<float>", text)
+
+
 def reason_head(reason: str) -> str:
     head = re.split(r"\n\s*Explanation:", reason, maxsplit=1)[0]
     return " ".join(head.split())
@@ -169,7 +174,7 @@ def test_program_output_and_status_unchanged(run, case):
     exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
     assert run.returncode == (exp.exit_code if exp.exit_code is not None else 0), run.stderr[-3000:]
     if exp.stdout is not None:
-        assert run.stdout == exp.stdout
+        assert mask_floats(run.stdout) == mask_floats(exp.stdout)
     assert run.report["exit_status"] == run.returncode
     assert run.report["frames"], "the report lists no compiled frame"
     assert run.text.rstrip().splitlines()[-1].startswith("summary: ")
@@ -234,12 +239,13 @@ def test_graph_breaks_and_resume_functions(run, case):
 @pytest.mark.parametrize("case", CASES)
 def test_every_entry_is_complete(run, case):
     report = run.report
+    backends = set(re.findall(r"backend=[\"'](\w+)[\"']", (CASES_DIR / case).read_text())) or {"inductor"}
     for frame in report["frames"]:
         assert frame["original"], frame["name"]
         assert frame["source"], frame["name"]
         graphs = {g["name"] for g in frame["graphs"]}
         for entry in frame["entries"]:
-            assert entry["backend"] == "eager"
+            assert entry["backend"] in backends
             assert entry["code"] and entry["code"][0]["opname"] in {"RESUME", "COPY_FREE_VARS", "MAKE_CELL"}
             assert entry["guards"], f"{frame['name']} {entry['compile_id']}: no guard text"
             assert entry["hits"] >= 1  # the call that compiled it ran it
