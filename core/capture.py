@@ -149,7 +149,7 @@ class CacheMissEvent:
 
 
 class _Entry:
-    __slots__ = ("frame", "compile_id", "dynamo_code", "code", "guard_manager", "backend", "hits")
+    __slots__ = ("frame", "compile_id", "dynamo_code", "code", "guard_manager", "backend", "hits", "names")
 
     def __init__(self, frame: "_Frame", compile_id: str, dynamo_code: CodeType, guard_manager: Any) -> None:
         self.frame = frame
@@ -159,6 +159,15 @@ class _Entry:
         self.guard_manager = guard_manager
         self.backend: str | None = None
         self.hits = 0
+        self.names: tuple[CodeType | None, tuple[str, ...]] = (None, ())  # (code scanned, its global names)
+
+    def global_names(self) -> tuple[str, ...]:
+        """``__compiled_fn_*`` / ``__resume_at_*`` globals the current code loads (scanned once per code)."""
+        scanned, names = self.names
+        if scanned is not self.code:
+            names = _global_names(self.code)
+            self.names = (self.code, names)
+        return names
 
 
 class _Break:
@@ -446,7 +455,7 @@ class Capture:
             backend = entry.backend = compat.entry_backend_name(live)
         invalidated = live is not None and getattr(live, "code", True) is None
         dropped = live is None and compat.FEATURES.get("cache entries") is None
-        names = _global_names(entry.code)
+        names = entry.global_names()
         resumes = tuple(n for n in names if n.startswith("__resume_at"))
         resume_codes = [self._resume_globals.get(n) for n in resumes]
         view = CacheEntryView(
