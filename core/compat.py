@@ -538,6 +538,15 @@ def guard_manager_text(guard_manager: Any) -> str:
         return f"<str(guard_manager) failed: {type(exc).__name__}: {exc}>"
 
 
+def torch_function_mode_stack_names() -> list[str]:
+    """Type names of the active torch-function modes, innermost last (``torch.overrides.
+    _get_current_function_mode_stack``); what ``TORCH_FUNCTION_MODE_STACK`` guards. ``torch.device(...)`` used
+    as a context manager shows up here as ``DeviceContext``."""
+    from torch.overrides import _get_current_function_mode_stack
+
+    return [type(mode).__name__ for mode in _get_current_function_mode_stack()]
+
+
 def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     """Net value-stack effect of one instruction as it really executes on this Python.
 

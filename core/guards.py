@@ -18,11 +18,13 @@ Every torch private API used here is behind `dynadbg.core.compat` (section "guar
 from __future__ import annotations
 
 import ast
+import gc
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import CodeType
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import compat
 from .model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
@@ -42,6 +44,9 @@ __all__ = [
 
 #: Failures reading a guarded value that mean "the value is not there" (torch then fails the accessor).
 _MISSING_ERRORS: tuple[type[BaseException], ...] = (LookupError, AttributeError, NameError, TypeError)
+
+_PASS, _FAIL, _ERROR = GuardStatus.PASS, GuardStatus.FAIL, GuardStatus.ERROR
+_NO_VALUE, _NOT_EVALUATED = GuardStatus.NO_VALUE, GuardStatus.NOT_EVALUATED
 
 _STATUS_WORD = {
     GuardStatus.PASS: "PASS",
@@ -126,17 +131,21 @@ def _expected(guard_type: str, source: str, code: str) -> str | None:
         return text if match["device"] == "None" else f"{text} device={match['device']}"
     if guard_type in _CODE_IS_EXPECTED:
         return code
+    if guard_type == "TORCH_FUNCTION_MODE_STACK":
+        return "the mode stack at compile time"
+    if source == "L" and " == " in code:                 # ambient root guards: utils_device.CURRENT_DEVICE == None
+        return code.rpartition(" == ")[2]
     return None
 
 
-def _actual(guard_type: str, value: Any) -> str:
+def _actual(guard_type: str, value: Any, summary: Callable[[Any], str]) -> str:
     try:
         if guard_type in _LENGTH_TYPES:
             return f"len {len(value)}"
         if guard_type == "TYPE_MATCH":
             return f"type={type(value)!r} (type id {id(type(value))})"
         if guard_type == "ID_MATCH":
-            return f"{summarize(value).text} (id {id(value)})"
+            return f"{summary(value)} (id {id(value)})"
         if guard_type == "TENSOR_MATCH" and hasattr(value, "stride") and hasattr(value, "dtype"):
             dtype = str(value.dtype).removeprefix("torch.")
             text = (f"{type(value).__name__} {dtype} size={list(value.shape)} stride={list(value.stride())} "
@@ -144,7 +153,7 @@ def _actual(guard_type: str, value: Any) -> str:
             return text if value.device.type == "cpu" else f"{text} device={value.device}"
     except Exception:  # noqa: BLE001 - describing a value must never fail
         pass
-    return summarize(value).text
+    return summary(value)
 
 
 def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
@@ -178,7 +187,10 @@ def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
                 return f"{head} stride mismatch at index {i}. expected {want}, actual {int(have)}"
     except Exception:  # noqa: BLE001 - an odd value: no readable reason
         return None
-    return None
+    # what is left is the dispatch key set: the tensor's keys with the thread-local include/exclude sets applied,
+    # which autocast, functorch transforms and some modes change
+    return (f"{head} dispatch key set mismatch. expected DispatchKeySet({match['keys']}); dtype, device, "
+            f"requires_grad, sizes and strides match (thread-local dispatch state, e.g. autocast, differs)")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -300,6 +312,7 @@ class _Builder:
         self.cv_parts: list[str] = []
         self.cv_norm: list[str] = []
         self.cv_error: str | None = None
+        self.summaries: dict[int, tuple[Any, str]] = {}
         if f_locals is not None:
             scope = compat.guard_eval_scope(guard_manager)
             scope["L"] = f_locals
@@ -310,17 +323,12 @@ class _Builder:
                 self.cv_passed, self.cv_error = False, f"check_verbose raised {type(exc).__name__}: {exc}"
             self.cv_norm = [_normalize_part(p) for p in self.cv_parts]
 
-    # -- ids ---------------------------------------------------------------------------------------------------
-
-    def _manager_id(self) -> str:
-        ident = f"m{self.next_manager}"
-        self.next_manager += 1
-        return ident
-
-    def _leaf_id(self) -> str:
-        ident = f"g{self.next_leaf}"
-        self.next_leaf += 1
-        return ident
+    def _summary(self, value: Any) -> str:
+        """`values.summarize(value).text`, once per object per tree (several leaves guard the same value)."""
+        hit = self.summaries.get(id(value))
+        if hit is None:
+            hit = self.summaries[id(value)] = (value, summarize(value).text)   # holding value pins its id
+        return hit[1]
 
     # -- torch's first failure ----------------------------------------------------------------------------------
 
@@ -344,34 +352,23 @@ class _Builder:
     def _leaf_view(self, raw: compat.RawLeafGuard, source: str, status: GuardStatus, *, actual: str | None = None,
                    reason: str | None = None, epilogue: bool = False,
                    parts: Sequence[str] | None = None) -> LeafGuardView:
-        codes: list[str] = []
-        user_line = location = note = None
-        for part in (raw.parts if parts is None else parts):
-            code, u, loc, n = parse_code_part(part)
-            codes.append(code)
-            if user_line is None and u is not None:
-                user_line = u
-            if location is None and loc is not None:
-                location = loc
-            if note is None and n is not None:
-                note = n
-        first = codes[0] if codes else ""
-        view = LeafGuardView(
-            id=self._leaf_id(),
-            guard_type=raw.guard_type,
-            source=source,
-            code=tuple(codes),
-            user_line=user_line,
-            location=location,
-            relational=raw.relational,
-            epilogue=epilogue,
-            status=status,
-            expected=_expected(raw.guard_type, source, first),
-            actual=actual,
-            reason=reason,
-            note=note,
-        )
-        return view
+        if parts is None:
+            parts = raw.parts
+        if len(parts) == 1:                                   # the common case, kept cheap (20,000-leaf trees)
+            first, user_line, location, note = parse_code_part(parts[0])
+            codes: tuple[str, ...] = (first,)
+        else:
+            parsed = [parse_code_part(part) for part in parts]
+            codes = tuple(p[0] for p in parsed)
+            first = codes[0] if codes else ""
+            user_line = next((p[1] for p in parsed if p[1] is not None), None)
+            location = next((p[2] for p in parsed if p[2] is not None), None)
+            note = next((p[3] for p in parsed if p[3] is not None), None)
+        ident = f"g{self.next_leaf}"
+        self.next_leaf += 1
+        # positional, in LeafGuardView's field order (faster than keywords on big trees)
+        return LeafGuardView(ident, raw.guard_type, source, codes, user_line, location, raw.relational, epilogue,
+                             status, _expected(raw.guard_type, source, first), actual, reason, note)
 
     def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
         """For a failed multi-part leaf, the first code part that evaluates False (torch's helper does the same)."""
@@ -393,7 +390,7 @@ class _Builder:
             return self._evaluate_relational(raw, source)
         if isinstance(value, _Missing):
             return self._leaf_view(raw, source, GuardStatus.NO_VALUE, reason=missing_reason or value.error)
-        actual = None if is_root else _actual(raw.guard_type, value)
+        actual = None if is_root else _actual(raw.guard_type, value, self._summary)
         try:
             ok = bool(raw.guard(value))
         except Exception as exc:  # noqa: BLE001 - a guard that raises counts as failed in torch
@@ -401,8 +398,25 @@ class _Builder:
                                    reason=f"{type(exc).__name__}: {cut(str(exc), 200)}")
         if ok:
             return self._leaf_view(raw, source, GuardStatus.PASS, actual=actual)
+        if is_root:
+            actual = self._root_actual(raw)
         return self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual,
                                reason=self._fail_reason(raw, source, value))
+
+    def _root_actual(self, raw: compat.RawLeafGuard) -> str | None:
+        """The current global state a failed root guard looked at, when it can be named: the torch-function mode
+        stack, or the left side of ``<expr> == <value>`` (``utils_device.CURRENT_DEVICE == None``)."""
+        assert self.evaluator is not None
+        try:
+            if raw.guard_type == "TORCH_FUNCTION_MODE_STACK":
+                return "mode stack [" + ", ".join(compat.torch_function_mode_stack_names()) + "]"
+            code = parse_code_part(raw.parts[0])[0] if len(raw.parts) == 1 else ""
+            lhs, sep, _ = code.partition(" == ")
+            if sep:
+                return self._summary(self.evaluator.eval_code(lhs))
+        except Exception:  # noqa: BLE001 - not every ambient guard is plain Python
+            return None
+        return None
 
     def _fail_reason(self, raw: compat.RawLeafGuard, source: str, value: Any) -> str:
         if self._cv_is_about(raw, source) and self.cv_parts != raw.parts:
@@ -455,74 +469,87 @@ class _Builder:
         `missing_here` is True when `node` is the topmost manager whose value is missing: its first leaf in
         preorder is listed in `failing` (torch fails the entry at that accessor).
         """
-        ident = self._manager_id()
-        is_root = node.accessor_type is None and node.kv_role is None
+        ident = f"m{self.next_manager}"
+        self.next_manager += 1
+        source = node.source
+        evaluating = self.evaluating
+        missing = isinstance(value, _Missing)
         leaves: list[LeafGuardView] = []
-        want_representative = missing_here
-        missing_reason = value.error if isinstance(value, _Missing) else None
-        for raw in node.leaves:
-            if raw.relational:
-                key = id(raw.guard)
-                if key in self.seen_relational:
+        if node.leaves:
+            is_root = node.accessor_type is None and node.kv_role is None
+            missing_reason = value.error if missing else None
+            want_representative = missing_here
+            failing = self.failing
+            for raw in node.leaves:
+                if raw.relational:
+                    key = id(raw.guard)
+                    if key in self.seen_relational:
+                        continue
+                    self.seen_relational.add(key)
+                if not evaluating:
+                    leaves.append(self._leaf_view(raw, source, _NOT_EVALUATED))
                     continue
-                self.seen_relational.add(key)
-            view = self._evaluate_leaf(raw, node.source, value, is_root, missing_reason)
-            leaves.append(view)
-            if view.status in (GuardStatus.FAIL, GuardStatus.ERROR):
-                self.failing.append(view)
-            elif want_representative and view.status is GuardStatus.NO_VALUE and not raw.relational:
-                self.failing.append(view)
-                want_representative = False
-        pending = want_representative
-        children: list[GuardNodeView] = []
-        items: list[tuple[Any, Any]] | None = None
-        if self.evaluating and node.manager_type.endswith("DictGuardManager") and not isinstance(value, _Missing):
-            try:
-                items = list(dict.items(value)) if isinstance(value, dict) else None
-            except Exception:  # noqa: BLE001
-                items = None
-        for child in node.children:
-            if not self.evaluating:
-                child_value: Any = None
-            elif child.kv_role is not None:
-                assert self.evaluator is not None
-                child_value = self.evaluator.dict_item(value, child, items)
-            else:
-                assert self.evaluator is not None
-                child_value = self.evaluator.child_value(value, child)
-            child_missing_here = isinstance(child_value, _Missing) and not isinstance(value, _Missing)
-            # a missing manager with no leaves of its own hands its representative down to its first child
-            if pending and isinstance(child_value, _Missing):
-                child_missing_here = True
-                pending = False
-            children.append(self.manager(child, child_value, child_missing_here))
+                view = self._evaluate_leaf(raw, source, value, is_root, missing_reason)
+                leaves.append(view)
+                status = view.status
+                if status is _FAIL or status is _ERROR:
+                    failing.append(view)
+                elif want_representative and status is _NO_VALUE and not raw.relational:
+                    failing.append(view)
+                    want_representative = False
+            pending = want_representative
+        else:
+            pending = missing_here
 
-        leaf_count = len(leaves) + sum(c.leaf_count for c in children)
-        status = self._aggregate(value, leaves, children)
-        return GuardNodeView(
-            id=ident,
-            source=node.source,
-            manager_type=node.manager_type,
-            accessor=node.accessor if node.accessor is not None else (
-                f"dict {node.kv_role} #{node.kv_index}" if node.kv_role is not None else None),
-            value_type=node.value_type,
-            leaves=tuple(leaves),
-            children=tuple(children),
-            status=status,
-            leaf_count=leaf_count,
-        )
+        children: list[GuardNodeView] = []
+        leaf_count = len(leaves)
+        if node.children:
+            evaluator = self.evaluator
+            items: list[tuple[Any, Any]] | None = None
+            if evaluating and not missing and node.manager_type.endswith("DictGuardManager"):
+                try:
+                    items = list(dict.items(value)) if isinstance(value, dict) else None
+                except Exception:  # noqa: BLE001
+                    items = None
+            for child in node.children:
+                if evaluator is None:
+                    children.append(self.manager(child, None, False))
+                    continue
+                if child.kv_role is not None:
+                    child_value = evaluator.dict_item(value, child, items)
+                else:
+                    child_value = evaluator.child_value(value, child)
+                child_missing = isinstance(child_value, _Missing)
+                child_missing_here = child_missing and not missing
+                # a missing manager with no leaves of its own hands its representative down to its first child
+                if pending and child_missing:
+                    child_missing_here = True
+                    pending = False
+                children.append(self.manager(child, child_value, child_missing_here))
+            for c in children:
+                leaf_count += c.leaf_count
+
+        accessor = node.accessor
+        if accessor is None and node.kv_role is not None:
+            accessor = f"dict {node.kv_role} #{node.kv_index}"
+        status = self._aggregate(value, leaves, children) if evaluating else _NOT_EVALUATED
+        # positional, in GuardNodeView's field order
+        return GuardNodeView(ident, source, node.manager_type, accessor, node.value_type, tuple(leaves),
+                             tuple(children), status, leaf_count)
 
     def _aggregate(self, value: Any, leaves: list[LeafGuardView], children: list[GuardNodeView]) -> GuardStatus:
         if not self.evaluating:
             return GuardStatus.NOT_EVALUATED
         if isinstance(value, _Missing):
             return GuardStatus.NO_VALUE
-        statuses = {v.status for v in leaves} | {c.status for c in children}
-        if GuardStatus.FAIL in statuses or GuardStatus.NO_VALUE in statuses:
-            return GuardStatus.FAIL
-        if GuardStatus.ERROR in statuses:
-            return GuardStatus.ERROR
-        return GuardStatus.PASS
+        error = False
+        for item in (*leaves, *children):
+            status = item.status
+            if status is _FAIL or status is _NO_VALUE:
+                return _FAIL
+            if status is _ERROR:
+                error = True
+        return _ERROR if error else _PASS
 
     # -- epilogue ----------------------------------------------------------------------------------------------
 
@@ -590,6 +617,19 @@ def _leaf_text(view: LeafGuardView) -> str:
     return text
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold off the cyclic GC while a big tree is built: the ~100k small objects of a 20,000-leaf tree otherwise
+    trigger full collections over torch's whole heap, which doubled the build time in a measurement."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _merge_locals(f_locals: dict[str, Any] | None, closure: dict[str, Any] | None) -> dict[str, Any] | None:
     if f_locals is None:
         return None
@@ -626,7 +666,7 @@ def build_guard_tree(
     f_locals: dict[str, Any] | None = None,
     *,
     closure: dict[str, Any] | None = None,
-    with_text: bool = True,
+    with_text: bool = False,
 ) -> GuardTree:
     """Read the guard tree of one cache entry and, when `f_locals` is given, evaluate every leaf against it.
 
@@ -653,8 +693,8 @@ def build_guard_tree(
         f_locals: the frame's locals by name, free variables included (what Dynamo guards against), or None to
             only read the tree (every status NOT_EVALUATED).
         closure: free variables to add to `f_locals` where it lacks them (see `closure_locals`).
-        with_text: also keep torch's own rendering in ``GuardTree.text`` (``str(guard_manager)``; about 0.2 s
-            and 13 MB for 20,000 leaves).
+        with_text: also keep torch's own rendering in ``GuardTree.text`` (``str(guard_manager)``). Off by
+            default: it costs about 0.2 s and 13 MB for 20,000 leaves, and `format_guard_tree` says the same.
 
     Returns:
         The frozen `GuardTree`. Never raises for missing values or raising guards; statuses say what happened.
@@ -666,11 +706,12 @@ def build_guard_tree(
     invalidated = compat.guard_manager_invalidation(guard_manager_wrapper)
     if invalidated is not None:
         return _invalidated_tree(compile_id, invalidated, merged is not None)
-    raw_root = compat.read_guard_manager(guard_manager_wrapper.root)
-    raw_epilogue = compat.epilogue_guards(guard_manager_wrapper.root)
-    builder = _Builder(guard_manager_wrapper, merged)
-    root = builder.manager(raw_root, merged, False)
-    epilogue = builder.epilogue(raw_epilogue)
+    with _gc_paused():
+        raw_root = compat.read_guard_manager(guard_manager_wrapper.root)
+        raw_epilogue = compat.epilogue_guards(guard_manager_wrapper.root)
+        builder = _Builder(guard_manager_wrapper, merged)
+        root = builder.manager(raw_root, merged, False)
+        epilogue = builder.epilogue(raw_epilogue)
     failing = tuple(builder.failing)
     return GuardTree(
         compile_id=str(compile_id),
@@ -713,7 +754,7 @@ def entry_guard_tree(
     f_locals: dict[str, Any] | None = None,
     *,
     closure: dict[str, Any] | None = None,
-    with_text: bool = True,
+    with_text: bool = False,
 ) -> GuardTree:
     """`build_guard_tree` for a live torch ``_CacheEntry`` (fields ``code``, ``compile_id``, ``guard_manager``).
 
@@ -748,7 +789,7 @@ def all_failing_guards(
             (``compat.cache_entries(code)``).
         f_locals: the frame's locals (free variables included), e.g. ``dict(frame.f_locals)`` at the recompile
             stop.
-        closure, with_text: as in `build_guard_tree` (torch's text is off by default here).
+        closure, with_text: as in `build_guard_tree`.
 
     Returns:
         One evaluated `GuardTree` per entry, in the given order; ``tree.failing`` lists every failing guard of

@@ -119,8 +119,8 @@ def test_tree_structure_ids_and_counts():
     again = entry_guard_tree(entry)
     assert [(leaf.id, leaf.source, leaf.code) for leaf in iter_leaves(again)] == \
            [(leaf.id, leaf.source, leaf.code) for leaf in leaves]
-    assert "TREE_GUARD_MANAGER" in tree.text
-    assert entry_guard_tree(entry, with_text=False).text == ""
+    assert tree.text == ""
+    assert "TREE_GUARD_MANAGER" in entry_guard_tree(entry, with_text=True).text
 
 
 def test_parse_code_part_forms():
@@ -351,6 +351,22 @@ def test_global_state_guard_reports_torch_reason():
     assert tree.failing == (state,)
     assert leaf_by(tree, "L", "DEFAULT_DEVICE").status is GuardStatus.PASS
     assert entry_guard_tree(entry, f_args()).passed is True
+
+    torch.set_default_device("cpu")          # sets utils_device.CURRENT_DEVICE and pushes a DeviceContext mode
+    try:
+        tree = entry_guard_tree(entry, f_args())
+    finally:
+        torch.set_default_device(None)
+    assert [(leaf.guard_type, leaf.expected, leaf.actual) for leaf in tree.failing] == [
+        ("TORCH_FUNCTION_MODE_STACK", "the mode stack at compile time", "mode stack [DeviceContext]"),
+        ("DEFAULT_DEVICE", "None", "device(type='cpu')"),
+    ]
+
+    with torch.autocast("cpu"):               # global state, and the tensors' thread-local dispatch keys
+        tree = entry_guard_tree(entry, f_args())
+    assert [leaf.guard_type for leaf in tree.failing] == ["GLOBAL_STATE", "TENSOR_MATCH"]
+    assert tree.failing[0].reason == "GLOBAL_STATE changed: autocast(cpu)_enabled"
+    assert tree.failing[1].reason.startswith("tensor 'L['x']' dispatch key set mismatch.")
 
 
 def test_invalidated_entry_carries_the_reason():
