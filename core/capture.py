@@ -256,7 +256,8 @@ class Capture:
         self.on_cache_miss = on_cache_miss
         self.count_hits = count_hits
         #: True when hit counts are meaningful: `count_hits` was given, or the owner of the debugger callback
-        #: calls `note_call` and set this. Otherwise entries report ``hits=-1``.
+        #: calls `note_call` (detected from the first counted call; setting this says so up front). Until then
+        #: entries report ``hits=-1``.
         self.hits_counted = count_hits
         self.installed = False
         #: Messages for hooks that could not be installed (missing on this torch) — shown by front ends.
@@ -388,6 +389,8 @@ class Capture:
         """
         with self._lock:
             records = list(self._frames.values())
+            if not self.hits_counted and any(e.hits for e in self._generated.values()):
+                self.hits_counted = True
         return [self._frame_view(rec, guards) for rec in records]
 
     def skipped_frames(self) -> list[tuple[str, str, int, str]]:
@@ -568,9 +571,10 @@ class Capture:
     def _make_catch_errors_call(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         cap = self
 
-        def __call__(wrapper: Any, frame: Any, cache_entry: Any, frame_state: Any) -> Any:
+        def __call__(wrapper: Any, frame: Any, *args: Any, **kwargs: Any) -> Any:
+            # torch 2.13: (frame, cache_entry, frame_state), positional, from C++
             if not cap.installed:
-                return orig(wrapper, frame, cache_entry, frame_state)
+                return orig(wrapper, frame, *args, **kwargs)
             code = frame.f_code
             if cap.on_cache_miss is not None:
                 action = cap._cache_miss(frame, code)
@@ -582,7 +586,7 @@ class Capture:
             prev_serial, prev_code = getattr(tls, "serial", 0), getattr(tls, "code", None)
             tls.serial, tls.code = next(cap._serials), code
             try:
-                result = orig(wrapper, frame, cache_entry, frame_state)
+                result = orig(wrapper, frame, *args, **kwargs)
                 try:
                     if getattr(result, "guarded_code", None) is not None:
                         cap._set_backend(code, tls.serial, wrapper)

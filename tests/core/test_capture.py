@@ -153,8 +153,7 @@ def test_hits_unknown_without_counting():
         torch.compile(k, backend="eager")(torch.ones(2))
         (entry,) = frame_named(cap, "k").entries
         assert entry.hits == -1
-        # the session calls note_call from its own debugger callback and says so
-        cap.hits_counted = True
+        # the session calls note_call from its own debugger callback: counts become known from the first call
         code = torch._dynamo.eval_frame._debug_get_cache_entry_list(k.__code__)[0].code
         cap.note_call(code)
         cap.note_call(code)
@@ -501,3 +500,36 @@ def test_reset_drops_entries_and_a_reused_compile_id_is_a_new_entry(capture):
     assert first.dropped and not second.dropped
     assert (first.hits, second.hits) == (1, 1)
     assert frame.recompiles == ()
+
+
+def test_on_compiled_can_replace_the_guard_manager():
+    """A wrapper around a clone of the root without L['n'] serves later calls with any n (torch-internals §11)."""
+    from torch._dynamo.guards import GuardManagerWrapper
+
+    def drop_n(event: CompileEvent) -> None:
+        old = event.guard_manager
+        new = GuardManagerWrapper(old.root.clone_manager(lambda m: m.get_source() != "L['n']"))
+        for attr in ("closure_vars", "args", "code_parts", "verbose_code_parts", "global_scope", "extra_state",
+                     "id_matched_objs", "no_tensor_aliasing_sources", "diff_guard_sources"):
+            setattr(new, attr, getattr(old, attr))
+        event.guard_manager = new
+        installed.append(new)
+
+    installed: list = []
+    cap = Capture(on_compiled=drop_n).install()
+    try:
+        def dn(x, n):
+            return x * n
+
+        cdn = torch.compile(dn, backend="eager", dynamic=False)
+        assert cdn(torch.ones(2), 3).tolist() == [3.0, 3.0]
+        # n was constant-folded into the graph: without its guard the stale entry serves n=5 (wrong on purpose)
+        assert cdn(torch.ones(2), 5).tolist() == [3.0, 3.0]
+        frame = frame_named(cap, "dn")
+        assert len(frame.entries) == 1 and frame.recompiles == ()
+        (live,) = torch._dynamo.eval_frame._debug_get_cache_entry_list(dn.__code__)
+        assert live.guard_manager is installed[0]
+        (frame,) = [f for f in cap.frames(guards=True) if f.name == "dn"]
+        assert "L['n']" not in frame.entries[0].guards_text and "L['x']" in frame.entries[0].guards_text
+    finally:
+        cap.uninstall()
