@@ -237,8 +237,9 @@ class Capture:
             them all; may block (it runs before Dynamo's compile lock). Returns None or ``"recompile"`` (compile
             as usual), ``"eager"`` (run this call without compiling; later calls may compile) or ``"skip"`` (stop
             compiling this code object; existing entries still serve calls that match them).
-        count_hits: install a bytecode-debugger callback that calls `note_call` for every generated-code call.
-            Leave False when the session owns that callback (it then calls `note_call` itself).
+        count_hits: install a bytecode-debugger callback that calls `note_call` for every generated-code call
+            (and then the callback that was installed before, if any). Leave False when the session owns that
+            callback: it then calls `note_call` itself.
 
     Thread safety: the hooks run on whatever thread compiles (the program's worker thread); records are guarded
     by a lock; `note_call` takes no lock (one int increment). Call `frames()` on the worker thread: it reads
@@ -305,7 +306,14 @@ class Capture:
             patch.apply()
             self._patches.append(patch)
         if self.count_hits and compat.FEATURES.get("debugger callback", "x") is None:
-            self._prev_debugger_callback = compat.set_debugger_callback(self.note_call)
+            note = self.note_call
+            prev = self._prev_debugger_callback = compat.set_debugger_callback(note)
+            if prev is not None:
+                def chained(code: CodeType) -> None:  # keep whoever was there first working
+                    note(code)
+                    prev(code)
+
+                compat.set_debugger_callback(chained)
             self._callback_installed = True
         self.installed = True
         return self
@@ -736,10 +744,7 @@ class Capture:
         if code is None:
             return
         if not user_stack:
-            try:
-                user_stack = compat.torch._guards.TracingContext.extract_stack()
-            except Exception:  # noqa: BLE001
-                user_stack = None
+            user_stack = compat.tracing_user_stack()
         filename = lineno = line = None
         if user_stack:
             last = user_stack[-1]

@@ -372,6 +372,17 @@ def output_graph_code(output_graph: Any) -> CodeType | None:
     return getattr(root, "f_code", None)
 
 
+def tracing_user_stack() -> list[Any]:
+    """The user stack Dynamo is tracing at (``torch._guards.TracingContext.extract_stack()``; FrameSummary list).
+
+    What ``InstructionTranslatorBase.log_graph_break`` falls back to when the exception has no ``real_stack``.
+    """
+    try:
+        return list(torch._guards.TracingContext.extract_stack())
+    except Exception:  # noqa: BLE001
+        return []
+
+
 # --------------------------------------------------------------------------------------------------------------
 # guards — torch 2.13.0, Python 3.11.7 (notes/torch-internals.md §1-§4). Used by `dynadbg.core.guards`.
 # Reads the C++ guard tree (``torch._C._dynamo.guards``) into plain Python objects; never calls ``check()``,
