@@ -39,6 +39,8 @@ __all__ = [
     "entry_guard_tree",
     "format_failing",
     "format_guard_tree",
+    "iter_leaves",
+    "iter_managers",
     "parse_code_part",
 ]
 
@@ -241,10 +243,11 @@ class _Evaluator:
     def __init__(self, scope: dict[str, Any]) -> None:
         self.scope = scope
         self.globals_value = scope.get("G", {})
+        self.eval_globals = dict(scope)       # one copy: eval only adds __builtins__ to it
 
     def eval_source(self, source: str) -> Any:
         try:
-            return eval(_compiled(source), dict(self.scope))  # noqa: S307 - torch's own guard sources
+            return eval(_compiled(source), self.eval_globals)  # noqa: S307 - torch's own guard sources
         except _MISSING_ERRORS as exc:
             return _Missing(_describe_error(source, exc))
         except Exception as exc:  # noqa: BLE001 - any other failure also means "no value"
@@ -682,7 +685,9 @@ def build_guard_tree(
     get the ``f_locals`` dict. A value that cannot be produced makes its manager and everything below it
     NO_VALUE; its first leaf is listed in `failing`, since torch fails the entry there. A leaf that raises is
     ERROR. Relational guards are judged through ``RootGuardManager.check_verbose`` (side-effect free), whose
-    first failure also gives ``first_failure`` and torch's text for ``reason``.
+    first failure also gives ``first_failure`` and torch's text for ``reason``. Should torch's check fail while
+    no leaf fails on its own, `failing` gets one ``CHECK_VERBOSE`` pseudo-leaf with torch's text, so
+    ``tree.passed`` never claims an entry would serve a call that torch rejects.
 
     Args:
         guard_manager_wrapper: a ``torch._dynamo.guards.GuardManagerWrapper`` (``cache_entry.guard_manager``, or
@@ -712,6 +717,13 @@ def build_guard_tree(
         builder = _Builder(guard_manager_wrapper, merged)
         root = builder.manager(raw_root, merged, False)
         epilogue = builder.epilogue(raw_epilogue)
+    first_failure = builder.first_failure(epilogue, {tuple(r.parts) for r in raw_epilogue})
+    if first_failure is not None and not builder.failing:
+        # torch fails the entry but no single leaf did on its own (e.g. an accessor behaves differently from the
+        # plain Python access used here): still report the entry as failing, with torch's words
+        builder.failing.append(LeafGuardView(
+            f"g{builder.next_leaf}", "CHECK_VERBOSE", "L", (first_failure,), status=_FAIL,
+            reason=f"torch's check_verbose fails ({first_failure}) but no single leaf does"))
     failing = tuple(builder.failing)
     return GuardTree(
         compile_id=str(compile_id),
@@ -720,7 +732,7 @@ def build_guard_tree(
         leaf_count=root.leaf_count + len(epilogue),
         evaluated=builder.evaluating,
         failing=failing,
-        first_failure=builder.first_failure(epilogue, {tuple(r.parts) for r in raw_epilogue}),
+        first_failure=first_failure,
         text=compat.guard_manager_text(guard_manager_wrapper) if with_text else "",
     )
 
