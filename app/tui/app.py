@@ -20,6 +20,7 @@ from typing import Any
 from textual import work
 from textual.app import App
 from textual.message import Message
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, GuardTree, Stop, StopKind
@@ -37,6 +38,8 @@ RESUMING = frozenset({"s", "step", "n", "next", "r", "return", "c", "cont", "con
 _VIEW_OF = {"orig": "tab-orig", "graph": "tab-graph", "entries": "tab-entries"}
 #: Stop kinds that keep the guard tree of the previous stop when the code object and compile id did not change.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.BREAKPOINT, StopKind.RETURN, StopKind.INTERRUPT})
+#: Seconds the program state must hold before the footer's greyed-out keys are updated.
+FOOTER_SETTLE = 0.25
 #: Seconds `q` waits for the program to end before the app exits anyway.
 QUIT_DEADLINE = 0.9
 
@@ -130,6 +133,8 @@ class DebuggerApp(App[int]):
         self._guards_key: tuple[Any, ...] | None = None
         self._guards_seq = -1
         self._view_seq: dict[str, int] = {}
+        self._footer_timer: Timer | None = None
+        self._footer_gate: tuple[str, bool] = (self.phase, False)
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -198,7 +203,8 @@ class DebuggerApp(App[int]):
         elif entry.command is not None:
             instr = screen.bytecode.cursor_instruction
             cursor = instr.index if instr is not None else 0
-            self.submit(entry.command.format(cursor=cursor))
+            # Stepping by key is not echoed: the panes show its effect, and the log stays readable.
+            self.submit(entry.command.format(cursor=cursor), echo=not entry.resumes)
 
     def _toggle_breakpoint(self, index: int) -> None:
         on = index not in self._main.bytecode.breakpoints
@@ -219,7 +225,7 @@ class DebuggerApp(App[int]):
 
     # Commands --------------------------------------------------------------------------------------------------
 
-    def submit(self, line: str, *, silent: bool = False) -> None:
+    def submit(self, line: str, *, silent: bool = False, echo: bool = True) -> None:
         """Send a console command to the engine, in order, on a thread worker.
 
         Typed commands always reach the engine, which answers the ones that need a stop with an error while the
@@ -228,10 +234,11 @@ class DebuggerApp(App[int]):
         Args:
             line: a command-language line (``"s"``, ``"p x"``).
             silent: the UI issued it (filling a view): not echoed, and dropped unless the program is stopped.
+            echo: log the line (keys that step pass False).
         """
         console = self._main.console
         verb = line.split(maxsplit=1)[0] if line.strip() else ""
-        if not silent:
+        if echo and not silent:
             console.echo(line)
         if verb in ("q", "quit", "exit"):
             self.quit_program()
@@ -240,7 +247,7 @@ class DebuggerApp(App[int]):
             return
         if verb in RESUMING and self.phase == "stopped" and not self._awaiting_resume:
             self._awaiting_resume = True
-            self.refresh_bindings()
+            self._bindings_changed()
         with self._queue_lock:
             self._queue.append((line, silent))
             start = not self._draining
@@ -306,14 +313,14 @@ class DebuggerApp(App[int]):
                 console.error(result.error)
             if verb in RESUMING:
                 self._awaiting_resume = False
-                self.refresh_bindings()
+                self._bindings_changed()
             return
         if result.resumed:
             if self._awaiting_resume and self.phase == "stopped":
                 self._set_running("running")
         elif verb in RESUMING:
             self._awaiting_resume = False
-            self.refresh_bindings()
+            self._bindings_changed()
         if verb in ("b", "break", "cl", "clear") and len(parts) > 1 and parts[1].isdigit():
             screen.set_breakpoint(int(parts[1]), on=verb in ("b", "break"))
         elif verb in ("u", "up", "d", "down"):
@@ -364,17 +371,17 @@ class DebuggerApp(App[int]):
         active = screen.views.active
         if active in _VIEW_OF.values():
             screen.post_message(MainScreen.ViewRequested(active, {v: k for k, v in _VIEW_OF.items()}[active]))
-        self.refresh_bindings()
+        self._bindings_changed()
 
     def on_bridge_running(self, event: Bridge.Running) -> None:
         if self.phase != "exited":
             self._set_running(event.text)
 
     def _set_running(self, text: str) -> None:
+        # The panes keep showing the last stop (pudb-style); the status line says the program runs.
         self.phase = "running"
-        self._main.stop = None
         self._main.activity = text
-        self.refresh_bindings()
+        self._bindings_changed()
 
     def on_bridge_info(self, event: Bridge.Info) -> None:
         self._main.console.info(event.text)
@@ -392,9 +399,9 @@ class DebuggerApp(App[int]):
         screen.stop = None
         screen.guards_loading = False
         screen.exit_result = result
-        self.refresh_bindings()
+        self._bindings_changed()
         if self._quitting:
-            self.exit(result.status)
+            self.exit(result.status, return_code=result.status)
             return
         if not first:
             return
@@ -453,11 +460,11 @@ class DebuggerApp(App[int]):
     def quit_program(self) -> None:
         """End the program (`Session.quit`) and leave the app within about a second."""
         if self.phase == "exited" or self._quitting:
-            self.exit(self._status())
+            self.exit(self._status(), return_code=self._status())
             return
         self._quitting = True
         self._main.console.info("ending the program…")
-        self.set_timer(QUIT_DEADLINE + 0.05, lambda: self.exit(self._status()))
+        self.set_timer(QUIT_DEADLINE + 0.05, self._exit_now)
         threading.Thread(target=self._quit_engine, daemon=True, name="dynadbg-quit").start()
 
     def _quit_engine(self) -> None:
@@ -472,7 +479,30 @@ class DebuggerApp(App[int]):
     def on_debugger_app_quit_done(self, event: QuitDone) -> None:
         if event.result is not None and self.exit_result is None:
             self.exit_result = event.result
-        self.exit(self._status())
+        self.exit(self._status(), return_code=self._status())
+
+    def _gate(self) -> tuple[str, bool]:
+        return self.phase, self._awaiting_resume
+
+    def _bindings_changed(self) -> None:
+        """Update the footer's enabled/greyed keys once the state has been stable for a moment.
+
+        Each footer refresh rebuilds its key widgets (tens of ms), so a step that starts and stops within
+        `FOOTER_SETTLE` seconds repaints no footer at all. Key dispatch does not wait for this: `check_action` is
+        asked at every key press.
+        """
+        if self._footer_timer is not None:
+            self._footer_timer.stop()
+        self._footer_timer = self.set_timer(FOOTER_SETTLE, self._refresh_footer)
+
+    def _refresh_footer(self) -> None:
+        self._footer_timer = None
+        if self._gate() != self._footer_gate:
+            self._footer_gate = self._gate()
+            self.refresh_bindings()
+
+    def _exit_now(self) -> None:
+        self.exit(self._status(), return_code=self._status())
 
     def _status(self) -> int:
         return self.exit_result.status if self.exit_result is not None else 0

@@ -28,7 +28,7 @@ class BytecodeView(ScrollView, can_focus=True):
     """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
 
     The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
-    the middle of the pane. A separate cursor (moved with the arrow keys or a click) picks the instruction that
+    the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a click) picks the instruction that
     ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at every stop.
 
     | Key | Action |
@@ -93,6 +93,7 @@ class BytecodeView(ScrollView, can_focus=True):
         self._rows: dict[int, list[Segment]] = {}
         self._widths = (1, 1, 1, 1)
         self._center_pending = False
+        self._styles: tuple[Style, Style, Style, Style, Style] | None = None
 
     # Data ------------------------------------------------------------------------------------------------------
 
@@ -151,8 +152,14 @@ class BytecodeView(ScrollView, can_focus=True):
 
     # Scrolling -------------------------------------------------------------------------------------------------
 
-    def center_current(self) -> None:
-        """Scroll so the current instruction sits in the middle of the pane."""
+    def center_current(self, *, force: bool = False) -> None:
+        """Keep the current instruction in the middle half of the pane, re-centering it when it leaves.
+
+        Steps inside the middle half repaint two rows instead of scrolling the whole pane.
+
+        Args:
+            force: center even if the current instruction is already in the middle half.
+        """
         if self.current < 0:
             return
         height = self.scrollable_content_region.height
@@ -160,7 +167,10 @@ class BytecodeView(ScrollView, can_focus=True):
             self._center_pending = True
             return
         self._center_pending = False
-        self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True)
+        top = self.scroll_offset.y
+        margin = height // 4
+        if force or not top + margin <= self.current < top + height - margin:
+            self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True)
 
     def _keep_cursor_visible(self) -> None:
         height = self.scrollable_content_region.height
@@ -172,7 +182,7 @@ class BytecodeView(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         if self._center_pending or self.current >= 0:
-            self.center_current()
+            self.center_current(force=True)
 
     def action_cursor(self, delta: int) -> None:
         self.cursor += delta
@@ -190,7 +200,7 @@ class BytecodeView(ScrollView, can_focus=True):
     def action_to_current(self) -> None:
         if self.current >= 0:
             self.cursor = self.current
-            self.center_current()
+            self.center_current(force=True)
 
     def on_click(self, event: events.Click) -> None:
         if self.code is None:
@@ -229,11 +239,29 @@ class BytecodeView(ScrollView, can_focus=True):
             segments.extend(highlight.python_segments(instr.argrepr))
         return segments
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+
+    def _line_styles(self) -> tuple[Style, Style, Style, Style, Style]:
+        """(base, current row, cursor row, breakpoint mark, current mark), cached until the CSS changes."""
+        if self._styles is None:
+            base = self.rich_style
+            style = self.get_component_rich_style
+            self._styles = (
+                base,
+                base + style("bytecode--current", partial=True),
+                base + style("bytecode--cursor", partial=True),
+                style("bytecode--breakpoint", partial=True),
+                style("bytecode--marker", partial=True),
+            )
+        return self._styles
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = y + scroll_y
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base, current_style, cursor_style, breakpoint_style, marker_style = self._line_styles()
         code = self.code
         if code is None or not 0 <= row < len(code.instructions):
             return Strip.blank(width, base)
@@ -243,15 +271,13 @@ class BytecodeView(ScrollView, can_focus=True):
             previous = code.instructions[row - 1] if row else None
             segments = self._rows[row] = self._row(instr, previous)
         is_current = row == self.current
-        style = self.get_component_rich_style
         gutter = [
-            Segment("●" if row in self.breakpoints else " ", style("bytecode--breakpoint", partial=True)),
-            Segment("▶" if is_current else " ", style("bytecode--marker", partial=True)),
+            Segment("●" if row in self.breakpoints else " ", breakpoint_style),
+            Segment("▶" if is_current else " ", marker_style),
         ]
-        strip = Strip([*gutter, *segments])
-        line_style: Style = base
+        line_style = base
         if is_current:
-            line_style = base + style("bytecode--current", partial=True)
+            line_style = current_style
         elif row == self.cursor and self.has_focus:
-            line_style = base + style("bytecode--cursor", partial=True)
-        return strip.crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
+            line_style = cursor_style
+        return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)

@@ -1,7 +1,8 @@
 """The guard-tree pane: the guard tree of the cache entry serving the current frame, expanded lazily.
 
 A node's children become tree nodes only when the node is expanded, and at most `CHUNK` at a time (a
-``… N more`` node brings the next chunk), so first paint costs the same for 20 guards or 20,000. After a tree is
+``… N more`` node brings the next chunk; failing children are always shown), so first paint costs the same for
+20 guards or 20,000. After a tree is
 loaded, the path to the first failing guard is expanded and the cursor put on it.
 """
 
@@ -42,6 +43,10 @@ class _Items:
 @dataclass(frozen=True)
 class _Detail:
     """A detail line under a leaf guard (expression, location, expected/actual, reason)."""
+
+
+def _status_of(item: object) -> GuardStatus | None:
+    return item.status if isinstance(item, (GuardNodeView, LeafGuardView)) else None
 
 
 class GuardTreeView(Tree[object]):
@@ -128,9 +133,15 @@ class GuardTreeView(Tree[object]):
         self._add_items(node, self._items_of(data))
 
     def _add_items(self, parent: TreeNode[object], items: tuple) -> None:
-        for item in items[:CHUNK]:
+        """Add the first `CHUNK` items, then failing ones from further on (so failures are never hidden behind
+        ``… more``; at most `CHUNK` of them), then a ``… N more`` node for the rest."""
+        head, rest = items[:CHUNK], items[CHUNK:]
+        promoted = [item for item in rest if _status_of(item) == GuardStatus.FAIL][:CHUNK]
+        if promoted:
+            chosen = {id(item) for item in promoted}
+            rest = tuple(item for item in rest if id(item) not in chosen)
+        for item in (*head, *promoted):
             self._add_item(parent, item)
-        rest = items[CHUNK:]
         if rest:
             label = Text(f"… {len(rest):,} more", self._style("guards--dim"))
             parent.add(label, _Items(tuple(rest), more=True))

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from dynadbg.core.model import FrameView
 
 from . import highlight
+from .lines_view import LinesView
 
 #: Longest name column before names are cut.
 _NAME_WIDTH = 24
 
 
-class LocalsView(Static):
+class LocalsView(LinesView):
     """``name  value`` rows in ``co_varnames + co_cellvars + co_freevars`` order.
 
     A local whose object identity changed since the previous stop in this frame (`FrameView.changed`) is marked
@@ -30,16 +30,19 @@ class LocalsView(Static):
     | `locals--empty` | The note shown when there are no locals. |
     """
 
-    frame: reactive[FrameView | None] = reactive(None, layout=True)
+    frame: reactive[FrameView | None] = reactive(None, repaint=False)
     """The frame whose locals are shown; None when the program is not stopped in a frame."""
 
-    def render(self) -> Text:
+    def watch_frame(self) -> None:
+        self.set_lines(self._build())
+
+    def _build(self) -> list[Text]:
         frame = self.frame
         empty = self.get_component_rich_style("locals--empty", partial=True)
         if frame is None:
-            return Text("(not in a frame)", empty)
+            return [Text("(not in a frame)", empty)]
         if not frame.locals:
-            return Text("(no locals bound)", empty)
+            return [Text("(no locals bound)", empty)]
         name_style = self.get_component_rich_style("locals--name", partial=True)
         changed_style = self.get_component_rich_style("locals--changed", partial=True)
         changed = set(frame.changed)
@@ -47,10 +50,10 @@ class LocalsView(Static):
         lines = []
         for name, value in frame.locals:
             is_changed = name in changed
-            line = Text(no_wrap=True, overflow="ellipsis")
+            line = Text()
             line.append("*" if is_changed else " ", changed_style)
             shown = name if len(name) <= width else name[: width - 1] + "…"
             line.append(f"{shown:<{width}} ", changed_style if is_changed else name_style)
             line.append_text(highlight.value_text(value))
             lines.append(line)
-        return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
+        return lines

@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
@@ -59,19 +59,20 @@ class MainScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (16, "-short"), (32, "-tall")]
 
-    stop: reactive[Stop | None] = reactive(None, init=False)
-    """The stop the program is paused on (None while it runs, before the first stop, or after it ended)."""
-    frame_index: reactive[int] = reactive(-1, init=False)
+    stop: reactive[Stop | None] = reactive(None, init=False, repaint=False)
+    """The stop the program is paused on, or last paused on while it runs (None before the first stop and after
+    it ended). Screen reactives never repaint the screen themselves: each pane repaints what changed."""
+    frame_index: reactive[int] = reactive(-1, init=False, repaint=False)
     """Index into `stop.frames` of the frame shown (`u`/`d` change it); -1 is the newest."""
     frame: var[FrameView | None] = var(None)
     """The frame shown, derived from `stop` and `frame_index`."""
-    activity: reactive[str | None] = reactive("starting")
+    activity: reactive[str | None] = reactive("starting", repaint=False)
     """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
-    exit_result: reactive[ExitResult | None] = reactive(None, init=False)
+    exit_result: reactive[ExitResult | None] = reactive(None, init=False, repaint=False)
     """How the program ended, once it did."""
-    guards: reactive[GuardTree | None] = reactive(None, always_update=True, init=False)
+    guards: reactive[GuardTree | None] = reactive(None, always_update=True, init=False, repaint=False)
     """The guard tree of the entry serving the current frame, once loaded."""
-    guards_loading: reactive[bool] = reactive(False, init=False)
+    guards_loading: reactive[bool] = reactive(False, init=False, repaint=False)
     """True while the guard tree is being fetched (the pane shows a loading indicator)."""
 
     class ViewRequested(Message):
@@ -98,6 +99,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._breakpoint_overrides: dict[int, frozenset[int]] = {}
+        self._stop_detail_stale = False
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status").data_bind(
@@ -119,10 +121,8 @@ class MainScreen(Screen[None]):
                         yield OutputView("not stopped yet", id="stop-detail")
                 yield SourceView(id="source")
             with Vertical(id="right"):
-                with VerticalScroll(id="stack-pane", classes="pane"):
-                    yield StackView(id="stack").data_bind(MainScreen.frame)
-                with VerticalScroll(id="locals-pane", classes="pane"):
-                    yield LocalsView(id="locals").data_bind(MainScreen.frame)
+                yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
+                yield LocalsView(id="locals", classes="pane").data_bind(MainScreen.frame)
                 yield GuardTreeView(id="guards")
         yield Console(id="console")
         yield Footer()
@@ -130,8 +130,8 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#bytecode").border_title = "bytecode"
         self.query_one("#source").border_title = "source"
-        self.query_one("#stack-pane").border_title = "value stack"
-        self.query_one("#locals-pane").border_title = "locals"
+        self.query_one("#stack").border_title = "value stack"
+        self.query_one("#locals").border_title = "locals"
         self.query_one("#guards").border_title = "guards"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
@@ -166,16 +166,25 @@ class MainScreen(Screen[None]):
         self.frame_index = -1
         self._show_frame()
         if stop is not None:
-            self.query_one("#stop-detail", OutputView).content = self._stop_details(stop)
-            self.query_one("#stack-pane").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
+            self._stop_detail_stale = True
+            if self.views.active == "tab-stop":
+                self._fill_stop_detail()
+            self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
                 else "tracked depth"
             self.query_one(StackView).return_value = stop.return_value
+
+    def _fill_stop_detail(self) -> None:
+        """Render the Stop view (only while it is visible: a relayout per step would cost more than a step)."""
+        if self._stop_detail_stale and self.stop is not None:
+            self._stop_detail_stale = False
+            self.query_one("#stop-detail", OutputView).content = self._stop_details(self.stop)
 
     def watch_frame_index(self) -> None:
         self._show_frame()
 
     def watch_exit_result(self, result: ExitResult | None) -> None:
         if result is not None:
+            self._stop_detail_stale = False
             self.query_one("#stop-detail", OutputView).content = self._exit_details(result)
 
     def watch_guards(self, tree: GuardTree | None) -> None:
@@ -218,6 +227,8 @@ class MainScreen(Screen[None]):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
+        if pane_id == "tab-stop":
+            self._fill_stop_detail()
         command = VIEW_COMMANDS.get(pane_id)
         if command is not None:
             self.post_message(self.ViewRequested(pane_id, command))

@@ -7,6 +7,7 @@ import os
 from functools import lru_cache
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -33,7 +34,7 @@ def read_lines(filename: str) -> tuple[tuple[Segment, ...], ...]:
 
 
 class SourceView(ScrollView, can_focus=True):
-    """Source text with line numbers; the line being executed is highlighted and kept in the middle."""
+    """Source text with line numbers; the line being executed is highlighted and kept in the middle half."""
 
     COMPONENT_CLASSES = {"source--current", "source--lineno"}
     """
@@ -51,6 +52,7 @@ class SourceView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: tuple[tuple[Segment, ...], ...] = ()
+        self._styles: tuple[Style, Style, Style] | None = None
 
     def show(self, filename: str | None, lineno: int | None) -> None:
         """Show `filename` with `lineno` highlighted."""
@@ -58,6 +60,7 @@ class SourceView(ScrollView, can_focus=True):
         self.lineno = lineno
 
     def watch_filename(self, filename: str | None) -> None:
+        self.scroll_to(0, 0, animate=False, immediate=True)
         self._lines = read_lines(filename) if filename else ()
         width = max((sum(len(s.text) for s in line) for line in self._lines), default=0) + 7
         self.virtual_size = Size(width, max(1, len(self._lines)))
@@ -71,19 +74,31 @@ class SourceView(ScrollView, can_focus=True):
             self.refresh_line(new - 1)
             self._center()
 
-    def _center(self) -> None:
+    def _center(self, *, force: bool = False) -> None:
+        """Keep the current line in the middle half of the pane (re-center when it leaves it, or `force`)."""
         height = self.scrollable_content_region.height
-        if self.lineno is not None and height > 0:
-            self.scroll_to(y=max(0, self.lineno - 1 - height // 2), animate=False, immediate=True)
+        if self.lineno is None or height <= 0:
+            return
+        row, top, margin = self.lineno - 1, self.scroll_offset.y, height // 4
+        if force or not top + margin <= row < top + height - margin:
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._center()
+        self._center(force=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = y + scroll_y
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        if self._styles is None:
+            base = self.rich_style
+            self._styles = (base, base + self.get_component_rich_style("source--current", partial=True),
+                            self.get_component_rich_style("source--lineno", partial=True))
+        base, current_style, lineno_style = self._styles
         if not self._lines:
             if y == 0 and self.filename:
                 note = f" source not available: {self.filename}"
@@ -92,8 +107,7 @@ class SourceView(ScrollView, can_focus=True):
         if row >= len(self._lines):
             return Strip.blank(width, base)
         is_current = self.lineno is not None and row == self.lineno - 1
-        line_style = base + self.get_component_rich_style("source--current", partial=True) if is_current else base
-        number = Segment(f"{'▶' if is_current else ' '}{row + 1:>4} ",
-                         self.get_component_rich_style("source--lineno", partial=True))
+        line_style = current_style if is_current else base
+        number = Segment(f"{'▶' if is_current else ' '}{row + 1:>4} ", lineno_style)
         strip = Strip([number, *self._lines[row]])
         return strip.crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from dynadbg.core.model import FrameView, ValueSummary
 
 from . import highlight
+from .lines_view import LinesView
 
 
-class StackView(Static):
+class StackView(LinesView):
     """The value-stack slots of a frame, TOS first, each with its depth.
 
     NULL slots read ``NULL``; slots the engine cannot vouch for (a tracked depth rather than the real stack top)
@@ -27,34 +27,34 @@ class StackView(Static):
     | `stack--empty` | The note shown for an empty stack or no frame. |
     """
 
-    frame: reactive[FrameView | None] = reactive(None, layout=True)
+    frame: reactive[FrameView | None] = reactive(None, repaint=False)
     """The frame whose stack is shown; None when the program is not stopped in a frame."""
-    return_value: reactive[ValueSummary | None] = reactive(None, layout=True)
+    return_value: reactive[ValueSummary | None] = reactive(None, repaint=False)
     """The value being returned, at a return stop."""
 
-    def render(self) -> Text:
+    def watch_frame(self) -> None:
+        self.set_lines(self._build())
+
+    def watch_return_value(self) -> None:
+        self.set_lines(self._build())
+
+    def _build(self) -> list[Text]:
         frame = self.frame
         empty = self.get_component_rich_style("stack--empty", partial=True)
-        text = Text(no_wrap=True, overflow="ellipsis")
+        lines: list[Text] = []
         if self.return_value is not None:
-            text.append("return ", empty)
-            text.append_text(highlight.value_text(self.return_value))
-            text.append("\n")
+            lines.append(Text("return ", empty) + highlight.value_text(self.return_value))
         if frame is None:
-            text.append("(not in a frame)", empty)
-            return text
+            return [*lines, Text("(not in a frame)", empty)]
         if not frame.stack:
-            text.append("(empty)", empty)
-            return text
+            return [*lines, Text("(empty)", empty)]
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))
-        lines = []
         for depth in range(len(frame.stack) - 1, -1, -1):
             line = Text()
             line.append("TOS " if depth == len(frame.stack) - 1 else "    ", tos)
             line.append(f"{depth:>{width}} ", depth_style)
             line.append_text(highlight.value_text(frame.stack[depth]))
             lines.append(line)
-        text.append_text(Text("\n", no_wrap=True, overflow="ellipsis").join(lines))
-        return text
+        return lines

@@ -1,0 +1,66 @@
+"""A read-only, virtualised pane of styled lines (Textual's Line API): the base of the stack and locals panes.
+
+Setting new lines repaints the pane without a layout pass as long as they fit in it (the virtual height never
+drops below the pane's height), which keeps a step's repaint cheap. Lines wider than the pane end in ``…``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.segment import Segment
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class LinesView(ScrollView, can_focus=True):
+    """Shows a list of `rich.text.Text` lines; subclasses call `set_lines` from their reactive watchers."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._lines: list[Text] = []
+        self._strips: dict[int, Strip] = {}
+
+    @property
+    def lines(self) -> list[Text]:
+        """The lines shown."""
+        return self._lines
+
+    @property
+    def text(self) -> str:
+        """The lines shown, as plain text."""
+        return "\n".join(line.plain for line in self._lines)
+
+    def set_lines(self, lines: Iterable[Text]) -> None:
+        """Replace the lines and repaint."""
+        self._lines = list(lines)
+        self._strips.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    def _update_virtual_size(self) -> None:
+        height = max(len(self._lines), self.scrollable_content_region.height)
+        if self.virtual_size.height != height or self.virtual_size.width != 0:
+            self.virtual_size = Size(0, height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._strips.clear()
+        self._update_virtual_size()
+
+    def render_line(self, y: int) -> Strip:
+        row = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if not 0 <= row < len(self._lines):
+            return Strip.blank(width, base)
+        strip = self._strips.get(row)
+        if strip is None:
+            line = self._lines[row]
+            if line.cell_len > width > 1:
+                line = line[: width - 1] + Text("…")
+            segments = [Segment(s.text, s.style) for s in line.render(self.app.console) if s.text != "\n"]
+            strip = self._strips[row] = Strip(segments).crop_extend(0, width, base).apply_style(base)
+        return strip

@@ -1,0 +1,493 @@
+"""Pilot tests of the TUI against the fake engine (no torch, fast)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+
+from conftest import settle
+from fake_engine import (
+    FakeSession,
+    Scenario,
+    crash_scenario,
+    forward_scenario,
+    guard_tree_of,
+    make_app,
+    never_compiled_scenario,
+)
+from rich.console import Console
+from textual.widgets import Input, TabbedContent
+
+from dynadbg.core.model import StopKind
+from dynadbg.tui import actions
+from dynadbg.tui.bytecode_view import BytecodeView
+from dynadbg.tui.guard_tree_view import CHUNK, GuardTreeView
+from dynadbg.tui.help_screen import HelpScreen
+from dynadbg.tui.locals_view import LocalsView
+from dynadbg.tui.screen import MainScreen
+from dynadbg.tui.stack_view import StackView
+from dynadbg.tui.status_line import StatusLine
+
+SIZE = (120, 40)
+
+
+def log_text(app) -> str:  # noqa: ANN001
+    """Everything in the console log, as plain text."""
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+def rendered(widget) -> str:  # noqa: ANN001
+    """The plain text a pane shows (a `LinesView`'s lines, or a render()-based widget's text)."""
+    from dynadbg.tui.lines_view import LinesView
+
+    return widget.text if isinstance(widget, LinesView) else str(widget.render())
+
+
+async def test_first_stop_renders_every_pane() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.main_screen
+        bytecode = screen.query_one("#bytecode", BytecodeView)
+        assert bytecode.code is not None and bytecode.code.name == "forward"
+        assert len(bytecode.code.instructions) == 32
+        assert bytecode.current == 0
+        assert bytecode.virtual_size.height == 32
+        assert "(empty)" in rendered(screen.query_one(StackView))
+        locals_text = rendered(screen.query_one(LocalsView))
+        assert "x" in locals_text and "Tensor[4, 4] float32 cpu" in locals_text
+        tree = screen.query_one(GuardTreeView)
+        assert tree.guards is not None and not tree.loading
+        assert [str(c.label).split("  ")[0] for c in tree.root.children] == [
+            "✓ GLOBAL_STATE", "✓ L['x']", "✓ L['n']", "✓ L['self']", "✓ G"]
+        status = rendered(screen.query_one(StatusLine))
+        assert "entry" in status and "forward" in status and "compile 0/0" in status and "entry 1 of 2" in status
+        assert app.phase == "stopped"
+
+
+async def test_step_three_times_moves_marker_and_changes_stack() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        stack = app.main_screen.query_one(StackView)
+        seen = [rendered(stack)]
+        for expected in (1, 2, 3):
+            await pilot.press("s")
+            await settle(pilot)
+            assert bytecode.current == expected
+            seen.append(rendered(stack))
+        assert app.session.executed == ["s", "s", "s"]
+        # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
+        assert seen[0] == seen[1] == "(empty)"
+        assert seen[2].startswith("TOS 1 <function __compiled_fn_1") and seen[2].endswith("0 NULL")
+        assert seen[3].startswith("TOS 2 Tensor[4, 4] float32 cpu")
+        assert "instr 3/32" in rendered(app.main_screen.query_one(StatusLine))
+
+
+async def test_changed_locals_are_marked() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(7):  # past STORE_FAST ___graph_out_0 (index 6)
+            await pilot.press("s")
+            await settle(pilot)
+        text = rendered(app.main_screen.query_one(LocalsView))
+        assert "*___graph_out_0" in text
+        assert " x " in text or " x" in text
+
+
+async def test_help_lists_every_registry_action() -> None:
+    app = make_app(keymap={"step": "x"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        body = app.screen.query_one("#help-body").query_one("Static")
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(body.content)
+        plain = console.export_text()
+        for action in actions.ACTIONS:
+            assert action.description in plain, action.id
+            assert action.id in plain
+        assert "x" in plain  # the remapped step key
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_footer_and_palette_come_from_the_registry() -> None:
+    from dynadbg.tui.commands import ActionCommands
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show}
+        assert {a.id for a in actions.ACTIONS if a.footer} <= shown
+        provider = ActionCommands(app.screen)
+        titles = [hit.text async for hit in provider.discover()]
+        assert len(titles) == len(actions.ACTIONS)
+        hits = [hit async for hit in provider.search("breakpoint")]
+        assert any("Toggle a breakpoint" in (hit.text or "") for hit in hits)
+
+
+async def test_q_ends_program_and_exits_within_a_second() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        started = time.monotonic()
+        await pilot.press("q")
+        for _ in range(50):
+            if app._exit_renderables is not None or not app.is_running:  # noqa: SLF001
+                break
+            await asyncio.sleep(0.02)
+        assert time.monotonic() - started < 1.0
+    assert app.session.quit_called == 1
+    assert app.return_code == 0
+
+
+async def test_console_error_goes_to_log_and_changes_nothing() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"frobnicate", "enter")
+        await settle(pilot)
+        assert "> frobnicate" in log_text(app)
+        assert "unknown command 'frobnicate'" in log_text(app)
+        assert app.main_screen.query_one("#bytecode", BytecodeView).current == 0
+        assert app.phase == "stopped"
+
+
+async def test_letters_type_into_the_console_and_escape_leaves_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", "s", "n", "c", "q", "b")
+        await settle(pilot)
+        box = app.main_screen.console.input
+        assert box.value == "sncqb"
+        assert app.session.executed == []
+        assert app.is_running
+        await pilot.press("escape")
+        assert isinstance(app.focused, BytecodeView)
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.session.executed == ["s"]
+
+
+async def test_console_command_output_and_history() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *"p n", "enter")
+        await settle(pilot)
+        assert "> p n" in log_text(app) and "\n3" in log_text(app)
+        await pilot.press("up")
+        assert app.main_screen.console.input.value == "p n"
+
+
+async def test_breakpoint_key_toggles_at_cursor() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        await pilot.press("down", "down", "b")
+        await settle(pilot)
+        assert app.session.executed == ["b 2"]
+        assert bytecode.breakpoints == frozenset({2})
+        await pilot.press("f9")
+        await settle(pilot)
+        assert app.session.executed == ["b 2", "cl 2"]
+        assert bytecode.breakpoints == frozenset()
+        await pilot.press("f11")  # step: the stop snapshot carries the engine's breakpoints
+        await settle(pilot)
+        assert bytecode.current == 1
+
+
+async def test_views_are_filled_from_commands() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        views = app.main_screen.query_one("#views", TabbedContent)
+        await pilot.press("2")
+        await settle(pilot)
+        assert views.active == "tab-orig"
+        orig = app.main_screen.query_one("#orig-bytecode", BytecodeView)
+        assert orig.display and orig.code is not None and not orig.code.generated
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        assert app.session.executed == ["orig", "graph", "entries"]
+        await pilot.press("3")  # already filled for this stop: no new command
+        await settle(pilot)
+        assert app.session.executed == ["orig", "graph", "entries"]
+        await pilot.press("1")
+        assert views.active == "tab-bytecode"
+
+
+async def test_program_that_raises_shows_traceback_and_stays_open() -> None:
+    app = make_app(crash_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.is_running and app.phase == "exited"
+        log = log_text(app)
+        assert "ValueError: boom" in log and "Traceback" in log
+        assert "status 1" in rendered(app.main_screen.query_one(StatusLine))
+        assert app.main_screen.query_one("#views", TabbedContent).active == "tab-stop"
+        await pilot.press("s")  # nothing to step: ignored
+        await settle(pilot)
+        assert app.session.executed == []
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 1
+
+
+async def test_program_that_never_compiled_says_so() -> None:
+    app = make_app(never_compiled_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        log = log_text(app)
+        assert "no frame was compiled by torch.compile" in log
+        assert "never stopped in compiled code" in log
+
+
+async def test_ctrl_c_interrupts_a_running_program() -> None:
+    scenario = forward_scenario()
+    scenario.run_after = frozenset({0})
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.phase == "running"
+        assert "running" in rendered(app.main_screen.query_one(StatusLine))
+        await pilot.press("s")  # ignored while running: the UI stays responsive and sends nothing
+        await settle(pilot)
+        assert app.session.executed == ["c"]
+        await pilot.press("ctrl+c")
+        for _ in range(20):
+            await settle(pilot)
+            if app.phase == "stopped":
+                break
+        assert app.session.interrupted == 1
+        assert app.phase == "stopped" and app.last_stop.kind is StopKind.INTERRUPT
+
+
+async def test_ctrl_c_while_stopped_does_not_interrupt() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+        assert app.session.interrupted == 0
+        assert app.is_running
+
+
+async def test_up_and_down_select_frames() -> None:
+    from dataclasses import replace
+
+    scenario = forward_scenario()
+    first = scenario.stops[0]
+    outer = replace(first.frame, index=5)
+    scenario.stops[0] = replace(first, frames=(outer, first.frame))
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        assert bytecode.current == 0
+        await pilot.press("u")
+        await settle(pilot)
+        assert bytecode.current == 5
+        assert "frame 1 of 2" in rendered(app.main_screen.query_one(StatusLine))
+        await pilot.press("u")  # engine error: nothing changes
+        await settle(pilot)
+        assert bytecode.current == 5 and "outermost" in log_text(app)
+        await pilot.press("d")
+        await settle(pilot)
+        assert bytecode.current == 0
+
+
+async def test_small_terminals_do_not_crash() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.main_screen
+        assert screen.has_class("-short") and screen.has_class("-narrow")
+        assert not screen.query_one("#source").display
+        assert screen.query_one("#bytecode").region.height >= 8
+        assert screen.query_one(StackView).region.width > 10
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.resize_terminal(40, 12)
+        await settle(pilot)
+        await pilot.press("s", "question_mark")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.resize_terminal(20, 5)
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        app.export_screenshot()
+    assert app.return_code is None or app.return_code == 0
+
+
+async def test_40x12_from_the_start() -> None:
+    app = make_app()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await pilot.press("s", "s")
+        await settle(pilot)
+        assert app.main_screen.query_one("#bytecode", BytecodeView).current == 2
+        app.export_screenshot()
+
+
+async def test_guard_tree_of_20000_leaves_expands_lazily() -> None:
+    tree = guard_tree_of(20_000, fail_at=321)
+    assert tree.leaf_count == 20_001
+    scenario = forward_scenario()
+    scenario.guard_tree = tree
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(GuardTreeView)
+        root = view.root
+        # first paint: the root's first chunk, the failing module promoted from beyond it, a "more" node
+        assert len(root.children) == CHUNK + 2
+        assert "more" in str(root.children[-1].label)
+        failing = root.children[-2]
+        assert "_modules['321']" in str(failing.label) and failing.is_expanded
+        assert "1 failing" in str(root.label)
+        assert view.cursor_node is not None and "✗" in str(view.cursor_node.label)
+        assert view.last_line < 2 * CHUNK
+        # other modules stay collapsed, with no child nodes built
+        module = root.children[1]
+        assert not module.is_expanded and len(module.children) == 0
+        module.expand()
+        await pilot.pause()
+        assert len(module.children) == len(module.data.leaves) + len(module.data.children)
+        more = root.children[-1]
+        more.expand()
+        await pilot.pause()
+        assert len(root.children) == 2 * CHUNK + 2
+        assert sum("more" in str(c.label) for c in root.children) == 1
+
+
+async def test_failing_guard_path_is_expanded() -> None:
+    app = make_app(forward_scenario(n_fails=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause()
+        view = app.main_screen.query_one(GuardTreeView)
+        n_node = next(c for c in view.root.children if "L['n']" in str(c.label))
+        assert n_node.is_expanded
+        assert view.cursor_node is not None and "EQUALS_MATCH" in str(view.cursor_node.label)
+        assert "L['n'] == 3" in str(view.cursor_node.label) and "if n > 2:" in str(view.cursor_node.label)
+
+
+async def test_guard_tree_loading_indicator() -> None:
+    scenario = forward_scenario()
+    scenario.guard_delay = 1.0
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.phase != "stopped":
+            await pilot.pause(0.01)
+        await pilot.pause()
+        view = app.main_screen.query_one(GuardTreeView)
+        assert view.loading
+        await settle(pilot)
+        assert not view.loading and view.guards is not None
+
+
+async def test_steps_keep_the_guard_tree() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(GuardTreeView)
+        first = view.guards
+        calls = []
+        original = app.session.guard_tree
+        app.session.guard_tree = lambda: calls.append(1) or original()
+        await pilot.press("s")
+        await settle(pilot)
+        assert calls == [] and view.guards is first
+
+
+async def test_keymap_remaps_by_binding_id(tmp_path) -> None:  # noqa: ANN001
+    path = tmp_path / "keys.json"
+    path.write_text('{"step": "x", "nope": "y", "next": 3}')
+    keymap, warnings = actions.load_keymap(path)
+    assert keymap == {"step": "x"}
+    assert len(warnings) == 2
+    app = make_app(keymap=keymap, keymap_warnings=warnings)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "unknown action 'nope'" in log_text(app)
+        await pilot.press("x")
+        await settle(pilot)
+        assert app.session.executed == ["s"]
+        await pilot.press("s")  # no longer bound
+        await settle(pilot)
+        assert app.session.executed == ["s"]
+
+
+def test_keymap_from_environment(tmp_path) -> None:  # noqa: ANN001
+    assert actions.load_keymap(environ={}) == ({}, [])
+    assert actions.load_keymap(environ={"DYNADBG_KEYMAP": '{"continue": "f8"}'}) == ({"continue": "f8"}, [])
+    keymap, warnings = actions.load_keymap(environ={"DYNADBG_KEYMAP": "{oops"})
+    assert keymap == {} and "not valid JSON" in warnings[0]
+    keymap, warnings = actions.load_keymap(environ={"DYNADBG_KEYMAP": str(tmp_path / "missing.json")})
+    assert keymap == {} and "cannot read" in warnings[0]
+
+
+def test_registry_is_consistent() -> None:
+    ids = [a.id for a in actions.ACTIONS]
+    assert len(ids) == len(set(ids))
+    keys = [k for a in actions.ACTIONS for k in a.keys.split(",")]
+    assert len(keys) == len(set(keys)), "a key is bound to two actions"
+    for key in ("s", "n", "r", "c", "b", "u", "d", "q", "question_mark", "f5", "f9", "f10", "f11", "ctrl+c"):
+        assert key in keys
+    assert len(actions.bindings()) == len(actions.ACTIONS)
+    assert actions.display_keys("s,f11") == "s / F11"
+    assert actions.display_keys("ctrl+c") == "Ctrl+C"
+
+
+async def test_bridge_buffers_until_attached() -> None:
+    from dynadbg.tui.bridge import Bridge
+
+    bridge = Bridge()
+    scenario = forward_scenario()
+    session = FakeSession(bridge, scenario)
+    session.start_callable(None)  # before any app exists
+
+    class Sink:
+        def __init__(self) -> None:
+            self.messages = []
+
+        def post_message(self, message) -> bool:  # noqa: ANN001
+            self.messages.append(message)
+            return True
+
+    sink = Sink()
+    bridge.attach(sink)
+    kinds = [type(m).__name__ for m in sink.messages]
+    assert kinds == ["Info", "Running", "Stopped"]
+    bridge.on_message("later")
+    assert type(sink.messages[-1]).__name__ == "Info"
+
+
+async def test_scenario_without_guard_tree() -> None:
+    scenario = Scenario(forward_scenario().stops[:2])
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(GuardTreeView)
+        assert view.guards is None and "no guard tree" in str(view.root.label)
+        await pilot.press("s", "wait:50", "s")
+        await settle(pilot)
+        assert app.phase == "exited"
+        assert "status 0" in rendered(app.main_screen.query_one(StatusLine))
