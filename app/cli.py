@@ -155,9 +155,27 @@ def cmd_report(args: argparse.Namespace) -> int:
         path = check_script(args.script)
     except ScriptError as exc:
         return _fail(str(exc))
-    from dynadbg.core import report
+    import json
 
-    return report.main(path, list(args.args), as_json=args.json)
+    from dynadbg.core.report import run_report
+
+    import contextlib
+
+    # with --json, stdout carries only the JSON document: the program's own output goes to stderr
+    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    try:
+        with redirect:
+            result = run_report(path, list(args.args))
+    except ScriptError as exc:
+        return _fail(str(exc))
+    if result.exit.traceback and not result.exit.quit:
+        sys.stderr.write(result.exit.traceback)
+    sys.stdout.flush()
+    if args.json:
+        print(json.dumps(result.json(), indent=2))
+    else:
+        print(result.text())
+    return result.status
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

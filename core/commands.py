@@ -283,7 +283,7 @@ class CommandSet:
         if code is None:
             raise _Usage("no code object here")
         if not arg:
-            n = len(self.s.breakpoints.pop(code, {}))
+            n = len(self.s.breakpoints.pop(id(code), {}))
             self._refresh_breakpoints()
             return ok(f"cleared {n} breakpoint(s) in {code.co_name}")
         idx = self.int_arg(arg, what="index")
@@ -302,7 +302,7 @@ class CommandSet:
             return
         frames = []
         for fv in ctx.stop.frames:
-            code_bps = next((bps for c, bps in self.s.breakpoints.items() if id(c) == fv.code.key), {})
+            code_bps = self.s.breakpoints.get(fv.code.key, {})
             frames.append(replace(fv, breakpoints=tuple(sorted(code_bps))))
         ctx.stop = replace(ctx.stop, frames=tuple(frames))
 

@@ -129,14 +129,16 @@ class Session:
         self.count = 0
         self.target: FrameType | None = None
         self.until_index = -1
-        self.breakpoints: dict[CodeType, dict[int, Breakpoint]] = {}
+        #: id(code) -> instruction index -> breakpoint (codes are keyed by id: hashing a code object hashes its bytes)
+        self.breakpoints: dict[int, dict[int, Breakpoint]] = {}
         self._bp_numbers = 0
-        self.generated: set[CodeType] = set()
-        self.compile_ids: dict[CodeType, str] = {}
-        self.entered: set[CodeType] = set()
+        #: id(code) -> code for every generated code object seen (keeps them alive, so ids stay unique)
+        self.generated: dict[int, CodeType] = {}
+        self.compile_ids: dict[int, str] = {}
+        self.entered: set[int] = set()
         self.states: dict[FrameType, FrameState] = {}
         #: generated codes known to need no tracing under the current mode, breakpoints and stop kinds
-        self._quiet: set[CodeType] = set()
+        self._quiet: set[int] = set()
         self._note_call: Callable[[CodeType], None] = lambda code: None
         self.stop_seq = 0
         #: instruction events handled so far (how much generated code was stepped or watched)
@@ -369,9 +371,10 @@ class Session:
         kind switched on, an interrupt) clears it.
         """
         self._note_call(code)
-        if code in self._quiet:
+        key = id(code)
+        if key in self._quiet:
             return
-        self.generated.add(code)
+        self.generated[key] = code
         if threading.get_ident() != self._worker_ident:
             return
         if self._quitting:
@@ -379,19 +382,19 @@ class Session:
         if self.wants_frame(code):
             self.backend.watch(code)
         else:
-            self._quiet.add(code)
+            self._quiet.add(key)
 
     def _on_compiled(self, event: Any) -> None:
         """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`."""
-        self.generated.add(event.code)
-        self.compile_ids[event.code] = str(event.compile_id)
+        self.generated[id(event.code)] = event.code
+        self.compile_ids[id(event.code)] = str(event.compile_id)
         if "compile" in self.break_on and threading.get_ident() == self._worker_ident:
             ctx = PauseContext(StopKind.COMPILE, [], 0, compile_event=event)
             name = getattr(event.original, "co_name", "?")
             self._pause(ctx, f"compiled {name} as {event.compile_id}; it has not run yet")
             # an instruction edit at this stop may have replaced event.code
-            self.generated.add(event.code)
-            self.compile_ids[event.code] = str(event.compile_id)
+            self.generated[id(event.code)] = event.code
+            self.compile_ids[id(event.code)] = str(event.compile_id)
 
     def _on_cache_miss(self, event: Any) -> str | None:
         """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
@@ -410,7 +413,7 @@ class Session:
         tb = exc.__traceback__
         frames: list[FrameState] = []
         while tb is not None:
-            if tb.tb_frame.f_code in self.generated:
+            if id(tb.tb_frame.f_code) in self.generated:
                 st = FrameState(tb.tb_frame, code_index(tb.tb_frame.f_code))
                 st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
                 frames.append(st)
@@ -425,11 +428,12 @@ class Session:
     # ==========================================================================================================
 
     def wants_frame(self, code: CodeType) -> bool:
-        if code not in self.generated:
+        key = id(code)
+        if key not in self.generated:
             return False
-        if self._interrupt or self.mode is Mode.STEP or code in self.breakpoints:
+        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints:
             return True
-        if "entry" in self.break_on and code not in self.entered:
+        if "entry" in self.break_on and key not in self.entered:
             return True
         if "graph-break" in self.break_on and self.is_resume(code):
             return True
@@ -470,7 +474,8 @@ class Session:
         if self._interrupt:
             self._interrupt = False
             kind, message = StopKind.INTERRUPT, "interrupted"
-        bp = self.breakpoints.get(code, {}).get(st.index)
+        key = id(code)
+        bp = self.breakpoints.get(key, {}).get(st.index)
         if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
             bp.hits += 1
             kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
@@ -478,9 +483,9 @@ class Session:
         if first:
             if "graph-break" in self.break_on and self.is_resume(code):
                 passive = StopKind.GRAPH_BREAK
-            elif "entry" in self.break_on and code not in self.entered:
+            elif "entry" in self.break_on and key not in self.entered:
                 passive = StopKind.ENTRY
-            self.entered.add(code)
+            self.entered.add(key)
         mode = self.mode
         stepped = False
         if mode is Mode.STEP:
@@ -516,7 +521,7 @@ class Session:
             self.mode, self.count, self.target = Mode.STEP, 1, None
         if self.mode is Mode.STEP:
             caller = frame.f_back
-            while caller is not None and caller.f_code not in self.generated:
+            while caller is not None and id(caller.f_code) not in self.generated:
                 caller = caller.f_back
             if caller is not None and caller not in self.states:
                 self._trace_running(caller)
@@ -544,7 +549,7 @@ class Session:
         chain: list[FrameState] = []
         f: FrameType | None = frame
         while f is not None:
-            if f.f_code in self.generated:
+            if id(f.f_code) in self.generated:
                 st = self.states.get(f)
                 if st is None:
                     st = FrameState(f, code_index(f.f_code))
@@ -639,7 +644,7 @@ class Session:
             return
         # continue: keep local tracing only where a breakpoint may still be hit
         for frame in list(self.states):
-            if frame.f_code not in self.breakpoints:
+            if id(frame.f_code) not in self.breakpoints:
                 backend.untrace(frame)
                 del self.states[frame]
         if not self.states:
@@ -670,23 +675,23 @@ class Session:
         from .disasm import code_view
 
         info = self.generated_info(code)
-        cid = info[1] if info else self.compile_ids.get(code)
-        return code_view(code, generated=code in self.generated, compile_id=cid)
+        cid = info[1] if info else self.compile_ids.get(id(code))
+        return code_view(code, generated=id(code) in self.generated, compile_id=cid)
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:
         self._bp_numbers += 1
-        self._quiet.discard(code)
+        self._quiet.discard(id(code))
         bp = Breakpoint(self._bp_numbers, code, index, condition)
-        self.breakpoints.setdefault(code, {})[index] = bp
+        self.breakpoints.setdefault(id(code), {})[index] = bp
         return bp
 
     def clear_breakpoint(self, code: CodeType, index: int) -> Breakpoint | None:
-        bps = self.breakpoints.get(code)
+        bps = self.breakpoints.get(id(code))
         if not bps or index not in bps:
             return None
         bp = bps.pop(index)
         if not bps:
-            del self.breakpoints[code]
+            del self.breakpoints[id(code)]
         return bp
 
 

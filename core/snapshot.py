@@ -74,7 +74,7 @@ def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mort
         stack=stack,
         stack_exact=exact,
         locals=tuple(pairs),
-        breakpoints=tuple(sorted(session.breakpoints.get(code, {}))),
+        breakpoints=tuple(sorted(session.breakpoints.get(id(code), {}))),
         changed=tuple(changed),
     )
 
@@ -82,7 +82,7 @@ def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mort
 def entry_position(session: "Session", code: Any) -> tuple[str | None, int | None, int | None]:
     """(compile id, 1-based index among the original's cache entries (newest first), entry count)."""
     info = session.generated_info(code)
-    cid = info[1] if info else session.compile_ids.get(code)
+    cid = info[1] if info else session.compile_ids.get(id(code))
     if info is None:
         return cid, None, None
     try:
