@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
 from . import format as fmt
+from .cmd_edit import EditCommands
+from .cmd_recompile import RecompileCommands
 from .model import BREAK_ON_KINDS, CommandResult, GuardTree, StopKind
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ def resumed(text: str = "") -> CommandResult:
     return CommandResult(output=text, resumed=True)
 
 
-class CommandSet:
+class CommandSet(RecompileCommands, EditCommands):
     """Parses and runs command lines against a `Session`'s current stop."""
 
     def __init__(self, session: "Session") -> None:
@@ -648,9 +650,13 @@ class CommandSet:
 
 
 def help_text() -> str:
-    """One line per command, from the docstrings (the same text the TUI's help screen shows)."""
+    """One line per command, from the docstrings (the same text the TUI's help screen shows).
+
+    Commands of the mixins that are not in `COMMAND_ORDER` are listed after it, in name order.
+    """
     lines = []
-    for name in COMMAND_ORDER:
+    extra = sorted(n[3:].replace("_", "-") for n in dir(CommandSet) if n.startswith("do_") and n != "do_exec")
+    for name in list(COMMAND_ORDER) + [n for n in extra if n not in COMMAND_ORDER]:
         fn = getattr(CommandSet, "do_" + name.replace("-", "_"), None) if name != "!" else CommandSet.do_exec
         if fn is not None and fn.__doc__:
             lines.append(fn.__doc__.strip().splitlines()[0])

@@ -162,6 +162,11 @@ class Session:
         self._prev_callback: Any = None
         self._installed = False
         self._undo_skip: Callable[[], None] = lambda: None
+        #: callables run with every `capture.CompileEvent` before the compile stop (they may replace
+        #: ``event.code`` / ``event.guard_manager`` for this very compile)
+        self.compile_hooks: list[Callable[[Any], None]] = []
+        #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
+        self.teardown_hooks: list[Callable[[], None]] = []
         from .commands import CommandSet
 
         self.commands = CommandSet(self)
@@ -350,6 +355,12 @@ class Session:
         if self.capture is not None:
             self.capture.uninstall()
         self._undo_skip()
+        for undo in reversed(self.teardown_hooks):
+            try:
+                undo()
+            except Exception as exc:  # noqa: BLE001
+                self._message(f"teardown hook failed: {type(exc).__name__}: {exc}")
+        self.teardown_hooks.clear()
         self.states.clear()
         self.target = None
 
@@ -385,7 +396,16 @@ class Session:
             self._quiet.add(key)
 
     def _on_compiled(self, event: Any) -> None:
-        """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`."""
+        """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`.
+
+        `compile_hooks` run first (e.g. re-applying an instruction edit or a guard filter to this compile), then
+        the compile stop, if active. Runs inside Dynamo's compile lock.
+        """
+        for hook in list(self.compile_hooks):
+            try:
+                hook(event)
+            except Exception as exc:  # noqa: BLE001 - an edit hook must not break the user's compile
+                self._message(f"compile hook failed: {type(exc).__name__}: {exc}")
         self.generated[id(event.code)] = event.code
         self.compile_ids[id(event.code)] = str(event.compile_id)
         if "compile" in self.break_on and threading.get_ident() == self._worker_ident:
