@@ -1,0 +1,73 @@
+"""Stepping every generated instruction of the real programs in ../shared/cases changes nothing.
+
+Each case runs twice in subprocesses, side by side: plainly, and under the debugger with `s 1000000` at every
+stop (`step_all.py`: every instruction of every generated code object is traced, its stack depth tracked — and
+on Python 3.11 checked against the live stack top at every instruction). The program's stdout must be identical
+(lines with timings masked), the exit status the same, the interpreter must not crash, and at least one
+instruction of generated code must have been stepped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "cases"
+STEP_ALL = Path(__file__).resolve().parent / "step_all.py"
+CASES = sorted(p.name for p in CASES_DIR.glob("[0-9]*.py")) if CASES_DIR.is_dir() else []
+TIMEOUT_S = 600
+_TIMING = re.compile(r"\d+(\.\d+)?\s*(us|µs|ms|s)/call")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
+]
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(CASES_DIR), env=env
+    )
+
+
+@lru_cache(maxsize=None)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2)))
+
+
+_futures: dict[str, object] = {}
+
+
+def _both(case: str):
+    """(plain run, stepped run) of `case`; all cases are started together the first time one is needed."""
+    if not _futures:
+        for c in CASES:
+            path = str(CASES_DIR / c)
+            _futures[c] = (_pool().submit(_run, [path]), _pool().submit(_run, [str(STEP_ALL), path]))
+    plain, stepped = _futures[case]
+    return plain.result(), stepped.result()  # type: ignore[attr-defined]
+
+
+def _mask(text: str) -> str:
+    return _TIMING.sub("<timing>", text)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_stepping_every_instruction_leaves_output_identical(case: str) -> None:
+    plain, stepped = _both(case)
+    assert stepped.returncode >= 0, f"the interpreter died with signal {-stepped.returncode}\n{stepped.stderr[-3000:]}"
+    summary = json.loads(stepped.stderr.strip().splitlines()[-1])
+    assert summary["traceback"] is None, summary["traceback"]
+    assert stepped.returncode == plain.returncode == summary["status"]
+    assert _mask(stepped.stdout) == _mask(plain.stdout)
+    assert summary["traced_instructions"] > 50, summary
+    assert summary["depth_mismatches"] == [], "tracked stack depth disagreed with the live stack"
