@@ -55,6 +55,16 @@ class Listener(Protocol):
         """The program ended; the session's hooks are already restored."""
 
 
+class InlineDriver(Protocol):
+    """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
+
+    def read_command(self, stop: Stop) -> str | None:
+        """The next command line at `stop` (None: detach and let the program run)."""
+
+    def show_result(self, result: CommandResult) -> None:
+        """Show what a command produced."""
+
+
 class Mode(enum.Enum):
     CONTINUE = "continue"
     STEP = "step"
@@ -166,6 +176,9 @@ class Session:
         #: callables run with every `capture.CompileEvent` before the compile stop (they may replace
         #: ``event.code`` / ``event.guard_manager`` for this very compile)
         self.compile_hooks: list[Callable[[Any], None]] = []
+        #: answers stops on the program's own thread (`attach`); None when a front end drives `execute`
+        self._inline: InlineDriver | None = None
+        self._step_message = ""
         #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
         self.teardown_hooks: list[Callable[[], None]] = []
         from .commands import CommandSet
@@ -271,6 +284,40 @@ class Session:
     def detach(self) -> CommandResult:
         """Clear breakpoints and every stop kind, then continue: the program runs to its end undisturbed."""
         return self.execute("detach")
+
+    def attach(self, driver: "InlineDriver") -> None:
+        """Debug the calling thread itself (``dynadbg.debug()``, ``set_trace``): hooks are installed now and each
+        stop is answered inline by `driver` on this thread. End with `release`.
+
+        Raises:
+            SessionError: the session already runs a program.
+        """
+        if self._thread is not None or self._installed:
+            raise SessionError("this session already runs a program")
+        self._worker_ident = threading.get_ident()
+        self._inline = driver
+        self._install()
+
+    def release(self, result: ExitResult | None = None) -> None:
+        """End an `attach`ed session: restore every hook (idempotent)."""
+        if self._inline is None or self._done.is_set():
+            return
+        try:
+            self._teardown()
+        finally:
+            self._result = result or ExitResult(0)
+            self._done.set()
+            self.listener.on_exit(self._result)
+
+    def stop_in(self, frame: FrameType) -> None:
+        """Stop at the next instruction `frame` runs (``set_trace``). Call on the program's thread."""
+        if threading.get_ident() != self._worker_ident:
+            raise SessionError("stop_in must be called on the program's thread")
+        self.generated[id(frame.f_code)] = frame.f_code
+        self.mode, self.count, self.target = Mode.NEXT, 1, frame
+        self._step_message = "dynadbg.set_trace()"
+        self._quiet = set()
+        self._trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
         """Wait for the program to end; its `ExitResult`, or None on timeout."""
@@ -530,6 +577,8 @@ class Session:
             message = "entering a resume function after a graph break"
         elif kind is StopKind.STEP:
             message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
+            if self._step_message:
+                message, self._step_message = self._step_message, ""
         self._pause(PauseContext(kind, self._frames_for(frame), -1), message)
 
     @staticmethod
@@ -626,7 +675,21 @@ class Session:
         except Exception as exc:  # noqa: BLE001
             self._message(f"front end failed to show the stop: {exc}")
         quit_now = False
-        while True:
+        while self._inline is not None:
+            line = self._inline.read_command(ctx.stop)
+            try:
+                result = self.commands.dispatch("detach" if line is None else line)
+            except QuitProgram:
+                result = CommandResult(output="quit", quit=True)
+            except Exception as exc:  # noqa: BLE001
+                result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
+            self._inline.show_result(result)
+            if result.resumed or result.quit:
+                quit_now = result.quit
+                with self._lock:
+                    self.ctx = None
+                break
+        while self._inline is None:
             fn, reply = self._requests.get()
             try:
                 result = fn()
