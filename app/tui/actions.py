@@ -92,8 +92,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
-           priority=True, footer=False),
-    Action("quit", "q", "Quit", "End the program and leave the debugger", "q"),
+           priority=True, footer=False, group="Program"),
+    Action("quit", "q", "Quit", "End the program and leave the debugger", "q", group="Program"),
 )
 
 _BY_ID = {action.id: action for action in ACTIONS}

@@ -121,7 +121,7 @@ class BytecodeView(ScrollView, can_focus=True):
         width = 2 + (index_w + 2) + (offset_w + 1) + (line_w + 1) + 3 + (opname_w + 1) + arg_w + jump_w
         self.virtual_size = Size(width, len(instructions))
         self.cursor = 0
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.scroll_to(0, 0, animate=False, immediate=True, force=True)
         self.refresh()
 
     def watch_current(self, old: int, new: int) -> None:
@@ -163,22 +163,23 @@ class BytecodeView(ScrollView, can_focus=True):
         if self.current < 0:
             return
         height = self.scrollable_content_region.height
-        if height <= 0:
+        if height <= 0:  # not laid out yet: try again after the next refresh
             self._center_pending = True
+            self.call_after_refresh(self.center_current, force=True)
             return
         self._center_pending = False
         top = self.scroll_offset.y
         margin = height // 4
         if force or not top + margin <= self.current < top + height - margin:
-            self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True, force=True)
 
     def _keep_cursor_visible(self) -> None:
         height = self.scrollable_content_region.height
         top = self.scroll_offset.y
         if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor, animate=False, immediate=True, force=True)
         elif height > 0 and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True, force=True)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._center_pending or self.current >= 0:

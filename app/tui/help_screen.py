@@ -43,30 +43,27 @@ class HelpScreen(ModalScreen[None]):
         self._keys = actions.effective_keys(keymap)
 
     def compose(self) -> ComposeResult:
-        keys = Table(box=None, show_header=True, header_style="bold", expand=False, pad_edge=False)
-        keys.add_column("keys", no_wrap=True)
-        keys.add_column("action", no_wrap=True)
-        keys.add_column("what it does")
-        keys.add_column("sends", no_wrap=True, style="dim")
-        group = None
-        for action in actions.ACTIONS:
-            if action.group != group:
-                group = action.group
-                keys.add_row(Text(group, style="bold underline"), "", "", "")
-            keys.add_row(
-                Text(actions.display_keys(self._keys[action.id]), style="bold"),
-                action.id,
-                action.description,
-                action.command or "",
-            )
+        sections = []
+        for group in dict.fromkeys(action.group for action in actions.ACTIONS):
+            table = Table(box=None, show_header=False, pad_edge=False, title=group, title_justify="left",
+                          title_style="bold underline", expand=False)
+            table.add_column(width=12, no_wrap=True, style="bold")
+            table.add_column(width=14, no_wrap=True)
+            table.add_column(width=54)
+            table.add_column(width=16, no_wrap=True, style="dim")
+            for action in actions.ACTIONS:
+                if action.group == group:
+                    table.add_row(Text(actions.display_keys(self._keys[action.id])), Text(action.id),
+                                  Text(action.description), Text(action.command or ""))
+            sections.append(table)
         language = Table(box=None, show_header=False, pad_edge=False)
         language.add_column(no_wrap=True, style="bold")
         language.add_column()
         for syntax, meaning in COMMANDS:
-            language.add_row(syntax, meaning)
+            language.add_row(Text(syntax), Text(meaning))
         body = Group(
-            Text("Keys", style="bold reverse"),
-            keys,
+            Text("Keys  (key · action id · what it does · command it sends)", style="bold reverse"),
+            *sections,
             Text(""),
             Text("Console commands (press : to type one)", style="bold reverse"),
             language,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -53,10 +52,11 @@ class MainScreen(Screen[None]):
     """Status line; bytecode views and source on the left; value stack, locals and guard tree on the right;
     the console below.
 
-    Width under 100 columns (``-narrow``) or height under 32 rows (``-short``) reflow the panes (``dynadbg.tcss``).
+    Width under 100 columns (``-narrow``; under 60, ``-cramped``) or height under 32 rows (``-short``; under 16,
+    ``-tiny``) reflow and hide panes (``dynadbg.tcss``).
     """
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-cramped"), (60, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (16, "-short"), (32, "-tall")]
 
     stop: reactive[Stop | None] = reactive(None, init=False, repaint=False)
@@ -133,6 +133,7 @@ class MainScreen(Screen[None]):
         self.query_one("#stack").border_title = "value stack"
         self.query_one("#locals").border_title = "locals"
         self.query_one("#guards").border_title = "guards"
+        self.query_one("#orig-bytecode").border_title = "original bytecode"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         self.post_message(self.Ready())
@@ -276,24 +277,23 @@ class MainScreen(Screen[None]):
         if not entries:
             view.content = Text(output or "(no cache entries)")
             return
-        table = Table(box=None, header_style="bold", pad_edge=False)
-        for column in ("#", "compile id", "backend", "hits", "code", "graphs", "resume functions"):
-            table.add_column(column, no_wrap=column != "resume functions")
         stop = self.stop
+        parts: list[RenderableType] = []
         for i, entry in enumerate(entries, 1):
             serving = stop is not None and stop.compile_id == entry.compile_id
-            code = "invalidated" if entry.invalidated or entry.code is None else (
-                f"{entry.code.name} ({len(entry.code.instructions)} instr)")
-            table.add_row(
-                f"{'▶' if serving else ' '}{i}",
-                entry.compile_id,
-                entry.backend or "?",
-                "?" if entry.hits < 0 else str(entry.hits),
-                code,
-                ", ".join(entry.graphs) or "-",
-                ", ".join(entry.resume_functions) or "-",
-            )
-        view.content = Group(table, Text(""), Text(output, style="dim")) if output else table
+            head = Text(f"{'▶' if serving else ' '} {i}. entry {entry.compile_id}", style="bold")
+            head.append(f"  backend {entry.backend or '?'}  hits {'?' if entry.hits < 0 else entry.hits}",
+                        style="default")
+            if entry.invalidated or entry.code is None:
+                head.append("  invalidated", style="red")
+            else:
+                head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
+            parts.append(head)
+            parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
+            parts.append(Text(f"     resume functions: {', '.join(entry.resume_functions) or '-'}", style="dim"))
+        if output:
+            parts.extend([Text(""), Text(output, style="dim")])
+        view.content = Group(*parts)
 
     # Detail text -----------------------------------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ class SourceView(ScrollView, can_focus=True):
         self.lineno = lineno
 
     def watch_filename(self, filename: str | None) -> None:
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.scroll_to(0, 0, animate=False, immediate=True, force=True)
         self._lines = read_lines(filename) if filename else ()
         width = max((sum(len(s.text) for s in line) for line in self._lines), default=0) + 7
         self.virtual_size = Size(width, max(1, len(self._lines)))
@@ -77,11 +77,14 @@ class SourceView(ScrollView, can_focus=True):
     def _center(self, *, force: bool = False) -> None:
         """Keep the current line in the middle half of the pane (re-center when it leaves it, or `force`)."""
         height = self.scrollable_content_region.height
-        if self.lineno is None or height <= 0:
+        if self.lineno is None:
+            return
+        if height <= 0:  # not laid out yet: try again after the next refresh
+            self.call_after_refresh(self._center, force=True)
             return
         row, top, margin = self.lineno - 1, self.scroll_offset.y, height // 4
         if force or not top + margin <= row < top + height - margin:
-            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True, force=True)
 
     def on_resize(self, event: events.Resize) -> None:
         self._center(force=True)

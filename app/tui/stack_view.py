@@ -54,7 +54,7 @@ class StackView(LinesView):
         for depth in range(len(frame.stack) - 1, -1, -1):
             line = Text()
             line.append("TOS " if depth == len(frame.stack) - 1 else "    ", tos)
-            line.append(f"{depth:>{width}} ", depth_style)
+            line.append(f"[{depth:>{width}}] ", depth_style)
             line.append_text(highlight.value_text(frame.stack[depth]))
             lines.append(line)
         return lines

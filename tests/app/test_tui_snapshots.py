@@ -1,0 +1,71 @@
+"""SVG snapshots of the TUI on the fake engine, at 120x40 (the size the layout is designed for).
+
+The fake engine's data is canned, so these do not depend on the Python version; they do depend on Textual's
+rendering, so they run only on the pinned Textual. Regenerate after an intended change with
+``pytest tests/app/test_tui_snapshots.py --snapshot-update`` and review ``snapshot_report.html``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import textual
+from conftest import settle
+from fake_engine import crash_scenario, forward_scenario, make_app
+
+pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
+                                reason="snapshots are pinned to the Textual version that made them")
+
+SIZE = (120, 40)
+
+
+def _after(*keys: str):  # noqa: ANN202
+    """A run_before that waits for the first stop, presses `keys` one by one, and lets everything settle."""
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        await pilot.pause(0.3)  # past the footer's settle delay
+        await settle(pilot)
+
+    return run_before
+
+
+def test_main_screen_mid_step(snap_compare) -> None:  # noqa: ANN001
+    """Five steps into ``forward``: the marker on the CALL of the FX graph (index 5), its NULL, function and two
+    arguments on the value stack (TOS first), the locals, source synced to line 16, the guard tree passing."""
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after(*"sssss"))
+
+
+def test_guard_tree_expanded_on_failing_guard(snap_compare) -> None:  # noqa: ANN001
+    """The entry's guards evaluated for n=4: the tree opens the path to the failing ``L['n'] == 3`` guard, whose
+    details (expression, user line, expected/actual) are expanded with Enter; the rest stay collapsed."""
+    app = make_app(forward_scenario(n_fails=True))
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await settle(pilot)
+        pilot.app.main_screen.guard_tree.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen_lists_the_action_registry(snap_compare) -> None:  # noqa: ANN001
+    """``?`` opens the help: every registry action with its keys, what it does and the command it sends, then the
+    console's command language."""
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after("question_mark"))
+
+
+def test_program_that_raised_stays_open_with_traceback(snap_compare) -> None:  # noqa: ANN001
+    """A script that raised: status line with the exit status and exception, the Stop view showing the
+    traceback, the log saying so; the debugger waits for ``q``."""
+    assert snap_compare(make_app(crash_scenario()), terminal_size=SIZE, run_before=_after())
+
+
+def test_original_bytecode_view(snap_compare) -> None:  # noqa: ANN001
+    """Key ``2`` switches the left pane to the original bytecode of ``forward``, fetched with ``orig``."""
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after("2"))
