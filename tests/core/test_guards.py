@@ -554,20 +554,30 @@ def test_leaf_count_of_a_real_model_matches_a_raw_walk():
     torch.compile(net, backend="eager")(x)
     entry = compat.cache_entries(Net.forward.__code__)[0]
 
+    seen: list = []  # keep every leaf referenced: identity is only stable while a reference is held
+
     def raw_count(mgr):
         kids = list(mgr.get_child_managers())
         if hasattr(mgr, "get_key_value_managers"):
             for _, (km, vm) in mgr.get_key_value_managers().items():
                 kids += [m for m in (km, vm) if m is not None]
-        return len(mgr.get_leaf_guards()) + sum(raw_count(k) for k in kids)
+        fresh = [g for g in mgr.get_leaf_guards() if not any(g is s for s in seen)]  # relational guards once
+        seen.extend(fresh)
+        return len(fresh) + sum(raw_count(k) for k in kids)
 
     tree = entry_guard_tree(entry, {"self": net, "x": x})
-    assert tree.root.leaf_count == raw_count(entry.guard_manager.root) == 574
-    # torch 2.13 checks object aliasing (the two modules' `F`) in an epilogue lambda, not only shapes
+    assert tree.root.leaf_count == raw_count(entry.guard_manager.root)
+    if torch.__version__.startswith("2.13"):
+        assert tree.root.leaf_count == 574
     epilogue = entry.guard_manager.root.get_epilogue_lambda_guards()
-    assert len(tree.epilogue) == sum(len(g.verbose_code_parts()) for g in epilogue) == 1
-    assert tree.epilogue[0].code[0].endswith("_normalization'].F is G['__import_torch_dot_nn_dot_modules_dot_linear'].F")
-    assert tree.leaf_count == 575
+    assert len(tree.epilogue) == sum(len(g.verbose_code_parts()) for g in epilogue)
+    assert tree.leaf_count == tree.root.leaf_count + len(tree.epilogue)
+    if torch.__version__.startswith("2.13"):
+        # torch 2.13 checks object aliasing (the two modules' `F`) in an epilogue lambda, not only shapes
+        epilogue = entry.guard_manager.root.get_epilogue_lambda_guards()
+        assert len(tree.epilogue) == sum(len(g.verbose_code_parts()) for g in epilogue) == 1
+        assert tree.epilogue[0].code[0].endswith("_normalization'].F is G['__import_torch_dot_nn_dot_modules_dot_linear'].F")
+        assert tree.leaf_count == 575
     assert tree.passed is True
     net.blocks[3].norm.eps = 1.0
     after = entry_guard_tree(entry, {"self": net, "x": x})
