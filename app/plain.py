@@ -40,6 +40,26 @@ class PlainListener:
         self.events.put(("exit", result))
 
 
+def _next_event(listener: PlainListener, session: Session, out: TextIO) -> tuple[str, object]:
+    """Wait for the next stop or the end; Ctrl+C interrupts the program at its next generated instruction, a
+    second Ctrl+C while it has not stopped yet ends it."""
+    interrupted = False
+    while True:
+        try:
+            return listener.events.get(timeout=0.25)
+        except queue.Empty:
+            continue
+        except KeyboardInterrupt:
+            if interrupted:
+                out.write("\ndynadbg: ending the program\n")
+                session.quit()
+            else:
+                interrupted = True
+                out.write("\ndynadbg: interrupt: stopping at the next generated instruction (Ctrl+C again ends the program)\n")
+                session.interrupt()
+            out.flush()
+
+
 def run_plain(
     start: Callable[[Session], None],
     *,
@@ -62,7 +82,7 @@ def run_plain(
     start(session)
     pending = list(commands) if commands is not None else None
     while True:
-        kind, payload = listener.events.get()
+        kind, payload = _next_event(listener, session, out)
         if kind == "exit":
             result = payload
             assert isinstance(result, ExitResult)
@@ -85,7 +105,11 @@ def run_plain(
             else:
                 out.write(PROMPT)
                 out.flush()
-                line = stdin.readline()
+                try:
+                    line = stdin.readline()
+                except KeyboardInterrupt:
+                    out.write("\n(the program is paused; q ends it)\n")
+                    continue
                 if not line:  # EOF: let the program finish undisturbed
                     out.write("\n")
                     session.detach()
