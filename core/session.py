@@ -658,7 +658,14 @@ class Session:
             return True
 
     def _pause(self, ctx: PauseContext, message: str) -> None:
-        """Block the worker at a stop until a resuming command arrives. Raises QuitProgram on `q`."""
+        """Block the worker at a stop until a resuming command arrives. Raises QuitProgram on `q`.
+
+        Dynamo's frame callback is off while paused: nothing the debugger runs here is offered for compiling.
+        """
+        with compat.dynamo_off():
+            self._pause_inner(ctx, message)
+
+    def _pause_inner(self, ctx: PauseContext, message: str) -> None:
         if ctx.selected < 0:
             ctx.selected = len(ctx.frames) - 1
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None

@@ -68,7 +68,8 @@ def code_index(code: CodeType) -> CodeIndex:
     """Cached `CodeIndex` of `code` (the engine keeps generated code alive for the session)."""
     found = _indexes.get(id(code))
     if found is None or found.code is not code:
-        found = _indexes[id(code)] = CodeIndex.of(code)
+        with compat.dynamo_off():  # called from trace functions inside compiled code: keep dis out of Dynamo
+            found = _indexes[id(code)] = CodeIndex.of(code)
     return found
 
 
