@@ -163,9 +163,8 @@ class BytecodeView(ScrollView, can_focus=True):
         if self.current < 0:
             return
         height = self.scrollable_content_region.height
-        if height <= 0:  # not laid out yet: try again after the next refresh
+        if height <= 0:  # hidden or not laid out yet: `on_resize` centers once it has a size
             self._center_pending = True
-            self.call_after_refresh(self.center_current, force=True)
             return
         self._center_pending = False
         top = self.scroll_offset.y

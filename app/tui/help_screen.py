@@ -49,7 +49,7 @@ class HelpScreen(ModalScreen[None]):
                           title_style="bold underline", expand=False)
             table.add_column(width=12, no_wrap=True, style="bold")
             table.add_column(width=14, no_wrap=True)
-            table.add_column(width=54)
+            table.add_column(width=max(len(a.description) for a in actions.ACTIONS))
             table.add_column(width=16, no_wrap=True, style="dim")
             for action in actions.ACTIONS:
                 if action.group == group:

@@ -79,8 +79,7 @@ class SourceView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         if self.lineno is None:
             return
-        if height <= 0:  # not laid out yet: try again after the next refresh
-            self.call_after_refresh(self._center, force=True)
+        if height <= 0:  # hidden or not laid out yet: `on_resize` centers once it has a size
             return
         row, top, margin = self.lineno - 1, self.scroll_offset.y, height // 4
         if force or not top + margin <= row < top + height - margin:
