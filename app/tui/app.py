@@ -152,6 +152,8 @@ class DebuggerApp(App[int]):
 
     def on_main_screen_ready(self) -> None:
         """Start listening (and the program): from here on every engine event has a pane to land in."""
+        # The program's prints (any thread) land in the console log instead of under the TUI.
+        self.begin_capture_print(self._main.console, stdout=True, stderr=True)
         for warning in self._keymap_warnings:
             self._main.console.error(warning)
         self.bridge.attach(self)
@@ -311,6 +313,9 @@ class DebuggerApp(App[int]):
         if result.error:
             if not event.silent or verb in _VIEW_OF:
                 console.error(result.error)
+            if verb in _VIEW_OF:
+                {"orig": screen.show_original, "graph": screen.show_graph, "entries": screen.show_entries}[verb](
+                    result.error, None)
             if verb in RESUMING:
                 self._awaiting_resume = False
                 self._bindings_changed()
@@ -398,6 +403,7 @@ class DebuggerApp(App[int]):
         screen.activity = None
         screen.stop = None
         screen.guards_loading = False
+        screen.guards = None
         screen.exit_result = result
         self._bindings_changed()
         if self._quitting:

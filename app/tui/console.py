@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -33,7 +34,8 @@ class Console(Vertical):
         Binding("down", "history(1)", "Next command", show=False),
     ]
 
-    COMPONENT_CLASSES = {"console--echo", "console--error", "console--info", "console--output"}
+    COMPONENT_CLASSES = {"console--echo", "console--error", "console--info", "console--output",
+                         "console--program"}
     """
     | Class | Description |
     | :- | :- |
@@ -41,6 +43,7 @@ class Console(Vertical):
     | `console--error` | Error lines (a command failed; nothing changed). |
     | `console--info` | Engine info and warning lines. |
     | `console--output` | Command output. |
+    | `console--program` | What the debugged program printed (stdout and stderr). |
     """
 
     class Submitted(Message):
@@ -65,6 +68,8 @@ class Console(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self._history: list[str] = []
         self._history_pos = 0
+        self._printed: list[str] = []
+        self._flush_scheduled = False
 
     def compose(self) -> ComposeResult:
         yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=False, markup=False, highlight=False)
@@ -109,6 +114,21 @@ class Console(Vertical):
     def error(self, text: str) -> None:
         """Log an error line (shown in red)."""
         self._write(text, "console--error")
+
+    # Program output ----------------------------------------------------------------------------------------
+
+    def on_print(self, event: events.Print) -> None:
+        """Text the program printed (the app captures stdout/stderr while it runs): logged, 20 times a second."""
+        self._printed.append(event.text)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(0.05, self._flush_printed)
+
+    def _flush_printed(self) -> None:
+        self._flush_scheduled = False
+        text, self._printed = "".join(self._printed), []
+        if text.strip():
+            self._write(text.rstrip("\n"), "console--program")
 
     # Input -----------------------------------------------------------------------------------------------------
 

@@ -203,6 +203,7 @@ class MainScreen(Screen[None]):
         self.frame = frame
         if frame is None:
             self.bytecode.show(None)
+            self.bytecode.border_subtitle = ""
             self.query_one(SourceView).show(None, None)
             return
         breakpoints = self._breakpoint_overrides.get(frame.code.key, frozenset(frame.breakpoints))

@@ -82,7 +82,7 @@ class StatusLine(Static):
         if stop.exception:
             text.append("  ")
             text.append(stop.exception, error)
-        elif stop.message:
+        elif stop.message and stop.message != stop.kind.value:
             text.append("  — ", dim)
             text.append(stop.message, dim)
         return text

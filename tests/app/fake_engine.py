@@ -337,6 +337,7 @@ class Scenario:
         start_messages: `on_message` lines sent at start.
         run_after: indexes of stops after which a resume leaves the program running until `interrupt`.
         guard_delay: seconds `guard_tree` takes (to see the loading indicator).
+        prints: lines the program prints (to stdout) when it starts.
     """
 
     stops: list[Stop]
@@ -348,6 +349,7 @@ class Scenario:
     start_messages: tuple[str, ...] = ()
     run_after: frozenset[int] = frozenset()
     guard_delay: float = 0.0
+    prints: tuple[str, ...] = ()
 
 
 GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
@@ -443,6 +445,8 @@ class FakeSession:
         """Start the fake program: start messages, ``running``, then the first stop (or the exit)."""
         for line in self.scenario.start_messages:
             self.listener.on_message(line)
+        for line in self.scenario.prints:
+            print(line)
         self.listener.on_running("running")
         self._advance(1)
 

@@ -491,3 +491,26 @@ async def test_scenario_without_guard_tree() -> None:
         await settle(pilot)
         assert app.phase == "exited"
         assert "status 0" in rendered(app.main_screen.query_one(StatusLine))
+
+
+async def test_program_output_goes_to_the_log() -> None:
+    scenario = forward_scenario()
+    scenario.prints = ("hello from the program", "second line")
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.1)  # prints are batched every 50 ms
+        assert "hello from the program\nsecond line" in log_text(app)
+
+
+async def test_view_command_error_shows_in_the_view() -> None:
+    scenario = forward_scenario()
+    scenario.graphs = ()
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        view = app.main_screen.query_one("#graph")
+        assert "no FX graph was captured" in str(view.content)
+        assert "no FX graph was captured" in log_text(app)

@@ -1,0 +1,124 @@
+"""The TUI on the real engine (`dynadbg.core.session.Session`) and small real programs: the contract, end to end.
+
+Slow (they import torch and compile); the fast behaviour tests use the fake engine (`test_tui_app.py`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+from conftest import settle
+
+pytestmark = pytest.mark.slow
+
+PROGRAM = textwrap.dedent(
+    """
+    import torch
+
+    def f(x, n):
+        y = x * n
+        return y + 1
+
+    cf = torch.compile(f, backend="eager")
+    print("result", float(cf(torch.ones(3), 2).sum()))
+    """
+)
+
+CRASH = textwrap.dedent(
+    """
+    import torch
+
+    def f(x):
+        return x + 1
+
+    torch.compile(f, backend="eager")(torch.ones(2))
+    raise ValueError("boom after compile")
+    """
+)
+
+
+async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
+    start = time.monotonic()
+    while not condition() and time.monotonic() - start < timeout:
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
+def _app(path):  # noqa: ANN001, ANN202
+    from dynadbg.core.session import Session
+    from dynadbg.tui.app import DebuggerApp
+
+    return DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(path), []))
+
+
+def _log(app) -> str:  # noqa: ANN001
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+async def test_real_program_stops_steps_and_runs_to_the_end(tmp_path) -> None:  # noqa: ANN001
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.bytecode_view import BytecodeView
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped" and app.last_stop.kind is StopKind.ENTRY
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        assert bytecode.code is not None and bytecode.code.generated
+        first = bytecode.current
+        await _until(pilot, lambda: app.main_screen.query_one(GuardTreeView).guards is not None, 60)
+        tree = app.main_screen.query_one(GuardTreeView).guards
+        assert tree is not None and tree.leaf_count > 0
+        await pilot.press("s")
+        await _until(pilot, lambda: app.phase == "stopped" and app.last_stop.kind is StopKind.STEP)
+        assert bytecode.current != first
+        await pilot.press("2")
+        await _until(pilot, lambda: app.main_screen.query_one("#orig-bytecode", BytecodeView).code is not None)
+        orig = app.main_screen.query_one("#orig-bytecode", BytecodeView).code
+        assert orig is not None and not orig.generated
+        await pilot.press("1", "c")
+        await _until(pilot, lambda: app.phase == "exited")
+        assert app.exit_result is not None and app.exit_result.status == 0
+        await pilot.pause(0.2)
+        assert "result 9.0" in _log(app)
+        await pilot.press("q")
+        await pilot.pause(0.2)
+    assert app.return_code == 0
+
+
+async def test_real_program_quit_while_stopped(tmp_path) -> None:  # noqa: ANN001
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped"
+        started = time.monotonic()
+        await pilot.press("q")
+        await _until(pilot, lambda: not app.is_running, 5)
+        assert time.monotonic() - started < 1.5
+    result = app.session.wait(5)
+    assert result is not None and result.quit
+
+
+async def test_real_program_that_raises_stays_open(tmp_path) -> None:  # noqa: ANN001
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        # the entry stop of f first, then the exception at top level ends the script
+        while app.phase == "stopped":
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase != "running" and not app._awaiting_resume)  # noqa: SLF001
+        assert app.phase == "exited" and app.exit_result.status == 1
+        assert "boom after compile" in _log(app)
+        assert app.is_running
+        await pilot.press("q")
+        await pilot.pause(0.2)
+    assert app.return_code == 1
