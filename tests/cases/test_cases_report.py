@@ -26,6 +26,19 @@ DRIVER = Path(__file__).resolve().parent / "report_driver.py"
 CASES = sorted(p.name for p in CASES_DIR.glob("[0-9]*.py")) if CASES_DIR.is_dir() else []
 TIMEOUT_S = 300
 
+
+def _recorded_on_this_stack() -> bool:
+    import importlib.metadata
+
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return sys.version_info[:2] == (3, 11) and torch_version.startswith("2.13")
+
+
+RECORDED_ON_THIS_STACK = _recorded_on_this_stack()
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
@@ -173,7 +186,9 @@ def _frames_by_compile_id(report: dict) -> dict[str, dict]:
 def test_program_output_and_status_unchanged(run, case):
     exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
     assert run.returncode == (exp.exit_code if exp.exit_code is not None else 0), run.stderr[-3000:]
-    if exp.stdout is not None:
+    if exp.stdout is not None and RECORDED_ON_THIS_STACK:
+        # the .expected.md stdout was recorded on Python 3.11 + torch 2.13 (guard counts differ on others;
+        # test_cases_stepping compares with a plain run of the same stack instead)
         assert mask_floats(run.stdout) == mask_floats(exp.stdout)
     assert run.report["exit_status"] == run.returncode
     assert run.report["frames"], "the report lists no compiled frame"
