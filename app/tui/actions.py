@@ -14,7 +14,8 @@ Everything the user can do with a key is declared here, once. The app turns the 
 | breakpoint | ``b``, ``F9`` | ``b {cursor}`` or ``cl {cursor}`` (toggles) |
 | up / down | ``u`` / ``d`` | ``u`` / ``d`` |
 | whatif | ``w`` | ``whatif`` |
-| view_bytecode / view_orig / view_graph / view_entries / view_stop | ``1`` … ``5`` | -, ``orig``, ``graph``, ``entries``, - |
+| view_bytecode, view_orig, view_graph | ``1``, ``2``, ``3`` | -, ``orig``, ``graph`` |
+| view_entries, view_stop | ``4``, ``5`` | ``entries``, - |
 | console | ``:`` | focus the console input |
 | help | ``?`` | open the help screen |
 | interrupt | ``Ctrl+C`` | ``session.interrupt()`` (only while the program runs) |

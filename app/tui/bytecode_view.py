@@ -28,8 +28,9 @@ class BytecodeView(ScrollView, can_focus=True):
     """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
 
     The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
-    the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a click) picks the instruction that
-    ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at every stop.
+    the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
+    click) picks the instruction that ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at
+    every stop. Clicking the gutter toggles that row's breakpoint.
 
     | Key | Action |
     | :- | :- |

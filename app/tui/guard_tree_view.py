@@ -70,7 +70,7 @@ class GuardTreeView(Tree[object]):
     | `guards--fail` | A failing guard's mark and type. |
     | `guards--novalue` | A guard whose value could not be produced, or that raised. |
     | `guards--dim` | Accessors, counts, unevaluated marks. |
-    | `guards--userline` | The user source line a guard came from. |
+    | `guards--userline` | The user source line a guard came from (over its Python highlighting). |
     """
 
     guards: reactive[GuardTree | None] = reactive(None, repaint=False, always_update=True)
@@ -162,7 +162,7 @@ class GuardTreeView(Tree[object]):
         if leaf.user_line or leaf.location:
             text = Text("from ", dim)
             if leaf.user_line:
-                text.append(leaf.user_line.strip(), self._style("guards--userline"))
+                text.append_text(self._user_line(leaf.user_line))
             if leaf.location:
                 text.append(f"  ({leaf.location})", dim)
             node.add_leaf(text, _Detail())
@@ -236,5 +236,12 @@ class GuardTreeView(Tree[object]):
             if len(leaf.code) > 1:
                 text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
         if leaf.user_line:
-            text.append(f"  ← {leaf.user_line.strip()}", self._style("guards--userline"))
+            text.append("  ← ", self._style("guards--dim"))
+            text.append_text(self._user_line(leaf.user_line))
+        return text
+
+    def _user_line(self, line: str) -> Text:
+        """The user source line a guard came from, highlighted as Python, in the `guards--userline` style."""
+        text = Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line.strip())))
+        text.stylize(self._style("guards--userline"))
         return text

@@ -514,3 +514,29 @@ async def test_view_command_error_shows_in_the_view() -> None:
         view = app.main_screen.query_one("#graph")
         assert "no FX graph was captured" in str(view.content)
         assert "no FX graph was captured" in log_text(app)
+
+
+def test_run_tui_returns_the_program_exit_status(monkeypatch) -> None:  # noqa: ANN001
+    """`run_tui` builds the Session with the app's bridge, starts the program, and returns its status."""
+    import dynadbg.core.session as session_module
+    from dynadbg.tui.app import DebuggerApp, run_tui
+
+    created = {}
+
+    def fake_session(listener, *, break_on):  # noqa: ANN001, ANN202
+        created["break_on"] = set(break_on)
+        return FakeSession(listener, crash_scenario(), break_on=break_on)
+
+    monkeypatch.setattr(session_module, "Session", fake_session)
+    monkeypatch.setenv("DYNADBG_KEYMAP", '{"quit": "x"}')
+    real_run = DebuggerApp.run
+
+    async def leave(pilot) -> None:  # noqa: ANN001
+        await settle(pilot)
+        assert pilot.app.keymap == {"quit": "x"}
+        await pilot.press("x")
+
+    monkeypatch.setattr(DebuggerApp, "run",
+                        lambda self, **kw: real_run(self, headless=True, size=SIZE, auto_pilot=leave))
+    assert run_tui(lambda session: session.start_callable(None), break_on={"entry", "compile"}) == 1
+    assert created["break_on"] == {"entry", "compile"}
