@@ -581,6 +581,8 @@ def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
 def skip_own_files() -> Callable[[], None]:
     """Make Dynamo skip dynadbg's own files, so our trace functions and hooks are never compiled.
 
+    The bundled demos are not skipped: they are the user's side.
+
     Dynamo's frame callback sees every Python frame run while a compiled function is active, our trace
     function included; without this it tries to trace it (and graph-breaks on ``sys.settrace``). Rests on
     ``torch._dynamo.trace_rules.SKIP_DIRS`` / ``_recompile_re`` (torch 2.13). Returns an undo function.
@@ -592,7 +594,18 @@ def skip_own_files() -> Callable[[], None]:
     except ImportError:
         return lambda: None
     here = os.path.dirname(os.path.abspath(__file__))
-    dirs = {here + os.sep, os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__)) + os.sep}
+    app = os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__))
+    # Prefixes of dynadbg's own modules — never the bundled demos (app/demos), which are user programs
+    # that must be compiled as usual.
+    dirs = {here + os.sep}
+    for name in os.listdir(app):
+        path = os.path.join(app, name)
+        if name == "demos" or name.startswith((".", "__pycache__")):
+            continue
+        if os.path.isdir(path):
+            dirs.add(path + os.sep)
+        elif name.endswith(".py"):
+            dirs.add(path)
     added = [d for d in sorted(dirs) if d not in trace_rules.SKIP_DIRS]
     trace_rules.SKIP_DIRS.extend(added)
     trace_rules._recompile_re()
@@ -767,3 +780,182 @@ class dynamo_off:
     def __exit__(self, *exc: object) -> None:
         if eval_frame_c is not None:
             eval_frame_c.set_eval_frame(self.prior)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# edits — live editing behind `dynadbg.core.patches` and `dynadbg.core.guard_edits` (torch 2.13.0, Python 3.11.7,
+# bytecode 0.19.1; torch-internals §3, §6, §11). Instruction edits are installed by replacing the code of the
+# compile being finished (compile stop) or through precompile entries; guards are added as lambda guards on a live
+# root, dropped with a guard filter on the next compile of one code object.
+# --------------------------------------------------------------------------------------------------------------
+
+#: Instructions after which execution never falls through to the next one (Python 3.11-3.13).
+EDIT_TERMINAL_OPNAMES: frozenset[str] = frozenset(
+    {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
+     "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT", "INTERPRETER_EXIT"}
+)
+#: Instructions of the frame prologue CPython runs before the first ``RESUME`` (cells, free variables): an edit
+#: there changes how arguments, cells and free variables are laid out in the frame.
+EDIT_PROLOGUE_OPNAMES: frozenset[str] = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RESUME"})
+#: Opcodes an edit may never name: they are inline caches, argument prefixes the assembler adds by itself, or
+#: interpreter-internal.
+EDIT_FORBIDDEN_OPNAMES: frozenset[str] = frozenset({"CACHE", "EXTENDED_ARG", "INTERPRETER_EXIT"})
+
+
+def edit_stack_requirement(opcode: int, arg: int | None) -> int:
+    """How many value-stack slots `opcode` needs before it runs (what it pops or peeks at).
+
+    On 3.11 ``PRECALL(n)`` and ``CALL(n)`` both need the callable, its self-or-NULL slot and the n arguments
+    (n + 2; `stack_effect` charges them all to ``CALL``). Elsewhere the "pre" stack effect of the ``bytecode``
+    library's tables (``ConcreteInstr.pre_and_post_stack_effect``, bytecode 0.19.1) gives it; ops it has no entry
+    for are taken to pop what their net effect removes.
+    """
+    import dis
+
+    name = dis.opname[opcode]
+    if PY311 and name in ("PRECALL", "CALL"):
+        return (arg or 0) + 2
+    try:
+        from bytecode import ConcreteInstr
+
+        instr = ConcreteInstr(name, arg) if opcode >= dis.HAVE_ARGUMENT else ConcreteInstr(name)
+        pre, _post = instr.pre_and_post_stack_effect(jump=False)
+        return max(0, -pre)
+    except Exception:  # noqa: BLE001 - no table entry: the net effect is the best we have
+        return max(0, -stack_effect(opcode, arg, False))
+
+
+def compile_frame_scope() -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(f_locals, f_globals) of the frame Dynamo is compiling on this thread, or None outside a compile.
+
+    Found by walking the Python stack up to ``torch._dynamo.convert_frame._compile(code, globals, locals, ...)``,
+    whose ``locals`` is the frame's locals dict with free variables included (VERIFIED torch 2.13, from the
+    patched ``wrap_guarded_code``: ``{'x': ..., 'z': <closure value>}``). PRIVATE: relies on that function's
+    parameter names.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith("convert_frame.py"):
+            scope = frame.f_locals
+            f_locals, f_globals = scope.get("locals"), scope.get("globals")
+            if isinstance(f_locals, dict) and isinstance(f_globals, dict):
+                return dict(f_locals), f_globals
+            return None
+        frame = frame.f_back
+    return None
+
+
+def precompile_entries_supported() -> str | None:
+    """None when precompile entries can install edited code; else the reason (a one-line message)."""
+    load()
+    ok = _probe("live edits: precompile entries",
+                lambda: (eval_frame_c._load_precompile_entry, eval_frame_c._reset_precompile_entries))
+    return None if ok is not None else FEATURES.get("live edits: precompile entries")
+
+
+def load_precompile_entry(original: CodeType, guard_manager: Any, code: CodeType) -> None:
+    """Make `code` serve the next calls of `original` whose inputs pass `guard_manager` (a
+    ``GuardManagerWrapper``), before any normal cache entry is tried.
+
+    Rests on ``torch._C._dynamo.eval_frame._load_precompile_entry(code, guard_manager, dynamo_code)`` (torch 2.13,
+    PRIVATE; torch-internals §3b/§6 route iii: VERIFIED it wins over the live entry, the debugger callback still
+    fires for it, ``reset_code`` and ``torch._dynamo.reset()`` drop it). It does NOT check the arg/cell/free-var
+    layout of `code` against `original`: the caller must. Keep the Dynamo code `code` was made from alive
+    (CleanupManager deletes its ``__compiled_fn_*`` globals when it is collected).
+    """
+    eval_frame_c._load_precompile_entry(original, guard_manager, code)
+
+
+def reset_precompile_entries(original: CodeType) -> None:
+    """Drop every precompile entry of `original` (``_reset_precompile_entries``; torch 2.13, PRIVATE)."""
+    eval_frame_c._reset_precompile_entries(original)
+
+
+#: ``GuardManagerWrapper`` attributes a clone carries over, so guard trees and what-if work on it as on the
+#: original (torch 2.13 ``GuardManagerWrapper.__init__``).
+_WRAPPER_ATTRS: tuple[str, ...] = (
+    "closure_vars", "args", "code_parts", "verbose_code_parts", "global_scope", "extra_state", "id_matched_objs",
+    "no_tensor_aliasing_sources", "diff_guard_sources",
+)
+
+
+def clone_guard_manager(wrapper: Any, keep: Callable[[Any], bool] | None = None) -> Any:
+    """A new ``GuardManagerWrapper`` around ``wrapper.root.clone_manager(keep)``, with the original's scope.
+
+    ``RootGuardManager.clone_manager(filter_fn)`` (torch 2.13) calls `keep` with every guard manager (``L``,
+    ``L['x']``, ...); False drops that manager and its subtree. Root leaves (lambda guards included), epilogue and
+    relational guards are always kept. `keep` None keeps everything (a copy).
+    """
+    from torch._dynamo.guards import GuardManagerWrapper
+
+    clone = GuardManagerWrapper(wrapper.root.clone_manager(keep or (lambda _m: True)))
+    for attr in _WRAPPER_ATTRS:
+        if hasattr(wrapper, attr):
+            try:
+                setattr(clone, attr, getattr(wrapper, attr))
+            except Exception:  # noqa: BLE001 - a missing attribute only loses guard-tree detail
+                pass
+    return clone
+
+
+def add_lambda_guard(wrapper: Any, fn: Callable[[dict[str, Any]], bool], parts: list[str]) -> None:
+    """Add a root lambda guard to a live (or just built) guard tree: ``root.add_lambda_guard(fn, parts, None)``.
+
+    `fn` receives the frame's f_locals dict; False makes the entry miss (VERIFIED torch 2.13: the next call with
+    such inputs recompiled exactly once; a guard that raises also counts as a miss). Torch keeps the leaf for the
+    entry's lifetime: there is no API to remove one leaf.
+    """
+    wrapper.root.add_lambda_guard(fn, parts, None)
+
+
+def guard_filter_entry_match_keys(entry: Any) -> tuple[str, frozenset[str]]:
+    """(source, guard types) of a ``torch._dynamo.types.GuardFilterEntry``: ``orig_guard.name`` (``"L['n']"``,
+    ``""`` for ambient guards) and ``{guard_type, *derived_guard_types}`` (``CONSTANT_MATCH`` and the C++ leaf
+    type ``EQUALS_MATCH``; VERIFIED torch 2.13: an nn.Module int attribute gives two entries, EQUALS_MATCH and
+    CONSTANT_MATCH, both deriving EQUALS_MATCH)."""
+    orig = getattr(entry, "orig_guard", None)
+    source = getattr(orig, "name", None)
+    if source is None:
+        source = getattr(entry, "name", "")
+    types = {str(getattr(entry, "guard_type", ""))}
+    types.update(str(t) for t in (getattr(entry, "derived_guard_types", None) or ()))
+    return str(source), frozenset(types)
+
+
+def install_edit_guard_filter(filter_for: Callable[[CodeType], Callable[[list[Any]], list[bool]] | None]) -> Callable[[], None]:
+    """Patch ``convert_frame.CheckFunctionManager`` so the debugger can filter the guards of chosen compiles.
+
+    ``convert_frame`` builds guards with ``CheckFunctionManager(f_code, output_graph, cache_entries, guard_fail_fn,
+    guard_filter_fn, ...)``, binding the class by name (torch-internals §3b; VERIFIED torch 2.13). For each guard
+    build, ``filter_for(f_code)`` is asked for a filter; None leaves the build untouched (torch builds guards
+    twice when any filter is given, so ask only for code objects with rules). A filter sees the entries the
+    user's own ``guard_filter_fn`` kept and returns one bool per entry.
+
+    Returns:
+        An undo function (leaves the attribute alone if someone patched over it meanwhile; `filter_for` should
+        then return None once the debugger is done, so a stale wrapper only passes through).
+    """
+    load()
+    patch = AttrPatch(convert_frame, "CheckFunctionManager", None)
+    original = patch.original
+
+    def CheckFunctionManager(f_code: CodeType, output_graph: Any, cache_entries: Any = None,  # noqa: N802
+                             guard_fail_fn: Any = None, guard_filter_fn: Any = None, *args: Any, **kwargs: Any):
+        try:
+            extra = filter_for(f_code)
+        except Exception:  # noqa: BLE001 - a debugger bug must not break the user's compile
+            extra = None
+        if extra is None:
+            return original(f_code, output_graph, cache_entries, guard_fail_fn, guard_filter_fn, *args, **kwargs)
+        user_filter = guard_filter_fn
+
+        def combined(entries: Any) -> list[bool]:
+            keep = [bool(k) for k in user_filter(entries)] if user_filter is not None else [True] * len(entries)
+            ours = iter(list(extra([e for e, k in zip(entries, keep) if k])))
+            return [bool(k and next(ours)) for k in keep]
+
+        return original(f_code, output_graph, cache_entries, guard_fail_fn, combined, *args, **kwargs)
+
+    patch.replacement = CheckFunctionManager
+    patch.apply()
+    return patch.restore

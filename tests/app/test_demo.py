@@ -1,0 +1,28 @@
+"""`dynadbg demo` on the bundled example, in line mode (a subprocess, as a user runs it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.slow
+def test_demo_stops_in_the_models_generated_code_and_before_its_recompile():
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynadbg", "demo", "--plain", "-c", "s 3; stack; c; c; entries; c"],
+        capture_output=True, text=True, timeout=300,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the user's forward is compiled (not torch's module-call wrapper), then its resume function after .item()
+    assert "[entry]  forward  index 1" in out
+    assert "[step]  forward  index 4" in out
+    assert "[entry]  torch_dynamo_resume_in_forward_at_" in out
+    # scale=2 fails the int guard of entry 0/0: the recompile stop names it
+    assert "[recompile]  forward" in out
+    assert "L['scale'] == 1" in out
+    assert "expected 1, actual 2" in out
+    # the program's own output is all there
+    assert out.count("scale=") == 3 and "device: " in out
