@@ -238,7 +238,7 @@ class CommandSet(RecompileCommands, EditCommands):
             raise _Usage("only at a recompile stop")
         self.ctx.decision = decision
         self.s.mode = Mode.CONTINUE
-        return resumed(decision)
+        return resumed(decision + self._choice_note(decision))
 
     def do_recompile(self, arg: str) -> CommandResult:
         """recompile: (recompile stop) let Dynamo compile a new cache entry for this call (the default)."""
@@ -560,19 +560,8 @@ class CommandSet(RecompileCommands, EditCommands):
         return ok("\n".join(lines) if lines else "no cache entries", data=trees)
 
     def do_entries(self, arg: str) -> CommandResult:
-        """entries: the cache entries of this code object, newest first, with hit counts."""
-        frame = self._compiled_frame()
-        if frame is None:
-            raise _Usage("no compiled code object here")
-        code = self.current_code()
-        lines = [f"{frame.name} ({frame.filename}:{frame.firstlineno}): {len(frame.entries)} cache entr{'y' if len(frame.entries) == 1 else 'ies'}"]
-        for e in reversed(frame.entries):
-            here = "▶ " if code is not None and e.code is not None and e.code.key == id(code) else "  "
-            hits = "?" if e.hits < 0 else str(e.hits)
-            lines.append(f"{here}{e.compile_id:<6} backend={e.backend}  hits={hits}  graphs={len(e.graphs)}  resume={', '.join(e.resume_functions) or '-'}" + ("  (invalidated)" if e.invalidated else ""))
-        for r in frame.recompiles:
-            lines.append(f"  recompile {r.compile_id}: " + "; ".join(r.reasons))
-        return ok("\n".join(lines), data=frame)
+        """entries: the cache entries of this code object, newest first, with hit counts and its recompiles."""
+        return self._entries_result()
 
     def _compiled_frame(self) -> Any:
         if self.s.capture is None:
@@ -586,23 +575,8 @@ class CommandSet(RecompileCommands, EditCommands):
         return None
 
     def do_compiles(self, arg: str) -> CommandResult:
-        """compiles: every code object Dynamo compiled so far: entries, graph breaks, recompiles."""
-        frames = self.s.compiled_frames()
-        if not frames:
-            return ok("no frame was compiled yet")
-        lines = []
-        for f in frames:
-            kind = f"resume function of {f.resume_origin}" if f.is_resume else "frame"
-            lines.append(f"{f.name}  ({f.filename}:{f.firstlineno})  {kind}: {len(f.entries)} entr{'y' if len(f.entries) == 1 else 'ies'}, "
-                         f"{len(f.graph_breaks)} graph break(s), {len(f.recompiles)} recompile(s)")
-            for e in f.entries:
-                hits = "?" if e.hits < 0 else str(e.hits)
-                lines.append(f"    {e.compile_id:<6} hits={hits}")
-            for r in f.recompiles:
-                lines.append(f"    recompile {r.compile_id}: " + "; ".join(r.reasons))
-            for gb in f.graph_breaks:
-                lines.append(f"    graph break [{gb.compile_id}] line {gb.lineno}: {gb.reason.splitlines()[0] if gb.reason else ''}")
-        return ok("\n".join(lines), data=frames)
+        """compiles: every code object Dynamo compiled so far: entries with hits, graph breaks, the recompile timeline."""
+        return self._compiles_result()
 
     def do_graph(self, arg: str) -> CommandResult:
         """graph [NAME]: the FX graph(s) this cache entry calls (or the graph whose name contains NAME)."""
@@ -665,7 +639,8 @@ def help_text() -> str:
 
 COMMAND_ORDER = (
     "s", "n", "r", "c", "until", "b", "cl", "bt", "u", "d", "l", "ll", "src", "orig", "stack", "locals", "p", "!",
-    "set", "guards", "whatif", "entries", "compiles", "graph", "recompile", "eager", "skip", "break-on", "detach",
+    "set", "guards", "whatif", "entries", "compiles", "graph", "recompile", "eager", "skip", "drop", "dynamic",
+    "why", "diff", "break-on", "detach",
     "h", "q",
 )
 
@@ -705,21 +680,12 @@ def failing_guards_text(entries: list[Any], f_locals: dict[str, Any]) -> str:
 
 
 def graph_break_text(session: "Session", code: Any) -> str:
-    """Why the frame that led to this resume function broke its graph, and where."""
-    info = session.generated_info(code)
-    capture = session.capture
-    if info is None or capture is None:
-        return f"{code.co_name}: graph-break details are not available"
-    orig = info[0]
-    frames = capture.frames()
-    me = next((f for f in frames if f.key == id(orig)), None)
-    lines = []
-    if me is not None and me.resume_origin:
-        lines.append(f"resume function {me.name} continues {me.resume_origin}" + (f" at offset {me.resume_offset}" if me.resume_offset is not None else ""))
-    origin_breaks = [gb for f in frames for gb in f.graph_breaks if me is not None and me.resume_origin and f.name in me.resume_origin]
-    for gb in origin_breaks[-1:]:
-        where = f"{gb.filename}:{gb.lineno}" if gb.filename else "?"
-        lines.append(f"break [{gb.compile_id}] at {where}: {gb.reason.strip().splitlines()[0] if gb.reason else '?'}")
-        if gb.user_line:
-            lines.append(f"    {gb.user_line.strip()}")
-    return "\n".join(lines) or f"{code.co_name}: no graph-break record"
+    """Why the frame that led to this resume function broke its graph, and where (see
+    `recompile.graph_break_detail`, which also shows what was passed on the stack)."""
+    from .recompile import graph_break_detail
+
+    frames = list(session.ctx.frames) if session.ctx is not None else []
+    for i, st in enumerate(frames):
+        if st.frame is not None and st.frame.f_code is code:
+            return graph_break_detail(session, frames[: i + 1])
+    return f"{code.co_name}: graph-break details need the paused resume function's frame"

@@ -10,7 +10,9 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
     {
       "schema": "dynadbg.report/1",
       "summary": {"frames": int, "entries": int, "graph_breaks": int, "recompiles": int, "graphs": int,
-                  "skipped_frames": int},
+                  "skipped_frames": int,
+                  "misses": int,                   # cache misses of code with entries (recompile_timeline)
+                  "recompile_limit_hits": int},    # misses whose compile hit the recompile limit
       "frames": [                                  # first-compile order
         {
           "index": int,                            # position in this list; resume links point here
@@ -44,11 +46,44 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
              "resume_functions": [str, ...]}
           ],
           "recompiles": [{"compile_id": str,       # the id of the new compile
-                          "reasons": [str, ...]}]  # torch's strings, one per failing entry, newest entry first
+                          "reasons": [str, ...],   # torch's strings, one per failing entry, newest entry first
+                          "analysis": Analysis | null}],  # the miss that led to it, checked when it happened
+          "guard_diffs": [GuardDiffs, ...]         # consecutive entries in compile order (0/0 → 0/1, ...)
         }
       ],
-      "skipped_frames": [{"name": str, "filename": str, "firstlineno": int, "reason": str}]
+      "skipped_frames": [{"name": str, "filename": str, "firstlineno": int, "reason": str}],
+      "recompile_timeline": [                      # every cache miss of code with entries, in order
+        {"seq": int, "frame": int | null, "name": str, "compile_id": str | null, "decision": str,
+         "outcome": str, "limit_hit": bool, "torch_reasons": [str, ...], "failing_guards": int}
+      ]
     }
+
+    Analysis = {                                   # core.recompile.record_json: one cache miss
+      "seq": int,                                  # position in recompile_timeline (1-based)
+      "compile_id": str | null,                    # the compile that followed (predicted from Dynamo's counter)
+      "decision": "recompile" | "eager" | "skip", "action": str | null, "outcome": str,
+      "limit": {"entries": int, "counted": int, "total": int, "limit": int, "accumulated_limit": int,
+                "exceeds": str | null, "hit_now": bool, "hit_next": bool, "is_recompile": bool} | null,
+      "limit_hit": bool,                           # this compile hit torch._dynamo.config.recompile_limit
+      "entries_checked": [                         # every old entry, on the inputs of that call, torch's order
+        {"compile_id": str, "passed": bool, "invalidated": str | null,
+         "first_failure": str | null,              # what torch's check_verbose reports first
+         "torch_reason": str | null,               # as torch prints it: "0/0: self.counter == 0  # ..."
+         "leaf_count": int, "error": str | null,
+         "failing": [FailingGuard, ...]}           # ALL failing guards, not only the first
+      ],
+      "not_about_inputs": [{"kind": str, "compile_id": str, "text": str}],  # global state, invalidated, ...
+      "inputs": [{"name": str, "value": str}],     # the call's locals, summarised
+      "guard_diffs": [GuardDiffs, ...],            # of the entries that existed then
+      "error": str | null
+    }
+    FailingGuard = {"id": "g6", "guard_type": str, "source": str, "code": [str, ...],
+                    "status": "fail" | "no value" | "error", "expected": str | null, "actual": str | null,
+                    "reason": str | null, "user_line": str | null, "location": str | null, "note": str | null,
+                    "kind": "input" | "global" | "shape" | "global state" | "invalidated" | ...,
+                    "torch_reports": bool}        # the one torch's recompile log names
+    GuardDiffs = {"old": "0/0", "new": "0/1", "diffs": [{"kind": "added" | "removed" | "changed",
+                  "source": str, "guard_type": str, "old_code": str | null, "new_code": str | null}]}
 
     Instruction = {"index": int, "offset": int, "opname": str, "arg": int | null, "argrepr": str,
                    "lineno": int | null, "jump_target": int | null}
@@ -86,6 +121,8 @@ class ReportResult:
         skipped_frames: frames Dynamo skipped without trying to compile them (no tensors, ...).
         disabled: messages for capture hooks this torch lacks (that part of the report is missing).
         errors: errors inside the capture's recording code (never raised into the program).
+        recompile_records: every cache miss of code with entries, analysed when it happened
+            (`recompile.RecompileRecord`, in order).
     """
 
     exit: ExitResult
@@ -93,6 +130,7 @@ class ReportResult:
     skipped_frames: tuple[SkippedFrame, ...] = ()
     disabled: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    recompile_records: tuple[Any, ...] = ()
 
     @property
     def status(self) -> int:
@@ -100,10 +138,11 @@ class ReportResult:
         return self.exit.status
 
     def text(self) -> str:
-        return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled)
+        return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled,
+                             recompile_records=self.recompile_records)
 
     def json(self) -> dict[str, Any]:
-        data = report_json(self.frames, skipped_frames=self.skipped_frames)
+        data = report_json(self.frames, skipped_frames=self.skipped_frames, recompile_records=self.recompile_records)
         data["exit_status"] = self.exit.status
         data["exception"] = self.exit.exception
         data["disabled"] = list(self.disabled)
@@ -114,7 +153,9 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
     """Run `script` as ``__main__`` with `argv`, recording every compile; no stops.
 
     Hit counts come from a bytecode-debugger callback installed for the run. Hooks and the callback are
-    restored when the script ends, however it ends.
+    restored when the script ends, however it ends. Every cache miss of code that has entries is analysed when
+    it happens (`recompile.RecompileLog`: all failing guards of every entry on that call's inputs), then Dynamo
+    recompiles as usual.
 
     Args:
         guards: build each entry's guard tree (set False for a faster report without guards).
@@ -124,7 +165,10 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
     """
     path = check_script(script)
     compat.load()
-    capture = Capture(count_hits=True)
+    from .recompile import RecompileLog
+
+    log = RecompileLog()
+    capture = Capture(on_compiled=log.on_compiled, on_cache_miss=log.on_cache_miss, count_hits=True)
     capture.install()
     try:
         result = run_script(path, list(argv))
@@ -136,6 +180,7 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
         skipped_frames=tuple(capture.skipped_frames()),
         disabled=tuple(capture.disabled),
         errors=tuple(capture.errors),
+        recompile_records=log.records(),
     )
 
 
@@ -211,8 +256,11 @@ def format_report(
     *,
     skipped_frames: Iterable[SkippedFrame] = (),
     disabled: Iterable[str] = (),
+    recompile_records: Sequence[Any] = (),
 ) -> str:
-    """The text report: one section per compiled frame, then skipped frames, then a summary line."""
+    """The text report: one section per compiled frame, then skipped frames, the recompile timeline, then a
+    summary line. `recompile_records` (`recompile.RecompileRecord`s) add every failing guard of every entry to
+    each recompile."""
     frames = list(frames)
     skipped_frames = list(skipped_frames)
     out: list[str] = [_RULE, "dynadbg report", _RULE]
@@ -223,10 +271,16 @@ def format_report(
     by_key = _names_by_key(frames)
     for number, frame in enumerate(frames, 1):
         out.extend(_format_frame(number, frame, by_key))
+        out.extend(_format_recompile_insight(frame, recompile_records))
     if skipped_frames:
         out += ["", _THIN, "frames Dynamo skipped without compiling", _THIN]
         for name, filename, line, reason in skipped_frames:
             out.append(f"  {name} ({filename}:{line}): {reason}")
+    if recompile_records:
+        from .recompile import timeline_lines
+
+        out += ["", _THIN, "recompile timeline (every cache miss of code with entries, in order)", _THIN]
+        out += timeline_lines(recompile_records)[1:]
     counts = summary_counts(frames)
     out += [
         "",
@@ -242,6 +296,29 @@ def format_report(
         ),
     ]
     return "\n".join(out) + "\n"
+
+
+def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) -> list[str]:
+    """Per frame: every failing guard of every entry for each recompile, and the guard diffs of its entries."""
+    from .recompile import diffs_text, failing_text, frame_guard_diffs
+
+    out: list[str] = []
+    mine = [r for r in records if r.code_key == frame.key]
+    if mine:
+        out += ["", _THIN, "recompiles, every failing guard (each entry checked on the inputs of that call):", _THIN]
+        for r in mine:
+            flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ""
+            out.append(f"  [{r.compile_id or '?'}] {r.decision}; {r.outcome_text()}{flag}")
+            out += _indent(failing_text(r), "    ")
+            for f in r.non_input:
+                out.append(f"    not about the inputs: {f.compile_id}: [{f.kind}] {f.text}")
+            if r.limit is not None:
+                out.append(f"    recompile limit: {r.limit.text()}")
+    diffs = frame_guard_diffs(frame) if len(frame.entries) > 1 else ()
+    if diffs:
+        out += ["", _THIN, "guard diffs of consecutive entries:", _THIN]
+        out += _indent(diffs_text(diffs, max_per_pair=50), "  ")
+    return out
 
 
 def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple[int, CompiledFrameView]]) -> list[str]:
@@ -339,9 +416,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def report_json(
-    frames: Sequence[CompiledFrameView], *, skipped_frames: Iterable[SkippedFrame] = ()
+    frames: Sequence[CompiledFrameView], *, skipped_frames: Iterable[SkippedFrame] = (),
+    recompile_records: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The report as plain JSON-able data (shape in this module's docstring)."""
+    from .recompile import diff_json, frame_guard_diffs, record_json, timeline_json
+
     frames = list(frames)
     skipped_frames = list(skipped_frames)
     by_key = _names_by_key(frames)
@@ -386,14 +466,29 @@ def report_json(
                               "filename": b.filename, "lineno": b.lineno, "user_line": b.user_line,
                               "duplicate": b.duplicate, "resume_functions": list(b.resume_functions)}
                              for b in frame.graph_breaks],
-            "recompiles": [{"compile_id": r.compile_id, "reasons": list(r.reasons)} for r in frame.recompiles],
+            "recompiles": [{"compile_id": r.compile_id, "reasons": list(r.reasons),
+                            "analysis": _analysis_json(recompile_records, frame.key, r.compile_id, record_json)}
+                           for r in frame.recompiles],
+            "guard_diffs": [diff_json(d) for d in frame_guard_diffs(frame)] if len(frame.entries) > 1 else [],
         })
     summary = summary_counts(frames)
     summary["skipped_frames"] = len(skipped_frames)
+    summary["misses"] = len(recompile_records)
+    summary["recompile_limit_hits"] = sum(1 for r in recompile_records if r.limit_hit)
     return {
         "schema": SCHEMA,
         "summary": summary,
         "frames": out_frames,
         "skipped_frames": [{"name": n, "filename": f, "firstlineno": line, "reason": r}
                            for n, f, line, r in skipped_frames],
+        "recompile_timeline": timeline_json(recompile_records, {f.key: i for i, f in enumerate(frames)}),
     }
+
+
+def _analysis_json(records: Sequence[Any], code_key: int, compile_id: str, record_json: Any) -> dict[str, Any] | None:
+    """The analysis of the miss whose compile got `compile_id` (the last such record), else None."""
+    found = None
+    for r in records:
+        if r.code_key == code_key and r.compile_id == compile_id:
+            found = r
+    return record_json(found) if found is not None else None

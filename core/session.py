@@ -181,6 +181,11 @@ class Session:
         self._step_message = ""
         #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
         self.teardown_hooks: list[Callable[[], None]] = []
+        from .recompile import RecompileLog
+
+        #: every cache miss of the run, analysed when it happens (`recompile.RecompileRecord`s)
+        self.recompiles = RecompileLog()
+        self.compile_hooks.append(self.recompiles.on_compiled)
         from .commands import CommandSet
 
         self.commands = CommandSet(self)
@@ -388,6 +393,8 @@ class Session:
         except ImportError:
             self.capture = None
         self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
+        if self.capture is not None:
+            self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
         self._prev_callback = compat.set_debugger_callback(self._on_generated_code)
         self._installed = True
 
@@ -466,12 +473,18 @@ class Session:
 
     def _on_cache_miss(self, event: Any) -> str | None:
         """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
-        if "recompile" not in self.break_on or threading.get_ident() != self._worker_ident:
+        stopping = "recompile" in self.break_on and threading.get_ident() == self._worker_ident
+        record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
+        if not stopping:
             return None
         ctx = PauseContext(StopKind.RECOMPILE, [], 0, miss_event=event)
+        ctx.extra["recompile"] = record
         name = getattr(event.code, "co_name", "?")
         n = len(event.entries)
-        self._pause(ctx, f"{name} is about to recompile: its {n} cache entr{'y' if n == 1 else 'ies'} rejected this call")
+        try:
+            self._pause(ctx, f"{name} is about to recompile: its {n} cache entr{'y' if n == 1 else 'ies'} rejected this call")
+        finally:
+            self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision
 
     def _post_mortem(self, exc: BaseException) -> None:

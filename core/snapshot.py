@@ -116,13 +116,13 @@ def build_stop(session: "Session", ctx: "PauseContext", message: str) -> Stop:
         view = code_view(ev.code, generated=False)
         inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
-        from .commands import failing_guards_text
+        from .recompile import stop_detail
 
-        detail.append(("failing guards", failing_guards_text(ev.entries, ev.f_locals)))
+        detail.extend(stop_detail(session, ctx))
     if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
-        from .commands import graph_break_text
+        from .recompile import graph_break_detail
 
-        detail.append(("graph break", graph_break_text(session, ctx.frames[-1].frame.f_code)))
+        detail.append(("graph break", graph_break_detail(session, ctx.frames)))
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
         import traceback
 
