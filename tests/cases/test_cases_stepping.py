@@ -24,7 +24,7 @@ CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "cases"
 STEP_ALL = Path(__file__).resolve().parent / "step_all.py"
 CASES = sorted(p.name for p in CASES_DIR.glob("[0-9]*.py")) if CASES_DIR.is_dir() else []
 TIMEOUT_S = 600
-_TIMING = re.compile(r"\d+(\.\d+)?\s*(us|µs|ms|s)/call")
+_TIMING = re.compile(r"\s*\d+(\.\d+)?\s*(us|µs|ms|s)/call")
 
 pytestmark = [
     pytest.mark.slow,

@@ -379,10 +379,15 @@ def test_invalidated_entry_carries_the_reason():
     def scale(x, o):
         return x * o.a
 
+    import weakref
+
     o = make()
     torch.compile(scale, backend="eager")(torch.ones(2), o)
+    cls = weakref.ref(type(o))
     del o
     gc.collect()
+    if cls() is not None:  # e.g. Python 3.12 can keep a fresh class alive a while (type caches)
+        pytest.skip("this interpreter kept the guarded class alive, so torch did not invalidate the entry")
     entry = compat.cache_entries(scale.__code__)[0]
     assert entry.code is None                                  # torch keeps the dead entry listed
 
