@@ -134,6 +134,7 @@ class DebuggerApp(App[int]):
         self._guards_seq = -1
         self._view_seq: dict[str, int] = {}
         self._footer_timer: Timer | None = None
+        self._auto_stop_view = False
         self._footer_gate: tuple[str, bool] = (self.phase, False)
 
     # Set-up ----------------------------------------------------------------------------------------------------
@@ -371,6 +372,13 @@ class DebuggerApp(App[int]):
                 screen.console.info(f"  {title} (Stop view, key 5)")
         if stop.exception:
             screen.console.error(stop.exception)
+        # A stop outside any frame (compile, recompile) has nothing to list: show its report instead.
+        if stop.frame is None and stop.detail and screen.views.active == "tab-bytecode":
+            self._auto_stop_view = True
+            screen.show_view("tab-stop")
+        elif stop.frame is not None and self._auto_stop_view and screen.views.active == "tab-stop":
+            self._auto_stop_view = False
+            screen.show_view("tab-bytecode")
         self._fetch_guards_for(stop)
         # Views filled from commands are stale now; refill the open one.
         active = screen.views.active
@@ -456,6 +464,10 @@ class DebuggerApp(App[int]):
             screen.console.error(f"guard tree: {event.error}")
 
     # Interrupt and quit ----------------------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        """Textual's own quit (Ctrl+Q) ends the program cleanly too, like ``q``."""
+        self.quit_program()
 
     def interrupt(self) -> None:
         """Ask the engine to stop the program at its next generated instruction (Ctrl+C)."""

@@ -21,7 +21,7 @@ from dynadbg.core.model import CodeView, Instr
 from . import highlight
 
 #: Widest opname column before names are allowed to push the argument right.
-_OPNAME_WIDTH = 24
+_OPNAME_WIDTH = 20
 
 
 class BytecodeView(ScrollView, can_focus=True):

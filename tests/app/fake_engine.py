@@ -392,6 +392,20 @@ def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
     return Scenario(chosen, guard_tree_of(200), None, (), None)
 
 
+def recompile_scenario() -> Scenario:
+    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``), then entry 0/1."""
+    base = forward_scenario(n_fails=True)
+    first = base.stops[0]
+    report = ("forward (fake_program.py:15): 1 cache entry, none serves this call\n"
+              "  entry 0/0 FAIL: EQUALS_MATCH L['n'] == 3  (expected 3, actual 4)  # if n > 2:")
+    recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
+                     detail=(("recompile reasons", report),), seq=2)
+    second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
+                     message="entering forward (compile 0/1)")
+    base.stops = [first, recompile, second]
+    return base
+
+
 def crash_scenario() -> Scenario:
     """A script that raises before any stop."""
     tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'

@@ -15,6 +15,7 @@ from fake_engine import (
     guard_tree_of,
     make_app,
     never_compiled_scenario,
+    recompile_scenario,
 )
 from rich.console import Console
 from textual.widgets import Input, TabbedContent
@@ -540,3 +541,32 @@ def test_run_tui_returns_the_program_exit_status(monkeypatch) -> None:  # noqa: 
                         lambda self, **kw: real_run(self, headless=True, size=SIZE, auto_pilot=leave))
     assert run_tui(lambda session: session.start_callable(None), break_on={"entry", "compile"}) == 1
     assert created["break_on"] == {"entry", "compile"}
+
+
+async def test_recompile_stop_shows_its_report() -> None:
+    app = make_app(recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        views = app.main_screen.query_one("#views", TabbedContent)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        assert views.active == "tab-stop"
+        detail = app.main_screen.query_one("#stop-detail")
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(detail.content)
+        assert "L['n'] == 3" in console.export_text()
+        assert "recompile" in rendered(app.main_screen.query_one(StatusLine))
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.last_stop.kind is StopKind.ENTRY and views.active == "tab-bytecode"
+        assert "compile 0/1" in rendered(app.main_screen.query_one(StatusLine))
+
+
+async def test_ctrl_q_ends_the_program_cleanly() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.1)
+    assert app.session.quit_called == 1
