@@ -34,8 +34,21 @@ def parse_break_on(text: str) -> set[str]:
 
 
 def split_commands(text: str) -> list[str]:
-    """``"s 3; stack; c"`` → ``["s 3", "stack", "c"]`` (a `;` separates commands)."""
-    return [c.strip() for c in text.split(";") if c.strip()]
+    """``"s 3; stack; c"`` → ``["s 3", "stack", "c"]`` (a `;` separates commands).
+
+    A part that starts with an upper-case OPNAME continues the ``insert`` before it:
+    ``"insert 9 POP_TOP; LOAD_CONST 7; c"`` → ``["insert 9 POP_TOP; LOAD_CONST 7", "c"]``.
+    """
+    out: list[str] = []
+    for part in (c.strip() for c in text.split(";")):
+        if not part:
+            continue
+        head = part.split(None, 1)[0]
+        if out and out[-1].startswith("insert ") and head.isupper() and head.replace("_", "").isalnum():
+            out[-1] += "; " + part
+        else:
+            out.append(part)
+    return out
 
 
 def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
@@ -54,6 +67,8 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
         metavar="KINDS",
         help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} (default: {','.join(sorted(DEFAULT_BREAK_ON))})",
     )
+    run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
+                     "compiles they match")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 
@@ -115,18 +130,35 @@ class _CliError(Exception):
     pass
 
 
+def _patches_from(args: argparse.Namespace) -> list | None:
+    """The patches of ``--patch FILE``, checked before the program starts (a bad file: one line, exit 2)."""
+    if not getattr(args, "patch", None):
+        return None
+    from dynadbg.core.patches import EditError, read_patch_file
+
+    specs = read_patch_file(args.patch)
+    if isinstance(specs, EditError):
+        raise _CliError(str(specs))
+    return specs
+
+
 def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from dynadbg.core.runner import ScriptError, check_script
 
     try:
         path = check_script(args.script)
         commands = _commands_from(args)
+        patch_specs = _patches_from(args)
     except (ScriptError, _CliError) as exc:
         return _fail(str(exc))
     break_on = args.break_on if args.break_on is not None else set(DEFAULT_BREAK_ON)
     script_args = list(args.args)
 
     def start(session):  # noqa: ANN001, ANN202
+        if patch_specs:
+            from dynadbg.core.patches import PatchManager
+
+            PatchManager.of(session).add_pending(patch_specs)
         session.start_script(path, script_args)
 
     return debug_program(start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui)

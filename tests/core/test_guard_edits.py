@@ -1,0 +1,283 @@
+"""Guard edits (issue 5) on real eager compiles: `guard add` (one recompile when a later call fails it; rejected
+expressions), `guard drop` on the nn.Module int counter of shared case 002 (recompiles stop, with the warning),
+`guard export` pasted into a copy of the program (same recompile count), `guard undo`, teardown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import torch
+
+from conftest import cases_dir
+from dynadbg.core import guards as G
+from dynadbg.core.session import Session
+from helpers import QueueListener
+
+CASE_002 = (cases_dir() or Path("/nonexistent")) / "002_module_int_counter_attr.py"
+needs_case_002 = pytest.mark.skipif(not CASE_002.is_file(), reason="shared case 002 is missing")
+
+
+def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callable[[str], Any], int], Any],
+               break_on=("entry",)):
+    """Run a program; `respond(stop, execute, n)` answers stop n and returns the last CommandResult (the program
+    is detached when that did not resume it). Returns (stops, exit result, session, messages)."""
+    listener = QueueListener()
+    session = Session(listener, break_on=break_on)
+    start(session)
+    stops = []
+    while True:
+        kind, payload = listener.events.get(timeout=180)
+        if kind == "exit":
+            return stops, payload, session, listener.messages
+        stops.append(payload)
+        last = respond(payload, session.execute, len(stops) - 1)
+        if last is None or not (last.resumed or last.quit):
+            session.detach()
+
+
+def frame_of(session: Session, name: str) -> Any:
+    """The first code object named `name` that Dynamo compiled in the session."""
+    return next(f for f in session.compiled_frames() if f.name == name)
+
+
+def entries_of(session: Session, name: str) -> list[Any]:
+    """Every cache entry the session saw for it (teardown resets edited code objects: they show as dropped)."""
+    return list(frame_of(session, name).entries)
+
+
+@pytest.fixture
+def dynamo_config():
+    """Case 002 switches a Dynamo config flag in its second half: put it back."""
+    saved = torch._dynamo.config.allow_unspec_int_on_nn_module
+    yield
+    torch._dynamo.config.allow_unspec_int_on_nn_module = saved
+
+
+# ------------------------------------------------------------------------------------------------------------
+# guard add
+# ------------------------------------------------------------------------------------------------------------
+
+
+def scaled(x):
+    return x * 3
+
+
+def run_scaled(results, values=(1.0, 1.0, 50.0, 50.0, 1.0)):
+    cf = torch.compile(scaled, backend="eager")
+    for v in values:
+        results.append(float(cf(torch.full((3,), v)).sum()))
+
+
+def test_guard_add_recompiles_exactly_once_when_a_later_call_fails_it():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["add"] = ex("guard add float(L['x'].sum()) < 10")
+            said["list"] = ex("guard")
+        return ex("c")
+
+    _stops, result, session, _ = drive_with(lambda s: s.start_callable(run_scaled, results), respond, ("entry",))
+    assert said["add"].error is None and "from the next call" in said["add"].output
+    assert "1. add  scaled 0/0: float(L['x'].sum()) < 10" in said["list"].output
+    assert results == [9.0, 9.0, 450.0, 450.0, 9.0]
+    entries = entries_of(session, "scaled")
+    assert len(entries) == 2                      # 0/0, and 0/1 after the third call failed the added guard
+    (recompile,) = frame_of(session, "scaled").recompiles
+    assert "DEBUGGER: float(x.sum()) < 10" in recompile.reasons[0]   # torch shortens L['x'] to x
+
+
+def test_guard_add_at_the_compile_stop_applies_from_the_next_call():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["add"] = ex("guard add float(L['x'].sum()) < 10")
+            said["guards"] = ex("guards").output
+        return ex("c")
+
+    _stops, _result, session, _ = drive_with(lambda s: s.start_callable(run_scaled, results), respond, ("compile",))
+    assert said["add"].error is None, said["add"].error
+    assert "DEBUGGER: float(L['x'].sum()) < 10" in said["guards"]
+    assert len(entries_of(session, "scaled")) == 2
+
+
+@pytest.mark.parametrize("expr, why", [
+    ("float(L['x'].sum()) <", "syntax error"),
+    ("x.sum() < 10", "NameError"),
+    ("L['nope'] > 1", "KeyError"),
+    ("", "usage"),
+])
+def test_bad_guard_expressions_are_rejected_and_nothing_is_added(expr, why):
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["add"] = ex(f"guard add {expr}".rstrip())
+            said["list"] = ex("guard")
+        return ex("c")
+
+    _stops, _result, session, _ = drive_with(lambda s: s.start_callable(run_scaled, results), respond, ("entry",))
+    assert said["add"].error is not None and why in said["add"].error and "\n" not in said["add"].error
+    assert said["list"].output == "no guard edits"
+    assert len(entries_of(session, "scaled")) == 1     # no added guard: the 50.0 calls hit 0/0
+
+
+def test_guard_undo_of_an_add_switches_it_off():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex("guard add float(L['x'].sum()) < 10")
+            said["undo"] = ex("guard undo")
+            said["list"] = ex("guard")
+        return ex("c")
+
+    _stops, _result, session, _ = drive_with(lambda s: s.start_callable(run_scaled, results), respond, ("entry",))
+    assert said["undo"].error is None and "switched off" in said["undo"].output
+    assert "(undone)" in said["list"].output
+    assert len(entries_of(session, "scaled")) == 1
+
+
+# ------------------------------------------------------------------------------------------------------------
+# guard drop, export, undo — shared case 002 (an nn.Module int counter recompiles on every call)
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _counter_leaf(ex) -> str:
+    tree = ex("guards").data
+    (leaf,) = [lf for lf in G.iter_leaves(tree) if lf.source == "L['self'].counter"]
+    assert leaf.guard_type == "EQUALS_MATCH"
+    return leaf.id
+
+
+def _run_case_002(respond, break_on):
+    return drive_with(lambda s: s.start_script(str(CASE_002)), respond, break_on)
+
+
+@needs_case_002
+def test_case_002_recompiles_on_every_call_without_edits(dynamo_config):
+    _stops, result, session, _ = _run_case_002(lambda stop, ex, n: ex("c"), ())
+    assert result.status == 0
+    assert len(entries_of(session, "forward")) >= 6
+
+
+@needs_case_002
+def test_guard_drop_of_the_int_counter_stops_the_recompiles_with_a_warning(dynamo_config):
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["drop"] = ex(f"guard drop {_counter_leaf(ex)}")
+        return ex("c")
+
+    _stops, result, session, _ = _run_case_002(respond, ("entry",))
+    drop = said["drop"]
+    assert drop.error is None
+    assert "WARNING" in drop.output and "constant folding" in drop.output and "silently wrong" in drop.output
+    assert drop.data.warning is not None
+    entries = entries_of(session, "forward")
+    # the reset made by the drop costs one compile; calls 2..6 then share the entry without the counter guard
+    assert len(entries) == 2
+    assert frame_of(session, "forward").recompiles == ()
+    # the counter was baked in (constant folding): the program's own check of its results fails, as warned
+    assert result.status == 1 and "AssertionError" in (result.exception or "")
+
+
+@needs_case_002
+def test_guard_drop_at_the_compile_stop_and_export_pasted_into_the_program(dynamo_config, tmp_path):
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["drop"] = ex(f"guard drop {_counter_leaf(ex)}")
+            said["export"] = ex("guard export")
+        return ex("c")
+
+    _stops, result, session, _ = _run_case_002(respond, ("compile",))
+    assert said["drop"].error is None and "in effect from the next call" in said["drop"].output
+    debugger_entries = len(entries_of(session, "forward"))
+    debugger_recompiles = len(frame_of(session, "forward").recompiles)
+    assert (debugger_entries, debugger_recompiles) == (1, 0)
+    source = said["export"].output
+    assert "def dynadbg_guard_filter(guard_entries):" in source and "L['self'].counter" in source
+
+    # paste the exported filter into a copy of the program and run it without the debugger
+    torch._dynamo.reset()
+    program = CASE_002.read_text()
+    head = program.split("assert m.counter == 6")[0]   # the first half: the module with the counter
+    call = 'cm = torch.compile(m, backend="eager")'
+    assert call in head
+    modified = head.replace(call, source + "\n\n" + call[:-1] + ', options={"guard_filter_fn": dynadbg_guard_filter})')
+    copy = tmp_path / "case_002_with_filter.py"
+    copy.write_text(modified)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(modified, str(copy), "exec"), namespace)
+    code = namespace["WarmupScaled"].forward.__code__
+    live = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    assert len(live) == debugger_entries            # the same recompile count: one entry, no recompile
+    assert namespace["m"].counter == 1              # and the same constant-folded counter as in the debugger
+
+
+@needs_case_002
+def test_guard_undo_of_a_drop_brings_the_recompiles_back(dynamo_config):
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["drop"] = ex(f"guard drop {_counter_leaf(ex)}")
+        if n == 1:                                     # the recompile forced by the drop: entry of the new code
+            said["undo"] = ex("guard undo")
+        return ex("c")
+
+    _stops, result, session, _ = _run_case_002(respond, ("entry",))
+    assert said["undo"].error is None and "comes back" in said["undo"].output
+    assert result.status == 0                          # the counter is guarded again: correct results
+    assert len(entries_of(session, "forward")) >= 5      # 0/0, the reset's compile, then one per call again
+
+
+def test_guard_drop_of_an_unknown_id_is_rejected():
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["drop"] = ex("guard drop g999")
+            said["export"] = ex("guard export")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_scaled, []), respond, ("entry",))
+    assert said["drop"].error is not None and "no guard g999" in said["drop"].error
+    assert "nothing to export" in said["export"].output
+
+
+def test_teardown_restores_the_guard_filter_and_a_second_session_is_clean():
+    import torch._dynamo.convert_frame as cf
+
+    original = cf.CheckFunctionManager
+    said = {}
+
+    def drop_x_type(stop, ex, n):
+        if n == 0:
+            tree = ex("guards").data
+            leaf = next(lf for lf in G.iter_leaves(tree) if lf.source == "L['x']")
+            said["drop"] = ex(f"guard drop {leaf.id}")
+        return ex("c")
+
+    first: list[float] = []
+    _s, _r, session, _ = drive_with(lambda s: s.start_callable(run_scaled, first, (1.0, 1.0)), drop_x_type,
+                                    ("entry",))
+    assert said["drop"].error is None
+    assert cf.CheckFunctionManager is original
+    second: list[float] = []
+    _s, _r, session2, _ = drive_with(lambda s: s.start_callable(run_scaled, second), lambda st, ex, n: ex("c"), ())
+    assert second == [9.0, 9.0, 450.0, 450.0, 9.0]
+    entries = entries_of(session2, "scaled")
+    tree = G.build_guard_tree(torch._dynamo.eval_frame._debug_get_cache_entry_list(scaled.__code__)[0].guard_manager,
+                              entries[0].compile_id)
+    assert any(lf.source == "L['x']" and lf.guard_type == "TENSOR_MATCH" for lf in G.iter_leaves(tree))

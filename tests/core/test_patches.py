@@ -1,0 +1,533 @@
+"""Instruction edits (issue 5) on real eager compiles: install at the compile stop and at later stops, undo,
+rejection of every kind of invalid edit, patch files (save, load, --patch), the preview API, and `set` on a
+tensor local."""
+
+from __future__ import annotations
+
+import dis
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any, Callable
+
+import pytest
+import torch
+
+from dynadbg.core import patches as P
+from dynadbg.core.session import Session
+from helpers import QueueListener
+
+
+# ------------------------------------------------------------------------------------------------------------
+# programs and a driver that answers each stop by looking at it
+# ------------------------------------------------------------------------------------------------------------
+
+
+def double_sum(x):
+    return (x * 2).sum()
+
+
+def other_fn(x):
+    return x - 1
+
+
+def run_double_sum(results, calls=3):
+    cf = torch.compile(double_sum, backend="eager")
+    for _ in range(calls):
+        results.append(float(cf(torch.ones(3))))
+
+
+def with_handler(x, fail):
+    y = x + 1
+    try:
+        if fail:
+            raise ValueError("boom")
+    except ValueError:
+        y = y * 10
+    return y.sum()
+
+
+def run_with_handler(results):
+    cf = torch.compile(with_handler, backend="eager")
+    results.append(float(cf(torch.ones(2), False)))
+    results.append(float(cf(torch.ones(2), True)))
+
+
+def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callable[[str], Any], int], Any],
+               break_on=("entry",)):
+    """Run a program; `respond(stop, execute, n)` answers stop n and returns the last CommandResult (the program
+    is detached when that did not resume it). Returns (stops, exit result, session, messages, outputs)."""
+    listener = QueueListener()
+    session = Session(listener, break_on=break_on)
+    outputs: list[tuple[str, Any]] = []
+
+    def execute(line: str) -> Any:
+        res = session.execute(line)
+        outputs.append((line, res))
+        return res
+
+    start(session)
+    stops = []
+    while True:
+        kind, payload = listener.events.get(timeout=180)
+        if kind == "exit":
+            return stops, payload, session, listener.messages, outputs
+        stops.append(payload)
+        last = respond(payload, execute, len(stops) - 1)
+        if last is None or not (last.resumed or last.quit):
+            session.detach()
+
+
+def final_return_row(stop) -> int:
+    rows = stop.frame.code.instructions
+    return max(r.index for r in rows if r.opname == "RETURN_VALUE")
+
+
+RET7 = "POP_TOP; LOAD_CONST 7"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# installing
+# ------------------------------------------------------------------------------------------------------------
+
+
+def test_insert_at_compile_stop_runs_in_this_call_and_the_next():
+    results: list[float] = []
+    said: dict[str, Any] = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            assert stop.kind.value == "compile"
+            res = ex(f"insert {final_return_row(stop)} {RET7}")
+            assert res.error is None, res.error
+            said["insert"] = res
+        return ex("c")
+
+    stops, result, session, messages, outputs = drive_with(
+        lambda s: s.start_callable(run_double_sum, results), respond, ("compile",))
+    assert result.status == 0
+    assert results == [7.0, 7.0, 7.0]
+    assert "this call runs it" in said["insert"].output
+    outcome = said["insert"].data
+    assert isinstance(outcome, P.EditOutcome) and outcome.diff.added == 2 and outcome.diff.removed == 0
+    # the compile stop's snapshot was rebuilt with the edited listing
+    assert len(stops) == 1
+
+
+def test_compile_stop_snapshot_shows_the_edit():
+    results: list[float] = []
+    seen = {}
+
+    def respond(stop, ex, n):
+        ex(f"insert {final_return_row(stop)} {RET7}")
+        seen["ll"] = ex("ll").output
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results, 1), respond, ("compile",))
+    tail = seen["ll"].strip().splitlines()[-3:]
+    assert "POP_TOP" in tail[0] and "LOAD_CONST" in tail[1] and "7" in tail[1] and "RETURN_VALUE" in tail[2]
+
+
+def test_same_edit_at_a_later_stop_runs_from_the_next_call():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["insert"] = ex(f"insert {final_return_row(stop)} {RET7}")
+        return ex("c")
+
+    stops, result, *_ = drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("entry",))
+    assert said["insert"].error is None, said["insert"].error
+    assert "from the next call" in said["insert"].output
+    assert results == [6.0, 7.0, 7.0]
+    # the second call entered the edited code object (a new generated code: another entry stop)
+    assert stops[1].frame.code.key != stops[0].frame.code.key
+    assert [i.opname for i in stops[1].frame.code.instructions][-3:] == ["POP_TOP", "LOAD_CONST", "RETURN_VALUE"]
+
+
+def test_patch_undo_at_a_later_stop_restores_dynamo_code():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:  # the second call runs the edit
+            said["undo"] = ex("patch undo")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("entry",))
+    assert said["undo"].error is None and "restored" in said["undo"].output
+    assert results == [6.0, 7.0, 6.0]
+
+
+def test_patch_undo_of_a_compile_stop_edit_later_and_at_the_stop():
+    results: list[float] = []
+
+    def respond(stop, ex, n):
+        if stop.kind.value == "compile":
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        elif n == 1:  # first call, running the edited code the cache entry holds
+            assert ex("patch undo").error is None
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("compile", "entry"))
+    assert results == [7.0, 6.0, 6.0]
+
+    torch._dynamo.reset()
+    results.clear()
+
+    def respond_at_stop(stop, ex, n):
+        ex(f"insert {final_return_row(stop)} {RET7}")
+        res = ex("patch undo")
+        assert res.error is None and "restored" in res.output
+        assert "no change" in ex("patch show").output
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond_at_stop, ("compile",))
+    assert results == [6.0, 6.0, 6.0]
+
+
+def test_edits_accumulate_and_rows_refer_to_the_edited_listing():
+    results: list[float] = []
+
+    def respond(stop, ex, n):
+        row = final_return_row(stop)
+        assert ex(f"insert {row} LOAD_CONST 5").error is None        # returns 5, Dynamo's value left below
+        assert ex(f"insert {row} POP_TOP").error is None              # pops Dynamo's value first
+        assert ex(f"edit {row + 1} LOAD_CONST 8").error is None       # the LOAD_CONST 5 row, now 8
+        listing = ex("patch show").data
+        assert isinstance(listing, P.PatchDiff) and listing.added == 2
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results, 2), respond, ("compile",))
+    assert results == [8.0, 8.0]
+
+
+def test_exception_table_code_round_trips_and_still_handles_exceptions():
+    expected: list[float] = []
+    run_with_handler(expected)
+    torch._dynamo.reset()
+    results: list[float] = []
+    problems = []
+
+    def respond(stop, ex, n):
+        code_rows = stop.frame.code.instructions
+        res = ex(f"insert {len(code_rows) - 1} NOP")
+        if res.error:
+            problems.append(res.error)
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_with_handler, results), respond, ("compile",))
+    assert not problems
+    assert results == expected == [4.0, 40.0]
+
+
+def test_dynamo_code_passes_the_validator():
+    codes = []
+    import torch._dynamo.convert_frame as cf
+
+    handle = cf.register_bytecode_hook(lambda orig, new: codes.append(new))
+    try:
+        run_with_handler([])
+        from programs import simple
+
+        simple.run_graph_break([])
+        simple.run_with_block([])
+    finally:
+        handle.remove()
+    assert len(codes) >= 4
+    for code in codes:
+        analysis = P.analyze_stack(code)
+        assert analysis.ok, (code.co_name, analysis.problems)
+        assert analysis.max_depth <= code.co_stacksize
+
+
+# ------------------------------------------------------------------------------------------------------------
+# invalid edits: rejected with the reason, nothing installed
+# ------------------------------------------------------------------------------------------------------------
+
+INVALID = [
+    ("insert 1 POP_TOP", "stack underflow"),
+    ("insert 1 BINARY_OP +", "stack underflow"),
+    ("edit 3 NOT_AN_OPCODE", "unknown opcode"),
+    ("insert 1 CACHE", "unknown opcode"),
+    ("insert 1 LOAD_FAST no_such_local", "bad argument"),
+    ("insert 1 LOAD_CONST ]", "bad argument"),
+    ("insert 1 POP_TOP 3", "bad argument"),
+    ("insert 1 LOAD_CONST", "bad argument"),
+    ("insert {ret} JUMP_FORWARD 999", "jump to nowhere"),
+    ("insert {ret} JUMP_FORWARD 1", "jump to nowhere"),
+    ("insert 1 LOAD_DEREF not_a_cell", "changed argument layout"),
+    ("delete 0", "changed argument layout"),
+    ("insert 0 NOP", "changed argument layout"),
+    ("insert 9999 NOP", "index"),
+    ("delete x", "syntax"),
+]
+
+
+@pytest.mark.parametrize("break_on", [("compile",), ("entry",)])
+def test_each_invalid_edit_is_rejected_and_nothing_is_installed(break_on):
+    results: list[float] = []
+    errors: dict[str, str | None] = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ret = final_return_row(stop)
+            for command, _kind in INVALID:
+                res = ex(command.format(ret=ret))
+                errors[command] = res.error
+            errors["show"] = ex("patch show").output
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, break_on)
+    for command, kind in INVALID:
+        assert errors[command] is not None, command
+        assert errors[command].startswith(f"rejected ({kind})"), (command, errors[command])
+        assert "\n" not in errors[command]
+    assert "no change" in errors["show"]
+    assert results == [6.0, 6.0, 6.0]
+
+
+def test_stack_depth_mismatch_is_found():
+    # a conditional jump that skips a push: the join sees two depths
+    src = textwrap.dedent("""
+        def g(a):
+            return a
+    """)
+    ns: dict[str, Any] = {}
+    exec(src, ns)
+    g = ns["g"].__code__
+    rows = list(dis.get_instructions(g))
+    ret = max(k for k, r in enumerate(rows) if r.opname == "RETURN_VALUE")
+    op = P.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_FORWARD_IF_TRUE {ret}; LOAD_CONST 2") \
+        if sys.version_info[:2] == (3, 11) else P.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_IF_TRUE {ret}; LOAD_CONST 2")
+    new = P.apply_edit(g, op)
+    assert not isinstance(new, P.EditError), new
+    problem = P.validate(g, new)
+    assert problem is not None and problem.kind == "stack depth mismatch", problem
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the API a front end's edit dialog uses
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _dynamo_code_of_double_sum():
+    codes = []
+    import torch._dynamo.convert_frame as cf
+
+    handle = cf.register_bytecode_hook(lambda orig, new: codes.append(new))
+    try:
+        run_double_sum([], 1)
+    finally:
+        handle.remove()
+    return codes[0]
+
+
+def test_preview_gives_stack_depths_and_diff_without_installing():
+    code = _dynamo_code_of_double_sum()
+    rows = list(dis.get_instructions(code))
+    ret = len(rows) - 1
+    good = P.preview_edit(code, [], P.parse_edit("insert", f"{ret} {RET7}"))
+    assert good.ok and good.code is not None
+    assert good.diff.added == 2 and [l.tag for l in good.diff.lines].count("+") == 2
+    depth_rows = {r.index: r for r in good.analysis.rows}
+    assert depth_rows[ret].opname == "POP_TOP" and depth_rows[ret].depth == 1 and depth_rows[ret].effect == -1
+    assert depth_rows[ret + 1].depth == 0 and depth_rows[ret + 2].depth == 1
+    bad = P.preview_edit(code, [], P.parse_edit("insert", "1 BINARY_OP +"))
+    assert not bad.ok and bad.error.kind == "stack underflow" and bad.error.index == 1
+    assert bad.analysis is not None and bad.analysis.rows[1].needs == 2 and bad.analysis.rows[1].depth == 0
+    assert "BINARY_OP" in P.format_stack(bad.analysis, rows=[1])
+
+
+def test_parse_edit_and_op_text():
+    op = P.parse_edit("insert", "12 POP_TOP; LOAD_CONST 'a;b'; LOAD_GLOBAL NULL + print")
+    assert op == P.EditOp("insert", 12, (P.NewInstr("POP_TOP"), P.NewInstr("LOAD_CONST", "'a;b'"),
+                                         P.NewInstr("LOAD_GLOBAL", "NULL + print")))
+    assert op.text == "insert 12 POP_TOP; LOAD_CONST 'a;b'; LOAD_GLOBAL NULL + print"
+    assert P.parse_edit("edit", "3 load_fast x") == P.EditOp("edit", 3, (P.NewInstr("LOAD_FAST", "x"),))
+    assert P.parse_edit("delete", "4") == P.EditOp("delete", 4)
+    assert isinstance(P.parse_edit("edit", "3 NOP; NOP"), P.EditError)
+    assert isinstance(P.parse_edit("insert", "3"), P.EditError)
+    from dynadbg.cli import split_commands
+
+    assert split_commands("insert 9 POP_TOP; LOAD_CONST 7; c") == ["insert 9 POP_TOP; LOAD_CONST 7", "c"]
+
+
+def test_fingerprint_ignores_per_run_names():
+    a = _dynamo_code_of_double_sum()
+    torch._dynamo.reset()
+    b = _dynamo_code_of_double_sum()
+    names = [n for n in a.co_names if n.startswith("__compiled_fn")]
+    assert names and names != [n for n in b.co_names if n.startswith("__compiled_fn")]
+    assert P.fingerprint(a) == P.fingerprint(b)
+    assert P.fingerprint(a) != P.fingerprint(P.apply_edit(a, P.parse_edit("insert", "1 NOP")))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# patch files
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _save_patch(tmp_path) -> str:
+    path = str(tmp_path / "ret7.json")
+
+    def respond(stop, ex, n):
+        assert ex(f"insert {final_return_row(stop)} {RET7}").error is None
+        res = ex(f"patch save {path}")
+        assert res.error is None and "saved 1" in res.output
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, [], 1), respond, ("compile",))
+    torch._dynamo.reset()
+    return path
+
+
+def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
+    path = _save_patch(tmp_path)
+    doc = json.loads(open(path).read())
+    assert doc["format"] == "dynadbg-patch" and doc["version"] == 1
+    (item,) = doc["patches"]
+    assert item["name"] == "double_sum" and item["firstlineno"] == double_sum.__code__.co_firstlineno
+    specs = P.read_patch_file(path)
+    assert not isinstance(specs, P.EditError)
+    assert specs[0].ops[0].text.endswith(RET7)
+    # a fresh run with the file loaded before the program starts (what `run --patch FILE` does)
+    results: list[float] = []
+
+    def start(s):
+        P.PatchManager.of(s).add_pending(specs)
+        s.start_callable(run_double_sum, results)
+
+    stops, result, session, messages, _ = drive_with(start, lambda stop, ex, n: ex("c"), ())
+    assert results == [7.0, 7.0, 7.0]
+    assert any("patch applied to double_sum" in m for m in messages), messages
+    # saving again gives the same patch
+    again = tmp_path / "again.json"
+    P.PatchManager.of(session)  # the session's manager still lists it
+    assert [v.key for v in P.PatchManager.of(session).patches()] == [specs[0].key]
+    again.write_text(json.dumps(P.patch_file_json([(specs[0].key, specs[0].ops)])))
+    assert P.read_patch_file(str(again))[0] == P.PatchSpec(specs[0].key, specs[0].ops, specs[0].torch_version,
+                                                          specs[0].python_version)
+
+
+def test_patch_load_at_a_stop_and_its_rejections(tmp_path):
+    path = _save_patch(tmp_path)
+    malformed = tmp_path / "bad.json"
+    malformed.write_text("{not json")
+    wrong_shape = tmp_path / "shape.json"
+    wrong_shape.write_text(json.dumps({"format": "dynadbg-patch", "version": 1, "patches": [{"name": "f"}]}))
+    other = tmp_path / "other.json"
+    doc = json.loads(open(path).read())
+    doc["patches"][0]["name"] = "other_fn"
+    other.write_text(json.dumps(doc))
+    changed = tmp_path / "changed.json"
+    doc = json.loads(open(path).read())
+    doc["patches"][0]["fingerprint"] = "0" * 64
+    changed.write_text(json.dumps(doc))
+    results: list[float] = []
+    said: dict[str, Any] = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            for name in ("bad", "shape", "other", "changed", "missing"):
+                said[name] = ex(f"patch load {tmp_path / (name + '.json')}")
+            said["show"] = ex("patch show")
+            said["good"] = ex(f"patch load {path}")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("compile",))
+    assert said["bad"].error.startswith("rejected (patch file)") and "not valid JSON" in said["bad"].error
+    assert said["shape"].error.startswith("rejected (patch file)")
+    assert said["missing"].error.startswith("rejected (patch file)") and "cannot read" in said["missing"].error
+    assert said["other"].error.startswith("rejected (no match)") and "other_fn" in said["other"].error
+    assert said["changed"].error.startswith("rejected (no match)") and "Dynamo's code differs" in said["changed"].error
+    for name in ("bad", "shape", "other", "changed", "missing"):
+        assert "\n" not in said[name].error
+    assert "no change" in said["show"].output        # nothing was installed by the rejected loads
+    assert said["good"].error is None and "this call runs it" in said["good"].output
+    assert results == [7.0, 7.0, 7.0]
+
+
+def test_a_patch_that_no_longer_matches_says_so(tmp_path):
+    path = _save_patch(tmp_path)
+    doc = json.loads(open(path).read())
+    doc["patches"][0]["fingerprint"] = "ab" * 32
+    doc["torch"] = "2.99.0"
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(doc))
+    specs = P.read_patch_file(str(stale))
+    results: list[float] = []
+
+    def start(s):
+        P.PatchManager.of(s).add_pending(specs)
+        s.start_callable(run_double_sum, results)
+
+    _stops, _result, _session, messages, _ = drive_with(start, lambda stop, ex, n: ex("c"), ())
+    assert results == [6.0, 6.0, 6.0]
+    mismatch = [m for m in messages if "does not match Dynamo's code" in m]
+    assert len(mismatch) == 1 and "\n" not in mismatch[0] and "double_sum" in mismatch[0]
+    assert any("made with torch 2.99.0" in m for m in messages)
+    assert any("never applied" in m for m in messages)
+
+
+SCRIPT = """
+import torch
+
+def double_sum(x):
+    return (x * 2).sum()
+
+cf = torch.compile(double_sum, backend="eager")
+print("results", [float(cf(torch.ones(3))) for _ in range(2)])
+"""
+
+
+@pytest.mark.slow
+def test_cli_run_with_patch_file(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    patch_file = tmp_path / "p.json"
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    cmd = [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "compile"]
+    # make the patch with a scripted run: the -c list keeps `insert ...; LOAD_CONST 7` together
+    out = subprocess.run(cmd + ["-c", "ll", str(script)], capture_output=True, text=True, env=env, timeout=300)
+    rows = [ln for ln in out.stdout.splitlines() if "RETURN_VALUE" in ln]
+    ret = int(rows[-1].split()[0].lstrip("▶"))
+    made = subprocess.run(cmd + ["-c", f"insert {ret} POP_TOP; LOAD_CONST 7; patch save {patch_file}; c", str(script)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert "results [7.0, 7.0]" in made.stdout, made.stdout + made.stderr
+    run = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "entry", "--patch",
+                          str(patch_file), "-c", "c", str(script)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "results [7.0, 7.0]" in run.stdout and "patch applied to double_sum" in run.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    rejected = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--patch", str(bad), str(script)],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert rejected.returncode == 2
+    assert rejected.stderr.strip().count("\n") == 0 and "rejected (patch file)" in rejected.stderr
+    assert "results" not in rejected.stdout
+
+
+# ------------------------------------------------------------------------------------------------------------
+# locals
+# ------------------------------------------------------------------------------------------------------------
+
+
+def test_set_a_tensor_local_at_the_entry_stop_changes_that_call_only():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["set"] = ex("set x = torch.full((3,), 10.0)")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("entry",))
+    assert said["set"].error is None and said["set"].output.startswith("x = ")
+    assert results == [60.0, 6.0, 6.0]
