@@ -1,0 +1,233 @@
+"""Recompile insight on the real programs in ../shared/cases: every recompile reason torch 2.13 logged (the case's
+``.expected.md``) must be found both by ``report`` (its per-recompile analysis) and by the recompile stop, compared
+on compile id and guard expression (torch prints ``self.counter == 0`` where the tree keeps
+``L['self'].counter``; object ids are masked). Case 002 also runs in ``--plain`` with ``--break-on recompile``:
+each stop names the failing guard and the entry's compile id, and ``eager`` / ``drop`` do what they say.
+
+Each run is its own subprocess (torch state must not leak between cases), started together, as many at a time as
+there are CPUs, the first time a test needs one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from test_cases_report import CASES, CASES_DIR, guard_expression, mask_floats, parse_expected
+
+HERE = Path(__file__).resolve().parent
+REPORT_DRIVER = HERE / "report_driver.py"
+STOP_DRIVER = HERE / "recompile_driver.py"
+TIMEOUT_S = 300
+CASE_002 = "002_module_int_counter_attr.py"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
+]
+
+
+@dataclass
+class Runs:
+    report: dict | None
+    report_text: str
+    report_stderr: str
+    stops: dict | None
+    stops_stdout: str
+    stops_stderr: str
+    stops_returncode: int
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TORCH_LOGS", None)
+    return env
+
+
+def _run_case(name: str, out_dir: Path) -> Runs:
+    report_json, report_text, stops_json = (out_dir / f"{name}.report.json", out_dir / f"{name}.report.txt",
+                                            out_dir / f"{name}.stops.json")
+    rep = subprocess.run([sys.executable, str(REPORT_DRIVER), str(report_json), str(report_text), str(CASES_DIR / name)],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
+    stops = subprocess.run([sys.executable, str(STOP_DRIVER), str(stops_json), str(CASES_DIR / name)],
+                           capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
+    return Runs(
+        report=json.loads(report_json.read_text()) if report_json.exists() else None,
+        report_text=report_text.read_text() if report_text.exists() else "",
+        report_stderr=rep.stderr,
+        stops=json.loads(stops_json.read_text()) if stops_json.exists() else None,
+        stops_stdout=stops.stdout,
+        stops_stderr=stops.stderr,
+        stops_returncode=stops.returncode,
+    )
+
+
+@pytest.fixture(scope="module")
+def case_runs(request, tmp_path_factory):
+    selected = []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec is not None and "case" in callspec.params:
+            if callspec.params["case"] not in selected:
+                selected.append(callspec.params["case"])
+    out_dir = tmp_path_factory.mktemp("case_recompiles")
+    pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2))
+    futures: dict[str, Future] = {name: pool.submit(_run_case, name, out_dir) for name in selected}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture
+def runs(case_runs, case) -> Runs:
+    result = case_runs[case].result(timeout=2 * TIMEOUT_S + 60)
+    assert result.report is not None, f"no report written:\n{result.report_stderr[-3000:]}"
+    assert result.stops is not None, f"no stops written:\n{result.stops_stderr[-3000:]}"
+    return result
+
+
+def _expression(reason: str) -> str:
+    return guard_expression(reason)
+
+
+def _old_id(reason: str) -> str:
+    return reason.split(":", 1)[0]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# report
+# ------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_report_analysis_finds_every_recompile_reason(runs, case):
+    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    report = runs.report
+    recompiles = {(f["name"], r["compile_id"]): r for f in report["frames"] for r in f["recompiles"]}
+    for compile_id, name, reasons in exp.recompiles:
+        rec = recompiles.get((name, compile_id))
+        assert rec is not None, f"[{compile_id}] {name} missing"
+        analysis = rec["analysis"]
+        assert analysis is not None, f"[{compile_id}]: the miss that led to it was not analysed"
+        assert analysis["compile_id"] == compile_id and analysis["error"] is None
+        checked = {e["compile_id"]: e for e in analysis["entries_checked"]}
+        assert len(checked) == len(reasons)
+        for reason in reasons:
+            entry = checked[_old_id(reason)]
+            assert _expression(entry["torch_reason"]) == _expression(reason)
+            assert entry["failing"], f"{reason}: no failing guard listed"
+            # every failing guard is listed, and the one torch names is marked
+            if not entry["invalidated"]:
+                assert sum(g["torch_reports"] for g in entry["failing"]) == 1, entry["failing"]
+        # the text report shows each entry's torch reason with the full failing-guard list
+        for reason in reasons:
+            head = _expression(reason).split("<id>")[0]
+            assert f"torch reports: {head}" in runs.report_text, head
+    assert report["summary"]["misses"] == len(report["recompile_timeline"])
+    for row in report["recompile_timeline"]:
+        assert row["failing_guards"] >= len(row["torch_reasons"])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_report_guard_diffs_and_hits(runs, case):
+    for frame in runs.report["frames"]:
+        live = [e for e in frame["entries"] if not e["invalidated"]]
+        assert len(frame["guard_diffs"]) == (len(live) - 1 if len(frame["entries"]) > 1 else 0)
+        for entry in frame["entries"]:
+            assert entry["hits"] >= 1
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the recompile stop
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _torch_lines(text: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^\s*torch reports: (.*)$", text, re.M)]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recompile_stop_finds_every_recompile_reason(runs, case):
+    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    stops = runs.stops["stops"]
+    by_id: dict[str, list[dict]] = {}
+    for stop in stops:
+        by_id.setdefault(stop["record"]["compile_id"], []).append(stop)
+    counted = [s for s in stops if (s["record"]["limit"] or {}).get("is_recompile", True)]
+    if exp.recompiles_logged is not None:
+        assert len(counted) == exp.recompiles_logged
+    for compile_id, name, reasons in exp.recompiles:
+        assert compile_id in by_id, f"no recompile stop before [{compile_id}]"
+        (stop,) = by_id[compile_id]
+        failing = stop["detail"]["failing guards"]
+        assert f"next compile: {compile_id}" in failing
+        assert stop["entry_count"] == len(reasons)
+        assert sorted(_expression(t) for t in _torch_lines(failing)) == sorted(_expression(r) for r in reasons)
+        for reason in reasons:
+            assert f"{_old_id(reason)}: " in failing
+    # answering `recompile` changes nothing: the program behaves as without the debugger
+    assert runs.stops_returncode == (exp.exit_code if exp.exit_code is not None else 0), runs.stops_stderr[-3000:]
+    if exp.stdout is not None:
+        expected_lines = mask_floats(exp.stdout).splitlines()
+        assert [ln for ln in mask_floats(runs.stops_stdout).splitlines() if ln in expected_lines] == expected_lines
+
+
+# ------------------------------------------------------------------------------------------------------------
+# case 002 in --plain
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _plain(commands: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "recompile", "-c", commands,
+         str(CASES_DIR / CASE_002)],
+        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=_env())
+
+
+@pytest.mark.skipif(not (CASES_DIR / CASE_002).exists(), reason="case 002 missing")
+def test_002_plain_stops_before_each_recompile_with_the_failing_guard(tmp_path):
+    proc = _plain("c; c; c; c; c; c", tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    blocks = out.split("--- ")[1:]
+    stops = [b for b in blocks if "is about to recompile" in b]
+    assert len(stops) == 6
+    for n, block in enumerate(stops[:5], start=1):     # forward of WarmupScaled: 0/1 .. 0/5
+        assert f"next compile: 0/{n}" in block
+        for old in range(n):
+            assert f"0/{old}: 1 failing guard" in block
+            assert f"L['self'].counter == {old}" in block
+            assert f"torch reports: 0/{old}: self.counter == {old}" in block
+    assert "next compile: 1/1" in stops[5] and "self._modules['inner'].counter == 0" in stops[5]
+    assert "ok: 6 calls, counter = 6" in out
+
+
+@pytest.mark.skipif(not (CASES_DIR / CASE_002).exists(), reason="case 002 missing")
+def test_002_plain_eager_keeps_one_entry(tmp_path):
+    proc = _plain("eager; eager; eager; eager; entries; eager; c", tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert 'torch.compiler.set_stance("eager_on_recompile")' in out
+    assert "forward (" in out and "): 1 cache entry" in out
+    assert out.count("ran eagerly (not compiled)") >= 4
+    assert "ok: 6 calls, counter = 6" in out                 # eager results are right
+
+
+@pytest.mark.skipif(not (CASES_DIR / CASE_002).exists(), reason="case 002 missing")
+def test_002_plain_drop_stops_recompiling_and_warns(tmp_path):
+    proc = _plain("break-on entry on; drop; entries; c", tmp_path)
+    out = proc.stdout
+    assert out.count("is about to recompile") == 1            # no recompile after the drop
+    assert "WARNING" in out and "RESULTS MAY BE WRONG" in out
+    assert '"guard_filter_fn"' in out
+    assert "drop: compiled 0/1 without 2 guard(s): EQUALS_MATCH L['self'].counter, CONSTANT_MATCH L['self'].counter" in out
+    assert "): 2 cache entries" in out
+    # the counter was baked into the new entry: the program's own check fails, as the warning said
+    assert proc.returncode == 1 and "assert m.counter == 6" in proc.stdout + proc.stderr
