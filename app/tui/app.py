@@ -29,15 +29,18 @@ from dynadbg.core.runner import ExitResult
 from . import actions
 from .bridge import Bridge, EngineSession
 from .commands import ActionCommands
+from .console import Console
 from .help_screen import HelpScreen
 from .screen import MainScreen
+from .status_line import StatusLine
 
 #: Console verbs that let the program run (the command language's resuming commands).
 RESUMING = frozenset({"s", "step", "n", "next", "r", "return", "c", "cont", "continue", "until", "unt"})
 #: Verbs whose result fills a view instead of the log.
 _VIEW_OF = {"orig": "tab-orig", "graph": "tab-graph", "entries": "tab-entries"}
-#: Stop kinds that keep the guard tree of the previous stop when the code object and compile id did not change.
-_SAME_CALL = frozenset({StopKind.STEP, StopKind.BREAKPOINT, StopKind.RETURN, StopKind.INTERRUPT})
+#: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
+#: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
+_SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
 #: Seconds the program state must hold before the footer's greyed-out keys are updated.
 FOOTER_SETTLE = 0.25
 #: Seconds `q` waits for the program to end before the app exits anyway.
@@ -70,13 +73,15 @@ class DebuggerApp(App[int]):
     class CommandDone(Message):
         """A console command came back from the engine."""
 
-        def __init__(self, line: str, result: CommandResult, silent: bool) -> None:
+        def __init__(self, line: str, result: CommandResult, silent: bool, resume: bool = False) -> None:
             self.line = line
             """The command as sent."""
             self.result = result
             """What the engine returned."""
             self.silent = silent
             """True for commands the UI issued itself (filling a view), not the user."""
+            self.resume = resume
+            """True for the resuming command the UI is waiting on (the one that set `_awaiting_resume`)."""
             super().__init__()
 
     class GuardsLoaded(Message):
@@ -127,7 +132,7 @@ class DebuggerApp(App[int]):
         self._main = MainScreen()
         self._awaiting_resume = False
         self._quitting = False
-        self._queue: deque[tuple[str, bool]] = deque()
+        self._queue: deque[tuple[str, bool, bool]] = deque()
         self._queue_lock = threading.Lock()
         self._draining = False
         self._guards_key: tuple[Any, ...] | None = None
@@ -153,6 +158,10 @@ class DebuggerApp(App[int]):
 
     def on_main_screen_ready(self) -> None:
         """Start listening (and the program): from here on every engine event has a pane to land in."""
+        keys = actions.effective_keys(self.keymap)
+        status = self._main.query_one(StatusLine)
+        status.interrupt_key = actions.display_keys(keys["interrupt"])
+        status.quit_key = actions.display_keys(keys["quit"])
         # The program's prints (any thread) land in the console log instead of under the TUI.
         self.begin_capture_print(self._main.console, stdout=True, stderr=True)
         for warning in self._keymap_warnings:
@@ -223,7 +232,7 @@ class DebuggerApp(App[int]):
             self._view_seq[event.pane_id] = stop.seq
             self.submit(event.command, silent=True)
 
-    def on_console_submitted(self, event: Any) -> None:
+    def on_console_submitted(self, event: Console.Submitted) -> None:
         self.submit(event.line)
 
     # Commands --------------------------------------------------------------------------------------------------
@@ -248,11 +257,12 @@ class DebuggerApp(App[int]):
             return
         if silent and (self.phase != "stopped" or self._awaiting_resume):
             return
-        if verb in RESUMING and self.phase == "stopped" and not self._awaiting_resume:
+        resume = verb in RESUMING and self.phase == "stopped" and not self._awaiting_resume
+        if resume:
             self._awaiting_resume = True
             self._bindings_changed()
         with self._queue_lock:
-            self._queue.append((line, silent))
+            self._queue.append((line, silent, resume))
             start = not self._draining
             self._draining = True
         if start:
@@ -266,7 +276,7 @@ class DebuggerApp(App[int]):
                 if not self._queue:
                     self._draining = False
                     return
-                line, silent = self._queue.popleft()
+                line, silent, resume = self._queue.popleft()
             try:
                 result = self._call_engine(self.session.execute, line)
             except _Cancelled:
@@ -277,7 +287,7 @@ class DebuggerApp(App[int]):
                 result = CommandResult(error=f"internal error running {line!r}: {type(exc).__name__}: {exc}")
             if not isinstance(result, CommandResult):
                 result = CommandResult(error=f"engine returned {type(result).__name__} for {line!r}")
-            self.post_message(self.CommandDone(line, result, silent))
+            self.post_message(self.CommandDone(line, result, silent, resume))
 
     def _call_engine(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call a blocking engine method from a thread worker, giving up (`_Cancelled`) if the worker is cancelled.
@@ -317,14 +327,14 @@ class DebuggerApp(App[int]):
             if verb in _VIEW_OF:
                 {"orig": screen.show_original, "graph": screen.show_graph, "entries": screen.show_entries}[verb](
                     result.error, None)
-            if verb in RESUMING:
+            if event.resume:
                 self._awaiting_resume = False
                 self._bindings_changed()
             return
         if result.resumed:
-            if self._awaiting_resume and self.phase == "stopped":
+            if event.resume and self._awaiting_resume and self.phase == "stopped":
                 self._set_running("running")
-        elif verb in RESUMING:
+        elif event.resume:
             self._awaiting_resume = False
             self._bindings_changed()
         if verb in ("b", "break", "cl", "clear") and len(parts) > 1 and parts[1].isdigit():

@@ -36,6 +36,13 @@ class StatusLine(Static):
     frame_index: reactive[int] = reactive(-1)
     """Index into `Stop.frames` of the selected frame (-1: the newest)."""
 
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.interrupt_key = "Ctrl+C"
+        """How the interrupt key is shown (the app sets it from the keymap)."""
+        self.quit_key = "q"
+        """How the quit key is shown (the app sets it from the keymap)."""
+
     def render(self) -> Text:
         kind_style = self.get_component_rich_style("status--kind", partial=True)
         dim = self.get_component_rich_style("status--dim", partial=True)
@@ -50,12 +57,12 @@ class StatusLine(Static):
             if result.exception:
                 text.append(" ")
                 text.append(result.exception, error)
-            text.append("  · q to leave", dim)
+            text.append(f"  · {self.quit_key} to leave", dim)
             return text
         if self.activity is not None or self.stop is None:
             activity = self.activity or "starting"
             text.append(f" ▶ {activity}… ", kind_style)
-            text.append("  · Ctrl+C to interrupt", dim)
+            text.append(f"  · {self.interrupt_key} to interrupt", dim)
             return text
         stop = self.stop
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
