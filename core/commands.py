@@ -520,7 +520,9 @@ class CommandSet(RecompileCommands, EditCommands):
         for e in compat.cache_entries(info[0]):
             if e.code is code:
                 return e
-        return None
+        from .patches import serving_precompile_entry  # edited code runs from a precompile entry (issue 5)
+
+        return serving_precompile_entry(self.s, code)
 
     def do_guards(self, arg: str) -> CommandResult:
         """guards [fail]: the guard tree of this cache entry, each leaf checked on this call's inputs."""
@@ -609,7 +611,7 @@ class CommandSet(RecompileCommands, EditCommands):
         if state not in ("on", "off"):
             raise _Usage("usage: break-on KIND on|off")
         (self.s.break_on.add if state == "on" else self.s.break_on.discard)(kind)
-        self.s._quiet = set()
+        self.s._quiet.clear()
         return ok(f"break on {kind}: {state}")
 
     def do_h(self, arg: str) -> CommandResult:

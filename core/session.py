@@ -272,12 +272,12 @@ class Session:
     def interrupt(self) -> None:
         """Stop at the next instruction of generated code the program runs (Ctrl+C)."""
         self._interrupt = True
-        self._quiet = set()  # a fresh set: the worker may be iterating the old one
+        self._quiet.clear()
 
     def quit(self) -> None:
         """End the program and restore every hook. Returns at once; `wait` for the end."""
         self._quitting = True
-        self._quiet = set()
+        self._quiet.clear()
         with self._lock:
             if self.ctx is not None:
                 reply: "queue.Queue[Any]" = queue.Queue(1)
@@ -321,7 +321,7 @@ class Session:
         self.generated[id(frame.f_code)] = frame.f_code
         self.mode, self.count, self.target = Mode.NEXT, 1, frame
         self._step_message = "dynadbg.set_trace()"
-        self._quiet = set()
+        self._quiet.clear()
         self._trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
@@ -395,7 +395,7 @@ class Session:
         self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
         if self.capture is not None:
             self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
-        self._prev_callback = compat.set_debugger_callback(self._on_generated_code)
+        self._prev_callback = compat.set_debugger_callback(self._make_callback())
         self._installed = True
 
     def _teardown(self) -> None:
@@ -429,17 +429,24 @@ class Session:
     # Dynamo hooks (worker thread, or any thread that runs compiled code)
     # ==========================================================================================================
 
-    def _on_generated_code(self, code: CodeType) -> None:
-        """torch calls this before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
+    def _make_callback(self) -> Callable[[CodeType], None]:
+        """The callback torch calls before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
 
         Hot path (every call of compiled code): a hit count and one set lookup when the code has no reason to
-        be traced. `_quiet` caches that answer; anything that could change it (a stop, a breakpoint, a stop
-        kind switched on, an interrupt) clears it.
+        be traced. `_quiet` caches that answer (ids of codes); anything that could change it (a stop, a
+        breakpoint, a stop kind switched on, an interrupt, quit) clears it.
         """
-        self._note_call(code)
+        quiet, note, slow = self._quiet, self._note_call, self._on_generated_code
+
+        def on_generated_code(code: CodeType) -> None:
+            note(code)
+            if id(code) not in quiet:
+                slow(code)
+
+        return on_generated_code
+
+    def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
-        if key in self._quiet:
-            return
         self.generated[key] = code
         if threading.get_ident() != self._worker_ident:
             return
