@@ -1521,12 +1521,14 @@ class PatchManager:
         if patch is None:
             spec = next((s for s in pending if s.key.matches(key)), None)
             if spec is None:
+                why = {id(s): "the program, torch or Python changed" for s in pending}
                 for s in pending + [_spec(p) for p in patches]:
                     said = (s.key, key.fingerprint)
                     if said not in self._mismatch_said:
                         self._mismatch_said.add(said)
+                        reason = why.get(id(s), "Dynamo generated other code for this compile")
                         self._say(f"patch for {s.key.describe()} does not match Dynamo's code of compile {cid} "
-                                  f"(code {key.fingerprint[:12]}: the program, torch or Python changed); not applied")
+                                  f"(code {key.fingerprint[:12]}: {reason}); not applied")
                 return
             self._pending.remove(spec)
             patch = _Patch(spec.key, spec.ops)

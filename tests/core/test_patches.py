@@ -531,3 +531,53 @@ def test_set_a_tensor_local_at_the_entry_stop_changes_that_call_only():
     drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("entry",))
     assert said["set"].error is None and said["set"].output.startswith("x = ")
     assert results == [60.0, 6.0, 6.0]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# edits and guards together
+# ------------------------------------------------------------------------------------------------------------
+
+
+def test_guards_and_guard_add_in_a_frame_running_edited_code():
+    """The second call runs the edit from a precompile entry: `guards` shows its tree, and a guard added there
+    decides whether the edited code serves later calls."""
+    results: list[float] = []
+    said = {}
+
+    def run(results):
+        cf = torch.compile(double_sum, backend="eager")
+        for v in (1.0, 1.0, 1.0, 50.0):
+            results.append(float(cf(torch.full((3,), v))))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            said["guards"] = ex("guards")
+            said["add"] = ex("guard add float(L['x'].sum()) < 10")
+        return ex("c")
+
+    _stops, _result, session, _messages, _ = drive_with(lambda s: s.start_callable(run, results), respond, ("entry",))
+    assert said["guards"].error is None and "TENSOR_MATCH" in said["guards"].output
+    assert said["add"].error is None, said["add"].error
+    assert results == [6.0, 7.0, 7.0, 300.0]   # the 50.0 call fails the added guard: Dynamo's code, recompiled
+
+
+def test_a_guard_drop_recompile_keeps_the_instruction_edit():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+            from dynadbg.core import guards as G
+
+            leaf = next(lf for lf in G.iter_leaves(ex("guards").data) if lf.source == "L['x']")
+            said["drop"] = ex(f"guard drop {leaf.id}")
+        return ex("c")
+
+    _stops, _result, _session, messages, _ = drive_with(lambda s: s.start_callable(run_double_sum, results),
+                                                        respond, ("entry",))
+    assert said["drop"].error is None
+    assert results == [6.0, 7.0, 7.0]
+    assert any("patch applied to double_sum" in m for m in messages), messages
