@@ -794,12 +794,24 @@ EDIT_TERMINAL_OPNAMES: frozenset[str] = frozenset(
     {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
      "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT", "INTERPRETER_EXIT"}
 )
-#: Instructions of the frame prologue CPython runs before the first ``RESUME`` (cells, free variables): an edit
-#: there changes how arguments, cells and free variables are laid out in the frame.
-EDIT_PROLOGUE_OPNAMES: frozenset[str] = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RESUME"})
+#: Instructions of the frame prologue CPython runs up to the first ``RESUME`` (cells, free variables, a
+#: generator's ``RETURN_GENERATOR; POP_TOP``): an edit there changes how the frame is laid out.
+EDIT_PROLOGUE_OPNAMES: frozenset[str] = frozenset({"MAKE_CELL", "COPY_FREE_VARS", "RETURN_GENERATOR", "POP_TOP",
+                                                   "RESUME"})
 #: Opcodes an edit may never name: they are inline caches, argument prefixes the assembler adds by itself, or
 #: interpreter-internal.
 EDIT_FORBIDDEN_OPNAMES: frozenset[str] = frozenset({"CACHE", "EXTENDED_ARG", "INTERPRETER_EXIT"})
+
+
+def edit_stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
+    """`stack_effect` as the edit validator needs it: on 3.11/3.12 ``dis`` gives ``RETURN_GENERATOR`` 0, but the
+    generator resumes after it with the sent value pushed (the ``POP_TOP`` that follows pops it; 3.13's ``dis``
+    says +1). Checked on every code object of nine stdlib modules on 3.11.7, 3.12.1 and 3.13.0."""
+    import dis
+
+    if not PY313_PLUS and dis.opname[opcode] == "RETURN_GENERATOR":
+        return 1
+    return stack_effect(opcode, arg, jump)
 
 
 def edit_stack_requirement(opcode: int, arg: int | None) -> int:

@@ -723,7 +723,7 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
 
     Paths start at row 0 with an empty stack and follow fall-through, jumps and the exception table (a handler
     starts at the entry's depth, plus the pushed ``lasti``, plus the exception). Depths use the real stack
-    (`compat.stack_effect`); what each instruction needs comes from `compat.edit_stack_requirement`.
+    (`compat.edit_stack_effect`); what each instruction needs comes from `compat.edit_stack_requirement`.
 
     Problems found (each an `EditError`): ``stack underflow`` (an instruction needs more values than the stack
     holds), ``stack overflow`` (deeper than ``co_stacksize``), ``stack depth mismatch`` (two paths reach a row
@@ -775,7 +775,7 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
             reach(k + 1, d, k, "after")
             continue
         try:
-            effects[k] = compat.stack_effect(row.opcode, row.arg, False)
+            effects[k] = compat.edit_stack_effect(row.opcode, row.arg, False)
             needs[k] = compat.edit_stack_requirement(row.opcode, row.arg)
         except (ValueError, TypeError) as exc:
             problem("unknown opcode", k, f"row {k} {row.opname}: {exc}")
@@ -802,7 +802,7 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
                 problem("jump to nowhere", k, f"row {k} {row.opname} jumps to offset {row.argval}, which is not "
                                               f"an instruction")
             else:
-                reach(t, d + compat.stack_effect(row.opcode, row.arg, True), k, "jump from")
+                reach(t, d + compat.edit_stack_effect(row.opcode, row.arg, True), k, "jump from")
         if row.opname not in compat.EDIT_TERMINAL_OPNAMES:
             after = d + effects[k]
             if after > max_depth:
