@@ -1293,9 +1293,9 @@ class PatchManager:
                 if isinstance(t, _Target) and t.event is not None and self._key_of(t).matches(patch.key):
                     self._install(t, [], t.dynamo)
                 else:
-                    error = self._install_later_all(patch)
-                    if error is not None:
-                        return EditOutcome(error)
+                    done = self._install_later_all(patch)
+                    if isinstance(done, EditError):
+                        return EditOutcome(done)
             self._patches = [p for p in self._patches if p.ops]
             self._pending.clear()
             return EditOutcome(message=f"Dynamo's code restored for {', '.join(done)}" if done else "no edits to undo")
@@ -1414,22 +1414,29 @@ class PatchManager:
             what = "Dynamo's code restored" if new is t.dynamo else "installed"
             return EditOutcome(message=f"{what} in compile {t.compile_id} of {t.original.co_name}: this call runs it",
                                diff=diff_code(t.dynamo, new), code=new)
-        error = self._install_later_all(patch)
-        if error is not None:
+        done = self._install_later_all(patch, {id(t.dynamo): new})
+        if isinstance(done, EditError):
             patch.ops = old_ops
             self._install_later_all(patch)
-            return EditOutcome(error)
+            return EditOutcome(done)
         what = "Dynamo's code restored" if new is t.dynamo else "installed"
+        if not done and ops:
+            return EditOutcome(message=f"{what}: no live cache entry of {t.original.co_name} runs this code now; the "
+                                       f"edit applies when Dynamo compiles it again", diff=diff_code(t.dynamo, new),
+                               code=new)
         where = ", ".join(patch.compile_ids[-3:]) or t.compile_id
         return EditOutcome(message=f"{what} for {t.original.co_name} ({where}) from the next call; this call keeps "
                                    f"running the code it started with", diff=diff_code(t.dynamo, new), code=new)
 
-    def _install_later_all(self, patch: _Patch) -> EditError | None:
+    def _install_later_all(self, patch: _Patch, prebuilt: dict[int, CodeType] | None = None) -> int | EditError:
         """Make every live cache entry of the patched code object whose Dynamo code matches the patch run
-        `patch.ops` from the next call (precompile entries in front of the cache entries)."""
+        `patch.ops` from the next call (precompile entries in front of the cache entries). `prebuilt` maps
+        id(Dynamo code) to its already-built patched code. Returns how many entries now run the patch."""
         reason = compat.precompile_entries_supported()
         if reason is not None:
             return EditError("unsupported", f"installing after the compile stop needs precompile entries: {reason}")
+        prebuilt = prebuilt or {}
+        count = 0
         for original in list(patch.originals.values()):
             try:
                 entries = compat.cache_entries(original)
@@ -1444,9 +1451,10 @@ class PatchManager:
                 dynamo = self.dynamo_code_of(entry_code)
                 if fingerprint(dynamo) != patch.key.fingerprint:
                     continue
-                want = build_patched(dynamo, patch.ops) if patch.ops else dynamo
+                want = (prebuilt.get(id(dynamo)) or build_patched(dynamo, patch.ops)) if patch.ops else dynamo
                 if isinstance(want, EditError):
                     return want
+                count += 1
                 old = pres.pop(id(dynamo), None)
                 if old is not None:
                     self._unregister(old)
@@ -1465,7 +1473,7 @@ class PatchManager:
                 changed = True
             if changed:
                 self._reload(original)
-        return None
+        return count
 
     def _register(self, original: CodeType, pre: _Precompiled) -> None:
         s = self.session

@@ -145,6 +145,7 @@ def test_same_edit_at_a_later_stop_runs_from_the_next_call():
     assert results == [6.0, 7.0, 7.0]
     # the second call entered the edited code object (a new generated code: another entry stop)
     assert stops[1].frame.code.key != stops[0].frame.code.key
+    assert stops[1].frame.code.key == id(said["insert"].data.code)   # the outcome's code is what runs
     assert [i.opname for i in stops[1].frame.code.instructions][-3:] == ["POP_TOP", "LOAD_CONST", "RETURN_VALUE"]
 
 
