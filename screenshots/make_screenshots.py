@@ -23,12 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "app"))
 
 from fake_engine import forward_scenario, make_app  # noqa: E402
-
-
-async def _settle(pilot) -> None:  # noqa: ANN001
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+from fake_engine import settle as _settle  # noqa: E402
 
 
 def _press(*keys: str) -> Callable[[object], Awaitable[None]]:

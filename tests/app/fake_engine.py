@@ -10,7 +10,8 @@ and snapshots deterministic: once the app's workers are done and its queue drain
 
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
 `big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
-500-module-model shaped), `make_app` (a `DebuggerApp` on a fake session).
+500-module-model shaped), `make_app` (a `DebuggerApp` on a fake session), `settle` (wait for a settled screen),
+`no_cursor_blink` (an autouse fixture to import into TUI test modules).
 """
 
 from __future__ import annotations
@@ -634,6 +635,27 @@ class FakeSession:
         if name == "compiles":
             return CommandResult(output="forward: 2 entries" if self.scenario.compiled else "no frame was compiled yet")
         return CommandResult(output=f"({name}: nothing to show in the fake engine)")
+
+
+try:  # the benchmark and the screenshot script use this module without pytest
+    import pytest
+except ImportError:  # pragma: no cover
+    pass
+else:
+
+    @pytest.fixture(autouse=True)
+    def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+        """A blinking input cursor makes screenshots flaky: keep it on (import this into a TUI test module)."""
+        from textual.widgets import Input
+
+        monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until the app's workers finished and every message they posted was handled (a settled screen)."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
 
 
 def make_app(scenario: Scenario | None = None, *, keymap: dict[str, str] | None = None,

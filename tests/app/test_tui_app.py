@@ -6,7 +6,6 @@ import asyncio
 import io
 import time
 
-from conftest import settle
 from fake_engine import (
     FakeSession,
     Scenario,
@@ -16,6 +15,8 @@ from fake_engine import (
     make_app,
     never_compiled_scenario,
     recompile_scenario,
+    no_cursor_blink,  # noqa: F401 - autouse fixture
+    settle,
 )
 from rich.console import Console
 from textual.widgets import Input, TabbedContent

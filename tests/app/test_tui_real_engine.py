@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import settle
+from fake_engine import no_cursor_blink, settle  # noqa: F401 - autouse fixture
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 import textual
-from conftest import settle
-from fake_engine import crash_scenario, forward_scenario, make_app
+from fake_engine import crash_scenario, forward_scenario, make_app, no_cursor_blink, settle  # noqa: F401
 
 pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
                                 reason="snapshots are pinned to the Textual version that made them")
