@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -9,6 +10,18 @@ from typing import Any, Callable, Iterable
 from dynadbg.core.model import CommandResult, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
+
+
+def cases_dir() -> "Path | None":
+    """The shared real-program cases (../shared/cases beside the checkout), or $DYNADBG_CASES."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = os.environ.get("DYNADBG_CASES")
+    for cand in ([Path(env)] if env else []) + [root.parent / "shared" / "cases"]:
+        if cand.is_dir():
+            return cand
+    return None
 
 
 class QueueListener:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from conftest import cases_dir
+from helpers import cases_dir
 from dynadbg.core import guards as G
 from dynadbg.core.session import Session
 from helpers import QueueListener
