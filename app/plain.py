@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import sys
+import threading
 from typing import Callable, Iterable, TextIO
 
 from dynadbg.core import format as fmt
@@ -75,8 +76,50 @@ def run_plain(
         break_on: active stop kinds.
         commands: a scripted command list; None reads commands from `stdin` interactively.
     """
-    out = out or sys.stdout
     stdin = stdin or sys.stdin
+    if out is None:
+        # the program (worker thread) and this front end (main thread) both print to stdout, at times at once
+        # (a resuming command's output is written while the program already runs): TextIOWrapper is not
+        # thread-safe, so serialise every write through one lock for the run
+        out = LockedStream(sys.stdout)
+        saved, sys.stdout = sys.stdout, out
+        try:
+            return _drive(start, break_on, commands, stdin, out)
+        finally:
+            sys.stdout = saved
+    return _drive(start, break_on, commands, stdin, out)
+
+
+class LockedStream:
+    """A text stream whose writes and flushes hold one lock (shared by the program and the front end)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.RLock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            return self._stream.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        with self._lock:
+            self._stream.writelines(lines)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._stream.flush()
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else (isatty, fileno, encoding, ...)
+        return getattr(self._stream, name)
+
+
+def _drive(
+    start: Callable[[Session], None],
+    break_on: Iterable[str],
+    commands: list[str] | None,
+    stdin: TextIO,
+    out: TextIO,
+) -> ExitResult:
     listener = PlainListener(out)
     session = Session(listener, break_on=break_on)
     start(session)
