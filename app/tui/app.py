@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from textual import work
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.message import Message
 from textual.timer import Timer
 from textual.worker import get_current_worker
@@ -176,6 +176,8 @@ class DebuggerApp(App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        if self._footer_timer is not None:
+            self._footer_timer.stop()
 
     # Actions (all from the registry) ---------------------------------------------------------------------------
 
@@ -527,7 +529,10 @@ class DebuggerApp(App[int]):
         self._footer_timer = None
         if self._gate() != self._footer_gate:
             self._footer_gate = self._gate()
-            self.refresh_bindings()
+            try:
+                self.screen.refresh_bindings()
+            except ScreenStackError:  # the app is closing
+                pass
 
     def _exit_now(self) -> None:
         self.exit(self._status(), return_code=self._status())
