@@ -14,7 +14,6 @@ a small ``forward`` with a graph break), so no torch is needed and the images ar
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
