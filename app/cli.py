@@ -69,6 +69,7 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     )
     run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
                      "compiles they match")
+    run.add_argument("--keymap", metavar="FILE", help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 
@@ -161,10 +162,12 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             PatchManager.of(session).add_pending(patch_specs)
         session.start_script(path, script_args)
 
-    return debug_program(start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui)
+    return debug_program(
+        start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui, keymap=args.keymap
+    )
 
 
-def debug_program(start, *, break_on, commands, plain: bool, tui: bool = False) -> int:  # noqa: ANN001
+def debug_program(start, *, break_on, commands, plain: bool, tui: bool = False, keymap: str | None = None) -> int:  # noqa: ANN001
     """Run a program under the TUI (a terminal, no scripted commands) or the plain front end."""
     use_tui = not plain and commands is None and (tui or (sys.stdout.isatty() and sys.stdin.isatty()))
     if use_tui:
@@ -173,7 +176,7 @@ def debug_program(start, *, break_on, commands, plain: bool, tui: bool = False) 
         except ImportError as exc:
             sys.stderr.write(f"dynadbg: the TUI is not available ({exc}); using --plain\n")
         else:
-            return run_tui(start, break_on=break_on)
+            return run_tui(start, break_on=break_on, keymap=keymap)
     from dynadbg.plain import run_plain
 
     result = run_plain(start, break_on=break_on, commands=commands)
