@@ -965,7 +965,7 @@ def stop_detail(session: "Session", ctx: "PauseContext") -> list[tuple[str, str]
         ctx.extra["recompile"] = record
     if record is None:
         return []
-    title = f"failing guards (next compile: {record.compile_id or '?'}; entries in torch's order)"
+    title = f"next compile: {record.compile_id or '?'}; entries in torch's order (most recently used first)"
     blocks = [("failing guards", title + "\n" + failing_text(record))]
     if record.non_input:
         blocks.append(("not about the inputs", "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
@@ -1085,9 +1085,9 @@ def _hits(n: int) -> str:
 
 def entries_text(fr: FrameRecompiles) -> str:
     n = len(fr.entries)
+    live = sum(1 for e in fr.entries if not e.dropped and not e.invalidated)
     lines = [f"{fr.name} ({fr.filename}:{fr.firstlineno}): {n} cache entr{'y' if n == 1 else 'ies'}"
-             + (f"; {fr.limit.counted + (0 if fr.limit.hit_now else 1)} of recompile_limit {fr.limit.limit}"
-                if fr.limit is not None else "")]
+             + (f"; {live} live, recompile_limit {fr.limit.limit}" if fr.limit is not None else "")]
     if fr.skipped:
         lines.append(f"  skipped by Dynamo: {fr.skipped}")
     total = sum(e.hits for e in fr.entries if e.hits > 0)

@@ -11,7 +11,7 @@ import torch
 
 from dynadbg.core import recompile as rc
 from dynadbg.core.commands import help_text
-from dynadbg.core.model import GuardStatus, LeafGuardView, StopKind
+from dynadbg.core.model import CompiledFrameView, GuardStatus, LeafGuardView, StopKind
 from dynadbg.core.report import run_report
 from helpers import drive
 from programs import recompiles as progs
@@ -104,6 +104,7 @@ def test_eager_runs_uncompiled_and_keeps_the_entry_count():
     entries = run.output_of("entries")
     assert entries.error is None and "1 cache entry" in entries.output
     assert isinstance(entries.data, rc.FrameRecompiles) and len(entries.data.entries) == 1
+    assert isinstance(entries.data, CompiledFrameView)      # front ends that know only the base view still work
     assert [r.decision for r in entries.data.timeline] == ["eager", "eager", "recompile"]
     (frame,) = entries_of(run.session, "forward")
     assert len(frame.entries) == 1
