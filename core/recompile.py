@@ -630,7 +630,7 @@ class _Pending:
         self.code = code
         self.specs = specs
         self.record = record
-        self.dropped: list[tuple[str, str]] = []   # (source, guard_type) of the GuardFilterEntrys dropped
+        self.dropped: list[tuple[int, str, str]] = []   # (spec index, source, guard_type) of entries dropped
         self.fired = False
 
 
@@ -682,10 +682,10 @@ class GuardDropper:
                 except Exception:  # noqa: BLE001
                     out.append(True)
                     continue
-                drop = any(spec.matches(source, gtype, derived) for spec in pending.specs)
-                if drop:
-                    pending.dropped.append((source or "(ambient)", gtype))
-                out.append(not drop)
+                hit = next((i for i, spec in enumerate(pending.specs) if spec.matches(source, gtype, derived)), None)
+                if hit is not None:
+                    pending.dropped.append((hit, source or "(ambient)", gtype))
+                out.append(hit is None)
             pending.fired = True
             return out
 
@@ -705,9 +705,14 @@ class GuardDropper:
                     ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in pending.specs) +
                     " (the new compile guards other values); nothing was dropped")
         else:
-            what = ", ".join(f"{gtype} {source}" for source, gtype in pending.dropped)
+            what = ", ".join(f"{gtype} {source}" for _, source, gtype in pending.dropped)
             text = f"drop: compiled {cid} without {len(pending.dropped)} guard(s): {what}"
-            evidence = _constant_evidence(event, pending.specs)
+            hit = sorted({i for i, _, _ in pending.dropped})
+            missed = [s for i, s in enumerate(pending.specs) if i not in hit]
+            if missed:
+                text += ("\n  not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
+                         "symbolic): " + ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in missed))
+            evidence = _constant_evidence(event, [pending.specs[i] for i in hit])
             if evidence:
                 text += "\n" + evidence
         self.message(text)

@@ -153,6 +153,16 @@ def test_drop_by_id_then_more_recompiles_stop_again():
     assert results[1] == [0.5, 0.5, 0.5]
 
 
+def test_drop_says_which_guards_the_new_compile_no_longer_has():
+    # n (int) and cfg['scale'] (float) become symbolic in 0/1 (automatic dynamic): only flag's guard is dropped
+    run = drive(start(progs.run_three, []), ["drop"], break_on=("recompile",))
+    (message,) = [m for m in run.messages if m.startswith("drop:")]
+    assert message.startswith("drop: compiled 0/1 without 1 guard(s): CONSTANT_MATCH L['flag']")
+    assert "nothing to drop (e.g. automatic dynamic made them symbolic): EQUALS_MATCH L['n'], " \
+           "EQUALS_MATCH L['cfg']['scale']" in message
+    assert message.count("WARNING") == 1 and "L['flag'] is a constant" in message
+
+
 @pytest.mark.parametrize("line, message", [
     ("drop g999", "has no guard g999"),
     ("drop zz", "bad guard id"),
