@@ -231,3 +231,27 @@ def test_002_plain_drop_stops_recompiling_and_warns(tmp_path):
     assert "): 2 cache entries" in out
     # the counter was baked into the new entry: the program's own check fails, as the warning said
     assert proc.returncode == 1 and "assert m.counter == 6" in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the graph-break stop on a real program
+# ------------------------------------------------------------------------------------------------------------
+
+CASE_011 = "011_item_graph_break_resume_stack_guard.py"
+
+
+@pytest.mark.skipif(not (CASES_DIR / CASE_011).exists(), reason="case 011 missing")
+def test_011_graph_break_stop_shows_the_break_and_the_stack_passed(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "graph-break", "-c", "c",
+         str(CASES_DIR / CASE_011)],
+        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first = proc.stdout.split("--- ")[1]
+    assert "resume function torch_dynamo_resume_in_box_extent_at_48 (compile 1/0) continues box_extent" in first
+    assert "graph break in box_extent during compile 0/0, at" in first
+    assert "48 | w = int(box[2] + box[0])" in first
+    assert "Unsupported Tensor.item() call" in first
+    # the .item() result Dynamo could not trace is handed to the resume function on the stack; 1/0 guards on it
+    assert "stack passed to it" in first and "___stack0 = 10977" in first
+    assert "locals carried over:\n    box = Tensor[4] int64 cpu" in first
