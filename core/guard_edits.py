@@ -8,7 +8,7 @@
   inputs make it False (or raise) misses that entry, and Dynamo compiles a new one without it.
 * ``guard drop ID`` — a leaf id (``g6``) from the ``guards`` output. The code object's next compiles leave that
   guard out: a patched ``CheckFunctionManager`` filters the ``GuardFilterEntry`` objects whose source and type
-  match (``compat.install_edit_guard_filter``). In a frame the code object is reset (``reset_code``) so it
+  match (``compat.install_guard_filter``). In a frame the code object is reset (``reset_code``) so it
   recompiles on its next call; at a compile stop the entry being built gets a copy of its guard tree without that
   guard's manager (``clone_manager``), so it applies from the next call with no recompile.
 * ``guard export`` — Python source of a ``guard_filter_fn`` that drops the same guards, for
@@ -403,7 +403,7 @@ class GuardEditor:
 
     def _ensure_filter(self) -> None:
         if self._undo_filter is None:
-            self._undo_filter = compat.install_edit_guard_filter(self._filter_for)
+            self._undo_filter = compat.install_guard_filter(self._filter_for)
 
     def _filter_for(self, f_code: CodeType) -> Any:
         if not self.active:
