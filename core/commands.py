@@ -659,28 +659,6 @@ def _guards_module() -> Any:
     return guards
 
 
-def failing_guards_text(entries: list[Any], f_locals: dict[str, Any]) -> str:
-    """Every failing guard of every entry (newest first) for these inputs; torch's first failure as a fallback."""
-    guards = _guards_module()
-    if guards is not None:
-        try:
-            return guards.format_failing([guards.entry_guard_tree(e, f_locals) for e in entries])
-        except Exception as exc:  # noqa: BLE001 - fall back to torch's own text
-            fallback_note = f" (full analysis failed: {exc})"
-        else:
-            fallback_note = ""
-    else:
-        fallback_note = ""
-    lines = []
-    for e in entries:
-        try:
-            info = e.guard_manager.check_verbose(f_locals)
-            lines.append(f"{e.compile_id}: " + "; ".join(info.verbose_code_parts))
-        except Exception as exc:  # noqa: BLE001
-            lines.append(f"{e.compile_id}: <could not check: {exc}>")
-    return "\n".join(lines) + fallback_note
-
-
 def graph_break_text(session: "Session", code: Any) -> str:
     """Why the frame that led to this resume function broke its graph, and where (see
     `recompile.graph_break_detail`, which also shows what was passed on the stack)."""
