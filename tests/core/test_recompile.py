@@ -227,7 +227,10 @@ def test_grad_mode_change_is_named_as_global_state():
 
 
 def test_invalidated_entry_is_named():
-    run = drive(start(progs.run_invalidated, []), ["c"], break_on=("recompile",))
+    results: list = []
+    run = drive(start(progs.run_invalidated, results), ["c"], break_on=("recompile",))
+    if results[1] is not True:
+        pytest.skip("this interpreter kept the guarded class alive, so torch did not invalidate the entry")
     (stop,) = run.stops
     d = detail(stop)
     assert "got deallocated" in d["failing guards"]
