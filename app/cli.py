@@ -6,7 +6,6 @@ Exit status: the script's own; 2 with a one-line error for a missing script or b
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Sequence
 

@@ -17,7 +17,7 @@ import enum
 import queue
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Iterable, Protocol
 
@@ -32,11 +32,10 @@ from .model import (
     GuardTree,
     Stop,
     StopKind,
-    ValueSummary,
 )
 from .runner import ExitResult, QuitProgram, run_script
 from .stack import FrameState, code_index
-from .values import NULL, UNKNOWN, summarize
+from .values import UNKNOWN
 
 
 class Listener(Protocol):
@@ -100,7 +99,6 @@ class PauseContext:
     miss_event: Any = None                  # capture.CacheMissEvent at a recompile stop
     decision: str | None = None             # what to do at a recompile stop
     post_mortem: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def frame(self) -> FrameState | None:
@@ -154,7 +152,6 @@ class Session:
         self.stop_seq = 0
         #: instruction events handled so far (how much generated code was stepped or watched)
         self.traced_instructions = 0
-        self.stops_by_kind: dict[str, int] = {}
         self._interrupt = False
         self._quitting = False
         self._last_exc_id = 0
@@ -691,7 +688,6 @@ class Session:
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        self.stops_by_kind[ctx.kind.value] = self.stops_by_kind.get(ctx.kind.value, 0) + 1
         from .snapshot import build_stop
 
         ctx.stop = build_stop(self, ctx, message)
@@ -813,13 +809,6 @@ class Session:
         if not bps:
             del self.breakpoints[id(code)]
         return bp
-
-
-def summarize_value(value: Any) -> ValueSummary:
-    """`values.summarize` with torch's NULL stack sentinel recognised."""
-    if value is compat.NULL_STACK_VALUE:
-        return NULL
-    return summarize(value)
 
 
 __all__ = ["Session", "Listener", "Mode", "Breakpoint", "PauseContext", "SessionError", "UNKNOWN", "FrameView"]
