@@ -41,7 +41,7 @@ import sys
 import weakref
 from dataclasses import dataclass, field, replace
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import compat
 
