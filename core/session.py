@@ -17,7 +17,7 @@ import enum
 import queue
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Iterable, Protocol
 
@@ -99,6 +99,7 @@ class PauseContext:
     miss_event: Any = None                  # capture.CacheMissEvent at a recompile stop
     decision: str | None = None             # what to do at a recompile stop
     post_mortem: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)     # per-stop data of command mixins ("recompile": ...)
 
     @property
     def frame(self) -> FrameState | None:
