@@ -16,10 +16,18 @@ Everything the user can do with a key is declared here, once. The app turns the 
 | whatif | ``w`` | ``whatif`` |
 | view_bytecode, view_orig, view_graph | ``1``, ``2``, ``3`` | -, ``orig``, ``graph`` |
 | view_entries, view_stop | ``4``, ``5`` | ``entries``, - |
+| view_diff, view_recompile | ``6``, ``7`` | ``patch show``, ``why`` |
+| recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``recompile``, ``eager``, ``skip``, ``drop`` (recompile stop only) |
+| dynamic | ``M`` | asks NAME DIM, then ``dynamic NAME DIM`` (recompile stop only) |
+| edit, insert, delete | ``e``, ``i``, ``x`` | open the edit dialog on the cursor's instruction; Enter sends ``edit``/``insert``/``delete`` |
 | console | ``:`` | focus the console input |
 | help | ``?`` | open the help screen |
 | interrupt | ``Ctrl+C`` | ``session.interrupt()`` (only while the program runs) |
 | quit | ``q`` | ``session.quit()``, then exit |
+
+Each action says when it applies (`Action.when`); `DebuggerApp.check_action` hides the ones that do not apply at
+the current stop (the recompile-stop choices elsewhere, the frame actions at a recompile stop, the edit actions
+outside generated code) and greys out the rest while the program runs.
 
 Keys are remappable by binding id (the action id) with `App.set_keymap`: pass a JSON object such as
 ``{"step": "s,f7", "next": "space"}`` as a file to ``run_tui(keymap=PATH)``, or name that file (or write the JSON
@@ -56,6 +64,10 @@ class Action:
         footer: shown in the footer.
         priority: checked before the focused widget sees the key (only for keys no widget should swallow).
         group: heading on the help screen.
+        when: where the action applies: ``"always"``; ``"stopped"`` (greyed out while the program runs);
+            ``"frame"`` (stopped in a frame of generated code: hidden at a recompile stop); ``"recompile"`` (only
+            at a recompile stop); ``"generated"`` (stopped with generated code in the bytecode pane: the edit
+            actions); ``"running"`` (only while the program runs).
     """
 
     id: str
@@ -67,22 +79,41 @@ class Action:
     footer: bool = True
     priority: bool = False
     group: str = "Run"
+    when: str = "always"
 
 
 #: Every action, in footer/help order.
 ACTIONS: tuple[Action, ...] = (
-    Action("step", "s,f11", "Step", "Step into: run one instruction", "s", resumes=True),
-    Action("next", "n,f10", "Next", "Step over: run to the next instruction in this frame", "n", resumes=True),
-    Action("return", "r", "Return", "Run until this frame returns", "r", resumes=True),
-    Action("continue", "c,f5", "Cont", "Continue to the next stop", "c", resumes=True),
+    Action("step", "s,f11", "Step", "Step into: run one instruction", "s", resumes=True, when="stopped"),
+    Action("next", "n,f10", "Next", "Step over: run to the next instruction in this frame", "n", resumes=True,
+           when="stopped"),
+    Action("return", "r", "Return", "Run until this frame returns", "r", resumes=True, when="frame"),
+    Action("continue", "c,f5", "Cont", "Continue to the next stop", "c", resumes=True, when="stopped"),
     Action("until", "t", "Until", "Run until the instruction under the cursor", "until {cursor}", resumes=True,
-           footer=False),
+           footer=False, when="frame"),
     Action("breakpoint", "b,f9", "Break", "Toggle a breakpoint at the cursor's instruction", "b {cursor}",
-           group="Breakpoints and frames"),
-    Action("up", "u", "Up", "Select the calling frame (older)", "u", group="Breakpoints and frames"),
-    Action("down", "d", "Down", "Select the called frame (newer)", "d", group="Breakpoints and frames"),
+           group="Breakpoints and frames", when="frame"),
+    Action("up", "u", "Up", "Select the calling frame (older)", "u", group="Breakpoints and frames", when="frame"),
+    Action("down", "d", "Down", "Select the called frame (newer)", "d", group="Breakpoints and frames",
+           when="frame"),
     Action("whatif", "w", "What-if", "Evaluate every guard of every cache entry for this call", "whatif",
-           footer=False, group="Guards"),
+           footer=False, group="Guards", when="stopped"),
+    Action("recompile", "R", "Recompile", "Compile a new cache entry for this call (the default)",
+           "recompile", resumes=True, group="Recompile stop", when="recompile"),
+    Action("eager", "E", "Eager", "Run this call eagerly, without compiling it", "eager", resumes=True,
+           group="Recompile stop", when="recompile"),
+    Action("skip", "S", "Skip", "Stop compiling this code; its entries still serve", "skip",
+           resumes=True, group="Recompile stop", when="recompile"),
+    Action("drop", "D", "Drop", "Drop the failing guards from the new entry, recompile", "drop",
+           resumes=True, group="Recompile stop", when="recompile"),
+    Action("dynamic", "M", "Dynamic", "Mark a tensor dimension dynamic (NAME DIM), recompile",
+           "dynamic NAME DIM", resumes=True, group="Recompile stop", when="recompile"),
+    Action("edit", "e", "Edit", "Edit the cursor's instruction (live stack preview)",
+           "edit {cursor} …", group="Editing", when="generated"),
+    Action("insert", "i", "Insert", "Insert instructions before the cursor's instruction",
+           "insert {cursor} …", footer=False, group="Editing", when="generated"),
+    Action("delete", "x", "Delete", "Delete the cursor's instruction (preview first)",
+           "delete {cursor}", footer=False, group="Editing", when="generated"),
     Action("view_bytecode", "1", "Bytecode", "Show the transformed bytecode", footer=False, group="Views"),
     Action("view_orig", "2", "Original", "Show the original bytecode", "orig", footer=False, group="Views"),
     Action("view_graph", "3", "Graph", "Show the FX graph", "graph", footer=False, group="Views"),
@@ -90,10 +121,14 @@ ACTIONS: tuple[Action, ...] = (
            footer=False, group="Views"),
     Action("view_stop", "5", "Stop", "Show why the program stopped (details, traceback)", footer=False,
            group="Views"),
+    Action("view_diff", "6", "Diff", "Show the instruction edits: Dynamo's code vs edited",
+           "patch show", footer=False, group="Views"),
+    Action("view_recompile", "7", "Recompile", "Show why this code recompiled, and the choices",
+           "why", footer=False, group="Views"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
-           priority=True, footer=False, group="Program"),
+           priority=True, footer=False, group="Program", when="running"),
     Action("quit", "q", "Quit", "End the program and leave the debugger", "q", group="Program"),
 )
 

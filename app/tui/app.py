@@ -7,7 +7,13 @@ engine can never hold the UI (or its shutdown) hostage.
 
 Commands are executed one at a time, in the order they were issued. A resuming command (step, next, continue, …)
 is accepted only while the program is stopped and no other resuming command is in flight; keys pressed while it
-runs are ignored (the footer greys them out).
+runs are ignored (the footer greys them out). Keys that do not apply at the current stop are hidden from the
+footer (`actions.Action.when`): the recompile-stop choices appear only at a recompile stop, the edit keys only in
+generated code.
+
+Dialogs: the edit dialog (``e``/``i``/``x``, `EditDialog`) previews an instruction edit through `preview_edit`
+(the engine's `PatchManager.preview`, on a thread worker) and sends ``edit``/``insert``/``delete`` on Enter; the
+``dynamic`` choice asks for ``NAME DIM`` (`PromptScreen`).
 """
 
 from __future__ import annotations
@@ -24,20 +30,28 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, GuardTree, Stop, StopKind
+from dynadbg.core.patches import EditOp, EditPreview
 from dynadbg.core.runner import ExitResult
 
-from . import actions
+from . import actions, bridge
 from .bridge import Bridge, EngineSession
 from .commands import ActionCommands
 from .console import Console
+from .edit_dialog import EditDialog
 from .help_screen import HelpScreen
-from .screen import MainScreen
+from .prompt_screen import PromptScreen
+from .recompile_view import available_choices, stop_choices, tensor_inputs
+from .screen import VIEW_COMMANDS, MainScreen
 from .status_line import StatusLine
 
-#: Console verbs that let the program run (the command language's resuming commands).
-RESUMING = frozenset({"s", "step", "n", "next", "r", "return", "c", "cont", "continue", "until", "unt"})
-#: Verbs whose result fills a view instead of the log.
-_VIEW_OF = {"orig": "tab-orig", "graph": "tab-graph", "entries": "tab-entries"}
+#: Console verbs that let the program run (the command language's resuming commands and the recompile choices).
+RESUMING = frozenset({"s", "step", "n", "next", "r", "return", "c", "cont", "continue", "until", "unt",
+                      "recompile", "eager", "skip", "drop", "dynamic"})
+#: Verbs whose result fills a view instead of the log (``patch`` only as ``patch`` / ``patch show``).
+_VIEW_OF = {"orig": "tab-orig", "graph": "tab-graph", "entries": "tab-entries", "why": "tab-recompile",
+            "patch": "tab-diff"}
+#: Verbs of the edit dialog's commands.
+_EDIT_VERBS = frozenset({"edit", "insert", "delete"})
 #: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
@@ -61,6 +75,9 @@ class DebuggerApp(App[int]):
             is mounted. None: the caller starts it.
         keymap: action id → keys overrides (see `actions.load_keymap`).
         keymap_warnings: problems found reading the keymap, shown in the console log at start.
+        previewer: makes the edit dialog's preview, blocking: ``previewer(session, op)`` gives the engine's
+            `EditPreview` or a line saying why there is none. Default `bridge.preview_edit` (the real engine's
+            `PatchManager.preview` on the program's thread); the fake engine of the tests passes its own.
 
     The app's return value (``App.run()``) is the program's exit status when it is known.
     """
@@ -111,6 +128,7 @@ class DebuggerApp(App[int]):
         *,
         keymap: Mapping[str, str] | None = None,
         keymap_warnings: tuple[str, ...] | list[str] = (),
+        previewer: Callable[[EngineSession, EditOp], EditPreview | str] | None = None,
     ) -> None:
         super().__init__()
         self.bridge = Bridge()
@@ -139,8 +157,10 @@ class DebuggerApp(App[int]):
         self._guards_seq = -1
         self._view_seq: dict[str, int] = {}
         self._footer_timer: Timer | None = None
-        self._auto_stop_view = False
-        self._footer_gate: tuple[str, bool] = (self.phase, False)
+        self._auto_view: str | None = None
+        self._previewer = previewer if previewer is not None else bridge.preview_edit
+        self._edit_dialog: EditDialog | None = None
+        self._footer_gate: tuple[Any, ...] = (self.phase, False)
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -162,6 +182,7 @@ class DebuggerApp(App[int]):
         status = self._main.query_one(StatusLine)
         status.interrupt_key = actions.display_keys(keys["interrupt"])
         status.quit_key = actions.display_keys(keys["quit"])
+        self._main.recompile_view.keys = keys
         # The program's prints (any thread) land in the console log instead of under the TUI.
         self.begin_capture_print(self._main.console, stdout=True, stderr=True)
         for warning in self._keymap_warnings:
@@ -182,17 +203,32 @@ class DebuggerApp(App[int]):
     # Actions (all from the registry) ---------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Whether a registry action applies now (`actions.Action.when`): True runs it, None greys it out in the
+        footer (it applies once the program stops), False hides it (it does not apply at this kind of stop)."""
         if action != "dbg" or not parameters:
             return True
         try:
             entry = actions.get(str(parameters[0]))
         except KeyError:
             return False
-        if entry.id == "interrupt":
+        stopped = self.phase == "stopped" and not self._awaiting_resume
+        stop = self.last_stop if self.phase == "stopped" else None
+        at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
+        when = entry.when
+        if when == "running":
             # Only while the program runs; otherwise Ctrl+C falls through to Textual's copy binding.
             return self.phase in ("running", "starting") or self._awaiting_resume
-        if entry.resumes or entry.id in ("breakpoint", "up", "down", "whatif"):
-            return True if self.phase == "stopped" and not self._awaiting_resume else None
+        if when == "recompile":
+            return stopped and entry.id in available_choices(stop)
+        if when == "generated":
+            frame = self._main.frame
+            if at_recompile or frame is None or not frame.code.generated:
+                return False
+            return True if stopped else None
+        if when == "frame" and at_recompile:
+            return False
+        if when in ("stopped", "frame"):
+            return True if stopped else None
         return True
 
     def action_dbg(self, action_id: str) -> None:
@@ -214,11 +250,55 @@ class DebuggerApp(App[int]):
             instr = screen.bytecode.cursor_instruction
             if instr is not None:
                 self._toggle_breakpoint(instr.index)
+        elif entry.id in _EDIT_VERBS:
+            self.open_edit_dialog(entry.id)
+        elif entry.id == "dynamic":
+            self._ask_dynamic()
         elif entry.command is not None:
             instr = screen.bytecode.cursor_instruction
             cursor = instr.index if instr is not None else 0
-            # Stepping by key is not echoed: the panes show its effect, and the log stays readable.
-            self.submit(entry.command.format(cursor=cursor), echo=not entry.resumes)
+            # Stepping by key is not echoed (the panes show its effect); a recompile choice is, with its code.
+            self.submit(entry.command.format(cursor=cursor), echo=not entry.resumes or entry.when == "recompile")
+
+    def open_edit_dialog(self, kind: str) -> None:
+        """Open the edit dialog (``"edit"``, ``"insert"``, ``"delete"``) on the bytecode cursor's instruction."""
+        bytecode = self._main.bytecode
+        code, instr = bytecode.code, bytecode.cursor_instruction
+        if self.phase != "stopped" or code is None or instr is None or not code.generated:
+            return
+        self.push_screen(EditDialog(kind, instr, code.name, len(code.instructions)))
+
+    def preview_edit(self, op: EditOp) -> EditPreview | str:
+        """The engine's preview of the instruction edit `op` (blocking: call it from a thread worker only)."""
+        if self.phase != "stopped":
+            return "no preview while the program runs"
+        try:
+            return self._call_engine(self._previewer, self.session, op)
+        except _Cancelled:
+            return "cancelled"
+
+    def on_edit_dialog_apply(self, event: EditDialog.Apply) -> None:
+        self._edit_dialog = event.dialog
+        self.submit(event.line)
+
+    def _ask_dynamic(self) -> None:
+        """The ``dynamic`` choice: ask for NAME DIM (the engine's suggestions, then every tensor input's dims)."""
+        stop = self.last_stop
+        suggested = [c.syntax.removeprefix("dynamic").strip() for c in stop_choices(stop) if c.command == "dynamic"]
+        tensors = tensor_inputs(stop)
+        for name, shape in tensors:
+            suggested += [f"{name} {dim}" for dim in range(len(shape)) if f"{name} {dim}" not in suggested]
+        shapes = ", ".join(f"{name} {list(shape)}" for name, shape in tensors) or "none"
+        explanation = ("NAME DIM: the input tensor and the dimension to mark dynamic "
+                       "(torch._dynamo.mark_dynamic), then recompile.\n"
+                       f"tensor inputs: {shapes}")
+
+        def answered(value: str | None) -> None:
+            if value:
+                self.submit(f"dynamic {value}")
+
+        self.push_screen(PromptScreen("mark a dimension dynamic", explanation, value=suggested[0] if suggested else "",
+                                      placeholder="NAME DIM   e.g. x 0", suggestions=suggested), answered)
 
     def _toggle_breakpoint(self, index: int) -> None:
         on = index not in self._main.bytecode.breakpoints
@@ -323,12 +403,14 @@ class DebuggerApp(App[int]):
         result = event.result
         parts = event.line.split()
         verb = parts[0] if parts else ""
+        pane = _pane_for(parts)
+        if verb in _EDIT_VERBS:
+            self._edit_done(event.line, result)
         if result.error:
-            if not event.silent or verb in _VIEW_OF:
+            if not event.silent or pane is not None:
                 console.error(result.error)
-            if verb in _VIEW_OF:
-                {"orig": screen.show_original, "graph": screen.show_graph, "entries": screen.show_entries}[verb](
-                    result.error, None)
+            if pane is not None:
+                self._fill_view(pane, result.error, None)
             if event.resume:
                 self._awaiting_resume = False
                 self._bindings_changed()
@@ -347,15 +429,15 @@ class DebuggerApp(App[int]):
                 current = screen.frame_index % len(stop.frames)
                 step = -1 if verb in ("u", "up") else 1
                 screen.frame_index = max(0, min(len(stop.frames) - 1, current + step))
-        if verb in _VIEW_OF:
-            pane = _VIEW_OF[verb]
+        if pane is not None:
             if self.last_stop is not None:
                 self._view_seq[pane] = self.last_stop.seq
-            {"orig": screen.show_original, "graph": screen.show_graph, "entries": screen.show_entries}[verb](
-                result.output, result.data)
+            self._fill_view(pane, result.output, result.data)
             if not event.silent:
                 screen.show_view(pane)
             return
+        if verb in _EDIT_VERBS or (verb == "patch" and len(parts) > 1 and parts[1] in ("load", "undo")):
+            self._patch_changed()
         if verb == "guards" and isinstance(result.data, GuardTree):
             screen.guards = result.data
             tree = result.data
@@ -365,6 +447,26 @@ class DebuggerApp(App[int]):
         console.output(result.output)
         if result.quit:
             self.quit_program()
+
+    def _fill_view(self, pane: str, output: str, data: object) -> None:
+        screen = self._main
+        {"tab-orig": screen.show_original, "tab-graph": screen.show_graph, "tab-entries": screen.show_entries,
+         "tab-recompile": screen.show_recompile, "tab-diff": screen.show_diff}[pane](output, data)
+
+    def _edit_done(self, line: str, result: CommandResult) -> None:
+        """Hand an edit command's result to the edit dialog that sent it (it closes, or shows the rejection)."""
+        dialog = self._edit_dialog
+        if dialog is not None and dialog.pending_line == line:
+            self._edit_dialog = None
+            if dialog.is_attached:
+                dialog.applied(result)
+
+    def _patch_changed(self) -> None:
+        """An edit was installed or undone: the Diff view is stale (refilled now if it is open)."""
+        self._main.console.info("the Diff view (key 6) shows the patch")
+        self._view_seq.pop("tab-diff", None)
+        if self._main.views.active == "tab-diff":
+            self._main.post_message(MainScreen.ViewRequested("tab-diff", VIEW_COMMANDS["tab-diff"] or ""))
 
     # Engine events ---------------------------------------------------------------------------------------------
 
@@ -380,22 +482,32 @@ class DebuggerApp(App[int]):
         if stop.kind not in (StopKind.STEP,):
             screen.console.info(f"stopped: {stop.kind.value} · {stop.message}" if stop.message
                                 else f"stopped: {stop.kind.value}")
-            for title, _ in stop.detail:
-                screen.console.info(f"  {title} (Stop view, key 5)")
+            keys = actions.effective_keys(self.keymap)
+            if stop.kind is StopKind.RECOMPILE:
+                screen.console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
+                                    f"{actions.display_keys(keys['view_recompile'])})")
+            else:
+                for title, _ in stop.detail:
+                    screen.console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
         if stop.exception:
             screen.console.error(stop.exception)
-        # A stop outside any frame (compile, recompile) has nothing to list: show its report instead.
-        if stop.frame is None and stop.detail and screen.views.active == "tab-bytecode":
-            self._auto_stop_view = True
-            screen.show_view("tab-stop")
-        elif stop.frame is not None and self._auto_stop_view and screen.views.active == "tab-stop":
-            self._auto_stop_view = False
+        # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
+        # show its report instead. The next stop in a frame goes back to the listing.
+        auto = ("tab-recompile" if stop.kind is StopKind.RECOMPILE
+                else "tab-stop" if stop.frame is None and stop.detail else None)
+        active = screen.views.active
+        if auto is not None and active in ("tab-bytecode", self._auto_view):
+            self._auto_view = auto
+            screen.show_view(auto)
+        elif auto is None and stop.frame is not None and self._auto_view is not None and active == self._auto_view:
+            self._auto_view = None
             screen.show_view("tab-bytecode")
         self._fetch_guards_for(stop)
         # Views filled from commands are stale now; refill the open one.
         active = screen.views.active
-        if active in _VIEW_OF.values():
-            screen.post_message(MainScreen.ViewRequested(active, {v: k for k, v in _VIEW_OF.items()}[active]))
+        command = VIEW_COMMANDS.get(active)
+        if command is not None:
+            screen.post_message(MainScreen.ViewRequested(active, command))
         self._bindings_changed()
 
     def on_bridge_running(self, event: Bridge.Running) -> None:
@@ -511,8 +623,12 @@ class DebuggerApp(App[int]):
             self.exit_result = event.result
         self.exit(self._status(), return_code=self._status())
 
-    def _gate(self) -> tuple[str, bool]:
-        return self.phase, self._awaiting_resume
+    def _gate(self) -> tuple[Any, ...]:
+        """What the footer's shown and greyed-out keys depend on (`check_action`)."""
+        stop = self.last_stop
+        frame = self._main.frame
+        return (self.phase, self._awaiting_resume, stop.kind if stop is not None else None,
+                available_choices(stop), frame is not None and frame.code.generated)
 
     def _bindings_changed(self) -> None:
         """Update the footer's enabled/greyed keys once the state has been stable for a moment.
@@ -546,6 +662,14 @@ class DebuggerApp(App[int]):
             fn()
         except Exception:  # noqa: BLE001 - interrupt is best effort
             pass
+
+
+def _pane_for(parts: list[str]) -> str | None:
+    """The view a command's result fills (``orig``: the Original view), or None for the log."""
+    verb = parts[0] if parts else ""
+    if verb == "patch" and len(parts) > 1 and parts[1] != "show":
+        return None
+    return _VIEW_OF.get(verb)
 
 
 def run_tui(

@@ -6,21 +6,25 @@ Calls made before the app is attached (the program may stop before the first fra
 delivered by `Bridge.attach`.
 
 `EngineSession` is the part of `dynadbg.core.session.Session` the TUI uses; tests pass a fake that has the same
-methods (``tests/app/fake_engine.py``).
+methods (``tests/app/fake_engine.py``). `preview_edit` is the one engine call the TUI makes that is not a command:
+the edit dialog's live preview (`dynadbg.core.patches.PatchManager.preview`), run on the program's thread.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.message import Message
 
 from dynadbg.core.model import CommandResult, CompiledFrameView, GuardTree, Stop
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.message_pump import MessagePump
 
+    from dynadbg.core.patches import EditOp, EditPreview
     from dynadbg.core.runner import ExitResult
 
 
@@ -42,6 +46,35 @@ class EngineSession(Protocol):
     def guard_tree(self) -> GuardTree | None: ...
 
     def compiled_frames(self) -> list[CompiledFrameView]: ...
+
+    def call_on_worker(self, fn: Callable[[], Any]) -> Any: ...
+
+
+def preview_edit(session: EngineSession, op: EditOp) -> EditPreview | str:
+    """What the instruction edit `op` would do at the current stop, installing nothing (blocking).
+
+    Runs `PatchManager.preview` on the program's thread through `Session.call_on_worker` (the paused frame and the
+    code objects live there). Call it from a thread worker, never on the UI thread.
+
+    Returns:
+        The engine's `EditPreview` (its ``error`` says why the edit would be rejected), or one line saying why no
+        preview could be made (the program is not paused, or it resumed first).
+    """
+
+    def on_worker() -> Any:
+        from dynadbg.core.patches import PatchManager
+
+        ctx = getattr(session, "ctx", None)
+        if ctx is None:
+            return "the program is not stopped"
+        return PatchManager.of(session).preview(ctx, op)  # type: ignore[arg-type]
+
+    result = session.call_on_worker(on_worker)
+    if result is None:
+        return "the program is not stopped"
+    if isinstance(result, CommandResult):  # the worker answered with an error instead of running it
+        return result.error or result.output or "no preview"
+    return result
 
 
 class Bridge:

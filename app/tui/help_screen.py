@@ -26,6 +26,12 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("stack / locals / p EXPR / !STMT", "inspect and evaluate in the selected frame"),
     ("guards [fail] / whatif", "guard tree (failing only) / every entry's guards for this call"),
     ("entries / compiles / graph [NAME]", "cache entries, compiled frames, FX graph"),
+    ("why [ID] / diff [OLD NEW]", "why this code recompiled / guard diffs between its entries"),
+    ("recompile / eager / skip", "at a recompile stop: compile again / run this call eagerly / stop compiling"),
+    ("drop [ID...] / dynamic NAME DIM", "at a recompile stop: drop failing guards / mark a dim dynamic, recompile"),
+    ("edit IDX OP [ARG] / insert / delete IDX", "change the generated code (validated before it is installed)"),
+    ("patch show|list|save F|load F|undo", "the instruction edits: diff, patch files, undo"),
+    ("guard add EXPR|drop ID|export|undo", "edit this entry's guards; export a guard_filter_fn"),
     ("break-on KIND on|off", "KIND: compile, entry, recompile, graph-break, exception"),
     ("h / q", "engine help / end the program"),
 )
@@ -48,9 +54,9 @@ class HelpScreen(ModalScreen[None]):
             table = Table(box=None, show_header=False, pad_edge=False, title=group, title_justify="left",
                           title_style="bold underline", expand=False)
             table.add_column(width=12, no_wrap=True, style="bold")
-            table.add_column(width=14, no_wrap=True)
+            table.add_column(width=15, no_wrap=True)
             table.add_column(width=max(len(a.description) for a in actions.ACTIONS))
-            table.add_column(width=16, no_wrap=True, style="dim")
+            table.add_column(width=18, no_wrap=True, style="dim")
             for action in actions.ACTIONS:
                 if action.group == group:
                     table.add_row(Text(actions.display_keys(self._keys[action.id])), Text(action.id),

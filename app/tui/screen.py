@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from dynadbg.core.model import (
     CacheEntryView,
@@ -25,15 +25,18 @@ from dynadbg.core.model import (
     GraphView,
     GuardTree,
     Stop,
+    StopKind,
 )
 from dynadbg.core.runner import ExitResult
 
 from . import highlight
 from .bytecode_view import BytecodeView
 from .console import Console
+from .diff_view import DiffView
 from .guard_tree_view import GuardTreeView
 from .locals_view import LocalsView
 from .output_view import OutputView
+from .recompile_view import RecompileView
 from .source_view import SourceView
 from .stack_view import StackView
 from .status_line import StatusLine
@@ -45,6 +48,19 @@ VIEW_COMMANDS: dict[str, str | None] = {
     "tab-graph": "graph",
     "tab-entries": "entries",
     "tab-stop": None,
+    "tab-diff": "patch show",
+    "tab-recompile": "why",
+}
+
+
+#: Tab pane id → the widget that takes the focus when the pane is shown.
+_VIEW_FOCUS: dict[str, str] = {
+    "tab-bytecode": "#bytecode",
+    "tab-stop": "#stop-detail",
+    "tab-diff": "#diff",
+    "tab-recompile": "#recompile",
+    "tab-graph": "#graph",
+    "tab-entries": "#entries",
 }
 
 
@@ -53,7 +69,8 @@ class MainScreen(Screen[None]):
     the console below.
 
     Width under 100 columns (``-narrow``; under 60, ``-cramped``) or height under 32 rows (``-short``; under 16,
-    ``-tiny``) reflow and hide panes (``dynadbg.tcss``).
+    ``-tiny``) reflow and hide panes (``dynadbg.tcss``). At a recompile stop (``-recompile``) the source and the
+    (empty) value stack make room for the Recompile view, the inputs (locals) and the failing guards.
     """
 
     HORIZONTAL_BREAKPOINTS = [(0, "-cramped"), (60, "-narrow"), (100, "-wide")]
@@ -119,6 +136,10 @@ class MainScreen(Screen[None]):
                         yield OutputView("cache entries: shown when stopped", id="entries")
                     with TabPane("Stop", id="tab-stop"):
                         yield OutputView("not stopped yet", id="stop-detail")
+                    with TabPane("Diff", id="tab-diff"):
+                        yield DiffView(id="diff")
+                    with TabPane("Recompile", id="tab-recompile"):
+                        yield RecompileView(id="recompile")
                 yield SourceView(id="source")
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
@@ -134,9 +155,12 @@ class MainScreen(Screen[None]):
         self.query_one("#locals").border_title = "locals"
         self.query_one("#guards").border_title = "guards"
         self.query_one("#orig-bytecode").border_title = "original bytecode"
+        self.query_one("#diff").border_title = "instruction edits"
+        self.query_one("#recompile").border_title = "why it recompiles"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
-        self.post_message(self.Ready())
+        # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
+        self.call_after_refresh(self.post_message, self.Ready())
 
     # Accessors -------------------------------------------------------------------------------------------------
 
@@ -157,8 +181,18 @@ class MainScreen(Screen[None]):
 
     @property
     def views(self) -> TabbedContent:
-        """The switchable views (bytecode, original, graph, entries, stop)."""
+        """The switchable views (bytecode, original, graph, entries, stop, diff, recompile)."""
         return self.query_one("#views", TabbedContent)
+
+    @property
+    def recompile_view(self) -> RecompileView:
+        """The Recompile view."""
+        return self.query_one("#recompile", RecompileView)
+
+    @property
+    def diff_view(self) -> DiffView:
+        """The Diff view (instruction edits)."""
+        return self.query_one("#diff", DiffView)
 
     # Reactive data flow ----------------------------------------------------------------------------------------
 
@@ -166,6 +200,8 @@ class MainScreen(Screen[None]):
         self._breakpoint_overrides.clear()
         self.frame_index = -1
         self._show_frame()
+        self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
+        self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
             if self.views.active == "tab-stop":
@@ -224,8 +260,16 @@ class MainScreen(Screen[None]):
     # Views -----------------------------------------------------------------------------------------------------
 
     def show_view(self, pane_id: str) -> None:
-        """Switch the left pane to `pane_id` (``"tab-orig"``, …)."""
+        """Switch the left pane to `pane_id` (``"tab-orig"``, …).
+
+        The keyboard focus follows (so the view scrolls with the arrow keys) unless the console input has it.
+        """
         self.views.active = pane_id
+        if isinstance(self.focused, Input):
+            return
+        target = _VIEW_FOCUS.get(pane_id)
+        if target is not None:
+            self.query_one(target).focus()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
@@ -270,6 +314,14 @@ class MainScreen(Screen[None]):
                                 background_color="default", line_numbers=False))
             parts.append(Text(""))
         view.content = Group(*parts)
+
+    def show_diff(self, output: str, data: object) -> None:
+        """Fill the Diff view from a ``patch show`` result (a `PatchDiff`, else its text)."""
+        self.diff_view.show(output, data)
+
+    def show_recompile(self, output: str, data: object) -> None:
+        """Fill the Recompile view from a ``why`` result (a `RecompileRecord`, a tuple of them, else its text)."""
+        self.recompile_view.show_result(output, data)
 
     def show_entries(self, output: str, data: object) -> None:
         """Fill the Entries view from an ``entries`` result (`CacheEntryView`s, else its text)."""

@@ -8,14 +8,23 @@ values. It replays a `Scenario`: a list of stops, a guard tree, an original list
 Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
 and snapshots deterministic: once the app's workers are done and its queue drained, the screen is settled.
 
+It also answers the recompile-stop commands (``recompile``, ``eager``, ``skip``, ``drop``, ``dynamic``, ``why``)
+from a canned `RecompileRecord`, and the editing commands (``edit``, ``insert``, ``delete``, ``patch show|undo``)
+and the edit dialog's preview (`FakeSession.preview_edit`) from a straight-line stack simulation of the listing
+(each row's pops and pushes as `Op` declares them; typed instructions through `dis.stack_effect`), with the real
+engine's data classes (`EditPreview`, `StackAnalysis`, `PatchDiff`) and its `parse_edit` / `format_diff`.
+
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
 `big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
-500-module-model shaped), `make_app` (a `DebuggerApp` on a fake session), `settle` (wait for a settled screen),
-`no_cursor_blink` (an autouse fixture to import into TUI test modules).
+500-module-model shaped), `counter_recompile_scenario` (case 002's third call: a recompile stop on
+``L['self'].counter == 1`` with two entries), `make_app` (a `DebuggerApp` on a fake session), `settle` (wait for a
+settled screen), `no_cursor_blink` (an autouse fixture to import into TUI test modules).
 """
 
 from __future__ import annotations
 
+import difflib
+import dis
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -38,7 +47,20 @@ from dynadbg.core.model import (
     StopKind,
     ValueSummary,
 )
+from dynadbg.core.patches import (
+    DiffLine,
+    EditError,
+    EditOp,
+    EditPreview,
+    PatchDiff,
+    StackAnalysis,
+    StackRow,
+    format_diff,
+    parse_edit,
+)
+from dynadbg.core.recompile import EntryDiff, EntryVerdict, LimitStatus, RecompileRecord
 from dynadbg.core.runner import ExitResult
+from dynadbg.core.guards import GuardDiff
 
 #: The file the fake listings point at (its lines are real).
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
@@ -339,6 +361,9 @@ class Scenario:
         run_after: indexes of stops after which a resume leaves the program running until `interrupt`.
         guard_delay: seconds `guard_tree` takes (to see the loading indicator).
         prints: lines the program prints (to stdout) when it starts.
+        ops: the `Op`s of the listing the stops run (their pops/pushes drive the edit preview's stack depths).
+        stacksize: ``co_stacksize`` of that listing.
+        recompile_record: what ``why`` answers at a recompile stop.
     """
 
     stops: list[Stop]
@@ -351,6 +376,9 @@ class Scenario:
     run_after: frozenset[int] = frozenset()
     guard_delay: float = 0.0
     prints: tuple[str, ...] = ()
+    ops: tuple[Op, ...] = ()
+    stacksize: int = 6
+    recompile_record: RecompileRecord | None = None
 
 
 GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
@@ -378,7 +406,7 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
     compiled = CompiledFrameView(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
                                  graphs=(graph,))
     return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
-                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops))
 
 
 def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
@@ -407,6 +435,128 @@ def recompile_scenario() -> Scenario:
     return base
 
 
+#: torch's hint on case 002's guard (integer attributes of an nn.Module are static).
+COUNTER_HINT = ("HINT: torch.compile considers integer attributes of the nn.Module to be static. If you are "
+                "observing recompilation, you might want to make this integer dynamic using "
+                "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer into a tensor.")
+#: Case 002's file, as the engine names it in guard locations.
+COUNTER_FILE = "shared/cases/002_module_int_counter_attr.py"
+
+
+def counter_ops() -> list[Op]:
+    """The original bytecode of case 002's ``WarmupScaled.forward`` (CPython 3.11)."""
+    return [
+        Op("RESUME", "", 44, arg=0), Op("LOAD_FAST", "self", 45), Op("COPY", "", arg=1),
+        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "1"), Op("BINARY_OP", "+=", arg=13), Op("SWAP", "", arg=2),
+        Op("STORE_ATTR", "counter"), Op("LOAD_GLOBAL", "NULL + min", 46), Op("LOAD_FAST", "self"),
+        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "4"), Op("PRECALL", "", arg=2), Op("CALL", "", arg=2),
+        Op("LOAD_CONST", "4.0"), Op("BINARY_OP", "/", arg=11), Op("STORE_FAST", "warm"),
+        Op("LOAD_FAST", "self", 47), Op("LOAD_METHOD", "proj"), Op("LOAD_FAST", "x"), Op("PRECALL", "", arg=1),
+        Op("CALL", "", arg=1), Op("LOAD_FAST", "warm"), Op("BINARY_OP", "*", arg=5), Op("RETURN_VALUE", ""),
+    ]
+
+
+def counter_guard_tree(entry: str = "0/1", expected: int = 1, actual: int = 2) -> GuardTree:
+    """Entry `entry` of case 002's ``forward`` (abridged), evaluated for a call whose ``self.counter`` is `actual`."""
+    p, f = GuardStatus.PASS, GuardStatus.FAIL
+    where = f"{COUNTER_FILE}:45 in forward"
+    counter_leaf = LeafGuardView("g6", "EQUALS_MATCH", "L['self'].counter", (f"L['self'].counter == {expected}",),
+                                 "self.counter += 1", where, status=f, expected=str(expected), actual=str(actual),
+                                 reason=f"L['self'].counter == {expected}", note=COUNTER_HINT)
+    counter = _node(4, "L['self'].counter", "DictGetItemGuardAccessor('counter')", "<class 'int'>", [counter_leaf])
+    dict_ = _node(3, "L['self'].__dict__", "GetGenericDictGuardAccessor", "<class 'dict'>", [
+        LeafGuardView("g5", "DICT_CONTAINS", "L['self'].__dict__", ("not ___dict_contains('forward', "
+                      "L['self'].__dict__)",), "self.counter += 1", where, status=p),
+    ], [counter])
+    self_ = _node(2, "L['self']", "FrameLocalsGuardAccessor(key='self')",
+                  "<class '__main__.WarmupScaled'>", [
+                      LeafGuardView("g4", "TYPE_MATCH", "L['self']", ("___check_type_id(L['self'], 94355214112320)",),
+                                    "self.counter += 1", where, status=p),
+                  ], [dict_])
+    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
+        LeafGuardView("g2", "TENSOR_MATCH", "L['x']",
+                      ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
+                       "AutogradCPU), torch.float32, device=None, requires_grad=False, size=[2, 4], "
+                       "stride=[4, 1])",), "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward",
+                      status=p),
+        LeafGuardView("g3", "NO_HASATTR", "L['x']", ("hasattr(L['x'], '_dynamo_dynamic_indices') == False",),
+                      "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward", status=p),
+    ])
+    root = _node(0, "L", None, "<class 'dict'>", [
+        LeafGuardView("g0", "GLOBAL_STATE", "L", ("___check_global_state()",), None, None, status=p),
+        LeafGuardView("g1", "DEFAULT_DEVICE", "L", ("utils_device.CURRENT_DEVICE == None",), None, None, status=p),
+    ], [x, self_], manager="RootGuardManager")
+    return GuardTree(entry, root, (), root.leaf_count, True, (counter_leaf,), f"L['self'].counter == {expected}",
+                     "TREE_GUARD_MANAGER: ...")
+
+
+def counter_recompile_record() -> RecompileRecord:
+    """What the engine records at case 002's second recompile: ``self.counter`` is 2; entries 0/1 and 0/0 fail."""
+    trees = [counter_guard_tree("0/1", 1, 2), counter_guard_tree("0/0", 0, 2)]
+    verdicts = tuple(
+        EntryVerdict(tree.compile_id, False, tree.failing, tree.first_failure,
+                     f"{tree.compile_id}: {tree.first_failure.replace(chr(76) + '[' + repr('self') + ']', 'self')}"
+                     f"  # self.counter += 1  # {COUNTER_FILE}:45 in forward ({COUNTER_HINT})", "g6",
+                     leaf_count=tree.leaf_count)
+        for tree in trees
+    )
+    diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
+                                              "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
+    return RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
+                           inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
+                                            "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
+                           diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True)
+
+
+#: The ``choices`` block the engine writes at that stop (`dynadbg.core.recompile.choices_text`).
+COUNTER_CHOICES = "\n".join([
+    "recompile      compile a new entry (what torch does)",
+    "eager          run this call uncompiled",
+    "skip           stop compiling this code; existing entries still serve",
+    "drop [ID...]   drop guards from the new entry and recompile (default: g6 of 0/1)",
+    '  permanently: torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == '
+    '"self.counter" and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})',
+    "  WARNING: L['self'].counter is a constant to Dynamo: it traced L['self'].counter == 1 by value and baked it "
+    "into the FX graph / the generated code. Without this guard the entry compiled for 2 serves every later value "
+    "unchecked — RESULTS MAY BE WRONG",
+    'eager/skip permanently: torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile '
+    'is needed',
+    "torch suggests: torch._dynamo.config.allow_unspec_int_on_nn_module = True",
+])
+
+
+def counter_recompile_scenario() -> Scenario:
+    """Case 002 (``shared/cases/002_module_int_counter_attr.py``), third call: ``forward``'s entries 0/1 and 0/0
+    reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the recompile
+    stop, then an entry stop in compile 0/2 (after a choice; its listing is the `forward_ops` stand-in)."""
+    record = counter_recompile_record()
+    original = listing(counter_ops(), name="forward", key=0xC0, filename=COUNTER_FILE, firstlineno=44,
+                       generated=False, compile_id=None)
+    inputs = (("self", obj("WarmupScaled", "WarmupScaled(\n  (proj): Linear(in_features=4, out_features=4, "
+                                           "bias=True)\n)")), ("x", tensor(2, 4)))
+    n = record.entries[0].leaf_count
+    failing = ("next compile: 0/2; entries in torch's order (most recently used first)\n"
+               f"0/1: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 1\n    expected 1, actual 2\n"
+               f"0/0: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 0\n    expected 0, actual 2")
+    detail = (("failing guards", failing),
+              ("inputs", "changed since 0/1:\n  self.counter: 1 → 2\nself = WarmupScaled(...)\n"
+                         "x = Tensor[2, 4] float32 cpu"),
+              ("recompile limit", "2 of recompile_limit 8 used; after this compile 3 of 8"),
+              ("guard diffs", "0/0 → 0/1: 1 changed\n  changed EQUALS_MATCH L['self'].counter: "
+                              "L['self'].counter == 0 → L['self'].counter == 1"),
+              ("choices", COUNTER_CHOICES))
+    frame = FrameView(original, -1, None, (), False, inputs)
+    stop = Stop(StopKind.RECOMPILE, "forward is about to recompile: its 2 cache entries rejected this call",
+                (frame,), None, None, 2, detail=detail, seq=1)
+    ops = forward_ops()
+    code = listing(ops, name="forward", key=0xC2, compile_id="0/2")
+    after = simulate(code, ops, [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))],
+                     compile_id="0/2", entry=(1, 3), seq0=2)[0]
+    return Scenario([stop, after], counter_guard_tree(), original, (), None, ops=tuple(ops),
+                    recompile_record=record,
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
+
+
 def crash_scenario() -> Scenario:
     """A script that raises before any stop."""
     tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'
@@ -424,6 +574,8 @@ def never_compiled_scenario() -> Scenario:
 # ---------------------------------------------------------------------------------------------------------------
 
 _RESUMING = {"s", "n", "r", "c", "until", "step", "next", "return", "continue", "cont", "unt"}
+_CHOICES = {"recompile", "eager", "skip", "drop", "dynamic"}
+_EDITS = {"edit", "insert", "delete"}
 _RUNNING_OK = {"h", "break-on", "compiles"}
 
 
@@ -449,6 +601,10 @@ class FakeSession:
         self._breakpoints: set[int] = set()
         self._selected = -1
         self._lock = threading.RLock()
+        self.patch_ops: list[EditOp] = []
+        """The instruction edits installed so far (on the scenario's listing)."""
+        self.previews: list[str] = []
+        """Every edit previewed (`EditOp.text`), in order."""
 
     # Program control ---------------------------------------------------------------------------------------------
 
@@ -541,8 +697,9 @@ class FakeSession:
         if name == "q":
             self.quit()
             return CommandResult(output="quit", quit=True)
-        known = _RESUMING | _RUNNING_OK | {"b", "cl", "bt", "u", "d", "p", "orig", "graph", "entries", "guards",
-                                          "stack", "locals", "whatif", "l", "ll", "src"}
+        known = _RESUMING | _RUNNING_OK | _CHOICES | _EDITS | {
+            "b", "cl", "bt", "u", "d", "p", "orig", "graph", "entries", "guards", "stack", "locals", "whatif", "l",
+            "ll", "src", "why", "patch"}
         if name not in known:
             return CommandResult(error=f"unknown command {name!r} (h for help)")
         if self._finished.is_set():
@@ -634,7 +791,203 @@ class FakeSession:
             return CommandResult(output=tree.text, data=tree)
         if name == "compiles":
             return CommandResult(output="forward: 2 entries" if self.scenario.compiled else "no frame was compiled yet")
+        if name in _CHOICES:
+            return self._choice(name, arg, stop)
+        if name == "why":
+            record = self.scenario.recompile_record
+            if stop is not None and stop.kind is StopKind.RECOMPILE and record is not None:
+                return CommandResult(output=f"#{record.seq} {record.frame_name} -> {record.compile_id}", data=record)
+            return CommandResult(output=f"{frame.code.name if frame else 'this code'} has not recompiled in this run",
+                                 data=())
+        if name in _EDITS:
+            return self._edit(name, arg)
+        if name == "patch":
+            return self._patch(arg)
         return CommandResult(output=f"({name}: nothing to show in the fake engine)")
+
+    # Recompile-stop choices ---------------------------------------------------------------------------------------
+
+    def _choice(self, name: str, arg: str, stop: Stop | None) -> CommandResult:
+        if stop is None or stop.kind is not StopKind.RECOMPILE:
+            return CommandResult(error="only at a recompile stop")
+        if name == "dynamic":
+            parts = arg.split()
+            if len(parts) != 2:
+                return CommandResult(error="usage: dynamic NAME DIM   (e.g. dynamic x 0)")
+            inputs = dict(stop.frame.locals) if stop.frame is not None else {}
+            value = inputs.get(parts[0])
+            if value is None:
+                return CommandResult(error=f"no input named {parts[0]!r} (inputs: {', '.join(sorted(inputs))})")
+            if value.shape is None:
+                return CommandResult(error=f"{parts[0]} is a {value.type_name}, not a tensor")
+            text = (f"marked {parts[0]} dimension {parts[1]} dynamic (size now {value.shape[int(parts[1])]}); "
+                    f"recompiling\npermanently:\ntorch._dynamo.mark_dynamic({parts[0]}, {parts[1]})   "
+                    f"# before calling model")
+        elif name == "drop":
+            text = ("recompiling without: g6 EQUALS_MATCH L['self'].counter == 1\n"
+                    "WARNING: L['self'].counter is a constant to Dynamo: RESULTS MAY BE WRONG\npermanently:\n"
+                    + _DROP_SNIPPET)
+        else:
+            text = name + "\npermanently:\n" + _CHOICE_CODE[name]
+        self._paused = False
+        self.listener.on_running("running")
+        self._advance(1)
+        return CommandResult(output=text, resumed=True)
+
+    # Instruction edits --------------------------------------------------------------------------------------------
+
+    def _rows(self) -> list[tuple[str, str, int, int]]:
+        """(opname, argrepr, effect, needs) of each row of the listing, Dynamo's code (no edits)."""
+        stop = self.scenario.stops[0] if self.scenario.stops else None
+        code = stop.frame.code if stop is not None and stop.frame is not None else None
+        ops = self.scenario.ops
+        rows = []
+        for k, instr in enumerate(code.instructions if code is not None else ()):
+            op = ops[k] if k < len(ops) else Op(instr.opname)
+            rows.append((instr.opname, instr.argrepr, len(op.pushes) - op.pops, op.pops))
+        return rows
+
+    def _apply(self, rows: list[tuple[str, str, int, int]], op: EditOp) -> list[tuple[str, str, int, int]] | EditError:
+        n = len(rows)
+        limit = n if op.kind == "insert" else n - 1
+        if not 0 <= op.index <= limit:
+            return EditError("index", f"row {op.index} is outside 0..{limit}", op.index)
+        new = []
+        for instr in op.instrs:
+            row = _typed_row(instr.opname, instr.arg, op.index)
+            if isinstance(row, EditError):
+                return row
+            new.append(row)
+        if op.kind == "edit":
+            return rows[:op.index] + new + rows[op.index + 1:]
+        if op.kind == "insert":
+            return rows[:op.index] + new + rows[op.index:]
+        return rows[:op.index] + rows[op.index + 1:]
+
+    def preview_edit(self, op: EditOp) -> EditPreview | str:
+        """`PatchManager.preview` for the fake listing: stack depths of a straight-line run, problems, diff."""
+        self.previews.append(op.text)
+        if not self._paused:
+            return "the program is not stopped"
+        base = self._rows()
+        rows: list[tuple[str, str, int, int]] | EditError = base
+        for done in self.patch_ops:
+            rows = self._apply(rows, done)  # type: ignore[arg-type]
+        rows = self._apply(rows, op)  # type: ignore[arg-type]
+        if isinstance(rows, EditError):
+            return EditPreview(op, rows)
+        analysis = _analyze(rows, self.scenario.stacksize)
+        diff = _diff(self.current.frame.code.name if self.current and self.current.frame else "forward", base, rows)
+        return EditPreview(op, analysis.problems[0] if analysis.problems else None, analysis, diff)
+
+    def _edit(self, name: str, arg: str) -> CommandResult:
+        op = parse_edit(name, arg)
+        if isinstance(op, EditError):
+            return CommandResult(error=str(op))
+        preview = self.preview_edit(op)
+        if isinstance(preview, str):
+            return CommandResult(error=preview)
+        if preview.error is not None:
+            return CommandResult(error=str(preview.error))
+        self.patch_ops.append(op)
+        text = "installed: runs from the next call of forward (compile 0/0)"
+        if preview.diff is not None:
+            text += "\n" + format_diff(preview.diff, context=2)
+        return CommandResult(output=text, data=preview.diff)
+
+    def _patch(self, arg: str) -> CommandResult:
+        sub = arg.split()[0] if arg.split() else "show"
+        base = self._rows()
+        name = self.current.frame.code.name if self.current and self.current.frame else "forward"
+        if sub == "show":
+            rows: Any = base
+            for op in self.patch_ops:
+                rows = self._apply(rows, op)
+            diff = _diff(name, base, rows)
+            return CommandResult(output=format_diff(diff), data=diff)
+        if sub == "undo":
+            if not self.patch_ops:
+                return CommandResult(error=f"{name} has no edits to undo")
+            self.patch_ops.clear()
+            return CommandResult(output=f"Dynamo's code restored for {name}")
+        if sub == "list":
+            return CommandResult(output="\n".join(op.text for op in self.patch_ops) or "no patches")
+        return CommandResult(error="usage: patch show|list|save FILE|load FILE|undo [all]")
+
+
+#: What each choice prints after "permanently:" (as `dynadbg.core.recompile.choice_code` does for case 002).
+_CHOICE_CODE = {
+    "recompile": "# nothing to write: recompiling on a guard failure is torch's default\n"
+                 "torch._dynamo.config.allow_unspec_int_on_nn_module = True   # torch's own hint",
+    "eager": 'torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
+    "skip": 'torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never compile again',
+}
+_DROP_SNIPPET = ('torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "self.counter" '
+                 'and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})')
+#: Rows a typed instruction pops (when `dis.stack_effect` alone does not say it).
+_NEEDS = {"STORE_FAST": 1, "POP_TOP": 1, "RETURN_VALUE": 1, "BINARY_SUBSCR": 2, "BINARY_OP": 2, "COMPARE_OP": 2,
+          "STORE_ATTR": 2, "LOAD_ATTR": 1, "LOAD_METHOD": 1, "POP_JUMP_FORWARD_IF_FALSE": 1,
+          "POP_JUMP_FORWARD_IF_TRUE": 1, "UNARY_NEGATIVE": 1, "UNARY_NOT": 1}
+
+
+def _typed_row(opname: str, arg: str | None, at: int) -> tuple[str, str, int, int] | EditError:
+    """(opname, argrepr, effect, needs) of an instruction the user typed, checked as the engine would."""
+    if opname not in dis.opmap or opname in ("CACHE", "EXTENDED_ARG"):
+        near = difflib.get_close_matches(opname, list(dis.opmap), 3)
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        return EditError("unknown opcode", f"{opname} is not an opcode of this Python{hint}", at)
+    opcode = dis.opmap[opname]
+    if opcode < dis.HAVE_ARGUMENT:
+        if arg is not None:
+            return EditError("bad argument", f"{opname} takes no argument (got {arg!r})", at)
+        effect = dis.stack_effect(opcode)
+    else:
+        if arg is None:
+            return EditError("bad argument", f"{opname} needs an argument", at)
+        number = 1 if arg.startswith("NULL") else int(arg) if arg.isdigit() else 0
+        effect = dis.stack_effect(opcode, number)
+    needs = _NEEDS.get(opname, max(0, -effect))
+    if opname in ("COPY", "SWAP") and arg is not None and arg.isdigit():
+        needs = int(arg)
+    return opname, arg or "", effect, needs
+
+
+def _analyze(rows: Sequence[tuple[str, str, int, int]], stacksize: int) -> StackAnalysis:
+    """Depths of a straight-line run of `rows` (the fake listings fall through their jumps, as `simulate` does)."""
+    out, problems, depth, deepest = [], [], 0, 0
+    for k, (opname, argrepr, effect, needs) in enumerate(rows):
+        if depth is not None and depth < needs:
+            what = "value" if needs == 1 else "values"
+            problems.append(EditError("stack underflow", f"row {k} {opname} needs {needs} {what} but the stack "
+                                                         f"holds {depth}", k))
+            out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
+            depth = None
+            continue
+        out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
+        if depth is not None:
+            depth += effect
+            deepest = max(deepest, depth)
+            if depth > stacksize:
+                problems.append(EditError("stack overflow", f"the stack reaches depth {depth} after row {k} "
+                                                            f"{opname}, more than co_stacksize {stacksize}", k))
+    return StackAnalysis(tuple(out), deepest, stacksize, tuple(problems))
+
+
+def _diff(name: str, old: Sequence[tuple[str, str, int, int]], new: Sequence[tuple[str, str, int, int]]) -> PatchDiff:
+    """Rows of both listings aligned as `dynadbg.core.patches.diff_code` aligns them."""
+    a = [f"{o} {r}".strip() for o, r, _, _ in old]
+    b = [f"{o} {r}".strip() for o, r, _, _ in new]
+    lines: list[DiffLine] = []
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            lines += [DiffLine(" ", i1 + k, j1 + k, a[i1 + k]) for k in range(i2 - i1)]
+            continue
+        lines += [DiffLine("-", i, None, a[i]) for i in range(i1, i2)]
+        lines += [DiffLine("+", None, j, b[j]) for j in range(j1, j2)]
+        removed += i2 - i1
+        added += j2 - j1
+    return PatchDiff(name, tuple(lines), added, removed)
 
 
 try:  # the benchmark and the screenshot script use this module without pytest
@@ -668,4 +1021,5 @@ def make_app(scenario: Scenario | None = None, *, keymap: dict[str, str] | None 
 
     chosen = scenario if scenario is not None else forward_scenario()
     return DebuggerApp(lambda listener: FakeSession(listener, chosen), lambda session: session.start_callable(None),
-                       keymap=keymap, keymap_warnings=tuple(keymap_warnings))
+                       keymap=keymap, keymap_warnings=tuple(keymap_warnings),
+                       previewer=lambda session, op: session.preview_edit(op))

@@ -127,7 +127,9 @@ async def test_footer_and_palette_come_from_the_registry() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         shown = {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show}
-        assert {a.id for a in actions.ACTIONS if a.footer} <= shown
+        # at an entry stop: every footer action but the recompile-stop choices, which only apply at a recompile stop
+        assert {a.id for a in actions.ACTIONS if a.footer and a.when != "recompile"} <= shown
+        assert not {a.id for a in actions.ACTIONS if a.when == "recompile"} & shown
         provider = ActionCommands(app.screen)
         titles = [hit.text async for hit in provider.discover()]
         assert len(titles) == len(actions.ACTIONS)
@@ -552,8 +554,8 @@ async def test_recompile_stop_shows_its_report() -> None:
         await pilot.press("c")
         await settle(pilot)
         assert app.last_stop.kind is StopKind.RECOMPILE
-        assert views.active == "tab-stop"
-        detail = app.main_screen.query_one("#stop-detail")
+        assert views.active == "tab-recompile"  # a recompile stop opens the Recompile view
+        detail = app.main_screen.query_one("#recompile")
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(detail.content)
         assert "L['n'] == 3" in console.export_text()

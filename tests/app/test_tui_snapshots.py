@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import pytest
 import textual
-from fake_engine import crash_scenario, forward_scenario, make_app, no_cursor_blink, settle  # noqa: F401
+from fake_engine import (  # noqa: F401
+    counter_recompile_scenario,
+    crash_scenario,
+    forward_scenario,
+    make_app,
+    no_cursor_blink,
+    settle,
+)
 
 pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
                                 reason="snapshots are pinned to the Textual version that made them")
@@ -68,3 +75,36 @@ def test_program_that_raised_stays_open_with_traceback(snap_compare) -> None:  #
 def test_original_bytecode_view(snap_compare) -> None:  # noqa: ANN001
     """Key ``2`` switches the left pane to the original bytecode of ``forward``, fetched with ``orig``."""
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after("2"))
+
+
+def test_recompile_screen_answers_why_at_a_glance(snap_compare) -> None:  # noqa: ANN001
+    """Case 002's third call (``self.counter`` is 2): the Recompile view opens by itself with both entries' failing
+    ``L['self'].counter == N`` guards (user line, expected/actual, torch's HINT once), the changed input; the
+    inputs in the locals pane, the failing path open in the guard tree, the choices (R E S D M) in the footer."""
+    assert snap_compare(make_app(counter_recompile_scenario()), terminal_size=SIZE, run_before=_after())
+
+
+def test_edit_dialog_previews_a_stack_underflow(snap_compare) -> None:  # noqa: ANN001
+    """``e`` on row 8 (``LOAD_CONST 0``), typed ``POP_TOP``: the live preview rejects it (row 9 ``BINARY_SUBSCR``
+    would underflow), showing the depth before → after of the rows around the edit and the diff; nothing is sent."""
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await _after(*["down"] * 8, "e")(pilot)
+        await pilot.press("ctrl+u", *"POP_TOP")
+        await pilot.pause(0.4)  # the preview's debounce
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_diff_view_after_an_edit(snap_compare) -> None:  # noqa: ANN001
+    """``edit 8 LOAD_CONST 1`` applied from the dialog, then key ``6``: the Diff view lists Dynamo's row 8 in red
+    (``-``) and the edited row in green (``+``) with three rows of context and folded unchanged runs."""
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await _after(*["down"] * 8, "e")(pilot)
+        await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
+        await settle(pilot)
+        await _after("6")(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)

@@ -1,0 +1,431 @@
+"""The Recompile view: why a code object recompiled, answerable at a glance, and what to do about it.
+
+At a recompile stop it shows, for every cache entry (in torch's order, most recently used first), every failing
+guard with its type, guard code, the user source line it came from, expected against actual value and torch's
+hint; the inputs that changed; the guard diffs between the entries; the recompile limit; and the choices with
+their keys and the code a user would write to get the same effect for good.
+
+Data: the ``why`` command's `dynadbg.core.recompile.RecompileRecord` (`CommandResult.data`, built on the
+program's thread), and the stop's own report (`Stop.detail`: shown until ``why`` answers, and the source of the
+``choices`` block). Elsewhere ``why`` gives the code object's past recompiles (a tuple of records) or a line of text.
+The choices block is the engine's text; `parse_choices` splits it into one `Choice` per command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from dynadbg.core.model import GuardStatus, LeafGuardView, Stop, StopKind
+from dynadbg.core.recompile import EntryDiff, EntryVerdict, RecompileRecord
+
+from . import actions, highlight
+from .output_view import OutputView
+
+#: The recompile-stop choice actions, in the order the view lists them (registry ids = command verbs).
+CHOICE_IDS = ("recompile", "eager", "skip", "drop", "dynamic")
+
+_LOCATION = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?: in (?P<func>.*))?$")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One entry of the engine's ``choices`` block of a recompile stop.
+
+    Attributes:
+        command: ``"recompile"``, ``"eager"``, ``"skip"``, ``"drop"``, ``"dynamic"``; ``""`` for a line that is
+            no choice (``eager/skip permanently: ...``, ``torch suggests: ...``, ``... not available ...``).
+        head: the choice's line (``"drop [ID...]   drop guards from the new entry ..."``), stripped.
+        details: its indented lines, stripped (``"permanently: torch.compile(...)"``, ``"WARNING: ..."``).
+    """
+
+    command: str
+    head: str
+    details: tuple[str, ...] = ()
+
+    @property
+    def syntax(self) -> str:
+        """The command part of the head (``"drop [ID...]"``, ``"dynamic x 0"``)."""
+        return re.split(r"\s{2,}", self.head, maxsplit=1)[0]
+
+    @property
+    def description(self) -> str:
+        """The explanation part of the head."""
+        parts = re.split(r"\s{2,}", self.head, maxsplit=1)
+        return parts[1] if len(parts) > 1 else ""
+
+
+def parse_choices(text: str) -> tuple[Choice, ...]:
+    """Split the engine's ``choices`` text (`dynadbg.core.recompile.choices_text`) into `Choice`s.
+
+    A line starting in column 0 opens an entry; indented lines belong to the entry above. Unknown lines are kept
+    (command ``""``), so nothing the engine says is lost.
+    """
+    out: list[Choice] = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        if raw[:1].isspace() and out:
+            last = out[-1]
+            out[-1] = Choice(last.command, last.head, (*last.details, raw.strip()))
+            continue
+        word = raw.split(maxsplit=1)[0]
+        out.append(Choice(word if word in CHOICE_IDS else "", raw.strip()))
+    return tuple(out)
+
+
+def stop_choices(stop: Stop | None) -> tuple[Choice, ...]:
+    """The parsed ``choices`` block of a recompile stop (empty for any other stop)."""
+    if stop is None or stop.kind is not StopKind.RECOMPILE:
+        return ()
+    for title, body in stop.detail:
+        if title == "choices":
+            return parse_choices(body)
+    return ()
+
+
+def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of every tensor among a recompile stop's inputs (what ``dynamic NAME DIM`` can mark)."""
+    if stop is None or stop.frame is None:
+        return []
+    return [(name, value.shape) for name, value in stop.frame.locals if value.shape is not None]
+
+
+def available_choices(stop: Stop | None) -> frozenset[str]:
+    """The choice commands that apply at `stop`: none away from a recompile stop; ``drop`` only when the engine
+    offers a default set of guards to drop, ``dynamic`` only when an input is a tensor and Dynamo will compile."""
+    if stop is None or stop.kind is not StopKind.RECOMPILE:
+        return frozenset()
+    choices = stop_choices(stop)
+    available = {"recompile", "eager", "skip"}
+    blocked = any(c.command == "" and "not available" in c.head for c in choices)
+    if not choices or any(c.command == "drop" for c in choices):
+        available.add("drop")
+    if not blocked and tensor_inputs(stop):
+        available.add("dynamic")
+    if blocked:
+        available.discard("drop")
+    return frozenset(available)
+
+
+class RecompileView(OutputView):
+    """The recompile report: entries and their failing guards, changed inputs, guard diffs, limit, choices."""
+
+    COMPONENT_CLASSES = {
+        "recompile--title", "recompile--fail", "recompile--pass", "recompile--expected", "recompile--actual",
+        "recompile--hint", "recompile--dim", "recompile--key", "recompile--section", "recompile--warning",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `recompile--title` | The first line: which code recompiles, and the compile id it gets. |
+    | `recompile--section` | Section headings (choices, guard diff, ...). |
+    | `recompile--fail` | Failing entries and guards, removed guards in a diff. |
+    | `recompile--pass` | Passing entries, added guards in a diff. |
+    | `recompile--expected` / `recompile--actual` | The value a guard expected / the one this call has. |
+    | `recompile--hint` | torch's hints and notes on a guard. |
+    | `recompile--warning` | Warnings on a choice (results may be wrong). |
+    | `recompile--key` | The key of a choice. |
+    | `recompile--dim` | Secondary text (locations, counts). |
+    """
+
+    def __init__(self, placeholder: str = "", *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(placeholder, name=name, id=id, classes=classes)
+        self.keys: Mapping[str, str] = actions.effective_keys()
+        """Action id → keys in force (the app sets it from the keymap), shown next to each choice."""
+        self._stop: Stop | None = None
+        self._result: tuple[str, object] | None = None
+
+    @property
+    def record(self) -> RecompileRecord | None:
+        """The record shown for the current recompile stop, once ``why`` answered."""
+        data = self._result[1] if self._result is not None else None
+        return data if isinstance(data, RecompileRecord) else None
+
+    def on_mount(self) -> None:
+        if self._stop is not None or self._result is not None:
+            self._update()
+
+    def show_stop(self, stop: Stop | None) -> None:
+        """A new stop: forget the previous ``why`` answer; at a recompile stop show its report right away."""
+        self._stop = stop
+        self._result = None
+        self._update()
+
+    def show_result(self, output: str, data: object) -> None:
+        """Show a ``why`` result (a `RecompileRecord`, a tuple of them, or text)."""
+        self._result = (output, data)
+        self._update()
+
+    # Rendering -------------------------------------------------------------------------------------------------
+
+    def _update(self) -> None:
+        if not self.is_mounted:
+            return
+        self.content = self._build()
+
+    def _style(self, component: str) -> Style:
+        return self.get_component_rich_style(component, partial=True)
+
+    def _build(self) -> RenderableType:
+        stop = self._stop
+        at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
+        output, data = self._result if self._result is not None else ("", None)
+        parts: list[RenderableType] = []
+        if isinstance(data, RecompileRecord):
+            parts.extend(self._record(data, live=at_recompile))
+        elif isinstance(data, (tuple, list)) and data and all(isinstance(r, RecompileRecord) for r in data):
+            for record in data:
+                parts.extend(self._record(record, live=False))
+                parts.append(Text(""))
+        elif at_recompile and stop is not None:
+            parts.extend(self._detail_text(stop))
+        elif output:
+            parts.append(Text(output))
+        else:
+            parts.append(Text("why a code object recompiled: shown at a recompile stop, or with key 7 at any stop",
+                              self._style("recompile--dim")))
+        if at_recompile:
+            parts.extend(self._choices(stop))
+        return Group(*parts)
+
+    def _detail_text(self, stop: Stop) -> list[RenderableType]:
+        """The stop's own report (until ``why`` answers): every block but the choices, as the engine wrote it."""
+        parts: list[RenderableType] = [Text(stop.message, self._style("recompile--title"))]
+        for title, body in stop.detail:
+            if title == "choices":
+                continue
+            parts.extend([Text(""), Text(title, self._style("recompile--section")), Text(body)])
+        return parts
+
+    def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
+        dim = self._style("recompile--dim")
+        n = len(record.entries)
+        title = Text(f"⟳ {record.frame_name} ", self._style("recompile--title"))
+        if live:
+            title.append(f"is about to recompile → {record.compile_id or '?'}")
+        else:
+            title.append(f"recompiled → {record.compile_id or '?'}: {record.decision}"
+                         + (f" ({record.action})" if record.action else "") + f"; {record.outcome_text()}")
+        lines: list[RenderableType] = [title]
+        lines.append(Text(f"{n} cache entr{'y' if n == 1 else 'ies'} rejected this call", dim))
+        if record.limit is not None:
+            limit = record.limit
+            lines.append(Padding(Text(f"recompile limit: {limit.text()}", self._style("recompile--warning")
+                                      if limit.hit_now or limit.hit_next else dim), (0, 0, 0, 0)))
+        if record.error and not record.entries:
+            lines.append(Text(f"analysis failed: {record.error}", self._style("recompile--fail")))
+        notes: set[str] = set()
+        for verdict in record.entries:
+            lines.append(Text(""))
+            lines.extend(self._verdict(verdict, notes))
+        for failure in record.non_input:
+            lines.append(Text(f"  not about the inputs ({failure.kind}, {failure.compile_id}): {failure.text}",
+                              self._style("recompile--hint")))
+        changed = self._changed_inputs(record)
+        if changed:
+            lines.extend([Text(""), Text(f"inputs changed since {record.entries[0].compile_id}",
+                                         self._style("recompile--section"))])
+            lines.extend(changed)
+        lines.extend([Text(""), Text("guard diff of the entries (compile order)", self._style("recompile--section"))])
+        lines.extend(self._diffs(record.diffs))
+        return lines
+
+    def _verdict(self, verdict: EntryVerdict, notes: set[str]) -> list[RenderableType]:
+        """One entry's verdict and its failing guards; a note already shown (in `notes`) is not repeated."""
+        fail, ok, dim = self._style("recompile--fail"), self._style("recompile--pass"), self._style("recompile--dim")
+        head = Text(f"entry {verdict.compile_id}  ", Style(bold=True))
+        if verdict.error:
+            head.append(f"could not be analysed: {verdict.error}", fail)
+            return [head]
+        if verdict.invalidated:
+            head.append(f"✗ invalidated: {verdict.invalidated}", fail)
+            return [head]
+        if verdict.passed:
+            head.append("✓ every guard passes (rejected for another reason)", ok)
+            return [head]
+        count = len(verdict.failing)
+        head.append(f"✗ {count} of {verdict.leaf_count} guard{'s' if verdict.leaf_count != 1 else ''} fail", fail)
+        lines: list[RenderableType] = [head]
+        if verdict.torch_reason and not any(leaf.id == verdict.torch_leaf for leaf in verdict.failing):
+            head.append("  · torch reports: ", dim)
+            head.append(verdict.torch_reason.split(": ", 1)[-1].split("  #", 1)[0])
+        for leaf in verdict.failing:
+            lines.extend(self._leaf(leaf, verdict.torch_leaf, notes))
+        return lines
+
+    def _leaf(self, leaf: LeafGuardView, torch_leaf: str | None, notes: set[str]) -> list[RenderableType]:
+        fail, dim = self._style("recompile--fail"), self._style("recompile--dim")
+        mark = "✗" if leaf.status is GuardStatus.FAIL else "?" if leaf.status is GuardStatus.NO_VALUE else "!"
+        row = Text(f"{mark} {leaf.id} ", fail)
+        row.append(leaf.guard_type, fail)
+        row.append("  ")
+        row.append_text(_python(" ; ".join(leaf.code)))
+        if leaf.id == torch_leaf:
+            row.append("  ← torch's reason", dim)
+        lines: list[RenderableType] = [Padding(row, (0, 0, 0, 2))]
+        where = _where(leaf.location)
+        details: list[Text] = []
+        if leaf.user_line or where:
+            line = Text(where + "  " if where else "", dim)
+            if leaf.user_line:
+                line.append_text(_python(leaf.user_line.strip()))
+            details.append(line)
+        if leaf.expected is not None or leaf.actual is not None:
+            values = Text("expected ", dim)
+            values.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
+            values.append("   actual ", dim)
+            actual = leaf.actual if leaf.actual is not None else (
+                "no value" if leaf.status is GuardStatus.NO_VALUE else "?")
+            values.append(actual, self._style("recompile--actual"))
+            details.append(values)
+        if leaf.reason and leaf.reason not in leaf.code and leaf.reason != " ; ".join(leaf.code):
+            details.append(Text(f"reason: {leaf.reason}", dim))
+        if leaf.note and leaf.note in notes:
+            details.append(Text("(torch's hint above applies here too)", dim))
+        elif leaf.note:
+            notes.add(leaf.note)
+            details.append(Text(leaf.note, self._style("recompile--hint")))
+        lines.extend(Padding(detail, (0, 0, 0, 6)) for detail in details)
+        return lines
+
+    def _changed_inputs(self, record: RecompileRecord) -> list[RenderableType]:
+        if not record.entries:
+            return []
+        lines: list[RenderableType] = []
+        for leaf in record.entries[0].failing:
+            if leaf.actual is None or not leaf.source.startswith(("L[", "G[")):
+                continue
+            line = Text("  ")
+            line.append_text(_python(_short_source(leaf.source)))
+            line.append(": ")
+            line.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
+            line.append(" → ")
+            line.append(leaf.actual, self._style("recompile--actual"))
+            lines.append(line)
+        if lines:
+            lines.append(Text("  (every input of this call: the locals pane)", self._style("recompile--dim")))
+        return lines
+
+    def _diffs(self, diffs: Sequence[EntryDiff]) -> list[RenderableType]:
+        dim = self._style("recompile--dim")
+        if not diffs:
+            return [Text("  only one entry: nothing to compare", dim)]
+        lines: list[RenderableType] = []
+        for d in diffs:
+            counts: dict[str, int] = {}
+            for x in d.diffs:
+                counts[x.kind] = counts.get(x.kind, 0) + 1
+            lines.append(Text(f"  {d.old} → {d.new}: " + (", ".join(f"{n} {k}" for k, n in counts.items())
+                                                          or "same guards"), Style(bold=True)))
+            for x in d.diffs[:40]:
+                if x.kind == "changed":
+                    line = Text(f"~ {x.guard_type}  ", self._style("recompile--hint"))
+                    line.append_text(_python(x.old_code or ""))
+                    line.append("  →  ", dim)
+                    line.append_text(_python(x.new_code or ""))
+                elif x.kind == "added":
+                    line = Text(f"+ {x.guard_type}  {x.new_code or ''}", self._style("recompile--pass"))
+                else:
+                    line = Text(f"- {x.guard_type}  {x.old_code or ''}", self._style("recompile--fail"))
+                lines.append(Padding(line, (0, 0, 0, 4)))
+            if len(d.diffs) > 40:
+                lines.append(Text(f"    … {len(d.diffs) - 40} more (`diff` in the console lists them all)", dim))
+        return lines
+
+    def _choices(self, stop: Stop | None) -> list[RenderableType]:
+        """Each choice with its key, what it does, and the code that gets its effect for good."""
+        dim, key_style = self._style("recompile--dim"), self._style("recompile--key")
+        parsed = stop_choices(stop)
+        available = available_choices(stop)
+        shared = {}  # "eager/skip permanently: CODE" -> a detail of eager and of skip
+        for choice in parsed:
+            head, sep, rest = choice.head.partition(" permanently: ")
+            if not choice.command and sep and head and all(part in CHOICE_IDS for part in head.split("/")):
+                for part in head.split("/"):
+                    shared[part] = "permanently: " + rest
+        title = Text("choices", self._style("recompile--section"))
+        title.append("   press the key; the log then shows the permanent code", dim)
+        lines: list[RenderableType] = [Text(""), title]
+        for action_id in CHOICE_IDS:
+            action = actions.get(action_id)
+            key = actions.display_keys(self.keys.get(action_id, action.keys)).split(" / ")[0]
+            found = [c for c in parsed if c.command == action_id]
+            if not found:
+                syntax = "dynamic NAME DIM" if action_id == "dynamic" else action_id
+                found = [Choice(action_id, f"{syntax}   {action.description[0].lower()}{action.description[1:]}")]
+            on = action_id in available
+            for choice in found:
+                row = Table.grid(padding=(0, 1))
+                row.add_column(no_wrap=True)
+                row.add_column(no_wrap=True, min_width=17)
+                row.add_column(ratio=1)
+                description = Text(choice.description or action.description, None if on else dim)
+                if not on:
+                    description.append("  (not available here)", dim)
+                row.add_row(Text(f" {key} ", key_style if on else dim),
+                            Text(choice.syntax, Style(bold=True) if on else dim), description)
+                lines.append(Padding(row, (0, 0, 0, 1)))
+                lines.extend(self._details(choice.details + ((shared[action_id],) if action_id in shared else ())))
+        for choice in parsed:
+            if choice.command or " permanently: " in choice.head:
+                continue
+            label, _, rest = choice.head.partition(":")
+            line = Text(f"{label}: ", self._style("recompile--warning") if "not available" in choice.head else dim)
+            code = rest.strip()
+            if "permanently" in label or "suggests" in label:
+                code, _, comment = code.partition("   #")
+                line.append_text(_python(code.strip()))
+                if comment:
+                    line.append("   #" + comment, dim)
+            else:
+                line.append(code)
+            lines.append(Padding(line, (0, 0, 0, 1)))
+        return lines
+
+    def _details(self, details: Sequence[str]) -> list[RenderableType]:
+        dim = self._style("recompile--dim")
+        lines: list[RenderableType] = []
+        for detail in details:
+            label, sep, rest = detail.partition(": ")
+            if sep and label == "permanently":
+                line = Text("for good: ", dim)
+                code, _, comment = rest.partition("   #")
+                line.append_text(_python(code.strip()))
+                if comment:
+                    line.append("   #" + comment, dim)
+            elif sep and label == "WARNING":
+                line = Text(f"⚠ {rest}", self._style("recompile--warning"))
+            else:
+                line = Text(detail, dim)
+            lines.append(Padding(line, (0, 0, 0, 8)))
+        return lines
+
+
+def _python(text: str) -> Text:
+    """`text` highlighted as Python (guard code, a user line)."""
+    return Text.assemble(*((seg.text, seg.style) for seg in highlight.python_segments(text)))
+
+
+def _short_source(source: str) -> str:
+    """``L['self'].counter`` → ``self.counter`` (how torch prints sources in recompile reasons)."""
+    return re.sub(r"L\[\s*['\"](.*?)['\"]\s*\]", r"\1", source)
+
+
+def _where(location: str | None) -> str:
+    """``.../002_module_int_counter_attr.py:45 in forward`` → ``002_module_int_counter_attr.py:45``."""
+    if not location:
+        return ""
+    m = _LOCATION.match(location.strip())
+    if m is None:
+        return location
+    return f"{os.path.basename(m.group('file'))}:{m.group('line')}"

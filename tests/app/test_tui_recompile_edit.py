@@ -1,0 +1,298 @@
+"""Pilot tests of the recompile screen (issue 4) and the edit dialog and Diff view (issue 5), on the fake engine."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from fake_engine import (
+    counter_recompile_scenario,
+    make_app,
+    no_cursor_blink,  # noqa: F401 - autouse fixture
+    settle,
+)
+from rich.console import Console
+from textual.widgets import Input, Static, TabbedContent
+
+from dynadbg.core.model import StopKind
+from dynadbg.tui import actions
+from dynadbg.tui.edit_dialog import EditDialog, OpcodeSuggester, argument_text, opcode_names
+from dynadbg.tui.prompt_screen import PromptScreen
+from dynadbg.tui.recompile_view import available_choices, parse_choices
+
+SIZE = (120, 40)
+
+
+def plain(renderable) -> str:  # noqa: ANN001
+    """A Rich renderable as plain text, 200 columns wide."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def log_text(app) -> str:  # noqa: ANN001
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+def footer_ids(app) -> set[str]:  # noqa: ANN001
+    """Ids of the registry actions the footer shows now."""
+    return {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show and b.binding.id}
+
+
+async def _settled(pilot) -> None:  # noqa: ANN001
+    await settle(pilot)
+    await pilot.pause(0.35)  # past the footer's settle delay and the edit dialog's debounce
+    await settle(pilot)
+
+
+# Recompile screen ------------------------------------------------------------------------------------------------
+
+
+async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        screen = app.main_screen
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        assert screen.query_one("#views", TabbedContent).active == "tab-recompile"
+        assert app.session.executed == ["why"]  # the view asked the engine for the structured record
+        assert screen.has_class("-recompile")
+        text = plain(screen.recompile_view.content)
+        # every entry, in torch's order, each failing guard with its code, user line, expected and actual value
+        assert text.index("entry 0/1") < text.index("entry 0/0")
+        assert "EQUALS_MATCH  L['self'].counter == 1" in text and "L['self'].counter == 0" in text
+        assert "002_module_int_counter_attr.py:45  self.counter += 1" in text
+        assert "expected 1   actual 2" in text and "expected 0   actual 2" in text
+        assert "HINT: torch.compile considers integer attributes" in text
+        assert "self.counter: 1 → 2" in text
+        # the guard diff between the entries, the limit, the choices with keys and their permanent code
+        assert "0/0 → 0/1: 1 changed" in text
+        assert "recompile limit: 2 of recompile_limit 8 used" in text
+        for key, command in (("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop [ID...]"),
+                             ("M", "dynamic NAME DIM")):
+            assert f" {key}  {command}" in text, command
+        assert 'torch.compile(model, options={"guard_filter_fn"' in text
+        assert 'torch.compiler.set_stance("eager_on_recompile")' in text
+        assert "torch._dynamo.config.allow_unspec_int_on_nn_module = True" in text
+        # the inputs are the locals pane's frame; the footer offers the choices, not the frame keys
+        assert [name for name, _ in screen.frame.locals] == ["self", "x"]
+        shown = footer_ids(app)
+        assert {"recompile", "eager", "skip", "drop", "dynamic"} <= shown
+        assert not {"return", "breakpoint", "up", "down", "edit"} & shown
+
+
+@pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop")])
+async def test_recompile_choice_keys_send_their_command(key: str, command: str) -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        await pilot.press(key)
+        await _settled(pilot)
+        assert app.session.executed == ["why", command]
+        assert f"> {command}" in log_text(app)
+        assert "permanently:" in log_text(app)  # the engine's code for good, in the log
+        # the choice resumed the program: the next stop is the entry of the new code
+        assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/2"
+        assert app.main_screen.query_one("#views", TabbedContent).active == "tab-bytecode"
+        assert not app.main_screen.has_class("-recompile")
+
+
+async def test_dynamic_choice_asks_for_name_and_dim() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        await pilot.press("M")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        field = app.screen.query_one(Input)
+        assert field.value == "x 0"  # the first tensor input's first dimension
+        await pilot.press("ctrl+u", *"x 1", "enter")
+        await _settled(pilot)
+        assert app.session.executed == ["why", "dynamic x 1"]
+        assert "torch._dynamo.mark_dynamic(x, 1)" in log_text(app)
+
+
+async def test_dynamic_prompt_escape_sends_nothing() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        await pilot.press("M")
+        await pilot.pause()
+        await pilot.press("escape")
+        await _settled(pilot)
+        assert app.session.executed == ["why"]
+        assert app.last_stop.kind is StopKind.RECOMPILE
+
+
+async def test_choice_keys_do_nothing_away_from_a_recompile_stop() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        assert not {"recompile", "eager", "skip", "drop", "dynamic"} & footer_ids(app)
+        await pilot.press("R", "E", "S", "D", "M")
+        await _settled(pilot)
+        assert app.session.executed == []
+        assert app.last_stop.kind is StopKind.ENTRY
+
+
+def test_parse_choices_and_availability() -> None:
+    scenario = counter_recompile_scenario()
+    stop = scenario.stops[0]
+    choices = parse_choices(dict(stop.detail)["choices"])
+    assert [c.command for c in choices] == ["recompile", "eager", "skip", "drop", "", ""]
+    drop = choices[3]
+    assert drop.syntax == "drop [ID...]" and drop.description.startswith("drop guards")
+    assert drop.details[0].startswith("permanently: torch.compile(model")
+    assert drop.details[1].startswith("WARNING:")
+    assert available_choices(stop) == {"recompile", "eager", "skip", "drop", "dynamic"}
+    assert available_choices(scenario.stops[1]) == frozenset()
+    blocked = parse_choices("recompile      compile\ndrop, dynamic  not available: this compile hits the limit")
+    assert blocked[1].command == "" and "not available" in blocked[1].head
+
+
+# Edit dialog -----------------------------------------------------------------------------------------------------
+
+
+async def _open(pilot, key: str = "e", row: int = 8) -> EditDialog:  # noqa: ANN001
+    await _settled(pilot)
+    await pilot.press(*["down"] * row, key)
+    await _settled(pilot)
+    dialog = pilot.app.screen
+    assert isinstance(dialog, EditDialog)
+    return dialog
+
+
+def preview_text(dialog: EditDialog) -> str:
+    return plain(dialog.query_one("#edit-preview", Static).content)
+
+
+async def test_edit_dialog_opens_on_the_cursor_instruction_and_previews_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot)
+        assert dialog.instr.index == 8 and dialog.instr.opname == "LOAD_CONST"
+        field = dialog.query_one("#edit-input", Input)
+        assert field.value == "LOAD_CONST 0"
+        await pilot.press("ctrl+u", *"LOAD_CONST 1")
+        await _settled(pilot)
+        assert app.session.previews[-1] == "edit 8 LOAD_CONST 1"
+        text = preview_text(dialog)
+        assert "✓ valid: edit 8 LOAD_CONST 1" in text
+        # depth before → after of the edited row and its neighbours; the diff against Dynamo's code
+        assert "▶    8             1 → 2      LOAD_CONST 1" in text
+        assert "9             2 → 1      BINARY_SUBSCR" in text
+        assert "-    8       LOAD_CONST 0" in text and "+         8  LOAD_CONST 1" in text
+        assert app.session.executed == []  # previews install nothing and send no command
+
+
+async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot)
+        await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
+        await _settled(pilot)
+        assert app.session.executed == ["edit 8 LOAD_CONST 1"]
+        assert not isinstance(app.screen, EditDialog)
+        assert "installed: runs from the next call" in log_text(app)
+        await pilot.press("6")
+        await _settled(pilot)
+        assert app.session.executed[-1] == "patch show"
+        views = app.main_screen.query_one("#views", TabbedContent)
+        assert views.active == "tab-diff"
+        diff = app.main_screen.diff_view
+        assert "-  8     LOAD_CONST 0" in diff.text and "+     8  LOAD_CONST 1" in diff.text
+        assert diff.border_subtitle == "forward · 1 removed, 1 added"
+        styles = {line.plain[:1]: str(line.style) for line in diff.lines if line.plain[:1] in "+-"}
+        assert styles["+"] != styles["-"]  # added and removed rows are coloured apart
+
+
+async def test_edit_dialog_shows_a_rejected_edit_inline_and_installs_nothing() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot)
+        await pilot.press("ctrl+u", *"POP_TOP")
+        await _settled(pilot)
+        text = preview_text(dialog)
+        assert "rejected (stack underflow): row 9 BINARY_SUBSCR needs 2 values but the stack holds 0" in text
+        assert "✗    9" in text
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.executed == ["edit 8 POP_TOP"]
+        assert app.screen is dialog  # still open
+        assert "not applied (nothing was installed)" in preview_text(dialog)
+        assert app.session.patch_ops == []
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, EditDialog)
+
+
+async def test_edit_dialog_syntax_errors_need_no_engine() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot)
+        before = list(app.session.previews)
+        await pilot.press("ctrl+u")
+        await _settled(pilot)
+        assert "missing OPNAME" in preview_text(dialog)
+        assert app.session.previews == before
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.executed == []
+
+
+@pytest.mark.parametrize(("key", "typed", "line"), [("i", "NOP", "insert 8 NOP"), ("x", None, "delete 8")])
+async def test_insert_and_delete_send_their_command(key: str, typed: str | None, line: str) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, key)
+        if typed is not None:
+            await pilot.press(*typed)
+        await _settled(pilot)
+        assert dialog.line == line
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.executed[-1] == line
+
+
+async def test_edit_keys_only_in_generated_code_while_stopped() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        await pilot.press("e", "i", "x")
+        await pilot.pause()
+        assert not isinstance(app.screen, EditDialog)  # a recompile stop runs no generated code
+        await pilot.press("R")
+        await _settled(pilot)
+        assert "edit" in footer_ids(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EditDialog)
+
+
+def test_registry_keys_do_not_clash() -> None:
+    seen: dict[str, str] = {}
+    for action in actions.ACTIONS:
+        for key in action.keys.split(","):
+            assert key not in seen, f"{key} is bound to {seen.get(key)} and {action.id}"
+            seen[key] = action.id
+
+
+async def test_opcode_suggester_completes_the_opname_being_typed() -> None:
+    suggester = OpcodeSuggester()
+    assert await suggester.get_suggestion("LOAD_F") == "LOAD_FAST"
+    assert await suggester.get_suggestion("load_co") == "load_const"
+    assert await suggester.get_suggestion("POP_TOP; LOAD_C") == "POP_TOP; LOAD_CONST"
+    assert await suggester.get_suggestion("LOAD_CONST 1") is None  # typing the argument
+    assert await suggester.get_suggestion("LOAD_CONST") is None
+    names = opcode_names()
+    assert names[0] == "LOAD_FAST" and "CACHE" not in names and not any(n.startswith("INSTRUMENTED_") for n in names)
+
+
+def test_argument_text_is_what_the_edit_command_takes() -> None:
+    from dynadbg.core.model import Instr
+
+    assert argument_text(Instr(0, 0, "POP_TOP", None, "", 1)) == "POP_TOP"
+    assert argument_text(Instr(0, 0, "LOAD_CONST", 1, "7", 1)) == "LOAD_CONST 7"
+    assert argument_text(Instr(0, 0, "POP_JUMP_FORWARD_IF_FALSE", 4, "to 58", 1, jump_target=20)) == \
+        "POP_JUMP_FORWARD_IF_FALSE 20"
+    assert argument_text(Instr(0, 0, "CALL", 2, "", 1)) == "CALL 2"
