@@ -122,3 +122,74 @@ async def test_real_program_that_raises_stays_open(tmp_path) -> None:  # noqa: A
         await pilot.press("q")
         await pilot.pause(0.2)
     assert app.return_code == 1
+
+
+RECOMPILES = textwrap.dedent(
+    """
+    import torch
+
+    def f(x, n):
+        y = x * n
+        return y + 1
+
+    cf = torch.compile(f, backend="eager")
+    for n in (2, 3):
+        print("result", float(cf(torch.ones(3), n).sum()))
+    """
+)
+
+
+async def test_real_edit_dialog_previews_on_the_program_thread_and_applies(tmp_path) -> None:  # noqa: ANN001
+    """The edit dialog's preview comes from the real `PatchManager.preview` (through `Session.call_on_worker`);
+    Enter installs the edit and the Diff view shows it."""
+    from dynadbg.tui.diff_view import DiffView
+    from dynadbg.tui.edit_dialog import EditDialog
+
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped"
+        await pilot.press("i")
+        await _until(pilot, lambda: isinstance(app.screen, EditDialog), 10)
+        dialog = app.screen
+        await pilot.press(*"NOP")
+        await _until(pilot, lambda: dialog.previewed == f"{dialog.instr.index} NOP", 30)
+        preview = str(dialog.query_one("#edit-preview").content)
+        assert preview  # rendered; the exact rows depend on the Python version
+        await pilot.press("enter")
+        await _until(pilot, lambda: not isinstance(app.screen, EditDialog), 30)
+        assert "installed" in _log(app)
+        await pilot.press("6")
+        await _until(pilot, lambda: "NOP" in app.main_screen.query_one(DiffView).text, 30)
+        assert "+" in app.main_screen.query_one(DiffView).text
+        await pilot.press("q")
+        await pilot.pause(0.2)
+
+
+async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) -> None:  # noqa: ANN001
+    from dynadbg.core.model import StopKind
+    from dynadbg.core.recompile import RecompileRecord
+
+    script = tmp_path / "prog.py"
+    script.write_text(RECOMPILES)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        while app.phase == "stopped" and app.last_stop.kind is not StopKind.RECOMPILE:
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase != "running" and not app._awaiting_resume)  # noqa: SLF001
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        view = app.main_screen.recompile_view
+        await _until(pilot, lambda: view.record is not None, 30)
+        assert isinstance(view.record, RecompileRecord)
+        assert any(leaf.source == "L['n']" for v in view.record.entries for leaf in v.failing)
+        assert app.main_screen.views.active == "tab-recompile"
+        await pilot.press("E")
+        await _until(pilot, lambda: app.phase == "exited", 60)
+        log = _log(app)
+        assert "> eager" in log and 'set_stance("eager_on_recompile")' in log
+        assert "result 9.0" in log and "result 12.0" in log
+        await pilot.press("q")
+        await pilot.pause(0.2)
