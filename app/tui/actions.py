@@ -236,3 +236,18 @@ def load_keymap(path: str | os.PathLike[str] | None = None,
 def action_ids() -> Iterable[str]:
     """Every action id, in registry order."""
     return (action.id for action in ACTIONS)
+
+
+def markdown_table(keymap: Mapping[str, str] | None = None) -> str:
+    """The registry as a Markdown table (the README's keys table is this text; a test checks they match).
+
+    One row per action, in registry order: group, keys (after `keymap`), action id, what it does, the command
+    it sends.
+    """
+    keys = effective_keys(keymap)
+    rows = ["| group | keys | action | what it does | sends |", "|---|---|---|---|---|"]
+    for action in ACTIONS:
+        shown = " ".join(f"`{key}`" for key in display_keys(keys[action.id]).split(" / "))
+        command = f"`{action.command}`" if action.command else ""
+        rows.append(f"| {action.group} | {shown} | {action.id} | {action.description} | {command} |")
+    return "\n".join(rows)

@@ -296,3 +296,11 @@ def test_argument_text_is_what_the_edit_command_takes() -> None:
     assert argument_text(Instr(0, 0, "POP_JUMP_FORWARD_IF_FALSE", 4, "to 58", 1, jump_target=20)) == \
         "POP_JUMP_FORWARD_IF_FALSE 20"
     assert argument_text(Instr(0, 0, "CALL", 2, "", 1)) == "CALL 2"
+
+
+def test_readme_keys_table_is_the_registry() -> None:
+    """The README's TUI keys table is `actions.markdown_table()` verbatim (regenerate it from there)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert actions.markdown_table() in readme
