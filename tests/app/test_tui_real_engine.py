@@ -193,3 +193,18 @@ async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) 
         assert "result 9.0" in log and "result 12.0" in log
         await pilot.press("q")
         await pilot.pause(0.2)
+
+
+def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
+    """``python screenshots/make_screenshots.py`` drives the real demo to every screenshot and exits cleanly."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "screenshots" / "make_screenshots.py"
+    proc = subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--timeout", "120"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names = ("main-mid-step", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
+    for name in names:
+        assert (tmp_path / f"{name}.svg").read_text(encoding="utf-8").lstrip().startswith("<svg"), name
