@@ -220,8 +220,8 @@ class RecompileView(OutputView):
         lines.append(Text(f"{n} cache entr{'y' if n == 1 else 'ies'} rejected this call", dim))
         if record.limit is not None:
             limit = record.limit
-            lines.append(Padding(Text(f"recompile limit: {limit.text()}", self._style("recompile--warning")
-                                      if limit.hit_now or limit.hit_next else dim), (0, 0, 0, 0)))
+            lines.append(Text(f"recompile limit: {limit.text()}",
+                              self._style("recompile--warning") if limit.hit_now or limit.hit_next else dim))
         if record.error and not record.entries:
             lines.append(Text(f"analysis failed: {record.error}", self._style("recompile--fail")))
         notes: set[str] = set()

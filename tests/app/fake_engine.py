@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dynadbg.core.guards import GuardDiff
 from dynadbg.core.model import (
     CacheEntryView,
     CodeView,
@@ -60,7 +61,6 @@ from dynadbg.core.patches import (
 )
 from dynadbg.core.recompile import EntryDiff, EntryVerdict, LimitStatus, RecompileRecord
 from dynadbg.core.runner import ExitResult
-from dynadbg.core.guards import GuardDiff
 
 #: The file the fake listings point at (its lines are real).
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
