@@ -436,7 +436,7 @@ def _guards_c() -> Any:
 
 def read_guard_manager(root: Any) -> RawGuardManager:
     """Walk a ``RootGuardManager`` into `RawGuardManager` nodes (leaves, dict key/value managers, then the
-    accessor children — the order ``str(GuardManagerWrapper)`` prints).
+    accessor children sorted by source, so the order does not follow torch's fail-count reordering).
 
     Rests on ``GuardManager.get_source / get_type_of_guarded_value / get_leaf_guards / get_accessors /
     get_child_managers``, ``DictGuardManager.get_key_value_managers``, ``LeafGuard.verbose_code_parts``,
@@ -468,8 +468,11 @@ def read_guard_manager(root: Any) -> RawGuardManager:
                         child = walk(sub, None)
                         child.kv_index, child.kv_role = index, role
                         children.append(child)
-        for acc, sub in zip(mgr.get_accessors(), mgr.get_child_managers()):
-            children.append(walk(sub, acc))
+        # torch moves a child that failed a check to the front of its parent (check() reorders for speed):
+        # sort by source so the walk, and the guard ids built from it, are the same at every stop
+        accessed = [walk(sub, acc) for acc, sub in zip(mgr.get_accessors(), mgr.get_child_managers())]
+        accessed.sort(key=lambda n: (n.source, n.accessor or ""))
+        children.extend(accessed)
         return node
 
     return walk(root, None)

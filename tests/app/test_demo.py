@@ -26,3 +26,18 @@ def test_demo_stops_in_the_models_generated_code_and_before_its_recompile():
     assert "expected 1, actual 2" in out
     # the program's own output is all there
     assert out.count("scale=") == 3 and "device: " in out
+
+
+@pytest.mark.slow
+def test_guard_ids_are_the_same_at_every_stop_of_an_entry():
+    """torch moves a failing child to the front of its manager; `guards` ids must not follow that reordering,
+    or `drop gN` noted at one stop would name another guard at the next."""
+    import re
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynadbg", "demo", "--plain", "-c", "guards; c; c; guards fail; c"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ids = re.findall(r"(g\d+) (?:PASS |FAIL )?EQUALS_MATCH  L\['scale'\] == 1", proc.stdout)
+    assert len(ids) >= 2 and len(set(ids)) == 1, ids

@@ -148,13 +148,14 @@ def test_three_failures_at_once_while_check_verbose_reports_one():
 
     tree = entry_guard_tree(entry, new)
     assert tree.evaluated and tree.passed is False
+    # tree order: child managers sorted by source (stable ids whatever torch's fail-count reordering does)
     assert [(leaf.source, leaf.guard_type, leaf.status) for leaf in tree.failing] == [
-        ("L['n']", "EQUALS_MATCH", GuardStatus.FAIL),
         ("L['cfg']['flag']", "TRUE_MATCH", GuardStatus.FAIL),
         ("L['cfg']['scale']", "EQUALS_MATCH", GuardStatus.FAIL),
+        ("L['n']", "EQUALS_MATCH", GuardStatus.FAIL),
     ]
-    assert [(leaf.expected, leaf.actual) for leaf in tree.failing] == [("3", "4"), ("True", "False"), ("2.0", "3.0")]
-    assert [leaf.user_line for leaf in tree.failing] == ["y = x + n", 'if cfg["flag"]:', 'y = y * cfg["scale"]']
+    assert [(leaf.expected, leaf.actual) for leaf in tree.failing] == [("True", "False"), ("2.0", "3.0"), ("3", "4")]
+    assert [leaf.user_line for leaf in tree.failing] == ['if cfg["flag"]:', 'y = y * cfg["scale"]', "y = x + n"]
     assert tree.first_failure is not None and tree.first_failure.startswith("L['n'] == 3  # y = x + n  # ")
     # everything else passes, and the managers aggregate
     others = [leaf for leaf in iter_leaves(tree) if leaf not in tree.failing]
@@ -515,10 +516,10 @@ def test_format_guard_tree_golden_parts():
     assert expected_block in text
     failing_block = f"""\
 failing (4):
-  {n} EQUALS_MATCH L['n']: L['n'] == 3  (expected 3, actual 4)
   {flag} TRUE_MATCH L['cfg']['flag']: L['cfg']['flag'] == True  (expected True, actual False)
   {scale} EQUALS_MATCH L['cfg']['scale']: L['cfg']['scale'] == 2.0  (expected 2.0, actual 3.0)
   {lst_len} LENGTH_CHECK L['lst']: len(L['lst']) == 2  (expected len 2, actual len 3)
+  {n} EQUALS_MATCH L['n']: L['n'] == 3  (expected 3, actual 4)
 first failure: L['n'] == 3  # y = x + n  # """
     assert failing_block in text
 
