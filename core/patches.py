@@ -727,7 +727,8 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
 
     Problems found (each an `EditError`): ``stack underflow`` (an instruction needs more values than the stack
     holds), ``stack overflow`` (deeper than ``co_stacksize``), ``stack depth mismatch`` (two paths reach a row
-    with different depths), ``falls off the end`` (execution runs past the last instruction), ``jump to nowhere``
+    with different depths), ``values left on the stack`` (a return with more than its value on the stack),
+    ``falls off the end`` (execution runs past the last instruction), ``jump to nowhere``
     (a jump or handler target that is not an instruction), ``exception table`` (a handler unwinds to a depth the
     stack does not have there), ``unknown opcode``.
     """
@@ -808,12 +809,21 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
             if after > max_depth:
                 max_depth = after
             reach(k + 1, after, k, "after")
+    for k, row in enumerate(rows):
+        left = _RETURN_LEAVES.get(row.opname)
+        if left is not None and depth[k] is not None and depth[k] > left:
+            extra = depth[k] - left
+            problem("values left on the stack", k, f"row {k} {row.opname} returns with {extra} more value"
+                                                   f"{'s' if extra != 1 else ''} on the stack than it takes")
     out_rows = tuple(
         StackRow(k, row.offset, row.opname, row.argrepr, depth[k], effects[k], needs[k]) for k, row in enumerate(rows)
     )
     ordered = tuple(sorted(problems.values(), key=lambda e: (e.index if e.index is not None else -1, e.kind)))
     return StackAnalysis(out_rows, max_depth, code.co_stacksize, ordered)
 
+
+#: what the stack holds when a function returns: the value RETURN_VALUE takes, nothing for RETURN_CONST
+_RETURN_LEAVES = {"RETURN_VALUE": 1, "RETURN_CONST": 0}
 
 _ARG_FLAGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
 

@@ -197,8 +197,9 @@ def test_edits_accumulate_and_rows_refer_to_the_edited_listing():
 
     def respond(stop, ex, n):
         row = final_return_row(stop)
-        assert ex(f"insert {row} LOAD_CONST 5").error is None        # returns 5, Dynamo's value left below
-        assert ex(f"insert {row} POP_TOP").error is None              # pops Dynamo's value first
+        # returning 5 with Dynamo's value left below it is refused (a return takes only its own value) ...
+        assert ex(f"insert {row} LOAD_CONST 5").error.startswith("rejected (values left on the stack)")
+        assert ex(f"insert {row} POP_TOP; LOAD_CONST 5").error is None   # ... popping Dynamo's value first is fine
         assert ex(f"edit {row + 1} LOAD_CONST 8").error is None       # the LOAD_CONST 5 row, now 8
         listing = ex("patch show").data
         assert isinstance(listing, P.PatchDiff) and listing.added == 2
@@ -260,6 +261,7 @@ INVALID = [
     ("insert 1 LOAD_CONST ]", "bad argument"),
     ("insert 1 POP_TOP 3", "bad argument"),
     ("insert 1 LOAD_CONST", "bad argument"),
+    ("insert {ret} LOAD_CONST 7", "values left on the stack"),
     ("insert {ret} JUMP_FORWARD 999", "jump to nowhere"),
     ("insert {ret} JUMP_FORWARD 1", "jump to nowhere"),
     ("insert 1 LOAD_DEREF not_a_cell", "changed argument layout"),
