@@ -6,6 +6,7 @@ Exit status: the script's own; 2 with a one-line error for a missing script or b
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -90,6 +91,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     # `python -m dynadbg SCRIPT ...` and `dynadbg SCRIPT ...` mean `run SCRIPT ...`
     if args_in and args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help"):
+        first = args_in[0]
+        if not first.startswith("-") and not os.path.exists(first) and not first.endswith(".py"):
+            # neither a script nor a subcommand: most likely a mistyped subcommand
+            return _fail(f"unknown command {first!r} (choose from {', '.join(SUBCOMMANDS)}, or give a script)")
         args_in.insert(0, "run")
     parser = build_parser(prog)
     try:

@@ -141,6 +141,11 @@ class CommandSet(RecompileCommands, EditCommands):
         return value
 
     def eval_namespace(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.ctx.frame is None and self.ctx.miss_event is not None:
+            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed
+            import builtins
+
+            return {"__builtins__": builtins}, dict(self.ctx.miss_event.f_locals)
         st = self.need_frame()
         frame = st.frame
         ns = dict(frame.f_locals)

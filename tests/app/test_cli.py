@@ -20,6 +20,7 @@ def dynadbg(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     (("report", "no_such_script.py"), "no such file: no_such_script.py"),
     (("demo", "nope"), "no demo named 'nope'"),
     (("run", "--commands", "no_such_file.txt", __file__), "cannot read commands file"),
+    (("rnu", "x.py"), "unknown command 'rnu' (choose from run, report, demo"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     proc = dynadbg(*args)
