@@ -114,7 +114,7 @@ class BytecodeView(ScrollView, can_focus=True):
             offset_w = len(str(max(i.offset for i in instructions)))
             line_w = max((len(str(i.lineno)) for i in instructions if i.lineno is not None), default=1)
             opname_w = min(_OPNAME_WIDTH, max(len(i.opname) for i in instructions))
-            arg_w = max(len(i.argrepr) for i in instructions)
+            arg_w = max(len(arg_text(i)) for i in instructions)
         else:
             index_w = offset_w = line_w = opname_w = arg_w = 1
         self._widths = (index_w, offset_w, line_w, opname_w)
@@ -237,7 +237,7 @@ class BytecodeView(ScrollView, can_focus=True):
             segments.append(Segment(instr.argrepr, highlight.plain(highlight.OFFSET)))
             segments.append(Segment(f"  → {instr.jump_target}", highlight.plain(highlight.JUMP)))
         else:
-            segments.extend(highlight.python_segments(instr.argrepr))
+            segments.extend(highlight.python_segments(arg_text(instr)))
         return segments
 
     def notify_style_update(self) -> None:
@@ -282,3 +282,10 @@ class BytecodeView(ScrollView, can_focus=True):
         elif row == self.cursor and self.has_focus:
             line_style = cursor_style
         return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
+
+
+def arg_text(instr: Instr) -> str:
+    """The argument column: `dis`'s readable argument, else the raw oparg (``COPY 1``, ``CALL 2``)."""
+    if instr.argrepr:
+        return instr.argrepr
+    return "" if instr.arg is None else str(instr.arg)
