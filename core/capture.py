@@ -306,12 +306,15 @@ class Capture:
             patch.apply()
             self._patches.append(patch)
         if self.count_hits and compat.FEATURES.get("debugger callback", "x") is None:
-            note = self.note_call
+            note = self._safe_note_call
             prev = self._prev_debugger_callback = compat.set_debugger_callback(note)
             if prev is not None:
                 def chained(code: CodeType) -> None:  # keep whoever was there first working
                     note(code)
-                    prev(code)
+                    try:
+                        prev(code)
+                    except Exception as exc:  # noqa: BLE001 - nothing may escape into torch's C++
+                        self._error("previous debugger callback", exc)
 
                 compat.set_debugger_callback(chained)
             self._callback_installed = True
@@ -346,6 +349,13 @@ class Capture:
         entry = self._generated.get(id(code))
         if entry is not None:
             entry.hits += 1
+
+    def _safe_note_call(self, code: CodeType) -> None:
+        """`note_call` as torch's debugger callback: nothing may escape into torch's C++ (aborts on 3.13)."""
+        try:
+            self.note_call(code)
+        except Exception as exc:  # noqa: BLE001
+            self._error("debugger callback", exc)
 
     def is_generated(self, code: CodeType) -> bool:
         """True for a generated code object this capture recorded (Dynamo's, or a replacement)."""
@@ -548,11 +558,15 @@ class Capture:
             if original is None:
                 return orig(guarded_code)
             compile_id = str(guarded_code.compile_id)
-            with cap._lock:
-                frame = cap._frame(original)
-                comp = frame.compile(compile_id, cap._serial())
-                entry = comp.entry = _Entry(frame, compile_id, dynamo_code, guarded_code.guard_manager)
-                cap._generated[id(dynamo_code)] = entry
+            try:
+                with cap._lock:
+                    frame = cap._frame(original)
+                    comp = frame.compile(compile_id, cap._serial())
+                    entry = comp.entry = _Entry(frame, compile_id, dynamo_code, guarded_code.guard_manager)
+                    cap._generated[id(dynamo_code)] = entry
+            except Exception as exc:  # noqa: BLE001 - a recording fault must not break the user's compile
+                cap._error("wrap_guarded_code", exc)
+                return orig(guarded_code)
             if cap.on_compiled is not None:
                 event = CompileEvent(original, dynamo_code, compile_id, guarded_code.guard_manager, guarded_code,
                                      frame.is_resume)
@@ -585,7 +599,11 @@ class Capture:
                 return orig(wrapper, frame, *args, **kwargs)
             code = frame.f_code
             if cap.on_cache_miss is not None:
-                action = cap._cache_miss(frame, code)
+                try:
+                    action = cap._cache_miss(frame, code)
+                except Exception as exc:  # noqa: BLE001 - a debugger fault must not break the compile
+                    cap._error("cache miss", exc)
+                    action = None
                 if action is not None:
                     if action == "skip":
                         cap._record_skip(code, "dynadbg: compiling stopped for this code by the debugger")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dis
-import weakref
 from types import CodeType
 
+from .identity import IdentityCache
 from .model import CodeView, Instr
 
-_cache: "weakref.WeakKeyDictionary[CodeType, CodeView]" = weakref.WeakKeyDictionary()
+_cache: IdentityCache[CodeType, CodeView] = IdentityCache()  # code objects may be unhashable
 
 
 def code_view(code: CodeType, *, generated: bool = True, compile_id: str | None = None) -> CodeView:
@@ -19,10 +19,7 @@ def code_view(code: CodeType, *, generated: bool = True, compile_id: str | None 
     view = _cache.get(code)
     if view is None:
         view = _build(code, generated, compile_id)
-        try:
-            _cache[code] = view
-        except TypeError:
-            pass
+        _cache[code] = view
     if view.generated != generated or view.compile_id != compile_id:
         from dataclasses import replace
 

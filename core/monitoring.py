@@ -33,7 +33,7 @@ class MonitoringBackend:
         self.handler = handler
         self.tool = mon.DEBUGGER_ID
         self.armed = False
-        self._codes: set[CodeType] = set()
+        self._codes: dict[int, CodeType] = {}  # by id: code objects may be unhashable
         self._frames: set[FrameType] = set()
         self._thread = threading.get_ident()
         self._registered = False
@@ -70,10 +70,10 @@ class MonitoringBackend:
         """Deliver events for new frames of `code` (called from the debugger callback, before the frame starts)."""
         self._thread = threading.get_ident()
         self._register()
-        if code not in self._codes:
+        if id(code) not in self._codes:
             E = mon.events
             mon.set_local_events(self.tool, code, E.PY_START | E.INSTRUCTION | E.PY_RETURN)
-            self._codes.add(code)
+            self._codes[id(code)] = code
         if not self.armed:
             self.armed = True
             mon.set_events(self.tool, mon.events.RAISE)
@@ -84,7 +84,7 @@ class MonitoringBackend:
         self._register()
 
     def disarm(self) -> None:
-        for code in self._codes:
+        for code in self._codes.values():
             mon.set_local_events(self.tool, code, 0)
         self._codes.clear()
         self._frames.clear()
@@ -98,14 +98,14 @@ class MonitoringBackend:
 
     def is_traced(self, frame: FrameType) -> bool:
         """Whether `frame` gets instruction events now."""
-        return frame in self._frames and frame.f_code in self._codes
+        return frame in self._frames and id(frame.f_code) in self._codes
 
     def untrace(self, frame: FrameType) -> None:
         self._frames.discard(frame)
         code = frame.f_code
-        if code in self._codes and not any(f.f_code is code for f in self._frames):
+        if id(code) in self._codes and not any(f.f_code is code for f in self._frames):
             mon.set_local_events(self.tool, code, 0)
-            self._codes.discard(code)
+            self._codes.pop(id(code), None)
 
     # -- callbacks -----------------------------------------------------------------------------------------------
     def _on_start(self, code: CodeType, offset: int) -> Any:

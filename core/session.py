@@ -434,23 +434,32 @@ class Session:
         be traced. `_quiet` caches that answer (ids of codes); anything that could change it (a stop, a
         breakpoint, a stop kind switched on, an interrupt, quit) clears it.
         """
-        quiet, note, slow = self._quiet, self._note_call, self._on_generated_code
+        quiet, note, slow, report = self._quiet, self._note_call, self._on_generated_code, self._callback_failed
 
         def on_generated_code(code: CodeType) -> None:
-            note(code)
-            if id(code) not in quiet:
-                slow(code)
+            # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
+            # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
+            try:
+                note(code)
+                if id(code) not in quiet:
+                    slow(code)
+            except BaseException as exc:  # noqa: BLE001
+                report(code, exc)
 
         return on_generated_code
+
+    def _callback_failed(self, code: CodeType, exc: BaseException) -> None:
+        if isinstance(exc, QuitProgram):
+            return
+        self._message(f"dynadbg: internal error before {getattr(code, 'co_name', '?')} ran "
+                      f"({type(exc).__name__}: {exc}); the program goes on")
 
     def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
         self.generated[key] = code
         if threading.get_ident() != self._worker_ident:
             return
-        if self._quitting:
-            raise QuitProgram()
-        if self.wants_frame(code):
+        if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
             self.backend.watch(code)
         else:
             self._quiet.add(key)
