@@ -103,7 +103,8 @@ def pytest_runtest_call(item: pytest.Item):  # noqa: ANN201 - a pytest hook wrap
 
         torch._dynamo.reset()
     json_dir = config.getoption("--dynadbg-json")
-    recorder = Recorder(count_hits=json_dir is not None)
+    writing = json_dir is not None
+    recorder = Recorder(count_hits=writing, guard_cost=writing, graphs=writing)
     debugging = _debugger(item) if config.getoption("--dynadbg-break-on-recompile") else None
     recorder.install()
     failed = True

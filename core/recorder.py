@@ -24,6 +24,17 @@ from .runner import ExitResult
 __all__ = ["Recorder"]
 
 
+class _CaptureWithoutGraphs(Capture):
+    """A `Capture` that leaves Dynamo's graph hand-off alone: no FX graph text per compile (the largest part of
+    the capture's compile-time cost). Recompiles, graph breaks, entries and guards are recorded as usual."""
+
+    def _make_call_user_compiler(self, orig):  # noqa: ANN001, ANN202
+        return orig
+
+    def _make_install_global_unsafe(self, orig):  # noqa: ANN001, ANN202
+        return orig
+
+
 class Recorder:
     """Records every compile, cache miss (recompile) and graph break while installed.
 
@@ -31,15 +42,17 @@ class Recorder:
         count_hits: count the calls each cache entry serves (a bytecode-debugger callback for the region; leave
             it off when only recompiles and graph breaks matter, the callback costs a Python call per call).
         guard_cost: keep torch's guard-eval latency of each compile (`guard_cost.GuardCostLog`).
+        graphs: record each compile's FX graph (its text costs compile time; the pytest plugin leaves it off
+            unless it writes reports).
 
     Thread safety: the hooks record on whichever thread compiles; call `result` on the thread that ran the
     region (it reads torch's cache entries).
     """
 
-    def __init__(self, *, count_hits: bool = False, guard_cost: bool = True) -> None:
+    def __init__(self, *, count_hits: bool = False, guard_cost: bool = True, graphs: bool = True) -> None:
         compat.load()
         self.log = RecompileLog()
-        self.capture = Capture(on_compiled=self.log.on_compiled, on_cache_miss=self.log.on_cache_miss,
+        self.capture = (Capture if graphs else _CaptureWithoutGraphs)(on_compiled=self.log.on_compiled, on_cache_miss=self.log.on_cache_miss,
                                count_hits=count_hits)
         self.costs = GuardCostLog() if guard_cost else None
         self.installed = False
