@@ -5,6 +5,8 @@ it: `FEATURES` says which are available and `missing_features()` gives the messa
 nothing here raises at import time.
 
 Verified on: Python 3.11.7 with torch 2.13.0+cpu (see ../shared/notes/torch-internals.md for the facts).
+Also run on: torch 2.14.1 and torch 2.15.0+cu132 on CPU (Python 3.11.7): every probe below finds its API and the
+engine and case tests pass unchanged (2026-11-30, CI lanes torch214 and torch215).
 """
 
 from __future__ import annotations
