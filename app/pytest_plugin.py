@@ -56,6 +56,13 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{name} must be 0 or more, not {value}")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Check every dynadbg marker before any test runs (a bad one is a usage error, not a test failure)."""
+    for item in items:
+        if item.get_closest_marker("dynadbg") is not None:
+            _limits(item)
+
+
 def _limits(item: pytest.Item) -> dict[str, int | None]:
     """The test's budget: the marker's values, else the command line's."""
     config = item.config
