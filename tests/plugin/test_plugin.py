@@ -73,6 +73,17 @@ def test_marker_sets_the_budget_per_test() -> None:
     assert "L['k'] == 1" in text and "expected 1, actual 5" in text
 
 
+def test_reset_only_when_asked() -> None:
+    # without a reset the second test recompiles what the first compiled, and that counts against it
+    proc = run_pytest("--dynadbg-max-recompiles", "0", "sample_reset.py")
+    assert proc.returncode == 1, proc.stdout
+    assert "FAILED sample_reset.py::test_second_value" in proc.stdout
+    assert "L['k'] == 1" in proc.stdout and "expected 1, actual 2" in proc.stdout
+    proc = run_pytest("--dynadbg-max-recompiles", "0", "--dynadbg-reset", "sample_reset.py")
+    assert proc.returncode == 0, proc.stdout
+    assert "2 passed" in proc.stdout
+
+
 def test_inactive_without_options() -> None:
     proc = run_pytest("sample_recompile.py")
     assert proc.returncode == 0, proc.stdout
