@@ -72,3 +72,34 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, reports, capsys) -> None:
     assert "is not a dynadbg report" in err and err.count("\n") == 1
     assert main(["diff", str(tmp_path / "missing.json"), str(reports[0])]) == 2
     assert main(["diff", "--fail-on", "speed", str(reports[0]), str(reports[1])]) == 2
+
+
+def _frame(name: str, *, breaks: tuple[str, ...] = (), entries: int = 1) -> dict:
+    return {"name": name, "filename": "/src/train.py", "firstlineno": 1, "is_resume": False,
+            "entries": [{"compile_id": f"0/{i}", "guard_tree": None,
+                         "guard_cost": {"guards": 5, "eval_us": 2.0, "eval_iterations": 1,
+                                        "by_source": {"L['x']": {"guards": 5, "tensors": 1}}}}
+                        for i in range(entries)],
+            "graph_breaks": [{"compile_id": "0/0", "reason": r, "short_reason": r, "filename": "/src/train.py",
+                              "lineno": 7, "user_line": "print(x)", "duplicate": False, "resume_functions": []}
+                             for r in breaks],
+            "recompiles": []}
+
+
+def _report(*frames: dict) -> dict:
+    return {"schema": "dynadbg.report/2", "frames": list(frames)}
+
+
+def test_code_objects_new_and_gone_and_graph_breaks(tmp_path, capsys) -> None:
+    a = _report(_frame("forward"), _frame("old_helper"))
+    b = _report(_frame("forward", breaks=("Failed to trace builtin operator",)), _frame("new_helper"))
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a))
+    pb.write_text(json.dumps(b))
+    assert main(["diff", "--fail-on", "graph-breaks", str(pa), str(pb)]) == 1
+    out = capsys.readouterr().out
+    assert "old_helper (train.py)  [compiled only in A]" in out
+    assert "new_helper (train.py)  [compiled only in B]" in out
+    assert "new graph break at train.py:7: Failed to trace builtin operator" in out
+    assert "graph breaks: 0 → 1" in out
+    assert main(["diff", "--fail-on", "recompiles,guards", str(pa), str(pb)]) == 0
