@@ -1,4 +1,4 @@
-"""Command line: ``dynadbg run|report|demo`` and ``python -m dynadbg SCRIPT``.
+"""Command line: ``dynadbg run|report|demo|diff`` and ``python -m dynadbg SCRIPT``.
 
 Exit status: the script's own; 2 with a one-line error for a missing script or bad flags.
 """
@@ -12,7 +12,7 @@ from typing import Sequence
 
 from dynadbg.core.model import BREAK_ON_KINDS, DEFAULT_BREAK_ON
 
-SUBCOMMANDS = ("run", "report", "demo")
+SUBCOMMANDS = ("run", "report", "demo", "diff")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,11 +70,16 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
                      "compiles they match")
     run.add_argument("--keymap", metavar="FILE", help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
+    run.add_argument("--rank", type=int, default=None, metavar="R",
+                     help="under torchrun: debug rank R only (default 0); the other ranks run without stops")
+    run.add_argument("--out", metavar="DIR", help="write each rank's report to DIR/rank{R}.json (JSON report schema)")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 
     report = sub.add_parser("report", help="run a script with no stops and print every compiled frame")
     report.add_argument("--json", action="store_true", help="print the report as JSON (shape in the README)")
+    report.add_argument("--out", metavar="DIR", help="write the JSON report to DIR/rank{R}.json under torchrun "
+                        "(DIR/report.json otherwise) instead of printing it")
     report.add_argument("script")
     report.add_argument("args", nargs=argparse.REMAINDER)
 
@@ -83,7 +88,25 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     demo.add_argument("--plain", action="store_true", help="line-mode front end")
     demo.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
     demo.add_argument("--list", action="store_true", help="list the bundled examples")
+
+    diff = sub.add_parser("diff", help="compare two `report --json` files, or the rank reports of a torchrun job")
+    diff.add_argument("reports", nargs="*", metavar="REPORT", help="A.json B.json: what changed from A to B")
+    diff.add_argument("--ranks", metavar="DIR", help="compare DIR/rank{R}.json of every rank (exit 1 when they differ)")
+    diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    diff.add_argument("--fail-on", type=parse_fail_on, default=[], metavar="MEASURES",
+                      help="exit 1 when B is worse on any of these (comma-separated: recompiles,graph-breaks,guards)")
     return parser
+
+
+def parse_fail_on(text: str) -> list[str]:
+    from dynadbg.core.diff import FAIL_ON
+
+    measures = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in measures if m not in FAIL_ON]
+    if unknown or not measures:
+        raise argparse.ArgumentTypeError(
+            f"unknown measure(s) {', '.join(unknown) or '(none)'}; choose from {','.join(FAIL_ON)}")
+    return measures
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
@@ -108,6 +131,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
         return cmd_run(args, parser)
     if args.command == "report":
         return cmd_report(args)
+    if args.command == "diff":
+        return cmd_diff(args)
     return cmd_demo(args)
 
 
@@ -158,6 +183,17 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _fail(str(exc))
     break_on = args.break_on if args.break_on is not None else set(DEFAULT_BREAK_ON)
     script_args = list(args.args)
+    from dynadbg.core import compat
+
+    job = compat.torchrun_rank()
+    if job is None and args.rank is not None:
+        sys.stderr.write("dynadbg: --rank applies under torchrun only (no RANK/WORLD_SIZE here); debugging this process\n")
+    if job is not None:
+        debug_rank = 0 if args.rank is None else args.rank
+        if not 0 <= debug_rank < job[1]:
+            return _fail(f"--rank {debug_rank}: this job has ranks 0..{job[1] - 1}")
+        if job[0] != debug_rank:  # the other ranks run without stops and record
+            return _run_report(path, script_args, as_json=False, out=args.out, quiet=True)
 
     def start(session):  # noqa: ANN001, ANN202
         if patch_specs:
@@ -166,9 +202,19 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             PatchManager.of(session).add_pending(patch_specs)
         session.start_script(path, script_args)
 
-    return debug_program(
-        start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui, keymap=args.keymap
-    )
+    if not args.out:
+        return debug_program(
+            start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui, keymap=args.keymap
+        )
+    from dynadbg.core.recorder import Recorder
+    from dynadbg.core.runner import ExitResult
+
+    with Recorder(count_hits=False) as recorder:  # the debugged rank's report, beside the others'
+        status = debug_program(
+            start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui, keymap=args.keymap
+        )
+    _write_report(recorder.result(ExitResult(status)).json(), args.out)
+    return status
 
 
 def debug_program(start, *, break_on, commands, plain: bool, tui: bool = False, keymap: str | None = None) -> int:  # noqa: ANN001
@@ -194,27 +240,85 @@ def cmd_report(args: argparse.Namespace) -> int:
         path = check_script(args.script)
     except ScriptError as exc:
         return _fail(str(exc))
+    return _run_report(path, list(args.args), as_json=args.json, out=args.out)
+
+
+def _report_path(out: str) -> str:
+    """DIR/rank{R}.json under torchrun, DIR/report.json otherwise."""
+    from dynadbg.core import compat
+
+    job = compat.torchrun_rank()
+    return os.path.join(out, f"rank{job[0]}.json" if job is not None else "report.json")
+
+
+def _write_report(data: dict, out: str) -> str:
+    import json
+
+    os.makedirs(out, exist_ok=True)
+    path = _report_path(out)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+    return path
+
+
+def _run_report(path: str, argv: list[str], *, as_json: bool, out: str | None, quiet: bool = False) -> int:
+    """Run `path` with no stops; print the report (text or JSON), or write the JSON to `out` (a directory)."""
+    import contextlib
     import json
 
     from dynadbg.core.report import run_report
-
-    import contextlib
+    from dynadbg.core.runner import ScriptError
 
     # with --json, stdout carries only the JSON document: the program's own output goes to stderr
-    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    redirect = contextlib.redirect_stdout(sys.stderr) if as_json and not out else contextlib.nullcontext()
     try:
         with redirect:
-            result = run_report(path, list(args.args))
+            result = run_report(path, argv)
     except ScriptError as exc:
         return _fail(str(exc))
     if result.exit.traceback and not result.exit.quit:
         sys.stderr.write(result.exit.traceback)
     sys.stdout.flush()
-    if args.json:
+    if out:
+        try:
+            written = _write_report(result.json(), out)
+        except OSError as exc:
+            return _fail(f"cannot write the report to {out}: {exc.strerror}")
+        if not quiet:
+            sys.stderr.write(f"dynadbg: report written to {written}\n")
+    elif as_json:
         print(json.dumps(result.json(), indent=2))
-    else:
+    elif not quiet:
         print(result.text())
     return result.status
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``dynadbg diff A.json B.json`` / ``--ranks DIR``: exit 0, 1 when B is worse on a --fail-on measure (or the
+    ranks differ), 2 for unreadable input."""
+    import json
+
+    from dynadbg.core import diff as d
+
+    try:
+        if args.ranks:
+            if args.reports:
+                return _fail("give either --ranks DIR or two reports, not both")
+            result = d.diff_ranks(d.load_rank_reports(args.ranks))
+            print(json.dumps(result, indent=2) if args.json else d.ranks_text(result), end="\n" if args.json else "")
+            return 1 if result["diverging"] else 0
+        if len(args.reports) != 2:
+            return _fail("diff needs two reports (A.json B.json) or --ranks DIR")
+        a, b = (d.load_report(p) for p in args.reports)
+    except d.DiffError as exc:
+        return _fail(str(exc))
+    result = d.diff_reports(a, b, name_a=args.reports[0], name_b=args.reports[1])
+    print(json.dumps(result, indent=2) if args.json else d.diff_text(result), end="\n" if args.json else "")
+    bad = d.worse(result, args.fail_on)
+    if bad:
+        sys.stderr.write(f"dynadbg diff: B is worse on {', '.join(bad)}\n")
+        return 1
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -5,6 +5,8 @@ it: `FEATURES` says which are available and `missing_features()` gives the messa
 nothing here raises at import time.
 
 Verified on: Python 3.11.7 with torch 2.13.0+cpu (see ../shared/notes/torch-internals.md for the facts).
+Also run on: torch 2.14.1 and torch 2.15.0+cu132 on CPU (Python 3.11.7): every probe below finds its API and the
+engine and case tests pass unchanged (2026-11-30, CI lanes torch214 and torch215).
 """
 
 from __future__ import annotations
@@ -935,3 +937,62 @@ def guard_filter_entry_match_keys(entry: Any) -> tuple[str, frozenset[str]]:
     types = {str(getattr(entry, "guard_type", ""))}
     types.update(str(t) for t in (getattr(entry, "derived_guard_types", None) or ()))
     return str(source), frozenset(types)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# guard cost — torch's guard profiler behind `dynadbg.core.guard_cost` (verified on torch 2.13.0+cpu and
+# 2.15.0, Python 3.11.7). Dynamo calls ``torch._dynamo.guards.profile_guard_manager(root, local_scope, 1)`` (the
+# C++ ``torch._C._dynamo.guards.profile_guard_manager``) once per compile, right after checking that the new guards
+# pass on the frame's locals, and logs the result as "Guard eval latency = N us". The function flushes the CPU
+# cache before each iteration (about 0.1 s each on this machine), so the figure is a cold-cache latency of one
+# evaluation of the whole tree, in microseconds. Wrapping the module attribute sees torch's own figure at no
+# extra cost; the tree passes there, so no fail count changes.
+# --------------------------------------------------------------------------------------------------------------
+
+#: (module, attribute) of the guard profiler Dynamo calls at compile time.
+GUARD_PROFILER_TARGET: tuple[str, str] = ("torch._dynamo.guards", "profile_guard_manager")
+
+
+def guard_profiler_target() -> tuple[Any, str] | None:
+    """(owner module, attribute name) of Dynamo's guard profiler, or None when this torch lacks it (the
+    ``"guard cost"`` feature then carries the reason in `FEATURES`)."""
+    load()
+    return _probe("guard cost", lambda: _resolve_attr(*GUARD_PROFILER_TARGET))
+
+
+def guard_filter_presets() -> dict[str, bool]:
+    """Which of torch's documented guard-overhead cuts this torch has: ``torch.compiler.<name>`` presets for
+    ``torch.compile(options={"guard_filter_fn": ...})`` and the ``skip_guard_eval_unsafe`` argument of
+    ``torch.compiler.set_stance`` (all present in torch 2.13 and 2.15)."""
+    load()
+    import inspect
+
+    compiler = torch.compiler
+    names = ("skip_guard_on_inbuilt_nn_modules_unsafe", "skip_guard_on_all_nn_modules_unsafe",
+             "skip_guard_on_globals_unsafe", "keep_tensor_guards_unsafe")
+    found = {name: hasattr(compiler, name) for name in names}
+    try:
+        found["skip_guard_eval_unsafe"] = "skip_guard_eval_unsafe" in inspect.signature(compiler.set_stance).parameters
+    except (AttributeError, TypeError, ValueError):
+        found["skip_guard_eval_unsafe"] = False
+    return found
+
+
+# --------------------------------------------------------------------------------------------------------------
+# distributed — the rank of a torchrun job (torch.distributed.run sets RANK / WORLD_SIZE / LOCAL_RANK in each
+# worker's environment; verified with torch 2.13.0 and 2.15.0, gloo on CPU)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def torchrun_rank() -> tuple[int, int] | None:
+    """(rank, world size) when this process is a worker of a torchrun job, else None. Reads the environment
+    torchrun sets (``RANK``, ``WORLD_SIZE``); torch is not imported."""
+    import os
+
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank is None or world is None:
+        return None
+    try:
+        return int(rank), int(world)
+    except ValueError:
+        return None

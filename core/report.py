@@ -5,14 +5,19 @@
 prints: the front end writes the program's traceback (if any) to stderr and the report after the program's
 output, and exits with `ReportResult.status` (the script's own status).
 
-JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always present, unknown values are null)::
+JSON shape (``report_json``; ``"schema": "dynadbg.report/2"``; keys are always present, unknown values are null).
+Schema history: ``/1`` → ``/2`` added ``summary.guards``, ``summary.guard_eval_us``, ``entries[].guard_cost``,
+``guard_cost_advice`` and (from ``run_report(...).json()``) ``rank``/``world_size``; nothing was removed or renamed,
+so a reader of ``/1`` reads ``/2``::
 
     {
-      "schema": "dynadbg.report/1",
+      "schema": "dynadbg.report/2",
       "summary": {"frames": int, "entries": int, "graph_breaks": int, "recompiles": int, "graphs": int,
                   "skipped_frames": int,
                   "misses": int,                   # cache misses of code with entries (recompile_timeline)
-                  "recompile_limit_hits": int},    # misses whose compile hit the recompile limit
+                  "recompile_limit_hits": int,     # misses whose compile hit the recompile limit
+                  "guards": int,                   # leaf guards over all entries (0 without guard trees)
+                  "guard_eval_us": float | null},  # sum of the entries' eval_us (null: none measured)
       "frames": [                                  # first-compile order
         {
           "index": int,                            # position in this list; resume links point here
@@ -34,7 +39,13 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
               "resume_functions": [{"global": "__resume_at_76_3", "name": str | null, "frame": int | null}],
               "code": [Instruction, ...],          # the transformed bytecode
               "guards": str | null,                # the guard tree as text
-              "guard_tree": object | null          # dataclasses.asdict(model.GuardTree), when core.guards exists
+              "guard_tree": object | null,         # dataclasses.asdict(model.GuardTree), when core.guards exists
+              "guard_cost": {                      # core.guard_cost
+                "guards": int | null,              # leaf guards of the tree (relational once, epilogue included)
+                "eval_us": float | null,           # torch's profile_guard_manager at compile time: µs per
+                                                   # evaluation of the whole tree, cold cache ("Guard eval latency")
+                "eval_iterations": int | null,     # evaluations torch averaged (Dynamo uses 1)
+                "by_source": {group: {"guards": int, "tensors": int}}}  # L['x'], L['self']._modules['enc'], G ...
             }
           ],
           "graphs": [{"name": str, "compile_id": str, "code": str, "graph": str, "node_count": int}],
@@ -55,7 +66,9 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
       "recompile_timeline": [                      # every cache miss of code with entries, in order
         {"seq": int, "frame": int | null, "name": str, "compile_id": str | null, "decision": str,
          "outcome": str, "limit_hit": bool, "torch_reasons": [str, ...], "failing_guards": int}
-      ]
+      ],
+      "guard_cost_advice": [                       # torch's documented cuts that fit an entry's guards
+        {"frame": int, "compile_id": str, "cut": str, "text": str}]
     }
 
     Analysis = {                                   # core.recompile.record_json: one cache miss
@@ -88,8 +101,9 @@ JSON shape (``report_json``; ``"schema": "dynadbg.report/1"``; keys are always p
     Instruction = {"index": int, "offset": int, "opname": str, "arg": int | null, "argrepr": str,
                    "lineno": int | null, "jump_target": int | null}
 
-`run_report(...).json()` adds ``"exit_status"`` (int), ``"exception"`` (str | null) and ``"disabled"``
-(messages for capture hooks missing on this torch).
+`run_report(...).json()` adds ``"exit_status"`` (int), ``"exception"`` (str | null), ``"disabled"``
+(messages for capture hooks missing on this torch), and ``"rank"``/``"world_size"`` (int | null: the torchrun
+worker that wrote it, from ``RANK``/``WORLD_SIZE``).
 """
 
 from __future__ import annotations
@@ -104,7 +118,7 @@ from .capture import Capture
 from .model import CacheEntryView, CodeView, CompiledFrameView, GraphBreakView
 from .runner import ExitResult, check_script, run_script
 
-SCHEMA = "dynadbg.report/1"
+SCHEMA = "dynadbg.report/2"
 NO_FRAMES = "no frame was compiled by torch.compile"
 
 #: (name, filename, firstlineno, reason) — a frame Dynamo skipped before any compile attempt.
@@ -123,6 +137,7 @@ class ReportResult:
         errors: errors inside the capture's recording code (never raised into the program).
         recompile_records: every cache miss of code with entries, analysed when it happened
             (`recompile.RecompileRecord`, in order).
+        guard_costs: torch's guard-eval latency per compile id (`guard_cost.EntryCost`).
     """
 
     exit: ExitResult
@@ -131,6 +146,7 @@ class ReportResult:
     disabled: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     recompile_records: tuple[Any, ...] = ()
+    guard_costs: Any = None
 
     @property
     def status(self) -> int:
@@ -139,13 +155,16 @@ class ReportResult:
 
     def text(self) -> str:
         return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled,
-                             recompile_records=self.recompile_records)
+                             recompile_records=self.recompile_records, guard_costs=self.guard_costs)
 
     def json(self) -> dict[str, Any]:
-        data = report_json(self.frames, skipped_frames=self.skipped_frames, recompile_records=self.recompile_records)
+        data = report_json(self.frames, skipped_frames=self.skipped_frames, recompile_records=self.recompile_records,
+                           guard_costs=self.guard_costs)
         data["exit_status"] = self.exit.status
         data["exception"] = self.exit.exception
         data["disabled"] = list(self.disabled)
+        rank = compat.torchrun_rank()
+        data["rank"], data["world_size"] = rank if rank is not None else (None, None)
         return data
 
 
@@ -167,12 +186,17 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
     compat.load()
     from .recompile import RecompileLog
 
+    from .guard_cost import GuardCostLog
+
     log = RecompileLog()
+    costs = GuardCostLog()
     capture = Capture(on_compiled=log.on_compiled, on_cache_miss=log.on_cache_miss, count_hits=True)
     capture.install()
+    costs.install()
     try:
         result = run_script(path, list(argv))
     finally:
+        costs.uninstall()
         capture.uninstall()
     return ReportResult(
         exit=result,
@@ -181,6 +205,7 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
         disabled=tuple(capture.disabled),
         errors=tuple(capture.errors),
         recompile_records=log.records(),
+        guard_costs=costs.costs(),
     )
 
 
@@ -257,6 +282,7 @@ def format_report(
     skipped_frames: Iterable[SkippedFrame] = (),
     disabled: Iterable[str] = (),
     recompile_records: Sequence[Any] = (),
+    guard_costs: Any = None,
 ) -> str:
     """The text report: one section per compiled frame, then skipped frames, the recompile timeline, then a
     summary line. `recompile_records` (`recompile.RecompileRecord`s) add every failing guard of every entry to
@@ -270,7 +296,7 @@ def format_report(
         out.append(NO_FRAMES)
     by_key = _names_by_key(frames)
     for number, frame in enumerate(frames, 1):
-        out.extend(_format_frame(number, frame, by_key))
+        out.extend(_format_frame(number, frame, by_key, guard_costs))
         out.extend(_format_recompile_insight(frame, recompile_records))
     if skipped_frames:
         out += ["", _THIN, "frames Dynamo skipped without compiling", _THIN]
@@ -321,7 +347,8 @@ def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) 
     return out
 
 
-def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple[int, CompiledFrameView]]) -> list[str]:
+def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple[int, CompiledFrameView]],
+                  guard_costs: Any = None) -> list[str]:
     out = ["", _RULE]
     kind = "resume function" if frame.is_resume else "frame"
     out.append(f"[{number}] {kind} {frame.name}  ({frame.filename}:{frame.firstlineno})")
@@ -359,6 +386,10 @@ def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple
         if entry.guards_text is not None:
             out += ["", "  guards:"]
             out += _indent(entry.guards_text, "    ")
+        if entry.guard_tree is not None or guard_costs:
+            from .guard_cost import cost_text
+
+            out += [""] + cost_text(_entry_cost(entry, guard_costs), entries=len(frame.entries))
         for graph in frame.graphs:
             if graph.name in entry.graphs:
                 out += ["", f"  FX graph {graph.name} ({_plural(graph.node_count, 'node')}):"]
@@ -417,10 +448,17 @@ def _jsonable(value: Any) -> Any:
 
 def report_json(
     frames: Sequence[CompiledFrameView], *, skipped_frames: Iterable[SkippedFrame] = (),
-    recompile_records: Sequence[Any] = (),
+    recompile_records: Sequence[Any] = (), guard_costs: Any = None,
 ) -> dict[str, Any]:
-    """The report as plain JSON-able data (shape in this module's docstring)."""
+    """The report as plain JSON-able data (shape in this module's docstring).
+
+    Args:
+        guard_costs: compile id -> `guard_cost.EntryCost` (torch's guard-eval latency); None: not measured.
+    """
+    from .guard_cost import advice, advice_text
     from .recompile import diff_json, frame_guard_diffs, record_json, timeline_json
+
+    advice_rows: list[dict[str, Any]] = []
 
     frames = list(frames)
     skipped_frames = list(skipped_frames)
@@ -448,6 +486,11 @@ def report_json(
                 "guards": entry.guards_text,
                 "guard_tree": _jsonable(entry.guard_tree) if entry.guard_tree is not None else None,
             })
+            cost = _entry_cost(entry, guard_costs, entries[-1]["guard_tree"])
+            entries[-1]["guard_cost"] = cost
+            for cut in advice(cost["by_source"], entries=len(frame.entries), total=cost["guards"]):
+                advice_rows.append({"frame": index, "compile_id": entry.compile_id, "cut": cut,
+                                    "text": advice_text(cut)})
         out_frames.append({
             "index": index,
             "name": frame.name,
@@ -475,6 +518,10 @@ def report_json(
     summary["skipped_frames"] = len(skipped_frames)
     summary["misses"] = len(recompile_records)
     summary["recompile_limit_hits"] = sum(1 for r in recompile_records if r.limit_hit)
+    all_costs = [e["guard_cost"] for f in out_frames for e in f["entries"]]
+    summary["guards"] = sum(c["guards"] or 0 for c in all_costs)
+    timed = [c["eval_us"] for c in all_costs if c["eval_us"] is not None]
+    summary["guard_eval_us"] = round(sum(timed), 3) if timed else None
     return {
         "schema": SCHEMA,
         "summary": summary,
@@ -482,7 +529,18 @@ def report_json(
         "skipped_frames": [{"name": n, "filename": f, "firstlineno": line, "reason": r}
                            for n, f, line, r in skipped_frames],
         "recompile_timeline": timeline_json(recompile_records, {f.key: i for i, f in enumerate(frames)}),
+        "guard_cost_advice": advice_rows,
     }
+
+
+def _entry_cost(entry: CacheEntryView, guard_costs: Any, tree_json: Any = None) -> dict[str, Any]:
+    """`guard_cost.entry_cost_json` of one entry (its tree as JSON, torch's latency for its compile id)."""
+    from .guard_cost import entry_cost_json
+
+    if tree_json is None and entry.guard_tree is not None:
+        tree_json = _jsonable(entry.guard_tree)
+    cost = guard_costs.get(entry.compile_id) if guard_costs else None
+    return entry_cost_json(tree_json, cost)
 
 
 def _analysis_json(records: Sequence[Any], code_key: int, compile_id: str, record_json: Any) -> dict[str, Any] | None:
