@@ -33,6 +33,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from . import compat
+from .model import GuardEditOutcome, GuardEditView
 
 if TYPE_CHECKING:
     from .session import PauseContext, Session
@@ -49,62 +50,6 @@ SHAPE_GUARD_TYPES: frozenset[str] = frozenset(
     {"TENSOR_MATCH", "LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN", "TYPE_MATCH", "DICT_CONTAINS",
      "DICT_KEYS_MATCH", "MAPPING_KEYS_MATCH", "NO_HASATTR", "HASATTR"}
 )
-
-
-@dataclass(frozen=True)
-class GuardEditView:
-    """One guard edit of the session.
-
-    Attributes:
-        number: 1-based, in the order made (what ``guard undo N`` takes).
-        kind: ``"add"`` or ``"drop"``.
-        code_name: the code object it applies to (``"forward"``).
-        compile_id: the cache entry it was made on (``"0/0"``).
-        text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
-        source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
-        guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
-        warning: the constant-folding warning of a drop, else None.
-        active: False once undone.
-    """
-
-    number: int
-    kind: str
-    code_name: str
-    compile_id: str | None
-    text: str
-    source: str | None = None
-    guard_type: str = "LAMBDA_GUARD"
-    warning: str | None = None
-    active: bool = True
-
-    @property
-    def line(self) -> str:
-        state = "" if self.active else "  (undone)"
-        where = f"{self.code_name} {self.compile_id or ''}".strip()
-        if self.kind == "add":
-            return f"{self.number}. add  {where}: {self.text}{state}"
-        return f"{self.number}. drop {where}: {self.guard_type} {self.text}{state}"
-
-
-@dataclass(frozen=True)
-class GuardEditOutcome:
-    """What a guard command did.
-
-    Attributes:
-        error: why nothing changed (one line), or None.
-        message: what changed and from when.
-        warning: the constant-folding warning of a drop (show it prominently), else None.
-        edit: the edit made or undone, when there is one.
-    """
-
-    error: str | None = None
-    message: str = ""
-    warning: str | None = None
-    edit: GuardEditView | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 def constant_folding_warning(guard_type: str, source: str, code: str, expected: str | None) -> str:

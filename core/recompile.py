@@ -28,7 +28,19 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from . import compat
-from .model import CompiledFrameView, GuardStatus, GuardTree, LeafGuardView
+from .model import (
+    CompiledFrameView,
+    CompilesData,
+    EntryDiff,
+    EntryVerdict,
+    FrameRecompiles,
+    GuardStatus,
+    GuardTree,
+    LeafGuardView,
+    LimitStatus,
+    NonGuardFailure,
+    RecompileRecord,
+)
 from .values import cut, summarize
 
 if TYPE_CHECKING:
@@ -81,172 +93,6 @@ NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "defaul
 # --------------------------------------------------------------------------------------------------------------
 # Records (frozen)
 # --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LimitStatus:
-    """Where a code object stands against Dynamo's recompile limits when it misses its cache.
-
-    Attributes:
-        entries: cache entries of the code object before this compile.
-        counted: those that count toward ``recompile_limit`` (entries guarding the same ID_MATCH'd objects, e.g.
-            the same module instance; usually all of them).
-        total: entries across all ``isolate_recompiles`` regions (what ``accumulated_recompile_limit`` counts).
-        limit: ``torch._dynamo.config.recompile_limit`` (alias ``cache_size_limit``) at that moment.
-        accumulated_limit: ``torch._dynamo.config.accumulated_recompile_limit``.
-        exceeds: the limit this compile hits (``"recompile_limit"`` / ``"accumulated_recompile_limit"``), else
-            None. When set, Dynamo does not compile: the code runs its existing entries only, else eagerly, for
-            the rest of the run (``RUN_ONLY``).
-        is_recompile: torch counts and logs this compile as a recompile (False when only entries for other
-            ID_MATCH'd objects exist).
-    """
-
-    entries: int
-    counted: int
-    total: int
-    limit: int
-    accumulated_limit: int
-    exceeds: str | None = None
-    is_recompile: bool = True
-
-    @property
-    def hit_now(self) -> bool:
-        """This compile hits a limit (Dynamo will not compile)."""
-        return self.exceeds is not None
-
-    @property
-    def hit_next(self) -> bool:
-        """This compile fills the limit: the next recompile of the code hits it."""
-        return self.exceeds is None and (self.counted + 1 >= self.limit or self.total + 1 >= self.accumulated_limit)
-
-    def text(self) -> str:
-        """One line, e.g. ``"2 of recompile_limit 8 used; after this compile 3 of 8"``."""
-        head = f"{self.counted} of recompile_limit {self.limit} used"
-        if self.counted != self.entries:
-            head += f" ({self.entries} entries; only those for the same ID_MATCH'd objects count)"
-        if self.exceeds is not None:
-            value = self.limit if self.exceeds == "recompile_limit" else self.accumulated_limit
-            return (f"{head}: LIMIT HIT — this compile exceeds torch._dynamo.config.{self.exceeds} ({value}); "
-                    f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
-        if self.hit_next:
-            return (f"{head}; after this compile {self.counted + 1} of {self.limit}: "
-                    f"the NEXT recompile of this code hits the limit")
-        return f"{head}; after this compile {self.counted + 1} of {self.limit}"
-
-
-@dataclass(frozen=True)
-class EntryVerdict:
-    """One old cache entry checked on the inputs that missed.
-
-    Attributes:
-        compile_id: the entry's compile id (``"0/0"``).
-        passed: every guard passes (then torch did not use it for another reason: backend, region).
-        failing: every failing leaf (FAIL, ERROR, and the NO_VALUE leaf where a value is missing), tree order.
-        first_failure: what torch's ``check_verbose`` reports first (the guard torch's recompile log names).
-        torch_reason: that reason as torch prints it: sources shortened, ``"0/0: self.counter == 0"``.
-        torch_leaf: id of the failing leaf torch reports, when it is one of `failing`.
-        invalidated: torch's reason when the entry was invalidated (``"... got deallocated"``), else None.
-        leaf_count: leaves of the entry's tree.
-        error: why the entry could not be analysed, else None.
-    """
-
-    compile_id: str
-    passed: bool
-    failing: tuple[LeafGuardView, ...] = ()
-    first_failure: str | None = None
-    torch_reason: str | None = None
-    torch_leaf: str | None = None
-    invalidated: str | None = None
-    leaf_count: int = 0
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class NonGuardFailure:
-    """A failure that is not about the call's inputs (global state, an invalidated entry, dispatch keys ...).
-
-    Attributes:
-        kind: one of `NON_INPUT_KINDS`.
-        compile_id: the entry it was seen on.
-        text: what happened, one line.
-    """
-
-    kind: str
-    compile_id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class EntryDiff:
-    """`guards.diff_guard_trees` of two consecutive entries (older → newer, in compile order)."""
-
-    old: str
-    new: str
-    diffs: tuple["GuardDiff", ...]
-
-
-@dataclass(frozen=True)
-class RecompileRecord:
-    """One cache miss of a code object that already had entries: what failed, and what came of it.
-
-    Attributes:
-        seq: 1-based order of the miss in the run (the recompile timeline).
-        code_key: ``id`` of the original code object (`CompiledFrameView.key`).
-        frame_name, filename, firstlineno: the code object.
-        compile_id: the id the compile that follows gets (``"0/2"``; predicted from Dynamo's counter), or None.
-        entries: every entry checked on the call's inputs, in torch's order (most recently used first — the
-            order torch's recompile reasons use).
-        non_input: failures that are not about the inputs.
-        inputs: (name, summary) of the call's locals (arguments and free variables).
-        diffs: guard diffs of consecutive entries, oldest pair first.
-        limit: the recompile-limit situation, None when it could not be computed.
-        decision: ``"recompile"`` (also when no stop was active), ``"eager"`` or ``"skip"``.
-        action: what the user did on top of the decision (``"drop g4"``, ``"mark_dynamic(x, 0)"``), else None.
-        outcome: what the compile produced, when known (``"compiled 0/2"``; see `outcome_text`).
-        error: why the analysis failed, else None.
-        pending: True while the program is paused at this miss's recompile stop (nothing decided yet).
-    """
-
-    seq: int
-    code_key: int
-    frame_name: str
-    filename: str
-    firstlineno: int
-    compile_id: str | None
-    entries: tuple[EntryVerdict, ...] = ()
-    non_input: tuple[NonGuardFailure, ...] = ()
-    inputs: tuple[tuple[str, str], ...] = ()
-    diffs: tuple[EntryDiff, ...] = ()
-    limit: LimitStatus | None = None
-    decision: str = "recompile"
-    action: str | None = None
-    outcome: str | None = None
-    error: str | None = None
-    pending: bool = False
-
-    @property
-    def torch_reasons(self) -> tuple[str, ...]:
-        """One torch-style reason per failing entry (``"0/0: self.counter == 0"``), in torch's order."""
-        return tuple(v.torch_reason for v in self.entries if v.torch_reason)
-
-    @property
-    def limit_hit(self) -> bool:
-        return self.limit is not None and self.limit.hit_now and self.decision == "recompile"
-
-    def outcome_text(self) -> str:
-        """``"compiled 0/2"``, ``"recompile limit hit: not compiled"``, ``"ran eagerly"``, ``"compiling stopped"``,
-        ``"no entry"`` (the compile gave none: a failure or a skip) or ``"pending"``."""
-        if self.outcome:
-            return self.outcome
-        if self.pending:
-            return "pending (the program is paused at this recompile stop)"
-        if self.decision == "eager":
-            return "ran eagerly (not compiled)"
-        if self.decision == "skip":
-            return "compiling stopped for this code; existing entries still serve"
-        if self.limit_hit:
-            return "recompile limit hit: not compiled"
-        return "no entry (the compile gave none)"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1036,43 +882,6 @@ def record_json(record: RecompileRecord) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------
 # compiles / entries views
 # --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FrameRecompiles(CompiledFrameView):
-    """A `CompiledFrameView` with the recompile insight of the run (the ``entries`` command's data; front ends
-    that only know `CompiledFrameView` keep working).
-
-    Attributes:
-        serving: compile id of the entry serving the current frame, else None.
-        hits_counted: True when ``entries[i].hits`` are real counts.
-        timeline: this code object's `RecompileRecord`s, in the order the misses happened.
-        limit: the latest `LimitStatus`, else None.
-        limit_hits: the records whose compile hit the recompile limit.
-    """
-
-    serving: str | None = None
-    hits_counted: bool = False
-    timeline: tuple[RecompileRecord, ...] = ()
-    limit: LimitStatus | None = None
-    limit_hits: tuple[RecompileRecord, ...] = ()
-
-
-@dataclass(frozen=True)
-class CompilesData:
-    """The ``compiles`` command's data.
-
-    Attributes:
-        frames: every compiled code object with its recompile insight.
-        timeline: every recompile of the run, in the order they happened.
-        limit_hits: the recompiles that hit the recompile limit.
-        without_entries: frames Dynamo tried and gave no entry (name, skip reason or None).
-    """
-
-    frames: tuple[FrameRecompiles, ...]
-    timeline: tuple[RecompileRecord, ...] = ()
-    limit_hits: tuple[RecompileRecord, ...] = ()
-    without_entries: tuple[tuple[str, str | None], ...] = field(default=())
 
 
 def frame_recompiles(frame: CompiledFrameView, records: Sequence[RecompileRecord], *, serving: str | None = None,
