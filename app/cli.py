@@ -161,9 +161,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     def start(session):  # noqa: ANN001, ANN202
         if patch_specs:
-            from dynadbg.core.patches import PatchManager
-
-            PatchManager.of(session).add_pending(patch_specs)
+            session.patch_manager.add_pending(patch_specs)
         session.start_script(path, script_args)
 
     return debug_program(

@@ -1,12 +1,43 @@
-"""Plain text of stops, listings, value stacks and locals: used by `--plain`, the console log and golden tests.
+"""Plain text of every engine result: stops, listings, value stacks, locals, watches, breakpoints, guard trees,
+recompile records and choices, edits. Used by `--plain`, the command language (`commands`), the console log and
+golden tests; JSON is `report`'s.
 
 One formatting path (like `dis.Formatter`): the TUI renders the same dataclasses with widgets, everything else
-prints these strings. Output is deterministic for a given snapshot.
+prints these strings. Output is deterministic for a given snapshot. Guard trees, recompile records and edit
+diffs keep their renderers beside their analysis (`guards.format_guard_tree`, `recompile.record_text`,
+`edits.format_diff`); they are reached through here.
 """
 
 from __future__ import annotations
 
-from .model import CodeView, FrameView, Instr, Stop, StopKind, ValueSummary
+from typing import Sequence
+
+from .edits import format_diff
+from .guards import format_failing, format_guard_tree
+from .model import (
+    BreakpointView,
+    CodeView,
+    EditOutcome,
+    FrameView,
+    GraphView,
+    GuardTree,
+    Instr,
+    PatchView,
+    RecompileChoice,
+    Stop,
+    StopKind,
+    ValueSummary,
+    WatchValue,
+)
+from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
+
+__all__ = [
+    "backtrace_text", "breakpoint_set_text", "breakpoints_text", "choices_lines", "compiles_text", "diffs_text",
+    "edit_outcome_text", "entries_text", "failing_guards_text", "format_diff", "graphs_text", "guard_trees_text",
+    "instr_line", "listing", "locals_text", "patches_text", "record_text", "recompile_choices_text",
+    "source_text", "stack_text", "stop_text", "value_text", "watch_line", "watches_text", "whatif_text",
+    "where_line",
+]
 
 #: Width of the opname column in listings.
 OPNAME_WIDTH = 22
@@ -109,6 +140,9 @@ def stop_text(stop: Stop, *, context: int = 2) -> str:
         lines.append(listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context).split("\n", 1)[1])
     elif frame is not None and stop.kind is StopKind.COMPILE:
         lines.append(f"({len(frame.code.instructions)} instructions; `ll` lists them)")
+    watches = watches_text(stop.watches)
+    if watches:
+        lines.append(watches)
     return "\n".join(lines)
 
 
@@ -121,3 +155,92 @@ def backtrace_text(stop: Stop, selected: int) -> str:
         where = f"index {f.index}" if f.index >= 0 else "not started"
         lines.append(f"{mark} #{i} {f.code.name}  {where}  line {f.lineno}  ({f.code.filename})")
     return "\n".join(lines)
+
+
+def watch_line(w: WatchValue) -> str:
+    """``"x.sum() = tensor(6.)"``; ``*`` after the number marks a value changed since the previous stop."""
+    if not w.evaluated:
+        return f"{w.expr} = (not evaluated: no frame at this stop)"
+    if w.error is not None:
+        return f"{w.expr} !! {w.error}"
+    return f"{w.expr} = {w.text}"
+
+
+def watches_text(watches: Sequence[WatchValue]) -> str:
+    """The watch block after a stop (empty when there are no watches)."""
+    if not watches:
+        return ""
+    lines = ["watches:"]
+    for w in watches:
+        mark = "*" if w.changed else " "
+        lines.append(f" {mark}{w.number}: {watch_line(w)}")
+    return "\n".join(lines)
+
+
+def breakpoint_set_text(bp: BreakpointView) -> str:
+    return f"breakpoint {bp.number} at {bp.code_name} index {bp.index} ({bp.opname})" + (
+        f" if {bp.condition}" if bp.condition else "")
+
+
+def breakpoints_text(bps: Sequence[BreakpointView]) -> str:
+    if not bps:
+        return "no breakpoints"
+    return "\n".join(
+        f"{bp.number:>3}  {bp.code_name} index {bp.index}  hits {bp.hits}" + (f"  if {bp.condition}" if bp.condition else "")
+        for bp in bps
+    )
+
+
+def source_text(filename: str, start: int, lines: Sequence[str], current: int | None) -> str:
+    """A function's source, the current line marked with ``▶``."""
+    out = [f"{filename}:{start}"]
+    for i, text in enumerate(lines):
+        no = start + i
+        out.append(f"{'▶' if no == current else ' '}{no:>5}  {text.rstrip()}")
+    return "\n".join(out)
+
+
+def guard_trees_text(trees: Sequence[GuardTree]) -> str:
+    return "\n\n".join(format_guard_tree(t) for t in trees)
+
+
+def failing_guards_text(trees: Sequence[GuardTree]) -> str:
+    return format_failing(list(trees))
+
+
+def whatif_text(trees: Sequence[GuardTree]) -> str:
+    lines = []
+    for t in trees:
+        verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"
+        lines.append(f"entry {t.compile_id}: {verdict}")
+        for leaf in t.failing:
+            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}" + (f"   # {leaf.user_line}" if leaf.user_line else ""))
+    return "\n".join(lines) if lines else "no cache entries"
+
+
+def graphs_text(graphs: Sequence[GraphView]) -> str:
+    return "\n\n".join(f"# {g.name}  (compile {g.compile_id}, {g.node_count} nodes)\n{g.code.strip()}" for g in graphs)
+
+
+def edit_outcome_text(outcome: EditOutcome) -> str:
+    text = outcome.message
+    if outcome.diff is not None:
+        text += "\n" + format_diff(outcome.diff, context=2)
+    return text
+
+
+def patches_text(views: Sequence[PatchView]) -> str:
+    if not views:
+        return "no patches"
+    lines = []
+    for v in views:
+        state = "pending (no compile matched yet)" if v.pending else f"applied to {', '.join(v.compile_ids) or '-'}"
+        lines.append(f"{v.key.describe()}: {len(v.ops)} edit(s), {state}")
+        lines.extend(f"    {op.text}" for op in v.ops)
+    return "\n".join(lines)
+
+
+def recompile_choices_text(choices: Sequence[RecompileChoice], hints: Sequence[str] = ()) -> str:
+    """A recompile stop's choices as line mode prints them."""
+    return choices_lines(choices, hints)
+

@@ -27,16 +27,16 @@ dropped guard reset, so the next session in the process starts with Dynamo's own
 from __future__ import annotations
 
 import builtins
-import weakref
-from dataclasses import dataclass
 from types import CodeType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
 from .model import GuardEditOutcome, GuardEditView
 
 if TYPE_CHECKING:
-    from .session import PauseContext, Session
+    from .patches import PatchManager
+    from .protocol import Host
+    from .state import PauseContext
 
 __all__ = ["GuardEditOutcome", "GuardEditView", "GuardEditor", "constant_folding_warning", "export_guard_filter"]
 
@@ -132,27 +132,24 @@ class _Edit:
         )
 
 
-_EDITORS: "weakref.WeakKeyDictionary[Any, GuardEditor]" = weakref.WeakKeyDictionary()
-
-
 class GuardEditor:
-    """The guard edits of one `Session` (worker thread only). One per session (`GuardEditor.of`)."""
+    """The guard edits of one `Session` (worker thread only). One per session (`Session.guard_editor`).
 
-    def __init__(self, session: "Session") -> None:
+    Args:
+        session: what the editor may use of the session (`protocol.Host`).
+        patches: the session's `patches.PatchManager` (edited code runs from its precompile entries, whose guard
+            managers get the same edits).
+    """
+
+    def __init__(self, session: "Host", patches: "Callable[[], PatchManager]") -> None:
         self.session = session
+        self._patches = patches
         self.active = True
         self._edits: list[_Edit] = []
         self._rules: dict[int, list[_Rule]] = {}
         self._undo_filter: Any = None
         self._reset_at_end: dict[int, CodeType] = {}
         session.teardown_hooks.append(self._teardown)
-
-    @classmethod
-    def of(cls, session: "Session") -> "GuardEditor":
-        editor = _EDITORS.get(session)
-        if editor is None:
-            editor = _EDITORS[session] = cls(session)
-        return editor
 
     # -- queries -----------------------------------------------------------------------------------------------
 
@@ -187,9 +184,7 @@ class GuardEditor:
             if entry.code is code:
                 entry_manager = entry.guard_manager
                 break
-        from .patches import PatchManager
-
-        managers = PatchManager.of(self.session).guard_managers_for(code, entry_manager)
+        managers = self._patches().guard_managers_for(code, entry_manager)
         if not managers:
             return f"no cache entry of {original.co_name} runs {code.co_name} any more"
         f_locals = st.inputs if st.inputs else dict(st.frame.f_locals)
@@ -342,9 +337,7 @@ class GuardEditor:
 
     def _reset(self, original: CodeType) -> None:
         compat.reset_code(original)
-        from .patches import PatchManager
-
-        PatchManager.of(self.session).on_reset(original)
+        self._patches().on_reset(original)
 
     def _ensure_filter(self) -> None:
         if self._undo_filter is None:
@@ -391,9 +384,7 @@ class GuardEditor:
         self._rules.clear()
 
     def _say(self, text: str) -> None:
-        say = getattr(self.session, "_message", None)
-        if say is not None:
-            say(text)
+        self.session.message(text)
 
 
 def export_guard_filter(rules: list[Any]) -> str:

@@ -11,10 +11,7 @@ import os
 from dataclasses import dataclass, field
 from enum import Enum
 from types import CodeType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .guards import GuardDiff
+from typing import Any
 
 
 class StopKind(str, Enum):
@@ -329,6 +326,30 @@ class GuardTree:
     @property
     def passed(self) -> bool | None:
         return None if not self.evaluated else not self.failing
+
+
+@dataclass(frozen=True)
+class GuardDiff:
+    """One difference between two guard trees, keyed by (source, guard_type).
+
+    Attributes:
+        kind: ``"added"`` (only in the new tree), ``"removed"`` (only in the old) or ``"changed"`` (same source
+            and guard type, different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
+        source: the guarded source (``"L['n']"``; ``"L"`` for root and epilogue guards).
+        guard_type: the leaf type (``"EQUALS_MATCH"``).
+        old_code: the old guard's code (parts joined by newlines), None when added.
+        new_code: the new guard's code, None when removed.
+        old_id: the old leaf's id in the old tree, None when added.
+        new_id: the new leaf's id in the new tree, None when removed.
+    """
+
+    kind: str
+    source: str
+    guard_type: str
+    old_code: str | None
+    new_code: str | None
+    old_id: str | None = None
+    new_id: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1058,7 +1079,7 @@ class EntryDiff:
 
     old: str
     new: str
-    diffs: tuple["GuardDiff", ...]
+    diffs: tuple[GuardDiff, ...]
 
 
 @dataclass(frozen=True)

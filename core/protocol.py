@@ -8,7 +8,7 @@ it; the tests' fake engine implements it with canned data.
 Threads: every method may be called from any thread. While the program is paused, the call is run on the
 program's worker thread (every torch call, frame read, eval and edit happens there) and blocks until it is done;
 called on the worker thread itself (the command language, an inline driver) it runs directly. While the program
-runs, methods that need a stop return ``EngineError(kind="not paused")``; `compiles`, `breakpoints`,
+runs, methods that need a stop return ``EngineError(kind="not paused")``; `compiles`, `list_breakpoints`,
 `set_break_on`, `watches`, `add_watch`, `remove_watch`, `quit` and `interrupt` work at any time.
 
 Control methods and `decide` return `Resumed`: the program goes on as soon as the call returns, and the next
@@ -20,9 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
-    from types import CodeType
+    from types import CodeType, FrameType
 
-    from .guards import GuardDiff  # noqa: F401
     from .model import (
         BreakpointView,
         CodeView,
@@ -96,7 +95,7 @@ class Engine(Protocol):
     def clear_break(self, index: int | None = None) -> "tuple[BreakpointView, ...] | EngineError":
         """Clear the breakpoint at `index` of this code (None: every one in this code); the cleared ones."""
 
-    def breakpoints(self) -> "tuple[BreakpointView, ...]":
+    def list_breakpoints(self) -> "tuple[BreakpointView, ...]":
         """Every breakpoint of the session, by number."""
 
     def set_break_on(self, kind: str | None = None, on: bool = True) -> "frozenset[str] | EngineError":
@@ -225,3 +224,22 @@ class Host(Protocol):
 
     def generated_info(self, code: "CodeType") -> "tuple[CodeType, str, bool] | None":
         """(original code, compile id, is resume function) of a generated code object, when known."""
+
+
+class TraceHandler(Protocol):
+    """What a back end reports to. All calls happen on the traced (worker) thread."""
+
+    def wants_frame(self, code: CodeType) -> bool:
+        """Whether a new frame running `code` should get instruction events."""
+
+    def on_call(self, frame: FrameType) -> None:
+        """A wanted frame starts (before its first instruction event)."""
+
+    def on_instruction(self, frame: FrameType, offset: int) -> None:
+        """The instruction at byte `offset` of `frame` is about to run."""
+
+    def on_return(self, frame: FrameType, value: Any) -> None:
+        """`frame` is returning `value` (also called when it unwinds with an exception: value is None)."""
+
+    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """An exception was raised in (or propagated into) `frame` at `offset`."""

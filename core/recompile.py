@@ -23,7 +23,7 @@ from __future__ import annotations
 import dis
 import re
 import threading
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -31,6 +31,8 @@ from . import compat
 from .model import (
     CompiledFrameView,
     CompilesData,
+    Decision,
+    DecisionKind,
     EntryDiff,
     EntryVerdict,
     FrameRecompiles,
@@ -39,13 +41,15 @@ from .model import (
     LeafGuardView,
     LimitStatus,
     NonGuardFailure,
+    RecompileChoice,
     RecompileRecord,
 )
 from .values import cut, summarize
 
 if TYPE_CHECKING:
     from .guards import GuardDiff
-    from .session import PauseContext, Session
+    from .protocol import Host
+    from .state import PauseContext
 
 __all__ = [
     "CompilesData",
@@ -761,29 +765,90 @@ def inputs_text(record: RecompileRecord) -> str:
     return "\n".join(head + lines) or "(no inputs)"
 
 
-def choices_text(record: RecompileRecord) -> str:
-    """The commands available at the recompile stop, each with the code that gets its effect permanently."""
+#: Why drop and dynamic are not offered when the compile hits the recompile limit.
+LIMIT_WHY_NOT = "this compile hits the recompile limit (Dynamo will not compile)"
+
+
+def _hintless(code: str) -> str:
+    return "\n".join(ln for ln in code.splitlines() if not ln.endswith("# torch's own hint"))
+
+
+def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
+    """What a recompile stop offers, as data: recompile, eager, skip, drop (with its default guard ids), then one
+    dynamic choice per suggested (input, dimension), each with its permanent code and warnings."""
     fn = fn_name_for(record)
-    lines = ["recompile      compile a new entry (what torch does)", "eager          run this call uncompiled",
-             "skip           stop compiling this code; existing entries still serve"]
-    drops = default_drop_leaves(record)
+    out = [
+        RecompileChoice(DecisionKind.RECOMPILE, Decision(DecisionKind.RECOMPILE), "recompile",
+                        "compile a new entry (what torch does)", permanent=_hintless(choice_code("recompile", None))),
+        RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", "run this call uncompiled",
+                        permanent=_hintless(choice_code("eager", None))),
+        RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip",
+                        "stop compiling this code; existing entries still serve",
+                        permanent=_hintless(choice_code("skip", record))),
+    ]
+    drop_summary = "drop guards from the new entry and recompile"
+    dynamic_summary = "mark that dimension dynamic and recompile"
     if record.limit is not None and record.limit.hit_now:
-        lines.append("drop, dynamic  not available: this compile hits the recompile limit (Dynamo will not compile)")
+        out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
+                                   available=False, why_not=LIMIT_WHY_NOT))
+        out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
+                                   dynamic_summary, available=False, why_not=LIMIT_WHY_NOT))
+        return tuple(out)
+    drops = default_drop_leaves(record)
+    if drops:
+        ids = tuple(leaf.id for leaf in drops)
+        specs = [drop_spec(leaf) for leaf in drops]
+        out.append(RecompileChoice(
+            DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]", drop_summary,
+            permanent=filter_snippet(specs, fn), warnings=tuple(s.warning for s in specs if s.warning),
+            detail=f"default: {' '.join(ids)} of {record.entries[0].compile_id}"))
     else:
-        if drops:
-            ids = " ".join(leaf.id for leaf in drops)
-            lines.append(f"drop [ID...]   drop guards from the new entry and recompile (default: {ids} of "
-                         f"{record.entries[0].compile_id})")
-            specs = [drop_spec(leaf) for leaf in drops]
-            lines.append(f"{_IND}permanently: {filter_snippet(specs, fn)}")
-            warned = [s for s in specs if s.warning]
-            for s in warned[:3]:
-                lines.append(f"{_IND}WARNING: {s.warning}")
-        for name, dim in dynamic_suggestions(record):
-            lines.append(f"dynamic {name} {dim}   mark that dimension dynamic and recompile")
-            lines.append(f"{_IND}permanently: torch._dynamo.mark_dynamic({name}, {dim})   # before calling {fn}")
-    lines.append(f"eager/skip permanently: {choice_code('eager', None).splitlines()[0]}")
-    for hint in config_hints(record):
+        first = record.entries[0].compile_id if record.entries else "the newest entry"
+        out.append(RecompileChoice(
+            DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary, available=False,
+            why_not=f"no failing guard of {first} can be dropped by a guard filter; name guard ids (see `guards fail`)"))
+    suggestions = dynamic_suggestions(record)
+    for name, dim in suggestions:
+        out.append(RecompileChoice(
+            DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC, name=name, dim=dim), "dynamic NAME DIM",
+            dynamic_summary, permanent=f"torch._dynamo.mark_dynamic({name}, {dim})   # before calling {fn}"))
+    if not suggestions:
+        out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
+                                   dynamic_summary, detail="no input tensor changed size at one dimension"))
+    return tuple(out)
+
+
+def choices_text(record: RecompileRecord) -> str:
+    """The commands available at the recompile stop, each with the code that gets its effect permanently
+    (`recompile_choices` as text)."""
+    return choices_lines(recompile_choices(record), config_hints(record))
+
+
+def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> str:
+    """Plain text of a recompile stop's choices (line mode)."""
+    lines = []
+    limit_said = False
+    eager_code = ""
+    for c in choices:
+        if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
+            lines.append(f"{c.kind.value:<14} {c.summary}")
+            if c.kind is DecisionKind.EAGER:
+                eager_code = (c.permanent or "").splitlines()[0] if c.permanent else ""
+        elif not c.available:
+            if c.why_not == LIMIT_WHY_NOT and not limit_said:
+                lines.append(f"drop, dynamic  not available: {c.why_not}")
+                limit_said = True
+        elif c.kind is DecisionKind.DROP:
+            lines.append(f"drop [ID...]   {c.summary} ({c.detail.replace('default: ', 'default: ', 1)})")
+            lines.append(f"{_IND}permanently: {c.permanent}")
+            for w in c.warnings[:3]:
+                lines.append(f"{_IND}WARNING: {w}")
+        elif c.kind is DecisionKind.DYNAMIC and c.decision.name is not None:
+            lines.append(f"dynamic {c.decision.name} {c.decision.dim}   {c.summary}")
+            lines.append(f"{_IND}permanently: {c.permanent}")
+    if eager_code:
+        lines.append(f"eager/skip permanently: {eager_code}")
+    for hint in hints:
         lines.append(f"torch suggests: {hint}")
     return "\n".join(lines)
 
@@ -806,7 +871,7 @@ def record_text(record: RecompileRecord) -> str:
     return "\n".join(parts)
 
 
-def stop_detail(session: "Session", ctx: "PauseContext") -> list[tuple[str, str]]:
+def stop_detail(session: "Host", ctx: "PauseContext") -> list[tuple[str, str]]:
     """The (title, text) blocks of a recompile stop: failing guards, non-input failures, inputs, guard diffs,
     recompile limit, choices. Falls back to a fresh analysis when the session kept no record."""
     record = ctx.extra.get("recompile")
@@ -987,7 +1052,7 @@ def _short(reason: str | None) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def graph_break_detail(session: "Session", frames: Sequence[Any]) -> str:
+def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
     """The graph-break stop's text: the break (reason, user line, compile), the resume function and where it
     resumes the original code, and what was handed to it: its arguments at entry (``___stack0`` ... are the
     values that were on the original frame's stack at the break; the rest are locals carried over).
@@ -1066,7 +1131,7 @@ def _reason_tail(reason: str | None, limit: int = 4) -> list[str]:
     return out
 
 
-def _break_for(session: "Session", frames: Sequence[Any], resume_code: CodeType) -> tuple[Any, str | None, str]:
+def _break_for(session: "Host", frames: Sequence[Any], resume_code: CodeType) -> tuple[Any, str | None, str]:
     """(GraphBreakView, compile id, frame name) of the break that led to `resume_code`: the compile whose
     entry is the caller on the stack, else any entry that references the resume function."""
     caller_cid = caller_orig = None

@@ -13,12 +13,10 @@ patches of `dynadbg.core.capture`.
 
 from __future__ import annotations
 
-import enum
 import queue
 import sys
 import threading
-from dataclasses import dataclass, field
-from types import CodeType, FrameType, TracebackType
+from types import CodeType, FrameType
 from typing import Any, Callable, Iterable, Protocol
 
 from . import compat
@@ -33,8 +31,15 @@ from .model import (
     Stop,
     StopKind,
 )
+from . import commands
+from .engine import EngineMethods, _Watch
+from .model import EngineError, Resumed
+from .recompile import GuardDropper, RecompileLog
 from .runner import ExitResult, QuitProgram, run_script
+from .disasm import code_view
 from .stack import FrameState, code_index
+from .state import Breakpoint, Mode, PauseContext, SessionError
+from .snapshot import build_stop
 from .values import UNKNOWN
 
 
@@ -64,53 +69,7 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-class Mode(enum.Enum):
-    CONTINUE = "continue"
-    STEP = "step"
-    NEXT = "next"
-    RETURN = "return"
-    UNTIL = "until"
-
-
-@dataclass
-class Breakpoint:
-    """A breakpoint on one instruction of one generated code object."""
-
-    number: int
-    code: CodeType
-    index: int
-    condition: str | None = None
-    hits: int = 0
-    enabled: bool = True
-
-
-@dataclass
-class PauseContext:
-    """Everything the commands of one stop work on (worker thread only)."""
-
-    kind: StopKind
-    frames: list[FrameState]                # generated frames, outermost first
-    selected: int                           # index into frames
-    stop: Stop | None = None
-    return_value: Any = None
-    exception: BaseException | None = None
-    traceback: TracebackType | None = None
-    compile_event: Any = None               # capture.CompileEvent at a compile stop
-    miss_event: Any = None                  # capture.CacheMissEvent at a recompile stop
-    decision: str | None = None             # what to do at a recompile stop
-    post_mortem: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)     # per-stop data of command mixins ("recompile": ...)
-
-    @property
-    def frame(self) -> FrameState | None:
-        return self.frames[self.selected] if self.frames else None
-
-
-class SessionError(Exception):
-    """Misuse of the session API (starting twice, ...)."""
-
-
-class Session:
+class Session(EngineMethods):
     """One debugging session over one program run.
 
     Args:
@@ -179,14 +138,64 @@ class Session:
         self._step_message = ""
         #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
         self.teardown_hooks: list[Callable[[], None]] = []
-        from .recompile import RecompileLog
-
         #: every cache miss of the run, analysed when it happens (`recompile.RecompileRecord`s)
         self.recompiles = RecompileLog()
         self.compile_hooks.append(self.recompiles.on_compiled)
-        from .commands import CommandSet
+        #: what the last control method or decision of the current stop asked for (ends the pause loop)
+        self._resumed: Resumed | None = None
+        self._watches: list[_Watch] = []
+        self._watch_numbers = 0
+        # services, made on first use (each registers compile and teardown hooks)
+        self._patch_manager: Any = None
+        self._guard_editor: Any = None
+        self._guard_dropper: GuardDropper | None = None
 
-        self.commands = CommandSet(self)
+    # ==========================================================================================================
+    # Services and what they may use of the session (`protocol.Host`)
+    # ==========================================================================================================
+
+    @property
+    def patch_manager(self) -> Any:
+        """The session's instruction patches (`patches.PatchManager`), made on first use."""
+        if self._patch_manager is None:
+            from .patches import PatchManager
+
+            self._patch_manager = PatchManager(self)
+        return self._patch_manager
+
+    @property
+    def guard_editor(self) -> Any:
+        """The session's guard edits (`guard_edits.GuardEditor`), made on first use."""
+        if self._guard_editor is None:
+            from .guard_edits import GuardEditor
+
+            self._guard_editor = GuardEditor(self, lambda: self.patch_manager)
+        return self._guard_editor
+
+    @property
+    def guard_dropper(self) -> GuardDropper:
+        """The guard filter of the recompile stop's ``drop`` (`recompile.GuardDropper`), made on first use."""
+        if self._guard_dropper is None:
+            dropper = GuardDropper(self.message, self.recompiles)
+            self.compile_hooks.append(dropper.on_compiled)
+            self.teardown_hooks.append(dropper.undo)
+            self._guard_dropper = dropper
+        return self._guard_dropper
+
+    @property
+    def quitting(self) -> bool:
+        return self._quitting
+
+    def message(self, text: str) -> None:
+        """An information line for the front end (`Listener.on_message`); never raises."""
+        self._message(text)
+
+    def mark_changed(self, code_key: int | None = None) -> None:
+        """Forget the cached "needs no tracing" answer of one generated code object (None: of all)."""
+        if code_key is None:
+            self._quiet.clear()
+        else:
+            self._quiet.discard(code_key)
 
     # ==========================================================================================================
     # Public API (any thread)
@@ -230,20 +239,41 @@ class Session:
         self._start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 
     def execute(self, line: str) -> CommandResult:
-        """Run one command of the command language and return what it produced.
+        """Run one command of the command language (`commands.execute` over this session's typed methods).
 
-        Thread-safe. While the program is paused the command runs on the worker thread and this call blocks until
-        it is done; while it runs, only commands that touch no frame (``h``, ``break-on``, ``compiles``) are
-        accepted. Never raises for bad input: errors come back in `CommandResult.error`.
+        Thread-safe: each engine method it calls runs on the worker thread while the program is paused; while
+        it runs, only commands that touch no frame (``h``, ``break-on``, ``compiles``, ``watch``) are accepted.
+        Never raises for bad input: errors come back in `CommandResult.error`.
         """
+        return commands.execute(self, line)
+
+    def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any:
+        """Run `call` on the paused worker thread and return its result (see `engine.engine_method`)."""
         if threading.get_ident() == self._worker_ident:
-            return self.commands.dispatch(line)
+            if self.ctx is None and not anytime:
+                return EngineError("the program is not paused", "not paused")
+            return self._guarded(call)
         with self._lock:
-            if self.ctx is None:
-                return self.commands.dispatch_running(line)
-            reply: "queue.Queue[Any]" = queue.Queue(1)
-            self._requests.put((lambda: self.commands.dispatch(line), reply))
+            paused = self.ctx is not None
+            if paused:
+                reply: "queue.Queue[Any]" = queue.Queue(1)
+                self._requests.put((lambda: self._guarded(call), reply))
+        if not paused:
+            if anytime:
+                return self._guarded(call)
+            if self.finished:
+                return EngineError("the program has finished", "not paused")
+            return EngineError("the program is running", "not paused")
         return reply.get()
+
+    @staticmethod
+    def _guarded(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except QuitProgram:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never let a debugger bug kill the program
+            return EngineError(f"internal error: {type(exc).__name__}: {exc}", "internal")
 
     def call_on_worker(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` on the paused worker thread and return its result (None when the program is not paused)."""
@@ -257,9 +287,9 @@ class Session:
         return reply.get()
 
     def guard_tree(self) -> GuardTree | None:
-        """Guard tree of the cache entry serving the current frame, evaluated for this call's inputs (blocking)."""
-        result = self.call_on_worker(self.commands.current_guard_tree)
-        return result if isinstance(result, GuardTree) else None
+        """Guard tree of the cache entry serving the selected frame, evaluated for this call's inputs (blocking)."""
+        trees = self.guard_trees()
+        return trees[0] if isinstance(trees, tuple) and trees else None
 
     def compiled_frames(self) -> list[CompiledFrameView]:
         """Every code object Dynamo compiled so far, with its entries, graphs, graph breaks and recompiles."""
@@ -274,6 +304,9 @@ class Session:
 
     def quit(self) -> None:
         """End the program and restore every hook. Returns at once; `wait` for the end."""
+        if threading.get_ident() == self._worker_ident and self.ctx is not None:
+            self._quit_here()  # a command of the stop: the pause loop ends the program when it returns
+            return
         self._quitting = True
         self._quiet.clear()
         with self._lock:
@@ -283,10 +316,6 @@ class Session:
                 return
         if self._thread is not None and self._thread.is_alive() and self._worker_ident is not None:
             compat.async_raise(self._worker_ident, QuitProgram)
-
-    def detach(self) -> CommandResult:
-        """Clear breakpoints and every stop kind, then continue: the program runs to its end undisturbed."""
-        return self.execute("detach")
 
     def attach(self, driver: "InlineDriver") -> None:
         """Debug the calling thread itself (``dynadbg.debug()``, ``set_trace``): hooks are installed now and each
@@ -689,8 +718,7 @@ class Session:
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        from .snapshot import build_stop
-
+        self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         with self._lock:
             self.ctx = ctx
@@ -700,16 +728,16 @@ class Session:
             self._message(f"front end failed to show the stop: {exc}")
         quit_now = False
         while self._inline is not None:
-            line = self._inline.read_command(ctx.stop)
+            line = self._inline.read_command(ctx.stop if ctx.stop is not None else Stop(ctx.kind, message))
             try:
-                result = self.commands.dispatch("detach" if line is None else line)
+                result = commands.execute(self, "detach" if line is None else line)
             except QuitProgram:
                 result = CommandResult(output="quit", quit=True)
             except Exception as exc:  # noqa: BLE001
                 result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
             self._inline.show_result(result)
-            if result.resumed or result.quit:
-                quit_now = result.quit
+            if result.resumed or result.quit or self._resumed is not None or self._quitting:
+                quit_now = result.quit or self._quitting
                 with self._lock:
                     self.ctx = None
                 break
@@ -719,15 +747,17 @@ class Session:
                 result = fn()
             except QuitProgram:
                 result = CommandResult(output="quit", quit=True)
+                self._quitting = True
             except Exception as exc:  # noqa: BLE001 - never let a command kill the program
                 result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
-            if isinstance(result, CommandResult) and (result.resumed or result.quit):
-                quit_now = result.quit
+            quits = self._quitting or (isinstance(result, CommandResult) and result.quit)
+            if quits or self._resumed is not None or (isinstance(result, CommandResult) and result.resumed):
+                quit_now = quits
                 with self._lock:
                     # answer anything queued behind the resuming command, then stop accepting requests
                     while not self._requests.empty():
                         _fn, other = self._requests.get_nowait()
-                        other.put(CommandResult(error="the program resumed before this command ran"))
+                        other.put(EngineError("the program resumed before this command ran", "not paused"))
                     self.ctx = None
                 reply.put(result)
                 break
@@ -789,8 +819,6 @@ class Session:
         return None
 
     def code_view(self, code: CodeType) -> CodeView:
-        from .disasm import code_view
-
         info = self.generated_info(code)
         cid = info[1] if info else self.compile_ids.get(id(code))
         return code_view(code, generated=id(code) in self.generated, compile_id=cid)
