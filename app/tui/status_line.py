@@ -33,8 +33,6 @@ class StatusLine(Static):
     """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
     exit_result: reactive[ExitResult | None] = reactive(None)
     """How the program ended; set once it did."""
-    frame_index: reactive[int] = reactive(-1)
-    """Index into `Stop.frames` of the selected frame (-1: the newest)."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -66,8 +64,7 @@ class StatusLine(Static):
             return text
         stop = self.stop
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
-        frame = stop.frames[self.frame_index] if stop.frames and -len(stop.frames) <= self.frame_index < len(
-            stop.frames) else stop.frame
+        frame = stop.selected_frame
         fields: list[str] = []
         if frame is not None:
             fields.append(frame.code.name)
@@ -81,7 +78,7 @@ class StatusLine(Static):
             if frame.lineno is not None:
                 fields.append(f"{os.path.basename(frame.code.filename)}:{frame.lineno}")
         if len(stop.frames) > 1:
-            position = self.frame_index % len(stop.frames) + 1
+            position = stop.selected + 1 if 0 <= stop.selected < len(stop.frames) else len(stop.frames)
             fields.append(f"frame {position} of {len(stop.frames)}")
         for i, field in enumerate(fields):
             text.append(" · " if i else "", dim)

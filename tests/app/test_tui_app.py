@@ -7,7 +7,7 @@ import io
 import time
 
 from fake_engine import (
-    FakeSession,
+    FakeEngine,
     Scenario,
     crash_scenario,
     forward_scenario,
@@ -80,7 +80,7 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
             await settle(pilot)
             assert bytecode.current == expected
             seen.append(rendered(stack))
-        assert app.session.executed == ["s", "s", "s"]
+        assert app.session.sent == ["set_step(1)"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
         assert seen[2].startswith("TOS [1] <function __compiled_fn_1") and seen[2].endswith("[0] NULL")
@@ -174,13 +174,13 @@ async def test_letters_type_into_the_console_and_escape_leaves_it() -> None:
         await settle(pilot)
         box = app.main_screen.console.input
         assert box.value == "sncqb"
-        assert app.session.executed == []
+        assert app.session.sent == []
         assert app.is_running
         await pilot.press("escape")
         assert isinstance(app.focused, BytecodeView)
         await pilot.press("s")
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step(1)"]
 
 
 async def test_console_command_output_and_history() -> None:
@@ -201,18 +201,18 @@ async def test_breakpoint_key_toggles_at_cursor() -> None:
         bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
         await pilot.press("down", "down", "b")
         await settle(pilot)
-        assert app.session.executed == ["b 2"]
+        assert app.session.sent == ["set_break(2)"]
         assert bytecode.breakpoints == frozenset({2})
         await pilot.press("f9")
         await settle(pilot)
-        assert app.session.executed == ["b 2", "cl 2"]
+        assert app.session.sent == ["set_break(2)", "clear_break(2)"]
         assert bytecode.breakpoints == frozenset()
         await pilot.press("f11")  # step: the stop snapshot carries the engine's breakpoints
         await settle(pilot)
         assert bytecode.current == 1
 
 
-async def test_views_are_filled_from_commands() -> None:
+async def test_views_are_filled_from_queries() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -226,10 +226,11 @@ async def test_views_are_filled_from_commands() -> None:
         await settle(pilot)
         await pilot.press("4")
         await settle(pilot)
-        assert app.session.executed == ["orig", "graph", "entries"]
-        await pilot.press("3")  # already filled for this stop: no new command
+        assert app.session.calls[-3:] == ["original_code()", "graphs()", "entries()"]
+        before = len(app.session.calls)
+        await pilot.press("3")  # already filled for this stop: no new query
         await settle(pilot)
-        assert app.session.executed == ["orig", "graph", "entries"]
+        assert len(app.session.calls) == before
         await pilot.press("1")
         assert views.active == "tab-bytecode"
 
@@ -245,7 +246,7 @@ async def test_program_that_raises_shows_traceback_and_stays_open() -> None:
         assert app.main_screen.query_one("#views", TabbedContent).active == "tab-stop"
         await pilot.press("s")  # nothing to step: ignored
         await settle(pilot)
-        assert app.session.executed == []
+        assert app.session.sent == []
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 1
@@ -272,7 +273,7 @@ async def test_ctrl_c_interrupts_a_running_program() -> None:
         assert "running" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("s")  # ignored while running: the UI stays responsive and sends nothing
         await settle(pilot)
-        assert app.session.executed == ["c"]
+        assert app.session.sent == ["set_continue()"]
         await pilot.press("ctrl+c")
         for _ in range(20):
             await settle(pilot)
@@ -414,8 +415,8 @@ async def test_steps_keep_the_guard_tree() -> None:
         view = app.main_screen.query_one(GuardTreeView)
         first = view.guards
         calls = []
-        original = app.session.guard_tree
-        app.session.guard_tree = lambda: calls.append(1) or original()
+        original = app.session.guard_trees
+        app.session.guard_trees = lambda: calls.append(1) or original()
         await pilot.press("s")
         await settle(pilot)
         assert calls == [] and view.guards is first
@@ -433,10 +434,10 @@ async def test_keymap_remaps_by_binding_id(tmp_path) -> None:  # noqa: ANN001
         assert "unknown action 'nope'" in log_text(app)
         await pilot.press("x")
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step(1)"]
         await pilot.press("s")  # no longer bound
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step(1)"]
 
 
 def test_keymap_from_environment(tmp_path) -> None:  # noqa: ANN001
@@ -465,7 +466,7 @@ async def test_bridge_buffers_until_attached() -> None:
 
     bridge = Bridge()
     scenario = forward_scenario()
-    session = FakeSession(bridge, scenario)
+    session = FakeEngine(bridge, scenario)
     session.start_callable(None)  # before any app exists
 
     class Sink:
@@ -507,7 +508,7 @@ async def test_program_output_goes_to_the_log() -> None:
         assert "hello from the program\nsecond line" in log_text(app)
 
 
-async def test_view_command_error_shows_in_the_view() -> None:
+async def test_view_query_error_shows_in_the_view() -> None:
     scenario = forward_scenario()
     scenario.graphs = ()
     app = make_app(scenario)
@@ -529,7 +530,7 @@ def test_run_tui_returns_the_program_exit_status(monkeypatch) -> None:  # noqa: 
 
     def fake_session(listener, *, break_on):  # noqa: ANN001, ANN202
         created["break_on"] = set(break_on)
-        return FakeSession(listener, crash_scenario(), break_on=break_on)
+        return FakeEngine(listener, crash_scenario(), break_on=break_on)
 
     monkeypatch.setattr(session_module, "Session", fake_session)
     monkeypatch.setenv("DYNADBG_KEYMAP", '{"quit": "x"}')
