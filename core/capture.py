@@ -23,17 +23,23 @@ capture keeps every original and generated code object it saw alive, so ``id()``
 
 from __future__ import annotations
 
+import dis
 import inspect
 import itertools
 import os
 import threading
 from dataclasses import replace
 from types import CodeType, FunctionType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import compat
 from .disasm import code_view
+from .format.recompile import short_reason
 from .model import CacheEntryView, CompiledFrameView, GraphBreakView, GraphView, RecompileView
+from .values import cut, summarize
+
+if TYPE_CHECKING:
+    from .protocol import Host
 
 #: Values ``on_cache_miss`` may return (None means "recompile").
 CACHE_MISS_ACTIONS: tuple[str, ...] = ("recompile", "eager", "skip")
@@ -833,3 +839,113 @@ def _torch_guard_text(guard_manager: Any) -> str:
         return str(guard_manager)
     except Exception as exc:  # noqa: BLE001
         return f"(guards unavailable: {type(exc).__name__}: {exc})"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The graph-break stop: where the original frame stopped and what it passed on
+# --------------------------------------------------------------------------------------------------------------
+
+
+def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
+    """The graph-break stop's text: the break (reason, user line, compile), the resume function and where it
+    resumes the original code, and what was handed to it: its arguments at entry (``___stack0`` ... are the
+    values that were on the original frame's stack at the break; the rest are locals carried over).
+
+    Args:
+        frames: the stop's `stack.FrameState`s, outermost first; the last is the resume function's frame.
+    """
+    if not frames:
+        return "no frame"
+    frame = frames[-1].frame
+    code = frame.f_code
+    info = session.generated_info(code)
+    capture = session.capture
+    if info is None or capture is None:
+        return f"{code.co_name}: graph-break details are not available"
+    resume_code = info[0]
+    lines: list[str] = []
+    origin = capture.resume_origin_of(resume_code)
+    where = ""
+    if origin is not None:
+        orig, offset = origin
+        where = f"{orig.co_name} ({orig.co_filename}:{orig.co_firstlineno})"
+        at = ""
+        if offset is not None:
+            ins = next((i for i in dis.get_instructions(orig) if i.offset == offset), None)
+            at = f" at offset {offset}" + (f" ({ins.opname} {ins.argrepr}".rstrip() + f", line {ins.positions.lineno if ins.positions else '?'})" if ins is not None else "")
+        lines.append(f"resume function {resume_code.co_name} (compile {info[1]}) continues {where}{at}")
+    else:
+        lines.append(f"resume function {resume_code.co_name} (compile {info[1]})")
+    brk, breaking_cid, breaking_name = _break_for(session, frames, resume_code)
+    if brk is not None:
+        loc = f"{brk.filename}:{brk.lineno}" if brk.filename else "(location unknown)"
+        lines.append(f"graph break in {breaking_name} during compile {breaking_cid}, at {loc}")
+        if brk.user_line:
+            lines.append(f"  {brk.lineno} | {brk.user_line.strip()}")
+        lines.append(f"reason: {short_reason(brk.reason)}")
+        for extra in _reason_tail(brk.reason):
+            lines.append(f"  {extra}")
+        if brk.duplicate:
+            lines.append("  (torch logged it as a duplicate and suppressed its user stack)")
+    else:
+        lines.append("graph break: no record (the break happened before the debugger attached?)")
+    # what was handed over: the resume function's arguments, i.e. its locals at entry
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    names = code.co_varnames[:nargs]
+    try:
+        loc_values = dict(frame.f_locals)
+    except Exception:  # noqa: BLE001
+        loc_values = {}
+    stack = [(n, loc_values[n]) for n in names if n.startswith("___stack") and n in loc_values]
+    carried = [(n, loc_values[n]) for n in names if not n.startswith("___stack") and not n.startswith("__nested")
+               and n in loc_values]
+    internal = [n for n in names if n.startswith("__nested")]
+    if stack:
+        lines.append("stack passed to it (what was on the original frame's stack at the break, bottom first):")
+        lines += [f"  {n} = {summarize(v).text}" for n, v in stack]
+    else:
+        lines.append("stack passed to it: nothing")
+    if carried:
+        lines.append("locals carried over:")
+        lines += [f"  {n} = {summarize(v).text}" for n, v in carried]
+    if internal:
+        lines.append(f"(Dynamo bookkeeping arguments: {', '.join(internal)})")
+    return "\n".join(lines)
+
+
+def _reason_tail(reason: str | None, limit: int = 4) -> list[str]:
+    """The ``Explanation:`` and ``Hint:`` lines of a graph-break reason (at most `limit`)."""
+    out = []
+    for line in (reason or "").splitlines():
+        s = line.strip()
+        if s.startswith(("Explanation:", "Hint:")):
+            out.append(cut(s, 240))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _break_for(session: "Host", frames: Sequence[Any], resume_code: CodeType) -> tuple[Any, str | None, str]:
+    """(GraphBreakView, compile id, frame name) of the break that led to `resume_code`: the compile whose
+    entry is the caller on the stack, else any entry that references the resume function."""
+    caller_cid = caller_orig = None
+    if len(frames) >= 2:
+        cinfo = session.generated_info(frames[-2].frame.f_code)
+        if cinfo is not None:
+            caller_orig, caller_cid = cinfo[0], cinfo[1]
+    try:
+        views = session.capture.frames()
+    except Exception:  # noqa: BLE001
+        return None, None, "?"
+    for f in views:
+        if caller_orig is not None and f.key != id(caller_orig):
+            continue
+        for e in f.entries:
+            if caller_cid is not None and e.compile_id != caller_cid:
+                continue
+            if caller_cid is None and id(resume_code) not in e.resume_keys:
+                continue
+            brks = [b for b in f.graph_breaks if b.compile_id == e.compile_id]
+            if brks:
+                return brks[-1], e.compile_id, f.name
+    return None, None, "?"

@@ -51,13 +51,16 @@ from .model import (
     ValueSummary,
     WatchValue,
 )
+from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
+from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
 from .values import MAX_REPR, cut, summarize
 
 if TYPE_CHECKING:
     from .guard_edits import GuardEditor
     from .patches import PatchManager
-    from .recompile import GuardDropper, RecompileLog
+    from .decisions import GuardDropper
+    from .recompile import RecompileLog
     from .stack import FrameState
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -534,8 +537,6 @@ class EngineMethods:
 
     def _record(self) -> RecompileRecord:
         """The record of the current recompile stop (refuses elsewhere)."""
-        from .recompile import analyze_miss
-
         ctx = self._paused()
         if ctx.kind is not StopKind.RECOMPILE or ctx.miss_event is None:
             refuse("only at a recompile stop", "not here")
@@ -560,8 +561,6 @@ class EngineMethods:
             if decision.name is None or decision.dim is None:
                 refuse("usage: dynamic NAME DIM   (e.g. dynamic x 0)")
             return self._decide_dynamic(decision.name, decision.dim)
-        from .recompile import choice_code
-
         try:
             record: RecompileRecord | None = self._record()
         except Refused:
@@ -582,8 +581,6 @@ class EngineMethods:
         return result
 
     def _decide_drop(self, guard_ids: tuple[str, ...]) -> Resumed:
-        from .recompile import config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
-
         record = self._record()
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile, "
@@ -645,8 +642,6 @@ class EngineMethods:
         refuse(f"entry {entry.compile_id} has no guard {leaf_id} (it has g0..g{max(tree.leaf_count - 1, 0)})")
 
     def _decide_dynamic(self, name: str, dim: int) -> Resumed:
-        from .recompile import fn_name_for
-
         record = self._record()
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile",
@@ -753,8 +748,6 @@ class EngineMethods:
 
     @engine_method()
     def entries(self) -> FrameRecompiles | EngineError:
-        from .recompile import frame_recompiles
-
         frame = self._compiled_frame()
         if frame is None:
             refuse("no compiled code object here", "not here")
@@ -768,8 +761,6 @@ class EngineMethods:
 
     @engine_method(anytime=True)
     def compiles(self) -> CompilesData:
-        from .recompile import frame_recompiles
-
         views = list(self.capture.frames()) if self.capture is not None else []
         records = self.recompiles.records()
         counted = bool(getattr(self.capture, "hits_counted", False))
@@ -851,8 +842,6 @@ class EngineMethods:
     @engine_method()
     def guard_diffs(self, old: str | None = None, new: str | None = None) -> tuple[EntryDiff, ...] | EngineError:
         from . import guards
-        from .recompile import _compile_order_key, entry_diffs
-
         if (old is None) != (new is None):
             refuse("usage: diff [OLD_COMPILE_ID NEW_COMPILE_ID]")
         orig = self._original()

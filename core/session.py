@@ -34,7 +34,8 @@ from .model import (
 from . import commands
 from .engine import EngineMethods, _Watch
 from .model import EngineError, Resumed
-from .recompile import GuardDropper, RecompileLog
+from .decisions import GuardDropper
+from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script
 from .disasm import code_view
 from .stack import FrameState, code_index
@@ -174,7 +175,7 @@ class Session(EngineMethods):
 
     @property
     def guard_dropper(self) -> GuardDropper:
-        """The guard filter of the recompile stop's ``drop`` (`recompile.GuardDropper`), made on first use."""
+        """The guard filter of the recompile stop's ``drop`` (`decisions.GuardDropper`), made on first use."""
         if self._guard_dropper is None:
             dropper = GuardDropper(self.message, self.recompiles)
             self.compile_hooks.append(dropper.on_compiled)

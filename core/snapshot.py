@@ -118,7 +118,8 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         view = code_view(ev.code, generated=False)
         inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
-        from .recompile import config_hints, recompile_choices, stop_detail
+        from .decisions import config_hints, recompile_choices
+        from .format.recompile import stop_detail
 
         detail.extend(stop_detail(session, ctx))
         record = ctx.extra.get("recompile")
@@ -126,7 +127,7 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
             choices = recompile_choices(record)
             hints = tuple(config_hints(record))
     if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
-        from .recompile import graph_break_detail
+        from .capture import graph_break_detail
 
         detail.append(("graph break", graph_break_detail(session, ctx.frames)))
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:

@@ -11,26 +11,36 @@ CORE = Path(__file__).resolve().parents[2] / "core"
 PREFIX = "dynadbg.core"
 
 
-def _imports(path: Path) -> set[str]:
-    """The core/ modules `path` imports anywhere in its body."""
-    mods = {p.stem for p in CORE.glob("*.py")}
+def _modules() -> dict[str, list[Path]]:
+    """core/'s modules: each top-level module, and each package as one module (its files together)."""
+    mods = {p.stem: [p] for p in CORE.glob("*.py") if p.stem != "__init__"}
+    for pkg in CORE.iterdir():
+        if (pkg / "__init__.py").is_file():
+            mods[pkg.name] = sorted(pkg.rglob("*.py"))
+    return mods
+
+
+def _imports(me: str, path: Path) -> set[str]:
+    """The core/ modules the file `path` (part of module `me`) imports anywhere in its body."""
+    mods = set(_modules())
+    depth = len(path.relative_to(CORE).parts) - 1
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
+            if node.level == depth + 1:
                 names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
             elif node.level == 0 and node.module and node.module.startswith(PREFIX):
                 rest = node.module[len(PREFIX) + 1:]
                 names = [rest.split(".")[0]] if rest else [a.name for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name[len(PREFIX) + 1:].split(".")[0] for a in node.names if a.name.startswith(PREFIX + ".")]
-        out |= {n for n in names if n in mods and n not in (path.stem, "__init__")}
+        out |= {n for n in names if n in mods and n != me}
     return out
 
 
 def _graph() -> dict[str, set[str]]:
-    return {p.stem: _imports(p) for p in CORE.glob("*.py")}
+    return {me: set().union(*(_imports(me, p) for p in paths)) for me, paths in _modules().items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -80,16 +90,16 @@ def test_low_modules_import_nothing_above_them():
 
 def test_services_reach_the_session_only_through_its_protocol():
     graph = _graph()
-    for service in ("patches", "guard_edits", "recompile", "edits", "patchfile", "guards", "snapshot", "commands",
-                    "format"):
+    for service in ("patches", "guard_edits", "recompile", "decisions", "edits", "patchfile", "guards", "snapshot",
+                    "commands", "format", "capture"):
         assert not graph[service] & {"session", "engine"}, f"{service} imports {sorted(graph[service])}"
-        text = (CORE / f"{service}.py").read_text(encoding="utf-8")
+        text = "".join(p.read_text(encoding="utf-8") for p in _modules()[service])
         for private in ("._quitting", "._quiet", "._message", ".of(self.s"):
             assert f"session{private}" not in text and f"s{private}" not in text, f"{service} uses {private}"
 
 
 def test_core_never_imports_a_terminal_library():
-    for path in CORE.glob("*.py"):
+    for path in CORE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .edits import format_diff
-from .guards import format_failing, format_guard_tree
-from .model import (
+from ..edits import format_diff
+from ..guards import format_failing, format_guard_tree
+from ..model import (
     BreakpointView,
     CodeView,
     EditOutcome,
