@@ -35,7 +35,8 @@ PROMPT = "(dynadbg) "
 class LineDriver:
     """Listener and inline driver: prints stops, reads commands from a list, then from `stdin`."""
 
-    def __init__(self, commands: Iterable[str] | None = None, stdin: TextIO | None = None, out: TextIO | None = None):
+    def __init__(self, commands: Iterable[str] | None = None, stdin: TextIO | None = None,
+                 out: TextIO | None = None) -> None:
         self.pending = list(commands) if commands is not None else None
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stdout
@@ -136,7 +137,7 @@ def _generated_caller(frame: FrameType | None) -> FrameType | None:
 
 
 def _set_trace() -> None:
-    frame = _generated_caller(sys._getframe(1))
+    frame = _generated_caller(sys._getframe(1))  # noqa: SLF001 - the caller's frame, as pdb.set_trace takes it
     if frame is None:
         sys.stderr.write("dynadbg.set_trace(): not called from code torch.compile generated; nothing to stop at\n")
         return
@@ -167,7 +168,7 @@ def _disabled_set_trace():  # noqa: ANN202
     if _wrapped is None:
         import torch
 
-        _wrapped = torch._dynamo.disable(_set_trace)
+        _wrapped = torch._dynamo.disable(_set_trace)  # noqa: SLF001 - torch.compiler.disable's own implementation
         _wrapped.__doc__ = "Stop at the generated code of the compiled function that calls this (line mode)."
     return _wrapped
 

@@ -65,11 +65,13 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
         type=parse_break_on,
         default=None,
         metavar="KINDS",
-        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} (default: {','.join(sorted(DEFAULT_BREAK_ON))})",
+        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} "
+             f"(default: {','.join(sorted(DEFAULT_BREAK_ON))})",
     )
     run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
                      "compiles they match")
-    run.add_argument("--keymap", metavar="FILE", help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
+    run.add_argument("--keymap", metavar="FILE",
+                     help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 

@@ -56,7 +56,8 @@ def _next_event(listener: PlainListener, session: Session, out: TextIO) -> tuple
                 session.quit()
             else:
                 interrupted = True
-                out.write("\ndynadbg: interrupt: stopping at the next generated instruction (Ctrl+C again ends the program)\n")
+                out.write("\ndynadbg: interrupt: stopping at the next generated instruction "
+                          "(Ctrl+C again ends the program)\n")
                 session.interrupt()
             out.flush()
 

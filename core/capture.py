@@ -645,7 +645,8 @@ class Capture:
     def _make_recompile_reasons(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         cap = self
 
-        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any, *args: Any, **kwargs: Any):
+        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any, *args: Any,
+                                                    **kwargs: Any) -> Any:
             reasons = orig(cache_entries, frame, *args, **kwargs)
             if cap.installed:
                 try:
@@ -664,7 +665,7 @@ class Capture:
     def _make_call_user_compiler(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         cap = self
 
-        def call_user_compiler(output_graph: Any, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any):
+        def call_user_compiler(output_graph: Any, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
             result = orig(output_graph, gm, example_inputs, *args, **kwargs)
             if cap.installed:
                 try:
@@ -872,7 +873,9 @@ def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
         at = ""
         if offset is not None:
             ins = next((i for i in dis.get_instructions(orig) if i.offset == offset), None)
-            at = f" at offset {offset}" + (f" ({ins.opname} {ins.argrepr}".rstrip() + f", line {ins.positions.lineno if ins.positions else '?'})" if ins is not None else "")
+            line = ins.positions.lineno if ins is not None and ins.positions else "?"
+            at = f" at offset {offset}" + (f" ({ins.opname} {ins.argrepr}".rstrip() + f", line {line})"
+                                           if ins is not None else "")
         lines.append(f"resume function {resume_code.co_name} (compile {info[1]}) continues {where}{at}")
     else:
         lines.append(f"resume function {resume_code.co_name} (compile {info[1]})")

@@ -689,6 +689,11 @@ def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entrie
     }
 
 
+def torch_function_enabled() -> bool:
+    """``torch._C._is_torch_function_enabled()``: whether __torch_function__ overrides are on (global state)."""
+    return bool(torch._C._is_torch_function_enabled())
+
+
 def strip_local_scope(text: str) -> str:
     """``L['self'].counter == 0`` → ``self.counter == 0``: how torch shortens sources in recompile reasons
     (``torch._dynamo.guards.strip_local_scope``; the same regex when it is missing)."""
@@ -719,7 +724,9 @@ def guard_filter_entry_fields(entry: Any) -> tuple[str, str, tuple[str, ...], st
     )
 
 
-def install_guard_filter(filter_for: Callable[[CodeType], Callable[[list[Any]], list[bool]] | None]) -> Callable[[], None]:
+def install_guard_filter(
+    filter_for: Callable[[CodeType], Callable[[list[Any]], list[bool]] | None],
+) -> Callable[[], None]:
     """Let the debugger filter the guards of chosen compiles: patch ``convert_frame.CheckFunctionManager``.
 
     ``convert_frame`` builds guards with ``CheckFunctionManager(f_code, output_graph, cache_entries,
@@ -736,7 +743,8 @@ def install_guard_filter(filter_for: Callable[[CodeType], Callable[[list[Any]], 
     original = patch.original
 
     def CheckFunctionManager(f_code: CodeType, output_graph: Any, cache_entries: Any = None,  # noqa: N802
-                             guard_fail_fn: Any = None, guard_filter_fn: Any = None, *args: Any, **kwargs: Any):
+                             guard_fail_fn: Any = None, guard_filter_fn: Any = None, *args: Any,
+                             **kwargs: Any) -> Any:
         extra = None
         try:
             extra = filter_for(f_code)
@@ -766,7 +774,7 @@ def mark_dynamic(tensor: Any, dim: int) -> None:
     torch._dynamo.mark_dynamic(tensor, dim)
 
 
-class dynamo_off:
+class dynamo_off:  # noqa: N801 - used like a function: `with compat.dynamo_off():`
     """Context manager: no Dynamo frame callback on this thread inside the block (restored after).
 
     A stop happens inside compiled code, where Dynamo's frame callback is active: without this, every Python

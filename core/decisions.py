@@ -61,7 +61,8 @@ class DropSpec:
     warning: str | None = None
 
     def matches(self, source: str, guard_type: str, derived: tuple[str, ...]) -> bool:
-        return source == self.source and (guard_type in self.filter_types or any(d in self.filter_types for d in derived))
+        return source == self.source and (guard_type in self.filter_types
+                                          or any(d in self.filter_types for d in derived))
 
 
 def drop_spec(leaf: LeafGuardView) -> DropSpec:
@@ -113,7 +114,8 @@ def filter_snippet(specs: Sequence[DropSpec], fn_name: str = "fn") -> str:
     """The ``guard_filter_fn`` a user would pass to drop the same guards permanently.
 
     >>> filter_snippet([spec_for_counter], "model")
-    'torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "s.counter" and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})'
+    'torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "s.counter" and \
+e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})'
     """
     terms = []
     for spec in specs:
@@ -374,7 +376,8 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         first = record.entries[0].compile_id if record.entries else "the newest entry"
         out.append(RecompileChoice(
             DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary, available=False,
-            why_not=f"no failing guard of {first} can be dropped by a guard filter; name guard ids (see `guards fail`)"))
+            why_not=f"no failing guard of {first} can be dropped by a guard filter; "
+                    f"name guard ids (see `guards fail`)"))
     suggestions = dynamic_suggestions(record)
     for name, dim in suggestions:
         out.append(RecompileChoice(

@@ -226,7 +226,7 @@ class CommandResult:
 class GuardStatus(str, Enum):
     """Outcome of one leaf guard for a given set of inputs."""
 
-    PASS = "pass"
+    PASS = "pass"  # noqa: S105 - a guard outcome, not a password
     FAIL = "fail"
     NO_VALUE = "no value"        # the guarded value could not be produced (missing key, missing closure var, ...)
     NOT_EVALUATED = "-"          # no inputs were given

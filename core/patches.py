@@ -148,9 +148,9 @@ class PatchManager:
     """The instruction patches of one `Session`: installs them, re-applies them to new compiles, undoes them,
     saves and loads patch files. Worker thread only (commands and compile hooks run there).
 
-    One per session (`Session.patch_manager`, made on first use); creating it registers a compile hook (re-applies patches, applies
-    patches loaded from files) and a teardown hook (drops every cache entry an edit touched, so a later session
-    in the same process starts from Dynamo's own code).
+    One per session (`Session.patch_manager`, made on first use); creating it registers a compile hook (re-applies
+    patches, applies patches loaded from files) and a teardown hook (drops every cache entry an edit touched, so a
+    later session in the same process starts from Dynamo's own code).
     """
 
     def __init__(self, session: "Host") -> None:

@@ -117,7 +117,8 @@ def _version_note(spec: PatchSpec) -> str | None:
     import torch
 
     here_torch, here_py = str(torch.__version__), ".".join(map(str, sys.version_info[:3]))
-    if spec.torch_version and spec.torch_version != here_torch or spec.python_version and spec.python_version != here_py:
+    other_torch = spec.torch_version and spec.torch_version != here_torch
+    if other_torch or spec.python_version and spec.python_version != here_py:
         return (f"patch for {spec.key.name} was made with torch {spec.torch_version or '?'} / Python "
                 f"{spec.python_version or '?'}; this is torch {here_torch} / Python {here_py}")
     return None

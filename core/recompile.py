@@ -130,7 +130,7 @@ _GLOBAL_STATE_NOW: dict[str, Callable[[Any], str]] = {
     "default_dtype": lambda t: f"default dtype {t.get_default_dtype()}",
     "num_threads": lambda t: f"num_threads {t.get_num_threads()}",
     "autocast_state": lambda t: "autocast state changed (an autocast context is entered or left)",
-    "torch_function": lambda t: f"torch function {'enabled' if t._C._is_torch_function_enabled() else 'disabled'}",
+    "torch_function": lambda t: f"torch function {'enabled' if compat.torch_function_enabled() else 'disabled'}",
 }
 
 

@@ -116,7 +116,8 @@ class Session(EngineMethods):
         self._interrupt = False
         self._quitting = False
         self._last_exc_id = 0
-        #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the live stack.
+        #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the
+        #: live stack.
         self.depth_mismatches: list[tuple[str, int, int, int]] = []
         # threads
         self._thread: threading.Thread | None = None
@@ -517,7 +518,8 @@ class Session(EngineMethods):
         name = getattr(event.code, "co_name", "?")
         n = len(event.entries)
         try:
-            self._pause(ctx, f"{name} is about to recompile: its {n} cache entr{'y' if n == 1 else 'ies'} rejected this call")
+            entries = f"{n} cache entr{'y' if n == 1 else 'ies'}"
+            self._pause(ctx, f"{name} is about to recompile: its {entries} rejected this call")
         finally:
             self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision

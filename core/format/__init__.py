@@ -67,7 +67,8 @@ def listing(code: CodeView, *, current: int = -1, breakpoints: tuple[int, ...] =
         lo, hi = max(0, current - around), min(len(rows), current + around + 1)
         rows = rows[lo:hi]
     bps = set(breakpoints)
-    head = f"{code.name}  ({code.filename}:{code.firstlineno})" + (f"  compile {code.compile_id}" if code.compile_id else "")
+    head = f"{code.name}  ({code.filename}:{code.firstlineno})"
+    head += f"  compile {code.compile_id}" if code.compile_id else ""
     body = "\n".join(instr_line(r, current=r.index == current, breakpoint=r.index in bps) for r in rows)
     return f"{head}\n{body}"
 
@@ -137,7 +138,8 @@ def stop_text(stop: Stop, *, context: int = 2) -> str:
         lines.append(f"exception: {stop.exception}")
     frame = stop.frame
     if frame is not None and frame.index >= 0:
-        lines.append(listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context).split("\n", 1)[1])
+        text = listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context)
+        lines.append(text.split("\n", 1)[1])
     elif frame is not None and stop.kind is StopKind.COMPILE:
         lines.append(f"({len(frame.code.instructions)} instructions; `ll` lists them)")
     watches = watches_text(stop.watches)
@@ -186,7 +188,8 @@ def breakpoints_text(bps: Sequence[BreakpointView]) -> str:
     if not bps:
         return "no breakpoints"
     return "\n".join(
-        f"{bp.number:>3}  {bp.code_name} index {bp.index}  hits {bp.hits}" + (f"  if {bp.condition}" if bp.condition else "")
+        f"{bp.number:>3}  {bp.code_name} index {bp.index}  hits {bp.hits}"
+        + (f"  if {bp.condition}" if bp.condition else "")
         for bp in bps
     )
 
@@ -214,7 +217,8 @@ def whatif_text(trees: Sequence[GuardTree]) -> str:
         verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"
         lines.append(f"entry {t.compile_id}: {verdict}")
         for leaf in t.failing:
-            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}" + (f"   # {leaf.user_line}" if leaf.user_line else ""))
+            where = f"   # {leaf.user_line}" if leaf.user_line else ""
+            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
     return "\n".join(lines) if lines else "no cache entries"
 
 

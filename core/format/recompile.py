@@ -33,7 +33,8 @@ _IND = "  "
 
 
 def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
-    status = "" if leaf.status is GuardStatus.FAIL else f" [{'no value' if leaf.status is GuardStatus.NO_VALUE else leaf.status.value}]"
+    shown = "no value" if leaf.status is GuardStatus.NO_VALUE else leaf.status.value
+    status = "" if leaf.status is GuardStatus.FAIL else f" [{shown}]"
     mark = "  <- torch reports this one" if leaf.id == torch_leaf else ""
     kind = failure_kind(leaf)
     kind_text = "" if kind == "input" else f" ({kind})"
@@ -44,7 +45,8 @@ def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
     if where:
         lines.append(f"{_IND}   line: {where}")
     if leaf.expected is not None or leaf.actual is not None:
-        actual = leaf.actual if leaf.actual is not None else ("no value" if leaf.status is GuardStatus.NO_VALUE else "?")
+        actual = leaf.actual if leaf.actual is not None else (
+            "no value" if leaf.status is GuardStatus.NO_VALUE else "?")
         lines.append(f"{_IND}   expected {leaf.expected if leaf.expected is not None else '?'}, actual {actual}")
     if leaf.reason and leaf.reason not in leaf.code:
         lines.append(f"{_IND}   reason: {cut(leaf.reason, 300)}")
@@ -89,7 +91,8 @@ def diffs_text(diffs: Iterable[EntryDiff], *, max_per_pair: int = 20) -> str:
         lines = [f"{d.old} → {d.new}: {summary}"]
         for x in d.diffs[:max_per_pair]:
             if x.kind == "changed":
-                lines.append(f"{_IND}changed {x.guard_type} {x.source}: {cut(x.old_code or '', 160)} → {cut(x.new_code or '', 160)}")
+                lines.append(f"{_IND}changed {x.guard_type} {x.source}: "
+                             f"{cut(x.old_code or '', 160)} → {cut(x.new_code or '', 160)}")
             elif x.kind == "added":
                 lines.append(f"{_IND}added   {x.guard_type} {x.source}: {cut(x.new_code or '', 160)}")
             else:
@@ -108,7 +111,8 @@ def inputs_text(record: RecompileRecord) -> str:
     if newest is not None:
         for leaf in newest.failing:
             if leaf.actual is not None and failure_kind(leaf) in ("input", "global"):
-                changed.append(f"{compat.strip_local_scope(leaf.source)}: {leaf.expected if leaf.expected is not None else '?'} → {leaf.actual}")
+                expected = leaf.expected if leaf.expected is not None else "?"
+                changed.append(f"{compat.strip_local_scope(leaf.source)}: {expected} → {leaf.actual}")
     head = (["changed since " + newest.compile_id + ":"] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 
@@ -179,7 +183,8 @@ def stop_detail(session: "Host", ctx: "PauseContext") -> list[tuple[str, str]]:
     title = f"next compile: {record.compile_id or '?'}; entries in torch's order (most recently used first)"
     blocks = [("failing guards", title + "\n" + failing_text(record))]
     if record.non_input:
-        blocks.append(("not about the inputs", "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
+        blocks.append(("not about the inputs",
+                       "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
     blocks.append(("inputs", inputs_text(record)))
     if record.limit is not None:
         blocks.append(("recompile limit", record.limit.text()))
@@ -203,8 +208,10 @@ def entries_text(fr: FrameRecompiles) -> str:
     for e in reversed(fr.entries):
         here = "▶ " if fr.serving is not None and e.compile_id == fr.serving and not e.dropped else "  "
         share = f" ({100 * e.hits // total}% of calls)" if total and e.hits >= 0 else ""
-        flags = "".join(["  (invalidated)" if e.invalidated else "", "  (dropped from torch's cache)" if e.dropped else ""])
-        lines.append(f"{here}{e.compile_id:<6} backend={e.backend}  hits={_hits(e.hits)}{share}  graphs={len(e.graphs)}  "
+        flags = "".join(["  (invalidated)" if e.invalidated else "",
+                         "  (dropped from torch's cache)" if e.dropped else ""])
+        lines.append(f"{here}{e.compile_id:<6} backend={e.backend}  hits={_hits(e.hits)}{share}  "
+                     f"graphs={len(e.graphs)}  "
                      f"resume={', '.join(e.resume_functions) or '-'}{flags}")
     if not fr.hits_counted:
         lines.append("  (hits are not counted in this run)")
@@ -221,7 +228,8 @@ def timeline_lines(records: Sequence[RecompileRecord], recompiles: Sequence[Any]
         lines.append("recompiles (in the order they happened):")
         for r in records:
             who = f"{r.frame_name} " if with_frame else ""
-            flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ("  [next recompile hits the limit]" if r.limit is not None and r.limit.hit_next and r.decision == "recompile" else "")
+            nearly = r.limit is not None and r.limit.hit_next and r.decision == "recompile"
+            flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ("  [next recompile hits the limit]" if nearly else "")
             lines.append(f"  #{r.seq} {who}→ {r.compile_id or '?'}: {r.decision}"
                          f"{f' ({r.action})' if r.action else ''}; {r.outcome_text()}{flag}")
             for reason in r.torch_reasons:

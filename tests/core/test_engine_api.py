@@ -5,7 +5,6 @@ program; the recompile stop carries its choices as data; line mode prints the wa
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import sys
 import textwrap

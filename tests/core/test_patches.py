@@ -337,7 +337,7 @@ def test_preview_gives_stack_depths_and_diff_without_installing():
     ret = len(rows) - 1
     good = P.preview_edit(code, [], P.parse_edit("insert", f"{ret} {RET7}"))
     assert good.ok and good.code is not None
-    assert good.diff.added == 2 and [l.tag for l in good.diff.lines].count("+") == 2
+    assert good.diff.added == 2 and [line.tag for line in good.diff.lines].count("+") == 2
     depth_rows = {r.index: r for r in good.analysis.rows}
     assert depth_rows[ret].opname == "POP_TOP" and depth_rows[ret].depth == 1 and depth_rows[ret].effect == -1
     assert depth_rows[ret + 1].depth == 0 and depth_rows[ret + 2].depth == 1
