@@ -18,6 +18,7 @@ from types import CodeType
 from typing import Any, Callable, Sequence
 
 from . import compat
+from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning
 from .model import Decision, DecisionKind, LeafGuardView, RecompileChoice, RecompileRecord
 from .recompile import _PSEUDO, VALUE_GUARDS, RecompileLog
 
@@ -92,20 +93,9 @@ def drop_spec(leaf: LeafGuardView) -> DropSpec:
                         "global state (grad mode, autocast, ...) with a graph traced under this one — results "
                         "may be wrong")
     name = compat.strip_local_scope(leaf.source)
+    warning = drop_warning(gtype, leaf.source, "; ".join(leaf.code), leaf.expected, leaf.actual)
     if gtype in VALUE_GUARDS:
-        expected = leaf.expected if leaf.expected is not None else "?"
-        actual = leaf.actual if leaf.actual is not None else "the new value"
-        warning = (f"{leaf.source} is a constant to Dynamo: it traced {leaf.source} == {expected} by value and "
-                   f"baked it into the FX graph / the generated code. Without this guard the entry compiled for "
-                   f"{actual} serves every later value unchecked — RESULTS MAY BE WRONG")
         return DropSpec(leaf, leaf.source, tuple(sorted(_VALUE_FILTER_TYPES)), name, warning)
-    warning = None
-    if gtype == "TENSOR_MATCH":
-        warning = (f"tensor guard: the graph was traced for this dtype/device/shape/requires_grad of "
-                   f"{leaf.source}; other tensors will run it unchecked — results may be wrong or crash")
-    elif gtype in ("ID_MATCH", "TYPE_MATCH"):
-        warning = (f"{gtype}: Dynamo assumed this {'object' if gtype == 'ID_MATCH' else 'type'} while tracing; "
-                   f"other objects will run code traced for it — results may be wrong")
     types = _OTHER_FILTER_TYPES.get(gtype, (gtype,))
     return DropSpec(leaf, leaf.source, types, name, warning)
 
@@ -136,38 +126,40 @@ def _snippet_types(spec: DropSpec) -> tuple[str, ...]:
 
 
 class _Pending:
-    __slots__ = ("code", "specs", "record", "dropped", "fired")
+    __slots__ = ("code", "specs", "record", "rules")
 
-    def __init__(self, code: CodeType, specs: list[DropSpec], record: RecompileRecord | None) -> None:
+    def __init__(self, code: CodeType, specs: list[DropSpec], record: RecompileRecord | None,
+                 rules: list[FilterRule]) -> None:
         self.code = code
         self.specs = specs
         self.record = record
-        self.dropped: list[tuple[int, str, str]] = []   # (spec index, source, guard_type) of entries dropped
-        self.fired = False
+        self.rules = rules              # parallel to specs
 
 
 class GuardDropper:
     """Filters chosen guards out of the next compile of one code object (the ``drop`` choice).
 
-    `schedule` arms a one-shot filter for `code`; the first guard build of that code (``CheckFunctionManager``,
-    patched through `compat.install_guard_filter` on first use) drops every ``GuardFilterEntry`` a `DropSpec`
-    matches; `on_compiled` (a compile hook) then reports what was dropped. `undo` restores torch.
+    `schedule` adds one `guard_filter.Scope.NEXT_COMPILE` rule per `DropSpec` to the session's one
+    `guard_filter.GuardFilter`; the first guard build of that code drops every ``GuardFilterEntry`` a rule
+    matches; `on_compiled` (a compile hook) then reports what was dropped and retires the rules.
 
     Args:
-        message: where to say what happened (the session's ``on_message``).
+        guard_filter: the session's guard filter.
+        message: where to say what happened (the session's ``message``).
         log: the run's `RecompileLog` (the record gets the outcome), optional.
     """
 
-    def __init__(self, message: Callable[[str], None], log: RecompileLog | None = None) -> None:
+    def __init__(self, guard_filter: GuardFilter, message: Callable[[str], None],
+                 log: RecompileLog | None = None) -> None:
+        self.filter = guard_filter
         self.message = message
         self.log = log
         self._pending: dict[int, _Pending] = {}
-        self._undo: Callable[[], None] | None = None
         self._lock = threading.Lock()
 
     @property
     def installed(self) -> bool:
-        return self._undo is not None
+        return self.filter.installed
 
     def pending_for(self, code: CodeType) -> list[DropSpec]:
         p = self._pending.get(id(code))
@@ -175,51 +167,33 @@ class GuardDropper:
 
     def schedule(self, code: CodeType, specs: list[DropSpec], record: RecompileRecord | None = None) -> None:
         """Drop `specs` from the next compile of `code` (replaces a filter armed earlier for it)."""
-        if self._undo is None:
-            self._undo = compat.install_guard_filter(self._filter_for)
+        self.filter.discard(code, Scope.NEXT_COMPILE)
+        rules = [self.filter.add(FilterRule(code, spec.source, frozenset(spec.filter_types), Scope.NEXT_COMPILE,
+                                            name=spec.name, label=f"{spec.leaf.guard_type} {'; '.join(spec.leaf.code)}",
+                                            warning=spec.warning))
+                 for spec in specs]
         with self._lock:
-            self._pending[id(code)] = _Pending(code, list(specs), record)
-
-    def _filter_for(self, code: CodeType) -> Callable[[list[Any]], list[bool]] | None:
-        with self._lock:
-            pending = self._pending.get(id(code))
-        if pending is None or pending.fired:
-            return None
-
-        def keep(entries: list[Any]) -> list[bool]:
-            out = []
-            for entry in entries:
-                try:
-                    source, gtype, derived, *_ = compat.guard_filter_entry_fields(entry)
-                except Exception:  # noqa: BLE001
-                    out.append(True)
-                    continue
-                hit = next((i for i, spec in enumerate(pending.specs) if spec.matches(source, gtype, derived)), None)
-                if hit is not None:
-                    pending.dropped.append((hit, source or "(ambient)", gtype))
-                out.append(hit is None)
-            pending.fired = True
-            return out
-
-        return keep
+            self._pending[id(code)] = _Pending(code, list(specs), record, rules)
 
     def on_compiled(self, event: Any) -> None:
-        """Compile hook: report the guards dropped from this compile (and forget the filter)."""
+        """Compile hook: report the guards dropped from this compile (and retire the rules)."""
         with self._lock:
             pending = self._pending.pop(id(event.original_code), None)
         if pending is None:
             return
+        self.filter.take_spent(event.original_code)
         cid = str(event.compile_id)
-        if not pending.fired:
+        dropped = [(i, source, gtype) for i, rule in enumerate(pending.rules) for source, gtype in rule.dropped]
+        if not any(rule.fired for rule in pending.rules):
             text = f"drop: the guard filter did not run for {cid}; nothing was dropped"
-        elif not pending.dropped:
+        elif not dropped:
             text = (f"drop: no guard of {cid} matched " +
                     ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in pending.specs) +
                     " (the new compile guards other values); nothing was dropped")
         else:
-            what = ", ".join(f"{gtype} {source}" for _, source, gtype in pending.dropped)
-            text = f"drop: compiled {cid} without {len(pending.dropped)} guard(s): {what}"
-            hit = sorted({i for i, _, _ in pending.dropped})
+            what = ", ".join(f"{gtype} {source}" for _, source, gtype in dropped)
+            text = f"drop: compiled {cid} without {len(dropped)} guard(s): {what}"
+            hit = sorted({i for i, _, _ in dropped})
             missed = [s for i, s in enumerate(pending.specs) if i not in hit]
             if missed:
                 text += ("\n  not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
@@ -234,14 +208,15 @@ class GuardDropper:
     def discard(self, code: CodeType) -> None:
         with self._lock:
             self._pending.pop(id(code), None)
+        self.filter.discard(code, Scope.NEXT_COMPILE)
 
     def undo(self) -> None:
-        """Restore ``CheckFunctionManager`` and forget every armed filter (session teardown)."""
+        """Forget every armed drop (session teardown; the filter itself is restored by its owner)."""
         with self._lock:
+            pending = list(self._pending.values())
             self._pending.clear()
-        if self._undo is not None:
-            undo, self._undo = self._undo, None
-            undo()
+        for p in pending:
+            self.filter.discard(p.code, Scope.NEXT_COMPILE)
 
 
 def _constant_evidence(event: Any, specs: Sequence[DropSpec]) -> str:

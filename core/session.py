@@ -35,6 +35,7 @@ from . import commands
 from .engine import EngineMethods, _Watch
 from .model import EngineError, Resumed
 from .decisions import GuardDropper
+from .guard_filter import GuardFilter
 from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script
 from .disasm import code_view
@@ -151,6 +152,7 @@ class Session(EngineMethods):
         self._patch_manager: Any = None
         self._guard_editor: Any = None
         self._guard_dropper: GuardDropper | None = None
+        self._guard_filter: GuardFilter | None = None
 
     # ==========================================================================================================
     # Services and what they may use of the session (`protocol.Host`)
@@ -171,18 +173,26 @@ class Session(EngineMethods):
         if self._guard_editor is None:
             from .guard_edits import GuardEditor
 
-            self._guard_editor = GuardEditor(self, lambda: self.patch_manager)
+            self._guard_editor = GuardEditor(self, lambda: self.patch_manager, self.guard_filter)
         return self._guard_editor
 
     @property
     def guard_dropper(self) -> GuardDropper:
         """The guard filter of the recompile stop's ``drop`` (`decisions.GuardDropper`), made on first use."""
         if self._guard_dropper is None:
-            dropper = GuardDropper(self.message, self.recompiles)
+            dropper = GuardDropper(self.guard_filter, self.message, self.recompiles)
             self.compile_hooks.append(dropper.on_compiled)
             self.teardown_hooks.append(dropper.undo)
             self._guard_dropper = dropper
         return self._guard_dropper
+
+    @property
+    def guard_filter(self) -> GuardFilter:
+        """The session's one guard filter (`guard_filter.GuardFilter`): ``drop`` and ``guard drop`` rules."""
+        if self._guard_filter is None:
+            self._guard_filter = GuardFilter(self.message)
+            self.teardown_hooks.append(self._guard_filter.undo)
+        return self._guard_filter
 
     @property
     def quitting(self) -> bool:
