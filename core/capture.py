@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import compat
 from .disasm import code_view
 from .format.recompile import short_reason
-from .model import CacheEntryView, CompiledFrameView, GraphBreakView, GraphView, RecompileView
+from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
 from .values import cut, summarize
 
 if TYPE_CHECKING:
@@ -357,12 +357,12 @@ class Capture:
         """True for a generated code object this capture recorded (Dynamo's, or a replacement)."""
         return id(code) in self._generated
 
-    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None:
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, original is a resume function) for generated `code`, else None."""
         entry = self._generated.get(id(code))
         if entry is None:
             return None
-        return entry.frame.code, entry.compile_id, entry.frame.is_resume
+        return GeneratedInfo(entry.frame.code, entry.compile_id, entry.frame.is_resume)
 
     def original_of(self, code: CodeType) -> CodeType | None:
         """The original code object generated `code` was compiled from, or None."""

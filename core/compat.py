@@ -13,18 +13,21 @@ import sys
 from types import CodeType, FrameType
 from typing import Any, Callable
 
+from .model import ExceptionTableEntry
+
 # --------------------------------------------------------------------------------------------------------------
 # Python versions
 # --------------------------------------------------------------------------------------------------------------
 
-PY311 = sys.version_info[:2] == (3, 11)
-PY312_PLUS = sys.version_info >= (3, 12)
-PY313_PLUS = sys.version_info >= (3, 13)
+#: Version flags as the ``bytecode`` library spells them: ``PY312`` means "3.12 or newer".
+PY311 = sys.version_info >= (3, 11)
+PY312 = sys.version_info >= (3, 12)
+PY313 = sys.version_info >= (3, 13)
 #: Tracing back end: settrace + f_trace_opcodes on 3.11, sys.monitoring on 3.12+ (torch-internals §8).
-USE_SYS_MONITORING = PY312_PLUS
+USE_SYS_MONITORING = PY312
 #: On 3.11 a frame paused in a trace function exposes its real stack top, and torch clamps the requested depth
 #: to it, so reading ``co_stacksize`` slots gives exactly the live stack (torch-internals §7).
-STACKTOP_IS_EXACT = PY311
+STACKTOP_IS_EXACT = not PY312
 
 # --------------------------------------------------------------------------------------------------------------
 # torch (imported lazily: `import dynadbg` must stay cheap and must not fail without torch)
@@ -117,15 +120,16 @@ def reset_code(code: CodeType) -> None:
 
 def locals_to_fast(frame: FrameType) -> None:
     """Write ``frame.f_locals`` edits back into the frame's fast locals (3.11/3.12; 3.13 writes through)."""
-    if PY313_PLUS:
+    if PY313:
         return
     import ctypes
 
     ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
 
 
-def parse_exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool]]:
-    """(start, end, target, depth, lasti) byte-offset entries of `code`'s exception table.
+def parse_exception_table(code: CodeType) -> list[ExceptionTableEntry]:
+    """The byte-offset entries (`model.ExceptionTableEntry`: start, end, target, depth, lasti) of `code`'s
+    exception table.
 
     Rests on the private ``dis._parse_exception_table`` (CPython 3.11-3.13); empty when it is missing.
     """
@@ -134,7 +138,7 @@ def parse_exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool
     parse = getattr(dis, "_parse_exception_table", None)
     if parse is None:
         return []
-    return [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]
+    return [ExceptionTableEntry(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]
 
 
 def async_raise(thread_ident: int, exc_type: type[BaseException]) -> bool:
@@ -570,7 +574,7 @@ def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     """
     import dis
 
-    if PY311:
+    if not PY312:  # 3.11 only
         name = dis.opname[opcode]
         if name == "PRECALL":
             return 0
@@ -820,7 +824,7 @@ def edit_stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     says +1). Checked on every code object of nine stdlib modules on 3.11.7, 3.12.1 and 3.13.0."""
     import dis
 
-    if not PY313_PLUS and dis.opname[opcode] == "RETURN_GENERATOR":
+    if not PY313 and dis.opname[opcode] == "RETURN_GENERATOR":
         return 1
     return stack_effect(opcode, arg, jump)
 
@@ -836,7 +840,7 @@ def edit_stack_requirement(opcode: int, arg: int | None) -> int:
     import dis
 
     name = dis.opname[opcode]
-    if PY311 and name in ("PRECALL", "CALL"):
+    if not PY312 and name in ("PRECALL", "CALL"):  # 3.11 only
         return (arg or 0) + 2
     try:
         from bytecode import ConcreteInstr

@@ -38,6 +38,7 @@ from .model import (
     EntryDiff,
     EvalResult,
     FrameRecompiles,
+    GeneratedInfo,
     GraphView,
     GuardEditOutcome,
     GuardEditView,
@@ -132,7 +133,7 @@ class EngineMethods:
     _quiet: set[int]
 
     def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
-    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None: ...  # noqa: D102
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint: ...  # noqa: D102
     def clear_breakpoint(self, code: CodeType, index: int) -> Breakpoint | None: ...  # noqa: D102
     def message(self, text: str) -> None: ...  # noqa: D102
@@ -176,7 +177,7 @@ class EngineMethods:
             return ctx.compile_event.original
         code = self._current_code()
         info = self.generated_info(code) if code is not None else None
-        return info[0] if info else None
+        return info.original if info else None
 
     def _selected_view(self):  # noqa: ANN202
         stop = self._paused().stop
@@ -755,7 +756,7 @@ class EngineMethods:
         code = self._current_code()
         if code is not None and self._paused().kind is not StopKind.RECOMPILE:
             info = self.generated_info(code)
-            serving = info[1] if info else None
+            serving = info.compile_id if info else None
         counted = bool(getattr(self.capture, "hits_counted", False))
         return frame_recompiles(frame, self.recompiles.records(), serving=serving, hits_counted=counted)
 
@@ -774,7 +775,7 @@ class EngineMethods:
         info = self.generated_info(code)
         if info is None:
             return None
-        for e in compat.cache_entries(info[0]):
+        for e in compat.cache_entries(info.original):
             if e.code is code:
                 return e
         # edited code runs from a precompile entry the patch manager installed
@@ -819,7 +820,7 @@ class EngineMethods:
             info = self.generated_info(st.frame.f_code)
             if info is None:
                 refuse("the original code of this frame is not known", "not here")
-            entries, inputs = compat.cache_entries(info[0]), st.inputs
+            entries, inputs = compat.cache_entries(info.original), st.inputs
         return tuple(guards.entry_guard_tree(e, inputs) for e in entries)
 
     @engine_method()

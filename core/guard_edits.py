@@ -146,7 +146,7 @@ class GuardEditor:
         info = self.session.generated_info(code)
         if info is None:
             return f"{code.co_name} is not generated code the debugger recorded"
-        original, compile_id = info[0], str(info[1])
+        original, compile_id = info.original, str(info.compile_id)
         entry_manager = None
         for entry in compat.cache_entries(original):
             if entry.code is code:

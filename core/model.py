@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from enum import Enum
 from types import CodeType
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class StopKind(str, Enum):
@@ -32,6 +32,37 @@ class StopKind(str, Enum):
 BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception")
 #: The kinds active when the user names none (DESIGN.md).
 DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception"})
+
+
+class ExceptionTableEntry(NamedTuple):
+    """One entry of a code object's exception table (byte offsets, as ``dis`` parses it; 3.11+).
+
+    Attributes:
+        start, end: the covered range ``[start, end)``.
+        target: the handler's offset.
+        depth: the value-stack depth the handler starts with.
+        lasti: whether the offset of the raising instruction is pushed too.
+    """
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+
+class GeneratedInfo(NamedTuple):
+    """What the engine knows of a Dynamo-generated code object.
+
+    Attributes:
+        original: the user's code object it was generated for.
+        compile_id: the Dynamo compile id that made it (``"0/1"``).
+        is_resume: True when it is (the generated code of) a resume function.
+    """
+
+    original: CodeType
+    compile_id: str
+    is_resume: bool
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ class PatchManager:
         info = self.session.generated_info(code)
         if info is None:
             return EditError("not here", f"{code.co_name} is not generated code the debugger recorded")
-        return _Target(info[0], self.dynamo_code_of(code), code, str(info[1]))
+        return _Target(info.original, self.dynamo_code_of(code), code, str(info.compile_id))
 
     def preview(self, ctx: "PauseContext", op: EditOp) -> EditPreview:
         """`preview_edit` of `op` on top of the current patch of this stop's code (installs nothing)."""
@@ -531,7 +531,7 @@ class PatchManager:
             for pre in pres.values():
                 if pre.code is code:
                     info = self.session.generated_info(code)
-                    return SimpleNamespace(code=code, compile_id=info[1] if info else "?",
+                    return SimpleNamespace(code=code, compile_id=info.compile_id if info else "?",
                                            guard_manager=pre.guard_manager)
         return None
 

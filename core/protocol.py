@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         EntryDiff,
         EvalResult,
         FrameRecompiles,
+        GeneratedInfo,
         GraphView,
         GuardEditOutcome,
         GuardEditView,
@@ -222,7 +223,7 @@ class Host(Protocol):
     def mark_changed(self, code_key: int | None = None) -> None:
         """Tracing decisions cached for generated code (all, or one code object) are stale: recompute them."""
 
-    def generated_info(self, code: "CodeType") -> "tuple[CodeType, str, bool] | None":
+    def generated_info(self, code: "CodeType") -> "GeneratedInfo | None":
         """(original code, compile id, is resume function) of a generated code object, when known."""
 
 

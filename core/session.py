@@ -33,7 +33,7 @@ from .model import (
 )
 from . import commands
 from .engine import EngineMethods, _Watch
-from .model import EngineError, Resumed
+from .model import EngineError, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .recompile import RecompileLog
@@ -817,10 +817,10 @@ class Session(EngineMethods):
     def is_resume(self, code: CodeType) -> bool:
         info = self.generated_info(code)
         if info is not None:
-            return bool(info[2])
+            return bool(info.is_resume)
         return code.co_name.startswith("torch_dynamo_resume_in_")
 
-    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None:
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, is resume function) of a generated code object, when known."""
         if self.capture is not None:
             try:
@@ -833,7 +833,7 @@ class Session(EngineMethods):
 
     def code_view(self, code: CodeType) -> CodeView:
         info = self.generated_info(code)
-        cid = info[1] if info else self.compile_ids.get(id(code))
+        cid = info.compile_id if info else self.compile_ids.get(id(code))
         return code_view(code, generated=id(code) in self.generated, compile_id=cid)
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:

@@ -82,11 +82,11 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
 def entry_position(session: Any, code: Any) -> tuple[str | None, int | None, int | None]:
     """(compile id, 1-based index among the original's cache entries (newest first), entry count)."""
     info = session.generated_info(code)
-    cid = info[1] if info else session.compile_ids.get(id(code))
+    cid = info.compile_id if info else session.compile_ids.get(id(code))
     if info is None:
         return cid, None, None
     try:
-        entries = compat.cache_entries(info[0])
+        entries = compat.cache_entries(info.original)
     except Exception:  # noqa: BLE001
         return cid, None, None
     for i, e in enumerate(entries):
