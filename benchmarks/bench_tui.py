@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "app"))
 
-from fake_engine import big_scenario, guard_tree_of, make_app  # noqa: E402
+from fake_app import make_app  # noqa: E402
+from fake_scenarios import big_scenario, guard_tree_of  # noqa: E402
 from textual import events  # noqa: E402
 
 SIZE = (120, 40)

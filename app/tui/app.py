@@ -52,7 +52,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
-from dynadbg.core.patches import format_diff
+from dynadbg.core.edits import format_diff
 from dynadbg.core.runner import ExitResult
 
 from . import actions

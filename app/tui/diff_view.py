@@ -95,15 +95,5 @@ class DiffView(LinesView):
         row.append(text, style)
         return row
 
-    def _text_lines(self, output: str) -> list[Text]:
-        lines = []
-        for raw in (output or "(no output)").splitlines():
-            if raw.startswith(("+++", "---")):
-                lines.append(Text(raw, self._style("diff--header")))
-            elif raw.startswith("+"):
-                lines.append(Text(raw, self._style("diff--added")))
-            elif raw.startswith("-"):
-                lines.append(Text(raw, self._style("diff--removed")))
-            else:
-                lines.append(Text(raw, self._style("diff--same")))
-        return lines
+    def _text_lines(self, text: str) -> list[Text]:
+        return [Text(line, self._style("diff--same")) for line in (text or "(no output)").splitlines()]

@@ -33,7 +33,7 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from dynadbg.core.model import EditError, EditOp, EditOutcome, EditPreview, EngineError, Instr, StackAnalysis
-from dynadbg.core.patches import parse_edit
+from dynadbg.core.edits import parse_edit
 
 from . import highlight
 

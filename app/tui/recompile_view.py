@@ -94,6 +94,7 @@ class RecompileView(OutputView):
         """Action id → keys in force (the app sets it from the keymap), shown next to each choice."""
         self._stop: Stop | None = None
         self._records: tuple[RecompileRecord, ...] | str | None = None
+        self._stale = False
 
     @property
     def record(self) -> RecompileRecord | None:
@@ -123,9 +124,17 @@ class RecompileView(OutputView):
     # Rendering -------------------------------------------------------------------------------------------------
 
     def _update(self) -> None:
-        if not self.is_mounted:
+        # Rendering relayouts the view: while its tab is hidden (most steps) only remember to do it when shown.
+        pane = self.parent
+        if not self.is_mounted or (pane is not None and not pane.display):
+            self._stale = True
             return
+        self._stale = False
         self.content = self._build()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._update()
 
     def _style(self, component: str) -> Style:
         return self.get_component_rich_style(component, partial=True)
@@ -215,7 +224,7 @@ class RecompileView(OutputView):
         lines: list[RenderableType] = [head]
         if verdict.torch_reason and not any(leaf.id == verdict.torch_leaf for leaf in verdict.failing):
             head.append("  · torch reports: ", dim)
-            head.append(verdict.torch_reason.split(": ", 1)[-1].split("  #", 1)[0])
+            head.append(verdict.first_failure or verdict.torch_reason)
         for leaf in verdict.failing:
             lines.extend(self._leaf(leaf, verdict.torch_leaf, notes))
         return lines
@@ -340,10 +349,7 @@ class RecompileView(OutputView):
         for k, part in enumerate(code.splitlines()):
             if k:
                 line.append("\n" + " " * len(label))
-            body, _, comment = part.partition("   #")
-            line.append_text(_python(body.strip()))
-            if comment:
-                line.append("   #" + comment, dim)
+            line.append_text(_python(part.strip()))
         return line
 
 

@@ -32,6 +32,7 @@ from dynadbg.core.model import (
     EditOp,
     EntryDiff,
     EntryVerdict,
+    FrameRecompiles,
     FrameView,
     GraphView,
     GuardNodeView,
@@ -48,6 +49,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
     ValueSummary,
+    WatchValue,
 )
 from dynadbg.core.runner import ExitResult
 
@@ -245,7 +247,7 @@ def _leaf(i: int, guard_type: str, source: str, code: str, user_line: str | None
 def _node(i: int, source: str, accessor: str | None, value_type: str, leaves: Sequence[LeafGuardView],
           children: Sequence[GuardNodeView] = (), manager: str = "GuardManager") -> GuardNodeView:
     leaf_count = len(leaves) + sum(c.leaf_count for c in children)
-    failing = any(l.status == GuardStatus.FAIL for l in leaves) or any(c.status == GuardStatus.FAIL for c in children)
+    failing = any(leaf.status == GuardStatus.FAIL for leaf in leaves) or any(c.status == GuardStatus.FAIL for c in children)
     return GuardNodeView(f"m{i}", source, manager, accessor, value_type, tuple(leaves), tuple(children),
                          GuardStatus.FAIL if failing else GuardStatus.PASS, leaf_count)
 
@@ -282,7 +284,7 @@ def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
     root = _node(0, "L", None, "<class 'dict'>", [
         _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, p),
     ], [x, n, self_, g], manager="RootGuardManager")
-    failing = tuple(l for l in n.leaves if l.status == f)
+    failing = tuple(leaf for leaf in n.leaves if leaf.status == f)
     return GuardTree("0/0", root, (), root.leaf_count, True, failing,
                      "L['n'] == 3" if n_fails else None, "TREE_GUARD_MANAGER: ...")
 
@@ -392,8 +394,8 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
         CacheEntryView("0/1", replace(code, key=0xF2, compile_id="0/1"), "eager", hits=0,
                        graphs=("__compiled_fn_5",), resume_functions=("__resume_at_38_6",)),
     )
-    compiled = CompiledFrameView(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
-                                 graphs=(graph,))
+    compiled = FrameRecompiles(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
+                               graphs=(graph,))
     return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
                     start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops))
 
@@ -665,3 +667,34 @@ def edit_rows(rows: list[Row], op: EditOp) -> list[Row] | EditError:
     if op.kind == "insert":
         return rows[:op.index] + new + rows[op.index:]
     return rows[:op.index] + rows[op.index + 1:]
+
+
+def rows_after(scenario: Scenario, ops: Sequence[EditOp]) -> tuple[list[Row], list[Row] | EditError, str]:
+    """(Dynamo's rows, the rows after `ops` or why one was rejected, the code's name) of the scenario's listing."""
+    first = scenario.stops[0].frame if scenario.stops else None
+    base = listing_rows(first.code, scenario.ops) if first is not None else []
+    rows: list[Row] | EditError = base
+    for op in ops:
+        rows = rows if isinstance(rows, EditError) else edit_rows(rows, op)
+    return base, rows, first.code.name if first is not None else "forward"
+
+
+def watch_values(watches: Sequence[tuple[int, str]], stop: Stop,
+                 memory: dict[int, tuple[int, str | None, str | None]]) -> tuple[WatchValue, ...]:
+    """Each watch (number, expression) at `stop`: a local's summary by name, else a NameError; `changed` against
+    the stop before. `memory` keeps number → (stop seq, value, value at the stop before) between calls."""
+    frame, out = stop.selected_frame, []
+    for number, expr in watches:
+        if frame is None:
+            out.append(WatchValue(number, expr, evaluated=False))
+            continue
+        value = dict(frame.locals).get(expr)
+        error = None if value is not None else f"NameError: name {expr!r} is not defined"
+        key = value.text if value is not None else error
+        seq, last, before = memory.get(number, (None, None, None))
+        if seq != stop.seq:
+            before = last
+        memory[number] = (stop.seq, key, before)
+        out.append(WatchValue(number, expr, value.text if value else "", value, error,
+                              before is not None and before != key))
+    return tuple(out)

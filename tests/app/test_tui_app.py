@@ -6,17 +6,15 @@ import asyncio
 import io
 import time
 
-from fake_engine import (
-    FakeEngine,
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_engine import FakeEngine
+from fake_scenarios import (
     Scenario,
     crash_scenario,
     forward_scenario,
     guard_tree_of,
-    make_app,
     never_compiled_scenario,
     recompile_scenario,
-    no_cursor_blink,  # noqa: F401 - autouse fixture
-    settle,
 )
 from rich.console import Console
 from textual.widgets import Input, TabbedContent
@@ -80,7 +78,7 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
             await settle(pilot)
             assert bytecode.current == expected
             seen.append(rendered(stack))
-        assert app.session.sent == ["set_step(1)"] * 3
+        assert app.session.sent == ["set_step()"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
         assert seen[2].startswith("TOS [1] <function __compiled_fn_1") and seen[2].endswith("[0] NULL")
@@ -180,7 +178,7 @@ async def test_letters_type_into_the_console_and_escape_leaves_it() -> None:
         assert isinstance(app.focused, BytecodeView)
         await pilot.press("s")
         await settle(pilot)
-        assert app.session.sent == ["set_step(1)"]
+        assert app.session.sent == ["set_step()"]
 
 
 async def test_console_command_output_and_history() -> None:
@@ -434,10 +432,10 @@ async def test_keymap_remaps_by_binding_id(tmp_path) -> None:  # noqa: ANN001
         assert "unknown action 'nope'" in log_text(app)
         await pilot.press("x")
         await settle(pilot)
-        assert app.session.sent == ["set_step(1)"]
+        assert app.session.sent == ["set_step()"]
         await pilot.press("s")  # no longer bound
         await settle(pilot)
-        assert app.session.sent == ["set_step(1)"]
+        assert app.session.sent == ["set_step()"]
 
 
 def test_keymap_from_environment(tmp_path) -> None:  # noqa: ANN001

@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from fake_engine import no_cursor_blink, settle  # noqa: F401 - autouse fixture
+from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 
 pytestmark = pytest.mark.slow
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from fake_engine import (
-    counter_recompile_scenario,
-    make_app,
-    no_cursor_blink,  # noqa: F401 - autouse fixture
-    settle,
-)
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario
 from rich.console import Console
 from textual.widgets import Input, Static, TabbedContent
 

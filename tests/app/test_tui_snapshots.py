@@ -9,14 +9,8 @@ from __future__ import annotations
 
 import pytest
 import textual
-from fake_engine import (  # noqa: F401
-    counter_recompile_scenario,
-    crash_scenario,
-    forward_scenario,
-    make_app,
-    no_cursor_blink,
-    settle,
-)
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario, crash_scenario, forward_scenario
 
 pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
                                 reason="snapshots are pinned to the Textual version that made them")
