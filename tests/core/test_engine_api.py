@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
-import pytest
 
 from dynadbg.core import commands
 from dynadbg.core.model import (
@@ -213,5 +212,9 @@ def test_line_mode_prints_the_watches_after_each_stop(tmp_path: Path):
     assert "[4.0, 4.0, 4.0]" in text
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(pytest.main([__file__, "-q"]))
+def test_session_implements_every_method_of_the_engine_protocol():
+    from dynadbg.core.protocol import Engine
+
+    names = [n for n in vars(Engine) if not n.startswith("_")]
+    assert len(names) > 40
+    assert [n for n in names if not hasattr(Session, n)] == []
