@@ -3,16 +3,15 @@ recompile records and choices, edits. Used by `--plain`, the command language (`
 golden tests; JSON is `report`'s.
 
 One formatting path (like `dis.Formatter`): the TUI renders the same dataclasses with widgets, everything else
-prints these strings. Output is deterministic for a given snapshot. Guard trees, recompile records and edit
-diffs keep their renderers beside their analysis (`guards.format_guard_tree`, `recompile.record_text`,
-`edits.format_diff`); they are reached through here.
+prints these strings. Output is deterministic for a given snapshot. Recompile records are in `format.recompile`,
+edits in `format.edits`; guard trees keep their renderer beside the tree model (`guards.format_guard_tree`) and
+are reached through here.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ..edits import format_diff
 from ..guards import format_failing, format_guard_tree
 from ..model import (
     BreakpointView,
@@ -29,13 +28,36 @@ from ..model import (
     ValueSummary,
     WatchValue,
 )
+from .edits import format_diff, format_stack
 from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
 
 __all__ = [
-    "backtrace_text", "breakpoint_set_text", "breakpoints_text", "choices_lines", "compiles_text", "diffs_text",
-    "edit_outcome_text", "entries_text", "failing_guards_text", "format_diff", "graphs_text", "guard_trees_text",
-    "instr_line", "listing", "locals_text", "patches_text", "record_text", "recompile_choices_text",
-    "source_text", "stack_text", "stop_text", "value_text", "watch_line", "watches_text", "whatif_text",
+    "backtrace_text",
+    "breakpoint_set_text",
+    "breakpoints_text",
+    "choices_lines",
+    "compiles_text",
+    "diffs_text",
+    "edit_outcome_text",
+    "entries_text",
+    "failing_guards_text",
+    "format_diff",
+    "format_stack",
+    "graphs_text",
+    "guard_trees_text",
+    "instr_line",
+    "listing",
+    "locals_text",
+    "patches_text",
+    "record_text",
+    "recompile_choices_text",
+    "source_text",
+    "stack_text",
+    "stop_text",
+    "value_text",
+    "watch_line",
+    "watches_text",
+    "whatif_text",
     "where_line",
 ]
 
