@@ -81,6 +81,8 @@ _CHOICES = frozenset(kind.value for kind in DecisionKind)
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
 #: Seconds the program state must hold before the footer's greyed-out keys are updated.
 FOOTER_SETTLE = 0.25
+#: Seconds the program must run before the status line says so (a quick step shows no "running" flash).
+RUNNING_SHOWN_AFTER = 0.1
 #: Seconds `q` waits for the program to end before the app exits anyway.
 QUIT_DEADLINE = 0.9
 
@@ -181,6 +183,8 @@ class DebuggerApp(App[int]):
         self._footer_timer: Timer | None = None
         self._auto_view: str | None = None
         self._footer_gate: tuple[Any, ...] = (self.phase, False)
+        self._running_timer: Timer | None = None
+        self._running_text = "running"
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -591,6 +595,7 @@ class DebuggerApp(App[int]):
         self.stops_seen += 1
         self.phase = "stopped"
         self._awaiting_resume = False
+        self._running_done()
         screen = self._main
         screen.activity = None
         screen.stop = stop
@@ -635,10 +640,23 @@ class DebuggerApp(App[int]):
             self._set_running(event.text)
 
     def _set_running(self, text: str) -> None:
-        # The panes keep showing the last stop (pudb-style); the status line says the program runs.
+        # The panes keep showing the last stop (pudb-style); the status line says the program runs, once it has
+        # run for `RUNNING_SHOWN_AFTER` seconds: a step that stops sooner repaints the screen once, not twice.
         self.phase = "running"
-        self._main.activity = text
+        self._running_text = text
+        if self._running_timer is None:
+            self._running_timer = self.set_timer(RUNNING_SHOWN_AFTER, self._show_running)
         self._bindings_changed()
+
+    def _show_running(self) -> None:
+        self._running_timer = None
+        if self.phase == "running":
+            self._main.activity = self._running_text
+
+    def _running_done(self) -> None:
+        if self._running_timer is not None:
+            self._running_timer.stop()
+            self._running_timer = None
 
     def on_bridge_info(self, event: Bridge.Info) -> None:
         self._main.console.info(event.text)
@@ -651,6 +669,7 @@ class DebuggerApp(App[int]):
         self.exit_result = result
         self.phase = "exited"
         self._awaiting_resume = False
+        self._running_done()
         screen = self._main
         screen.activity = None
         screen.stop = None

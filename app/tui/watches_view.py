@@ -44,7 +44,8 @@ class WatchesView(LinesView):
 
     def watch_stop(self) -> None:
         watches = self.stop.watches if self.stop is not None else ()
-        self.display = bool(watches)
+        if self.display != bool(watches):
+            self.display = bool(watches)
         if watches:
             # one row per watch inside the border, up to `MAX_ROWS` (the pane scrolls beyond)
             self.styles.height = min(MAX_ROWS, len(watches)) + 2
@@ -69,9 +70,9 @@ class WatchesView(LinesView):
                 line.append(watch.error, error_style)
             elif not watch.evaluated:
                 line.append("(not evaluated: no frame at this stop)", dim)
-            elif watch.value is not None:
-                line.append_text(highlight.value_text(watch.value))
+            elif watch.value is not None and watch.value.is_tensor and watch.value.shape:
+                line.append_text(highlight.value_text(watch.value))  # shape, dtype, device: not 10,000 numbers
             else:
-                line.append(watch.text)
+                line.append(watch.text)  # the repr, bounded: a 0-d tensor's value, an int, a string
             lines.append(line)
         return lines

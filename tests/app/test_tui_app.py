@@ -268,6 +268,7 @@ async def test_ctrl_c_interrupts_a_running_program() -> None:
         await pilot.press("c")
         await settle(pilot)
         assert app.phase == "running"
+        await pilot.pause(0.15)  # a program that runs on is shown as running (a quick step is not)
         assert "running" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("s")  # ignored while running: the UI stays responsive and sends nothing
         await settle(pilot)
