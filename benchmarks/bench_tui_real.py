@@ -12,7 +12,8 @@ Where the time goes, per step (p50 / p95):
 
 * engine: keypress → `Listener.on_stop` called on the program's thread (the key's dispatch, the engine call
   crossing to the worker thread, one instruction, building the `Stop` snapshot);
-* UI: `on_stop` → the repaint (the message crossing back, the panes taking the new stop, the render).
+* UI: `on_stop` → the repaint (the message crossing back, the panes taking the new stop, the render);
+* CPU: the process's CPU time per step (both threads; less sensitive to other load on the machine).
 
 ``--profile`` adds a cProfile of the UI thread over the steps (top functions by cumulative time) and of the
 program's thread (the engine's snapshot building).
@@ -106,7 +107,7 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
 
     app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(script), []))
     stop_times: dict[int, float] = {}
-    totals, engine, ui = [], [], []
+    totals, engine, ui, cpu = [], [], [], []
     worker_profile = cProfile.Profile() if profile else None
     ui_profile = cProfile.Profile() if profile else None
     async with app.run_test(size=SIZE) as pilot:
@@ -137,6 +138,7 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
         for _ in range(steps):
             stop = app.last_stop
             seq = stop.seq
+            c0 = time.process_time()
             t0 = time.perf_counter()
             app._driver.send_message(events.Key("s", "s"))  # noqa: SLF001 - what a terminal key does
             t1 = await watch.until(
@@ -146,6 +148,7 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
                 timeout=30,
             )
             new = app.last_stop.seq
+            cpu.append(time.process_time() - c0)
             totals.append(t1 - t0)
             if new in stop_times:
                 engine.append(stop_times[new] - t0)
@@ -158,7 +161,7 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
         last_index = app.last_stop.frame.index
         await pilot.press("q")
         await pilot.pause(0.3)
-    return {"totals": totals, "engine": engine, "ui": ui, "instructions": len(code.instructions) if code else 0,
+    return {"totals": totals, "engine": engine, "ui": ui, "cpu": cpu, "instructions": len(code.instructions) if code else 0,
             "first": first_index, "last": last_index, "ui_profile": ui_profile, "worker_profile": worker_profile}
 
 
@@ -209,6 +212,7 @@ def main() -> None:
     print("  " + _line("keypress → status line shows the next instruction", totals))
     print("  " + _line("  engine (keypress → on_stop)                    ", real["engine"]))
     print("  " + _line("  UI (on_stop → repaint)                         ", real["ui"]))
+    print("  " + _line("  CPU time of the process (both threads)         ", real["cpu"]))
     print("  " + _line("bare Textual app keypress → repaint (same harness)", bare))
     p95_real, p95_bare = pct(totals, 0.95), pct(bare, 0.95)
     print(f"  ratio real / bare: p50 {statistics.median(totals) / statistics.median(bare):.1f}x, "

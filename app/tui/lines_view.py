@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -23,6 +24,8 @@ class LinesView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._lines: list[Text] = []
         self._strips: dict[int, Strip] = {}
+        self._base: Style | None = None
+        self._width: int | None = None
 
     @property
     def lines(self) -> list[Text]:
@@ -50,10 +53,21 @@ class LinesView(ScrollView, can_focus=True):
         self._strips.clear()
         self._update_virtual_size()
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base = None
+        self._strips.clear()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The pane's style walks the DOM for its background: once per render, not once per line.
+        self._base = self.rich_style
+        self._width = self.scrollable_content_region.width
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         row = y + self.scroll_offset.y
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        width = self._width if self._width is not None else self.scrollable_content_region.width
+        base = self._base if self._base is not None else self.rich_style
         if not 0 <= row < len(self._lines):
             return Strip.blank(width, base)
         strip = self._strips.get(row)

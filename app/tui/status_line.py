@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -40,11 +41,17 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self._styles: tuple[Style, ...] | None = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
 
     def render(self) -> Text:
-        kind_style = self.get_component_rich_style("status--kind", partial=True)
-        dim = self.get_component_rich_style("status--dim", partial=True)
-        error = self.get_component_rich_style("status--error", partial=True)
+        if self._styles is None:
+            self._styles = tuple(self.get_component_rich_style(f"status--{name}", partial=True)
+                                 for name in ("kind", "dim", "error"))
+        kind_style, dim, error = self._styles
         text = Text(no_wrap=True, overflow="ellipsis")
         result = self.exit_result
         if result is not None:
