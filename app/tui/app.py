@@ -24,14 +24,13 @@ and applies it with `Engine.apply_edit`; the ``dynamic`` choice asks for ``NAME 
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import App, ScreenStackError
 from textual.message import Message
 from textual.timer import Timer
@@ -174,9 +173,10 @@ class DebuggerApp(App[int]):
         self._main = MainScreen()
         self._awaiting_resume = False
         self._quitting = False
-        self._queue: deque[_Call] = deque()
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._queue_lock = threading.Lock()
-        self._draining = False
+        self._caller: threading.Thread | None = None
+        self._pending = 0
         self._guards_key: tuple[Any, ...] | None = None
         self._guards_seq = -1
         self._view_seq: dict[str, tuple[int, int]] = {}
@@ -221,6 +221,7 @@ class DebuggerApp(App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        self._queue.put(None)
         if self._footer_timer is not None:
             self._footer_timer.stop()
 
@@ -520,35 +521,42 @@ class DebuggerApp(App[int]):
 
     # The engine queue ------------------------------------------------------------------------------------------
 
-    def _enqueue(self, call: _Call) -> None:
-        with self._queue_lock:
-            self._queue.append(call)
-            start = not self._draining
-            self._draining = True
-        if start:
-            self._drain()
+    @property
+    def engine_busy(self) -> bool:
+        """Engine calls are queued or running, or their answers are not handled yet."""
+        return self._pending > 0
 
-    @work(thread=True, group="engine", exit_on_error=False)
-    def _drain(self) -> None:
-        """Run queued engine calls one at a time, in order, posting each answer."""
+    def _enqueue(self, call: _Call) -> None:
+        """Queue an engine call; the engine-call thread makes it, in order, and posts its answer."""
+        with self._queue_lock:
+            self._pending += 1
+            if self._caller is None:
+                # One daemon thread for every call: a step costs no thread start, and a call the engine never
+                # answers cannot hold up the app's exit.
+                self._caller = threading.Thread(target=self._make_calls, name="dynadbg-engine-calls", daemon=True)
+                self._caller.start()
+        self._queue.put(call)
+
+    def _make_calls(self) -> None:
+        """The engine-call thread: run queued calls one at a time, in order, posting each answer."""
         while True:
-            with self._queue_lock:
-                if not self._queue:
-                    self._draining = False
-                    return
-                call = self._queue.popleft()
-            try:
-                result = self._call_engine(call.fn)
-            except _Cancelled:
-                with self._queue_lock:
-                    self._draining = False
+            call = self._queue.get()
+            if call is None:
                 return
+            try:
+                result = call.fn()
             except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
                 result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", "internal")
-            self.post_message(self.EngineAnswered(call, result))
+            if not self.post_message(self.EngineAnswered(call, result)):
+                with self._queue_lock:
+                    self._pending -= 1
 
     def on_debugger_app_engine_answered(self, event: EngineAnswered) -> None:
-        event.call.done(event.result)
+        try:
+            event.call.done(event.result)
+        finally:
+            with self._queue_lock:
+                self._pending -= 1
 
     def _call_engine(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call a blocking engine method from a thread worker, giving up (`_Cancelled`) if the worker is cancelled.

@@ -1,7 +1,8 @@
 """A read-only, virtualised pane of styled lines (Textual's Line API): the base of the stack and locals panes.
 
-Setting new lines repaints the pane without a layout pass as long as they fit in it (the virtual height never
-drops below the pane's height), which keeps a step's repaint cheap. Lines wider than the pane end in ``…``.
+Setting new lines repaints the pane without a layout pass as long as they fit in its virtual height (never below
+the pane's height, grown in powers of two, not shrunk within a frame), which keeps a step's repaint cheap. Lines
+wider than the pane end in ``…``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class LinesView(ScrollView, can_focus=True):
         self._strips: dict[int, Strip] = {}
         self._base: Style | None = None
         self._width: int | None = None
+        self._floor = 0
 
     @property
     def lines(self) -> list[Text]:
@@ -45,9 +47,18 @@ class LinesView(ScrollView, can_focus=True):
         self.refresh()
 
     def _update_virtual_size(self) -> None:
-        height = max(len(self._lines), self.scrollable_content_region.height)
+        # A new virtual size relayouts the screen (tens of ms), and a value stack grows and shrinks by a slot at
+        # almost every step: grow in powers of two and never shrink until `reset_virtual_height`.
+        count, pane = len(self._lines), self.scrollable_content_region.height
+        needed = pane if count <= pane else 1 << (count - 1).bit_length()
+        height = max(pane, needed, self._floor)
+        self._floor = height if count > pane else self._floor
         if self.virtual_size.height != height or self.virtual_size.width != 0:
             self.virtual_size = Size(0, height)
+
+    def reset_virtual_height(self) -> None:
+        """Let the virtual height shrink to the lines again (a new frame: its stack may never get as deep)."""
+        self._floor = 0
 
     def on_resize(self, event: events.Resize) -> None:
         self._strips.clear()

@@ -23,9 +23,13 @@ else:
 
 
 async def settle(pilot: Any) -> None:
-    """Wait until the app's workers finished and every message they posted was handled (a settled screen)."""
+    """Wait until the app's workers and engine calls finished and every message they posted was handled."""
     for _ in range(3):
         await pilot.app.workers.wait_for_complete()
+        for _ in range(6000):  # at most about 30 s
+            if not getattr(pilot.app, "engine_busy", False):
+                break
+            await pilot.pause(0.005)
         await pilot.pause()
 
 
