@@ -13,7 +13,7 @@ import threading
 from typing import Callable, Iterable, TextIO
 
 from dynadbg.core import format as fmt
-from dynadbg.core.model import Stop
+from dynadbg.core.model import Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
 
@@ -32,6 +32,12 @@ class PlainListener:
 
     def on_running(self, message: str) -> None:
         pass
+
+    def on_resumed(self, result: Resumed) -> None:
+        """A command let the program go on: print its answer now, before the program's next output."""
+        if result.message:
+            self.out.write(result.message + "\n")
+            self.out.flush()
 
     def on_message(self, text: str) -> None:
         self.out.write(f"dynadbg: {text}\n")
@@ -162,7 +168,8 @@ def _drive(
                 if not line.strip():
                     continue
             result = session.execute(line)
-            if result.output:
+            if result.output and not (result.resumed and not result.quit):
+                # a resuming command's answer was printed by `on_resumed`, before the program went on
                 out.write(result.output + "\n")
             if result.error:
                 out.write(f"*** {result.error}\n")

@@ -60,6 +60,10 @@ class Listener(Protocol):
     def on_exit(self, result: ExitResult) -> None:
         """The program ended; the session's hooks are already restored."""
 
+    # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
+    # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
+    # comes before the program's own next output.
+
 
 class InlineDriver(Protocol):
     """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
@@ -773,6 +777,7 @@ class Session(EngineMethods):
                         other.put(EngineError("the program resumed before this command ran", "not paused"))
                     self.ctx = None
                 reply.put(result)
+                self._notify_resumed()
                 break
             reply.put(result)
         if quit_now or self._quitting:
@@ -783,6 +788,15 @@ class Session(EngineMethods):
             self.listener.on_running("running")
         except Exception:  # noqa: BLE001
             pass
+
+    def _notify_resumed(self) -> None:
+        notify = getattr(self.listener, "on_resumed", None)
+        if notify is None or self._resumed is None or self._resumed.quit:
+            return
+        try:
+            notify(self._resumed)
+        except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
+            self._message(f"front end failed to show a resume: {exc}")
 
     def _apply_mode(self, ctx: PauseContext) -> None:
         """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
