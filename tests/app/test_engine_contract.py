@@ -114,6 +114,8 @@ def test_step_resumes_and_the_next_stop_follows(engine) -> None:  # noqa: ANN001
     assert kind == "stop" and stop.kind is StopKind.STEP
     assert stop.seq > before.seq
     assert stop.frame.index > before.frame.index
+    # the same listing object at every stop in one code object: front ends compare it by identity, not by value
+    assert stop.frame.code is before.frame.code
     assert session.set_step(0).kind == "usage"
 
 
