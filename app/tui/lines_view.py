@@ -40,11 +40,19 @@ class LinesView(ScrollView, can_focus=True):
         return "\n".join(line.plain for line in self._lines)
 
     def set_lines(self, lines: Iterable[Text]) -> None:
-        """Replace the lines and repaint."""
-        self._lines = list(lines)
-        self._strips.clear()
+        """Replace the lines and repaint the rows that changed (all of them when most did)."""
+        old, new = self._lines, list(lines)
+        self._lines = new
+        changed = [row for row in range(max(len(old), len(new)))
+                   if row >= len(old) or row >= len(new) or old[row] != new[row]]
         self._update_virtual_size()
-        self.refresh()
+        if len(changed) > 4:
+            self._strips.clear()
+            self.refresh()
+            return
+        for row in changed:
+            self._strips.pop(row, None)
+            self.refresh_line(row)
 
     def _update_virtual_size(self) -> None:
         # A new virtual size relayouts the screen (tens of ms), and a value stack grows and shrinks by a slot at
