@@ -24,6 +24,7 @@ and applies it with `Engine.apply_edit`; the ``dynamic`` choice asks for ``NAME 
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 from collections.abc import Callable, Mapping
@@ -222,6 +223,7 @@ class DebuggerApp(App[int]):
     def on_unmount(self) -> None:
         self.bridge.detach()
         self._queue.put(None)
+        gc.unfreeze()
         if self._footer_timer is not None:
             self._footer_timer.stop()
 
@@ -604,6 +606,10 @@ class DebuggerApp(App[int]):
         self.phase = "stopped"
         self._awaiting_resume = False
         self._running_done()
+        # A full collection in a torch program walks millions of objects (0.4-0.6 s here); stepping allocates
+        # enough to trigger one every few dozen steps. While the program is paused or stepping, leave the objects
+        # alive now to the permanent generation; `_show_running` gives them back once the program runs on.
+        gc.freeze()
         screen = self._main
         screen.activity = None
         screen.stop = stop
@@ -659,6 +665,7 @@ class DebuggerApp(App[int]):
     def _show_running(self) -> None:
         self._running_timer = None
         if self.phase == "running":
+            gc.unfreeze()  # the program runs on: its garbage is collected as without the debugger
             self._main.activity = self._running_text
 
     def _running_done(self) -> None:
@@ -678,6 +685,7 @@ class DebuggerApp(App[int]):
         self.phase = "exited"
         self._awaiting_resume = False
         self._running_done()
+        gc.unfreeze()
         screen = self._main
         screen.activity = None
         screen.stop = None

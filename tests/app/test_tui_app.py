@@ -573,3 +573,26 @@ async def test_ctrl_q_ends_the_program_cleanly() -> None:
         await pilot.press("ctrl+q")
         await pilot.pause(0.1)
     assert app.session.quit_called == 1
+
+
+async def test_collections_skip_the_paused_programs_objects_until_it_runs_on() -> None:
+    """While stopped or stepping, the objects alive at the stop sit in the permanent generation (a full collection in
+    a torch program takes half a second: it stalled a step); once the program runs on, they are given back."""
+    import gc
+
+    scenario = forward_scenario()
+    scenario.run_after = frozenset({1})
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0
+        await pilot.press("s")
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0  # a quick step keeps them there
+        await pilot.press("c")  # held running until interrupted
+        await settle(pilot)
+        await pilot.pause(0.15)
+        assert app.phase == "running" and gc.get_freeze_count() == 0
+        await pilot.press("q")
+        await pilot.pause(0.2)
+    assert gc.get_freeze_count() == 0
