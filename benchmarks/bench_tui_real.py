@@ -15,8 +15,8 @@ Where the time goes, per step (p50 / p95):
 * UI: `on_stop` → the repaint (the message crossing back, the panes taking the new stop, the render);
 * CPU: the process's CPU time per step (both threads; less sensitive to other load on the machine).
 
-``--profile`` adds a cProfile of the UI thread over the steps (top functions by cumulative time) and of the
-program's thread (the engine's snapshot building).
+The engine's own share is then measured with no TUI at all (`Session.set_step` → `Listener.on_stop` on the same
+program). ``--profile`` adds a cProfile of the UI thread over the steps (top functions by cumulative time).
 
 Target (DESIGN.md): p95 ≤ 50 ms end to end. Figures are wall-clock on this machine; compare them as ratios.
 """
@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import queue
 import pstats
 import statistics
 import sys
@@ -108,7 +109,6 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
     app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(script), []))
     stop_times: dict[int, float] = {}
     totals, engine, ui, cpu = [], [], [], []
-    worker_profile = cProfile.Profile() if profile else None
     ui_profile = cProfile.Profile() if profile else None
     async with app.run_test(size=SIZE) as pilot:
         deadline = time.monotonic() + 600
@@ -133,8 +133,6 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
         first_index = app.last_stop.frame.index
         if ui_profile is not None:
             ui_profile.enable()
-        if worker_profile is not None:
-            _profile_program_thread(app.session, worker_profile)
         for _ in range(steps):
             stop = app.last_stop
             seq = stop.seq
@@ -156,28 +154,47 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
             await pilot.pause()
         if ui_profile is not None:
             ui_profile.disable()
-        if worker_profile is not None:
-            _profile_program_thread(app.session, None)
         last_index = app.last_stop.frame.index
         await pilot.press("q")
         await pilot.pause(0.3)
     return {"totals": totals, "engine": engine, "ui": ui, "cpu": cpu, "instructions": len(code.instructions) if code else 0,
-            "first": first_index, "last": last_index, "ui_profile": ui_profile, "worker_profile": worker_profile}
+            "first": first_index, "last": last_index, "ui_profile": ui_profile}
 
 
-def _profile_program_thread(session, profile: cProfile.Profile | None) -> None:  # noqa: ANN001
-    """Turn `profile` on (or off, with None) on the program's thread, from that thread (a paused engine runs
-    what it is given there)."""
+def bench_engine_alone(script: Path, steps: int) -> list[float]:
+    """`Session.set_step()` → `Listener.on_stop`, with no TUI: the engine's own share of a step."""
+    from dynadbg.core.session import Session
 
-    def on_worker() -> None:
-        if profile is None:
-            sys.setprofile(None)
-        else:
-            profile.enable()
+    stops: queue.Queue[object] = queue.Queue()
+    stopped_at: list[float] = []
 
-    caller = getattr(session, "call_on_worker", None)
-    if caller is not None:
-        caller(on_worker)
+    class Listener:
+        def on_stop(self, stop: object) -> None:
+            stopped_at.append(time.perf_counter())
+            stops.put(stop)
+
+        def on_running(self, message: str) -> None:
+            pass
+
+        def on_message(self, text: str) -> None:
+            pass
+
+        def on_exit(self, result: object) -> None:
+            stops.put(None)
+
+    session = Session(Listener())
+    session.start_script(str(script), [])
+    times = []
+    if stops.get(timeout=600) is not None:
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            session.set_step()
+            if stops.get(timeout=60) is None:
+                break
+            times.append(stopped_at[-1] - t0)
+    session.quit()
+    session.wait(timeout=10)
+    return times
 
 
 def _top(profile: cProfile.Profile, title: str, count: int = 18) -> str:
@@ -205,6 +222,7 @@ def main() -> None:
         script = Path(tmp) / "deep.py"
         script.write_text(PROGRAM.format(layers=args.layers))
         real = asyncio.run(bench_real(script, args.steps, args.profile))
+        alone = bench_engine_alone(script, args.steps)
     bare = asyncio.run(bench_bare(args.steps))
     totals = real["totals"]
     print(f"real engine, {args.layers}-layer nn.Linear model (backend eager), {real['instructions']:,} generated "
@@ -213,14 +231,13 @@ def main() -> None:
     print("  " + _line("  engine (keypress → on_stop)                    ", real["engine"]))
     print("  " + _line("  UI (on_stop → repaint)                         ", real["ui"]))
     print("  " + _line("  CPU time of the process (both threads)         ", real["cpu"]))
+    print("  " + _line("engine alone, no TUI (set_step → on_stop)        ", alone))
     print("  " + _line("bare Textual app keypress → repaint (same harness)", bare))
     p95_real, p95_bare = pct(totals, 0.95), pct(bare, 0.95)
     print(f"  ratio real / bare: p50 {statistics.median(totals) / statistics.median(bare):.1f}x, "
           f"p95 {p95_real / p95_bare:.1f}x   (target: real p95 <= 50 ms; now {p95_real * 1000:.1f} ms)")
     if real["ui_profile"] is not None:
         print(_top(real["ui_profile"], "UI thread, all steps"))
-    if real["worker_profile"] is not None:
-        print(_top(real["worker_profile"], "program thread (engine), all steps"))
 
 
 if __name__ == "__main__":
