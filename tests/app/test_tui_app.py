@@ -295,19 +295,26 @@ async def test_ctrl_c_while_stopped_does_not_interrupt() -> None:
 async def test_up_and_down_select_frames() -> None:
     from dataclasses import replace
 
+    from fake_scenarios import obj
+
     scenario = forward_scenario()
     first = scenario.stops[0]
-    outer = replace(first.frame, index=5)
+    outer = replace(first.frame, index=5, locals=(("caller_only", obj("int", "41")),))
     scenario.stops[0] = replace(first, frames=(outer, first.frame))
     app = make_app(scenario)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
         assert bytecode.current == 0
+        fetched = app.session.calls.count("guard_trees()")
         await pilot.press("u")
         await settle(pilot)
+        assert app.session.sent[-1] == "select_frame(0)"
         assert bytecode.current == 5
         assert "frame 1 of 2" in rendered(app.main_screen.query_one(StatusLine))
+        # the selected frame drives the locals and the guard tree too
+        assert "caller_only" in rendered(app.main_screen.query_one(LocalsView))
+        assert app.session.calls.count("guard_trees()") == fetched + 1
         await pilot.press("u")  # engine error: nothing changes
         await settle(pilot)
         assert bytecode.current == 5 and "outermost" in log_text(app)
@@ -596,3 +603,33 @@ async def test_collections_skip_the_paused_programs_objects_until_it_runs_on() -
         await pilot.press("q")
         await pilot.pause(0.2)
     assert gc.get_freeze_count() == 0
+
+
+async def test_console_commands_show_their_effect_without_the_app_reading_them() -> None:
+    """``b 3`` / ``cl 3`` typed in the console: the gutter mark comes from the stop the engine rebuilt."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        await pilot.press("colon", *"b 3", "enter")
+        await settle(pilot)
+        assert bytecode.breakpoints == frozenset({3})
+        assert "set_break(3, None)" in app.session.sent  # the parser called the typed method
+        await pilot.press(*"cl 3", "enter")
+        await settle(pilot)
+        assert bytecode.breakpoints == frozenset()
+        await pilot.press(*"u", "enter")
+        await settle(pilot)
+        assert "outermost" in log_text(app) and bytecode.current == 0
+
+
+async def test_whatif_key_logs_every_entry_verdict() -> None:
+    app = make_app(forward_scenario(n_fails=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot)
+        log = log_text(app)
+        assert "> whatif" in log and "entry 0/0: 8 guards, 1 failing" in log
+        assert "g4 EQUALS_MATCH  L['n'] == 3" in log
+
