@@ -633,3 +633,16 @@ async def test_whatif_key_logs_every_entry_verdict() -> None:
         assert "> whatif" in log and "entry 0/0: 8 guards, 1 failing" in log
         assert "g4 EQUALS_MATCH  L['n'] == 3" in log
 
+
+
+async def test_q_typed_in_the_console_ends_the_program_and_the_app() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", "q", "enter")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if not app.is_running:
+                break
+        assert not app.is_running
+    assert app.session.quit_called >= 1
