@@ -131,6 +131,7 @@ def _drive(
     session = Session(listener, break_on=break_on)
     start(session)
     pending = list(commands) if commands is not None else None
+    last: str | None = None
     while True:
         kind, payload = _next_event(listener, session, out)
         if kind == "exit":
@@ -166,7 +167,10 @@ def _drive(
                     break
                 line = line.rstrip("\n")
                 if not line.strip():
-                    continue
+                    if last is None:
+                        continue
+                    line = last  # as in pdb: an empty line repeats the last command
+                last = line
             result = session.execute(line)
             if result.output and not (result.resumed and not result.quit):
                 # a resuming command's answer was printed by `on_resumed`, before the program went on

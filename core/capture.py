@@ -380,6 +380,27 @@ class Capture:
         """The resume function code installed under the global `name` (``"__resume_at_76_3"``), if seen."""
         return self._resume_globals.get(name)
 
+    def adopt(self, code: CodeType) -> bool:
+        """Record the compiles of generated `code` made before this capture was installed (a session that
+        attached late: ``set_trace()``, ``debug()`` after the first call): every live cache entry of its original
+        code becomes a recorded entry (no graphs, graph breaks or recompile reasons: those were not seen).
+        Returns False when `code` is not Dynamo-generated code with live entries."""
+        original = compat.dynamo_original_of(code)
+        if original is None:
+            return False
+        entries = compat.cache_entries(original)
+        with self._lock:
+            frame = self._frame(original)
+            known = {id(e.code) for e in self._generated.values()}
+            for entry in reversed(entries):  # torch lists newest first; record oldest first
+                compile_id, guard_manager, entry_code = compat.cache_entry_fields(entry)
+                if entry_code is None or id(entry_code) in known:
+                    continue
+                comp = frame.compile(compile_id, self._serial())
+                comp.entry = _Entry(frame, compile_id, entry_code, guard_manager)
+                self._generated[id(entry_code)] = comp.entry
+        return id(code) in self._generated
+
     def register_generated(self, new_code: CodeType, like: CodeType) -> None:
         """Make `new_code` count as the same cache entry as generated `like` (an edit installed later, e.g. by
         ``_load_precompile_entry``). Hits of `new_code` are added to that entry."""

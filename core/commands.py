@@ -70,15 +70,21 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("bt", "where w", "bt: the generated frames on the call stack, outermost first (> marks the selected one)."),
     _c("u", "up", "u [N]: select the caller's frame (outer), N levels up."),
     _c("d", "down", "d [N]: select the callee's frame (inner), N levels down."),
-    _c("l", "list", "l: the instructions around the current one."),
+    _c("l", "list", "l [FIRST[, LAST]]: 11 instructions around the current one; again: the next 11; `l .`: around "
+       "the current one again; FIRST: from index FIRST; FIRST, LAST: that range (LAST < FIRST: a count)."),
     _c("ll", "longlist", "ll: the whole listing of this code object."),
     _c("src", "", "src: the source of this function, the current line marked."),
     _c("orig", "", "orig: the original bytecode of the function this generated code came from."),
     _c("stack", "", "stack: the value stack of the selected frame, bottom first, TOS last."),
-    _c("locals", "", "locals: the selected frame's local variables (* marks values changed since the last stop)."),
-    _c("p", "print", "p EXPR: evaluate EXPR in the selected frame (locals, globals, and __stack__, the value stack)."),
-    _c("!", "", "!STMT: execute a statement in the selected frame (use `set` to change a local for the rest of the "
-       "run)."),
+    _c("locals", "", "locals [NAME]: the selected frame's local variables (* marks values changed since the last "
+       "stop); NAME: that local's whole value (a tensor's values, not only its summary)."),
+    _c("globals", "", "globals [PATTERN]: the selected frame's globals whose name contains PATTERN (Dynamo's "
+       "__compiled_fn_* and __resume_at_* included)."),
+    _c("p", "print", "p EXPR: evaluate EXPR in the selected frame (locals, globals, and __stack__, the value stack, "
+       "bottom first; a NULL slot is <NULL>, the returned value at a return stop). A line that is no command is "
+       "run as Python, as in pdb: `2 + 2`, `x.shape`."),
+    _c("!", "", "!STMT: execute a statement in the selected frame; assigning a local changes it in the frame (as "
+       "`set`), any other name stays defined for later commands (`!tmp = 42`, then `p tmp`)."),
     _c("set", "", "set NAME = EXPR: change a local of the selected frame for the rest of the run."),
     _c("watch", "display", "watch [EXPR]: evaluate EXPR in the selected frame at every stop (* marks a change); "
        "no EXPR lists the watches.", anytime=True),
@@ -114,6 +120,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
        "files, undo."),
     _c("guard", "", "guard add EXPR|drop ID|export|undo [N|all]: edit this entry's guards (EXPR over L and G; ID "
        "from `guards`); no argument lists the edits."),
+    _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
+       "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
        "graph-break, exception).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
@@ -162,7 +170,7 @@ def execute(engine: "Engine", line: str) -> CommandResult:
     name, arg = parts
     spec = BY_NAME.get(name)
     if spec is None:
-        return CommandResult(error=f"unknown command {name!r} (h for help)")
+        return _python_line(engine, line.strip(), name)
     if not engine.paused and not spec.anytime:
         if engine.finished:
             return CommandResult(error="the program has finished")
@@ -175,6 +183,28 @@ def execute(engine: "Engine", line: str) -> CommandResult:
         return handler(engine, arg)
     except _Usage as exc:
         return CommandResult(error=str(exc))
+
+
+def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
+    """A line that is no command: an expression is printed, a statement run (pdb's default), at a stop."""
+    unknown = f"unknown command {name!r} (h for help)"
+    try:
+        compile(line, "<line>", "eval")
+        is_expr = True
+    except SyntaxError:
+        try:
+            compile(line, "<line>", "single")
+        except SyntaxError:
+            return CommandResult(error=unknown)
+        is_expr = False
+    if not engine.paused:
+        return CommandResult(error=unknown)
+    result = engine.evaluate(line) if is_expr else engine.exec_statement(line)
+    if isinstance(result, EngineError):
+        if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
+            return CommandResult(error=f"{unknown}; as Python: {result.message}")
+        return CommandResult(error=result.message)
+    return _ok(result.text, data=result)
 
 
 # ==============================================================================================================
@@ -294,11 +324,41 @@ def _down(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
 
 
+#: id(engine) -> (stop seq, selected frame, index after the last `l` listing): where a bare `l` goes on
+_LIST_NEXT: dict[int, tuple[int, int, int]] = {}
+
+
 def _list(engine: "Engine", arg: str) -> CommandResult:
-    fv = _stop(engine).selected_frame
+    stop = _stop(engine)
+    fv = stop.selected_frame
     if fv is None:
         raise _Usage("nothing to list here")
-    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, around=5 if fv.index >= 0 else None))
+    n = len(fv.code.instructions)
+    where = (stop.seq, stop.selected)
+    last = _LIST_NEXT.get(id(engine))
+    arg = arg.strip()
+    if arg in ("", ".") and not (arg == "" and last is not None and last[:2] == where):
+        first = max(0, (fv.index if fv.index >= 0 else 0) - 5)
+        end = first + 11
+    elif arg == "":
+        assert last is not None
+        first = last[2]
+        end = first + 11
+        if first >= n:
+            raise _Usage(f"end of the listing ({n} instructions); `l .` lists around the current one")
+    else:
+        a, comma, b = arg.partition(",")
+        first = _int(a.strip(), what="FIRST")
+        if comma:
+            last_idx = _int(b.strip(), what="LAST")
+            end = (first + last_idx if last_idx < first else last_idx) + 1
+        else:
+            end = first + 11
+        if not 0 <= first < n:
+            raise _Usage(f"index {first} is outside 0..{n - 1}")
+    end = min(end, n)
+    _LIST_NEXT[id(engine)] = (stop.seq, stop.selected, end)
+    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end)))
 
 
 def _longlist(engine: "Engine", arg: str) -> CommandResult:
@@ -330,7 +390,25 @@ def _locals(engine: "Engine", arg: str) -> CommandResult:
     fv = _stop(engine).selected_frame
     if fv is None:
         raise _Usage("no locals at this stop")
+    if arg:
+        if arg not in {name for name, _v in fv.locals}:
+            raise _Usage(f"{arg!r} is not a bound local here")
+        result = _check(engine.evaluate(arg))
+        return _ok(f"{arg} = {result.text}", data=result)
     return _ok(fmt.locals_text(fv))
+
+
+def _globals(engine: "Engine", arg: str) -> CommandResult:
+    rows = _check(engine.global_values(arg or None))
+    return _ok(fmt.globals_text(rows, arg or None), data=rows)
+
+
+def _verbose(engine: "Engine", arg: str) -> CommandResult:
+    if arg not in ("", "on", "off"):
+        raise _Usage("usage: v [on|off]")
+    on = engine.set_verbose(None if not arg else arg == "on")
+    return _ok("verbose mode on: every generated instruction is printed before it runs" if on
+               else "verbose mode off")
 
 
 def _print(engine: "Engine", arg: str) -> CommandResult:
@@ -557,5 +635,6 @@ _HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
     "eager": _decide(DecisionKind.EAGER), "skip": _decide(DecisionKind.SKIP), "drop": _drop, "dynamic": _dynamic,
     "why": _why, "diff": _diff, "edit": _edit_verb("edit"), "insert": _edit_verb("insert"),
     "delete": _edit_verb("delete"), "patch": _patch, "guard": _guard, "break-on": _break_on, "h": _help,
+    "globals": _globals, "v": _verbose,
 }
 assert set(_HANDLERS) == set(BY_NAME), "every verb of COMMANDS has a handler"

@@ -108,6 +108,54 @@ def set_debugger_callback(fn: Callable[[CodeType], None] | None) -> Callable[[Co
     return prev
 
 
+def breakpoint_marker_indexes(code: CodeType) -> list[int]:
+    """Instruction indexes of the breakpoint markers in `code`: ``LOAD_CONST <BREAKPOINT>``, what
+    ``torch._dynamo.bytecode_debugger.breakpoint()`` in compiled code makes Dynamo emit (the singleton
+    ``bytecode_debugger.BREAKPOINT_MARKER``, torch 2.13; ``bytecode_transformation.create_breakpoint``)."""
+    marker = getattr(sys.modules.get("torch._dynamo.bytecode_debugger"), "BREAKPOINT_MARKER", None)
+    if marker is None or not any(c is marker for c in code.co_consts):
+        return []
+    import dis
+
+    return [i for i, ins in enumerate(dis.get_instructions(code))
+            if ins.opname == "LOAD_CONST" and ins.argval is marker]
+
+
+def running_dynamo_context(frame: FrameType | None) -> Any:
+    """The ``_TorchDynamoContext`` whose compiled-function wrapper is running on `frame`'s stack, or None.
+
+    The wrapper (``eval_frame._TorchDynamoContext.__call__``'s inner function, torch 2.13) holds the context in
+    ``self`` and runs ``enter_exit_hooks`` around each call; only the few frames nearest `frame` are searched.
+    """
+    for _ in range(10):
+        if frame is None:
+            return None
+        code = frame.f_code
+        in_wrapper = code.co_filename.endswith(("_dynamo/eval_frame.py", "_dynamo\\eval_frame.py"))
+        if in_wrapper and "cleanups" in code.co_varnames:
+            context = frame.f_locals.get("self")
+            return context if isinstance(getattr(context, "enter_exit_hooks", None), list) else None
+        frame = frame.f_back
+    return None
+
+
+def add_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> bool:
+    """Append `hook` to a ``_TorchDynamoContext``'s ``enter_exit_hooks`` (called before each compiled call; the
+    function it returns is called in the wrapper's ``finally``, with the exception, if any, still propagating)."""
+    hooks = getattr(context, "enter_exit_hooks", None)
+    if not isinstance(hooks, list):
+        return False
+    if not any(h is hook or h == hook for h in hooks):
+        hooks.append(hook)
+    return True
+
+
+def remove_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> None:
+    hooks = getattr(context, "enter_exit_hooks", None)
+    if isinstance(hooks, list):
+        hooks[:] = [h for h in hooks if not (h is hook or h == hook)]
+
+
 def cache_entries(code: CodeType) -> list[Any]:
     """The cache entries of an original code object, newest first (``_debug_get_cache_entry_list``)."""
     return torch._dynamo.eval_frame._debug_get_cache_entry_list(code)

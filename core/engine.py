@@ -55,7 +55,7 @@ from .model import (
 from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
-from .values import MAX_REPR, cut, summarize
+from .values import MAX_REPR, NULL_SLOT, cut, summarize
 
 if TYPE_CHECKING:
     from .guard_edits import GuardEditor
@@ -65,6 +65,9 @@ if TYPE_CHECKING:
     from .stack import FrameState
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: longest `evaluate` text (characters): a tensor's repr is already summarised by torch past 1000 elements
+MAX_EVAL_TEXT = 20000
 
 _ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
 _COMPILE_ID_RE = re.compile(r"^!?\d+(?:/\d+)+$")
@@ -131,6 +134,8 @@ class EngineMethods:
     _watches: list[_Watch]
     _watch_numbers: int
     _quiet: set[int]
+    _user_vars: dict[str, Any]
+    verbose: bool
 
     def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
     def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
@@ -189,7 +194,7 @@ class EngineMethods:
         ctx = ctx or self._paused()
         if ctx.frame is None and ctx.miss_event is not None:
             # a recompile stop has no frame yet: evaluate over the inputs of the call that missed
-            return {"__builtins__": builtins}, dict(ctx.miss_event.f_locals)
+            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals}
         st = ctx.frame
         if st is None or st.frame is None:
             refuse(f"no frame at a {ctx.kind.value} stop", "not here")
@@ -202,8 +207,12 @@ class EngineMethods:
                 stack = []
             else:
                 stack = st.tracked_stack() if current else st.safe_stack()
-        ns["__stack__"] = [None if v is compat.NULL_STACK_VALUE else v for v in stack]
-        return frame.f_globals, ns
+        if ctx.kind is StopKind.RETURN and current:
+            # at a return stop the interpreter has popped the value already: it is the whole stack now
+            stack = [ctx.return_value]
+        ns["__stack__"] = [NULL_SLOT if v is compat.NULL_STACK_VALUE else v for v in stack]
+        # the user's own variables (`!tmp = 42`) stay visible at later stops; the frame's names win
+        return frame.f_globals, {**self._user_vars, **ns}
 
     def _rebuild_stop(self) -> None:
         """Rebuild the frozen snapshot after a change to the paused program (a local set, code edited)."""
@@ -416,7 +425,10 @@ class EngineMethods:
             text = repr(value)
         except Exception as exc:  # noqa: BLE001
             text = f"<repr failed: {exc}>"
-        return EvalResult(cut(text, 2000), summarize(value))
+        # the whole value, lines kept (a tensor's values as torch prints them), bounded for huge ones
+        if len(text) > MAX_EVAL_TEXT:
+            text = text[: MAX_EVAL_TEXT - 1] + "…"
+        return EvalResult(text, summarize(value))
 
     @engine_method()
     def exec_statement(self, stmt: str) -> EvalResult | EngineError:
@@ -427,13 +439,54 @@ class EngineMethods:
             code = compile(stmt, "<!>", "single")
         except SyntaxError as exc:
             refuse(f"syntax error: {exc.msg}")
+        before = dict(ns)
         buf = io.StringIO()
         try:
             with contextlib.redirect_stdout(buf):
                 exec(code, g, ns)  # noqa: S102 - the user's own statement
         except Exception as exc:  # noqa: BLE001
             refuse(f"{type(exc).__name__}: {exc}", "eval")
+        self._keep_statement_effects(before, ns)
         return EvalResult(buf.getvalue().rstrip("\n"))
+
+    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> None:
+        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does); any other new
+        name becomes a user variable that later stops still see (pdb keeps them in the frame's dict)."""
+        ctx = self._paused()
+        st = ctx.frame
+        frame = st.frame if st is not None and not ctx.post_mortem else None
+        names = (frame.f_code.co_varnames + frame.f_code.co_cellvars + frame.f_code.co_freevars) if frame else ()
+        changed = False
+        f_locals = frame.f_locals if frame is not None else {}  # read once: each read refreshes it from the frame
+        for name, value in ns.items():
+            if name in ("__stack__", "__builtins__") or (name in before and before[name] is value):
+                continue
+            if name in names:
+                f_locals[name] = value
+                changed = True
+            else:
+                self._user_vars[name] = value
+        if changed:
+            compat.locals_to_fast(frame)
+            self._rebuild_stop()
+
+    @engine_method()
+    def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:
+        """The selected frame's globals whose name contains `pattern` (case-insensitive; every one when None),
+        sorted by name, each summarised (Dynamo's own ``__compiled_fn_*`` / ``__resume_at_*`` globals too)."""
+        g, _ns = self.eval_namespace()
+        needle = (pattern or "").lower()
+        rows = [(name, summarize(value)) for name, value in list(g.items())
+                if name != "__builtins__" and needle in name.lower()]
+        return tuple(sorted(rows))
+
+    @engine_method(anytime=True)
+    def set_verbose(self, on: bool | None = None) -> bool:
+        """Switch verbose mode (None: toggle); returns the new state. While on, every instruction of generated
+        code is printed before it runs (flushed at once, so the last line before a crash names the culprit)."""
+        self.verbose = (not self.verbose) if on is None else bool(on)
+        self._quiet.clear()
+        return self.verbose
 
     @engine_method()
     def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:

@@ -570,6 +570,8 @@ class BreakpointView:
         opname: the instruction's name there.
         condition: a Python expression evaluated in the frame; the breakpoint stops only when it is true.
         hits: times it stopped the program.
+        marker: set by a breakpoint marker compiled into the code (``dynadbg.set_trace()`` or torch's
+            ``torch._dynamo.bytecode_debugger.breakpoint()``: a ``LOAD_CONST <BREAKPOINT>``), not by ``b``.
     """
 
     number: int
@@ -579,6 +581,7 @@ class BreakpointView:
     opname: str
     condition: str | None = None
     hits: int = 0
+    marker: bool = False
 
 
 class DecisionKind(str, Enum):

@@ -117,7 +117,14 @@ class Engine(Protocol):
         """``p EXPR``: evaluate over the selected frame's locals, globals and ``__stack__``."""
 
     def exec_statement(self, stmt: str) -> "EvalResult | EngineError":
-        """``!STMT``: run a statement in the selected frame; what it printed."""
+        """``!STMT``: run a statement in the selected frame; what it printed. A frame local it assigns is
+        written back to the frame (as `set_local`); any other name it binds is kept for later commands."""
+
+    def global_values(self, pattern: str | None = None) -> "tuple[tuple[str, ValueSummary], ...] | EngineError":
+        """``globals [PATTERN]``: (name, summary) of the selected frame's globals containing `pattern`."""
+
+    def set_verbose(self, on: bool | None = None) -> bool:
+        """``v``: print each generated instruction before it runs (None toggles); the new state. Any time."""
 
     def set_local(self, name: str, expr: str) -> "ValueSummary | EngineError":
         """Change a local of the selected frame for the rest of the run; the new value."""

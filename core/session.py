@@ -75,6 +75,15 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
+#: thread ident -> the session debugging that thread (`session_on_thread`)
+_BY_THREAD: dict[int, "Session"] = {}
+
+
+def session_on_thread(ident: int | None = None) -> "Session | None":
+    """The installed session whose program runs on thread `ident` (default: this thread), if any."""
+    return _BY_THREAD.get(threading.get_ident() if ident is None else ident)
+
+
 class Session(EngineMethods):
     """One debugging session over one program run.
 
@@ -152,6 +161,16 @@ class Session(EngineMethods):
         self._resumed: Resumed | None = None
         self._watches: list[_Watch] = []
         self._watch_numbers = 0
+        #: names the user bound with ``!STMT`` that are not locals of the frame (seen at every later stop)
+        self._user_vars: dict[str, Any] = {}
+        #: print every generated instruction before it runs (``v``)
+        self.verbose = False
+        #: ids of generated codes already searched for breakpoint markers
+        self._scanned: set[int] = set()
+        #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
+        self._hooked_contexts: list[Any] = []
+        #: set_trace() from eager code: stop in the next generated frame this frame calls (its resume function)
+        self._resume_parent: FrameType | None = None
         # services, made on first use (each registers compile and teardown hooks)
         self._patch_manager: Any = None
         self._guard_editor: Any = None
@@ -362,8 +381,11 @@ class Session(EngineMethods):
         if threading.get_ident() != self._worker_ident:
             raise SessionError("stop_in must be called on the program's thread")
         self.generated[id(frame.f_code)] = frame.f_code
-        self.mode, self.count, self.target = Mode.NEXT, 1, frame
-        self._step_message = "dynadbg.set_trace()"
+        if id(frame.f_code) not in self._scanned:
+            self._first_sight(frame.f_code)
+        # the call is a graph break: the values computed before it are arguments of the resume function this
+        # frame calls next (its own locals still hold the inputs), so stop there; if it calls none, at its return
+        self._resume_parent = frame
         self._quiet.clear()
         self._trace_running(frame)
 
@@ -440,12 +462,19 @@ class Session(EngineMethods):
             self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
         self._prev_callback = compat.set_debugger_callback(self._make_callback())
         self._installed = True
+        if self._worker_ident is not None:
+            _BY_THREAD[self._worker_ident] = self
 
     def _teardown(self) -> None:
         if not self._installed:
             return
         self._installed = False
+        if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
+            del _BY_THREAD[self._worker_ident]
         compat.set_debugger_callback(self._prev_callback)
+        for context in self._hooked_contexts:
+            compat.remove_exit_hook(context, self._exit_hook)
+        self._hooked_contexts.clear()
         if self.backend is not None:
             self.backend.release()
         if not compat.USE_SYS_MONITORING:
@@ -495,10 +524,83 @@ class Session(EngineMethods):
             return
         if self._quitting:
             raise QuitProgram()
+        if key not in self._scanned:
+            self._first_sight(code)
         if self.wants_frame(code):
             self.backend.watch(code)
         else:
             self._quiet.add(key)
+
+    def _first_sight(self, code: CodeType) -> None:
+        """The first call of a generated code object in this session: learn what the session missed."""
+        self._scanned.add(id(code))
+        if self.capture is not None and self.capture.generated_info(code) is None:
+            # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
+            try:
+                self.capture.adopt(code)
+            except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
+                self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
+        for index in compat.breakpoint_marker_indexes(code):
+            known = self.breakpoints.get(id(code), {}).get(index)
+            if known is None:
+                self.add_breakpoint(code, index, None).marker = True
+        if "exception" in self.break_on:
+            self._hook_exceptions()
+
+    def _hook_exceptions(self) -> None:
+        """Catch exceptions leaving compiled code while nothing is traced (continue mode).
+
+        torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
+        returns or raises; one more hook there sees the exception while it propagates, before the program's own
+        ``except`` runs, at the cost of two small calls per compiled call and no tracing.
+        """
+        context = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
+        if context is None or any(c is context for c in self._hooked_contexts):
+            return
+        if compat.add_exit_hook(context, self._exit_hook):
+            self._hooked_contexts.append(context)
+
+    def _exit_hook(self) -> Callable[[], None]:
+        """An ``enter_exit_hooks`` entry: returns the cleanup torch calls after each compiled call."""
+        return self._after_compiled_call
+
+    def _after_compiled_call(self) -> None:
+        exc = sys.exc_info()[1]
+        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
+            return
+        if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
+            return
+        frames = self._traceback_frames(exc)
+        if not frames:
+            return
+        self._last_exc_id = id(exc)
+        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
+        st = frames[-1]
+        where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
+        self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
+                         "the frame has unwound (post-mortem)")
+
+    def _traceback_frames(self, exc: BaseException) -> list[FrameState]:
+        tb = exc.__traceback__
+        frames: list[FrameState] = []
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if id(code) in self.generated or self._adopt_frame_code(code):
+                st = FrameState(tb.tb_frame, code_index(code))
+                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
+                st.depth = -1
+                frames.append(st)
+            tb = tb.tb_next
+        return frames
+
+    def _adopt_frame_code(self, code: CodeType) -> bool:
+        """Whether `code` is Dynamo-generated code the session had not seen (running since before it started)."""
+        if compat.dynamo_original_of(code) is None:
+            return False
+        self.generated[id(code)] = code
+        if id(code) not in self._scanned:
+            self._first_sight(code)
+        return True
 
     def _on_compiled(self, event: Any) -> None:
         """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`.
@@ -540,16 +642,9 @@ class Session(EngineMethods):
 
     def _post_mortem(self, exc: BaseException) -> None:
         """The script raised: stop on the innermost generated frame its traceback passes through."""
-        if "exception" not in self.break_on or self._quitting:
+        if "exception" not in self.break_on or self._quitting or id(exc) == self._last_exc_id:
             return
-        tb = exc.__traceback__
-        frames: list[FrameState] = []
-        while tb is not None:
-            if id(tb.tb_frame.f_code) in self.generated:
-                st = FrameState(tb.tb_frame, code_index(tb.tb_frame.f_code))
-                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
-                frames.append(st)
-            tb = tb.tb_next
+        frames = self._traceback_frames(exc)
         if not frames:
             return
         ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
@@ -563,7 +658,9 @@ class Session(EngineMethods):
         key = id(code)
         if key not in self.generated:
             return False
-        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints:
+        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints or self.verbose:
+            return True
+        if self._resume_parent is not None:
             return True
         if "entry" in self.break_on and key not in self.entered:
             return True
@@ -601,16 +698,25 @@ class Session(EngineMethods):
                 self.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
                 st.depth = live
         code = frame.f_code
+        if self.verbose:
+            self._print_running(code, st)
         kind: StopKind | None = None
         message = ""
         if self._interrupt:
             self._interrupt = False
             kind, message = StopKind.INTERRUPT, "interrupted"
+        if first and self._resume_parent is not None and frame.f_back is self._resume_parent:
+            # set_trace() from eager code: the values the program computed so far live here, not in the caller
+            self._resume_parent = None
+            kind, message = StopKind.STEP, "dynadbg.set_trace(): in the resume function, after the call"
         key = id(code)
         bp = self.breakpoints.get(key, {}).get(st.index)
         if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
             bp.hits += 1
             kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
+            if bp.marker:
+                message = (f"breakpoint marker at index {st.index} (set_trace() / bytecode_debugger.breakpoint(); "
+                           f"`cl {st.index}` clears it): the graph of this code has not run yet")
         passive: StopKind | None = None
         if first:
             if "graph-break" in self.break_on and self.is_resume(code):
@@ -629,7 +735,8 @@ class Session(EngineMethods):
         elif mode is Mode.UNTIL and frame is self.target and st.index >= self.until_index:
             stepped = True
         if kind is None:
-            if passive is not None and (stepped or mode is Mode.CONTINUE or mode is Mode.RETURN):
+            # `r` and `n` run to a point in this frame: a first entry into another code object is not one
+            if passive is not None and (stepped or mode is Mode.CONTINUE):
                 kind = passive
             elif stepped:
                 kind = StopKind.STEP
@@ -646,6 +753,20 @@ class Session(EngineMethods):
         self._pause(PauseContext(kind, self._frames_for(frame), -1), message)
 
     @staticmethod
+    def _print_running(code: CodeType, st: FrameState) -> None:
+        """Verbose mode: the instruction about to run, flushed (the last line before a crash names it)."""
+        if not 0 <= st.index < len(st.table.instructions):
+            return
+        ins = st.table.instructions[st.index]
+        arg = f" {ins.argrepr}" if ins.argrepr else ("" if ins.arg is None else f" {ins.arg}")
+        out = sys.stdout
+        try:
+            out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
+            out.flush()
+        except Exception:  # noqa: BLE001 - a closed stdout must not stop the program
+            pass
+
+    @staticmethod
     def _expected_depth(st: FrameState) -> int | None:
         exact = st.exact_stack()
         if exact is not None:
@@ -656,6 +777,15 @@ class Session(EngineMethods):
 
     def on_return(self, frame: FrameType, value: Any) -> None:
         st = self.states.get(frame)
+        if (self.mode is not Mode.CONTINUE or self.verbose) and not self._quitting:
+            from .values import summarize
+
+            self._message(f"{frame.f_code.co_name} returned: {summarize(value).text}")
+        if frame is self._resume_parent and not self._quitting:
+            # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
+            self._resume_parent = None
+            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
+            self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
         if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"{frame.f_code.co_name} is returning")
@@ -692,7 +822,7 @@ class Session(EngineMethods):
         chain: list[FrameState] = []
         f: FrameType | None = frame
         while f is not None:
-            if id(f.f_code) in self.generated:
+            if id(f.f_code) in self.generated or self._adopt_frame_code(f.f_code):
                 st = self.states.get(f)
                 if st is None:
                     st = FrameState(f, code_index(f.f_code))
@@ -802,8 +932,20 @@ class Session(EngineMethods):
         """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
         cur = ctx.frame
         frame = cur.frame if cur is not None and not ctx.post_mortem else None
+        if self.mode is Mode.RETURN and ctx.kind is StopKind.RETURN and cur is ctx.frames[-1]:
+            # `r` at a return stop: this frame is leaving; run to the return of its generated caller (pdb)
+            caller = ctx.frames[-2] if len(ctx.frames) > 1 else None
+            frame = caller.frame if caller is not None else None
+            if frame is None:
+                self.mode = Mode.CONTINUE
         if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
             self.target = frame
+        if not ctx.post_mortem:
+            # breakpoints set in frames that are already running (u; b IDX): trace those frames from here on
+            for st in ctx.frames[:-1]:
+                live = st.frame
+                if live is not None and id(live.f_code) in self.breakpoints and not self.backend.is_traced(live):
+                    self._trace_running(live)
         if self.mode is not Mode.CONTINUE and frame is not None and not self.backend.is_traced(frame):
             self._trace_running(frame)
         self._update_arming()
@@ -818,7 +960,7 @@ class Session(EngineMethods):
             return
         # continue: keep local tracing only where a breakpoint may still be hit
         for frame in list(self.states):
-            if id(frame.f_code) not in self.breakpoints:
+            if id(frame.f_code) not in self.breakpoints and frame is not self._resume_parent:
                 backend.untrace(frame)
                 del self.states[frame]
         if not self.states:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import compat
@@ -104,6 +105,9 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
     choices: tuple = ()
     hints: tuple[str, ...] = ()
     return_value = value(ctx.return_value) if ctx.kind is StopKind.RETURN else None
+    if return_value is not None and ctx.frames and frames:
+        # the interpreter has popped the returned value already: it is what the frame's stack holds now
+        frames[len(ctx.frames) - 1] = replace(frames[len(ctx.frames) - 1], stack=(return_value,), stack_exact=True)
     exception = f"{type(ctx.exception).__name__}: {ctx.exception}" if ctx.exception is not None else None
     if ctx.frames:
         compile_id, entry_index, entry_count = entry_position(session, ctx.frames[-1].frame.f_code)

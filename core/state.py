@@ -34,6 +34,8 @@ class Breakpoint:
     condition: str | None = None
     hits: int = 0
     enabled: bool = True
+    #: set by a breakpoint marker compiled into the code (`model.BreakpointView.marker`)
+    marker: bool = False
 
     def view(self) -> BreakpointView:
         try:
@@ -42,7 +44,7 @@ class Breakpoint:
         except Exception:  # noqa: BLE001
             ins = None
         return BreakpointView(self.number, id(self.code), self.code.co_name, self.index,
-                              ins.opname if ins is not None else "?", self.condition, self.hits)
+                              ins.opname if ins is not None else "?", self.condition, self.hits, self.marker)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class PauseContext:
     post_mortem: bool = False
     extra: dict[str, Any] = field(default_factory=dict)     # per-stop data ("recompile": the RecompileRecord)
     message: str = ""                       # the stop's status line, kept to rebuild the snapshot
+    list_next: int = -1                     # where a bare `l` continues (-1: around the current instruction)
 
     @property
     def frame(self) -> FrameState | None:

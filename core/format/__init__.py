@@ -43,6 +43,7 @@ __all__ = [
     "failing_guards_text",
     "format_diff",
     "format_stack",
+    "globals_text",
     "graphs_text",
     "guard_trees_text",
     "instr_line",
@@ -82,10 +83,14 @@ def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False) -
     return f"{mark}{bp}{target}{ins.index:>5} {ins.offset:>6}  {line:<6}{ins.opname:<{OPNAME_WIDTH}} {arg}".rstrip()
 
 
-def listing(code: CodeView, *, current: int = -1, breakpoints: tuple[int, ...] = (), around: int | None = None) -> str:
-    """The listing of `code`, whole or `around` instructions either side of `current`."""
+def listing(code: CodeView, *, current: int = -1, breakpoints: tuple[int, ...] = (), around: int | None = None,
+            span: tuple[int, int] | None = None) -> str:
+    """The listing of `code`: whole, `around` instructions either side of `current`, or the index range `span`
+    (first, end exclusive)."""
     rows = code.instructions
-    if around is not None and current >= 0:
+    if span is not None:
+        rows = rows[max(0, span[0]):max(0, span[1])]
+    elif around is not None and current >= 0:
         lo, hi = max(0, current - around), min(len(rows), current + around + 1)
         rows = rows[lo:hi]
     bps = set(breakpoints)
@@ -170,6 +175,14 @@ def stop_text(stop: Stop, *, context: int = 2) -> str:
     return "\n".join(lines)
 
 
+def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None = None) -> str:
+    """``globals [PATTERN]``: one global a line, name then summary."""
+    if not rows:
+        return f"no globals matching {pattern!r}" if pattern else "no globals"
+    width = min(max(len(n) for n, _ in rows), 48)
+    return "\n".join(f"  {name:<{width}}  {value_text(v)}" for name, v in rows)
+
+
 def backtrace_text(stop: Stop, selected: int) -> str:
     if not stop.frames:
         return "no generated frames on the stack"
@@ -212,6 +225,7 @@ def breakpoints_text(bps: Sequence[BreakpointView]) -> str:
     return "\n".join(
         f"{bp.number:>3}  {bp.code_name} index {bp.index}  hits {bp.hits}"
         + (f"  if {bp.condition}" if bp.condition else "")
+        + ("  (marker: set_trace() / bytecode_debugger.breakpoint())" if bp.marker else "")
         for bp in bps
     )
 
