@@ -327,7 +327,7 @@ class RecompileView(OutputView):
             row.add_column(ratio=1)
             description = Text(choice.summary or action.description, None if on else dim)
             if choice.detail:
-                description.append(f" {choice.detail}", dim)
+                description.append(f" ({choice.detail})", dim)
             if not on:
                 description.append(f"  (not available: {choice.why_not})" if choice.why_not
                                    else "  (not available here)", warning if choice.why_not else dim)

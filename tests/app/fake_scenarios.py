@@ -511,19 +511,24 @@ DROP_WARNING = ("L['self'].counter is a constant to Dynamo: it traced L['self'].
 
 
 def counter_choices() -> tuple[RecompileChoice, ...]:
-    """What case 002's recompile stop offers (`Stop.choices`), as the engine builds it."""
+    """What case 002's recompile stop offers (`Stop.choices`), as `dynadbg.core.decisions.recompile_choices`
+    builds it: no input changed size, so the dynamic choice has no suggestion."""
     k = DecisionKind
     return (
         RecompileChoice(k.RECOMPILE, Decision(k.RECOMPILE), "recompile", "compile a new entry (what torch does)",
                         permanent="# nothing to write: recompiling on a guard failure is torch's default"),
-        RecompileChoice(k.EAGER, Decision(k.EAGER), "eager", "run this call uncompiled", permanent=EAGER_SNIPPET),
+        RecompileChoice(k.EAGER, Decision(k.EAGER), "eager", "run this call uncompiled",
+                        permanent=EAGER_SNIPPET + '\n# or, around one call: with torch.compiler.set_stance('
+                                                  '"force_eager"): ...'),
         RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent='torch.compiler.set_stance("fail_on_recompile")   # never compile this code again'),
+                        permanent='torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never '
+                                  'compile again\n# or: torch._dynamo.config.recompile_limit = 2   # every code '
+                                  'object: at most 2 entries, then existing entries only (global)'),
         RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
                         "drop guards from the new entry and recompile", permanent=DROP_SNIPPET,
-                        warnings=(DROP_WARNING,), detail="(default: g6 of 0/1)"),
-        RecompileChoice(k.DYNAMIC, Decision(k.DYNAMIC, name="x", dim=0), "dynamic NAME DIM",
-                        "mark a dimension dynamic and recompile", permanent="torch._dynamo.mark_dynamic(x, 0)"),
+                        warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),
+        RecompileChoice(k.DYNAMIC, Decision(k.DYNAMIC), "dynamic NAME DIM", "mark that dimension dynamic and "
+                        "recompile", detail="no input tensor changed size at one dimension"),
     )
 
 
