@@ -207,3 +207,58 @@ def test_after_the_end_methods_answer_not_paused(engine) -> None:  # noqa: ANN00
     for result in (session.current_stop(), session.set_step(), session.guard_trees(), session.set_break(0)):
         assert isinstance(result, EngineError) and result.kind == "not paused", result
     assert session.execute("s").error == "the program has finished"
+
+
+def _recompiling_program() -> None:
+    import torch
+
+    def forward(x, n):  # noqa: ANN001, ANN202
+        return x * n
+
+    compiled = torch.compile(forward, backend="eager")
+    compiled(torch.ones(2, 4), 1)
+    compiled(torch.ones(2, 4), 2)  # L['n'] == 1 fails: a recompile stop
+
+
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
+def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder, Stop]]:
+    """An engine paused at a recompile stop (the fake: case 002's third call; the real one: ``n`` 1 → 2)."""
+    from fake_scenarios import counter_recompile_scenario
+
+    listener = Recorder()
+    if request.param == "fake":
+        session: Any = FakeEngine(listener, counter_recompile_scenario())
+        threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
+    else:
+        from dynadbg.core.session import Session
+
+        session = Session(listener)
+        session.start_callable(_recompiling_program)
+    kind, stop = listener.next()
+    while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
+        session.set_continue()
+        kind, stop = listener.next()
+    assert kind == "stop", stop
+    yield session, listener, stop
+    session.quit()
+    session.wait(timeout=10)
+
+
+def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # noqa: ANN001
+    from dynadbg.core.model import RecompileRecord
+
+    session, listener, stop = at_recompile
+    kinds = [c.kind for c in stop.choices]
+    assert kinds[:4] == [DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP, DecisionKind.DROP]
+    assert set(kinds[4:]) == {DecisionKind.DYNAMIC}
+    by_kind = {c.kind: c for c in stop.choices}
+    assert all(by_kind[k].available for k in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP))
+    assert by_kind[DecisionKind.DROP].syntax == "drop [ID...]"
+    assert 'set_stance("eager_on_recompile")' in (by_kind[DecisionKind.EAGER].permanent or "")
+    assert by_kind[DecisionKind.SKIP].permanent != by_kind[DecisionKind.EAGER].permanent
+    records = session.recompile_records()
+    assert isinstance(records, tuple) and len(records) == 1 and isinstance(records[0], RecompileRecord)
+    assert records[0].entries and records[0].entries[0].failing
+    resumed = session.decide(Decision(DecisionKind.EAGER))
+    assert isinstance(resumed, Resumed) and resumed.action == "eager"
+    assert 'set_stance("eager_on_recompile")' in (resumed.permanent or "")
