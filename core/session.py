@@ -75,6 +75,16 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
+def _value_line(value: Any) -> str:
+    """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
+    from .values import cut
+
+    try:
+        return cut(repr(value), 200)
+    except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
+        return f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
+
+
 #: thread ident -> the session debugging that thread (`session_on_thread`)
 _BY_THREAD: dict[int, "Session"] = {}
 
@@ -715,8 +725,8 @@ class Session(EngineMethods):
             bp.hits += 1
             kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
             if bp.marker:
-                message = (f"breakpoint marker at index {st.index} (set_trace() / bytecode_debugger.breakpoint(); "
-                           f"`cl {st.index}` clears it): the graph of this code has not run yet")
+                message = (f"dynadbg.set_trace() / bytecode_debugger.breakpoint() marker at index {st.index} "
+                           f"(`cl {st.index}` clears it); the graph of this code has not run yet")
         passive: StopKind | None = None
         if first:
             if "graph-break" in self.break_on and self.is_resume(code):
@@ -746,7 +756,7 @@ class Session(EngineMethods):
             message = "entering generated code"
         elif kind is StopKind.GRAPH_BREAK:
             message = "entering a resume function after a graph break"
-        elif kind is StopKind.STEP:
+        elif kind is StopKind.STEP and not message:
             message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
             if self._step_message:
                 message, self._step_message = self._step_message, ""
@@ -778,9 +788,7 @@ class Session(EngineMethods):
     def on_return(self, frame: FrameType, value: Any) -> None:
         st = self.states.get(frame)
         if (self.mode is not Mode.CONTINUE or self.verbose) and not self._quitting:
-            from .values import summarize
-
-            self._message(f"{frame.f_code.co_name} returned: {summarize(value).text}")
+            self._message(f"{frame.f_code.co_name} returned: {_value_line(value)}")
         if frame is self._resume_parent and not self._quitting:
             # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
             self._resume_parent = None
@@ -946,7 +954,9 @@ class Session(EngineMethods):
                 live = st.frame
                 if live is not None and id(live.f_code) in self.breakpoints and not self.backend.is_traced(live):
                     self._trace_running(live)
-        if self.mode is not Mode.CONTINUE and frame is not None and not self.backend.is_traced(frame):
+        if self.verbose and cur is not None and not ctx.post_mortem and cur is ctx.frames[-1]:
+            self._print_running(cur.frame.f_code, cur)  # the instruction of the stop runs next
+        if (self.mode is not Mode.CONTINUE or self.verbose) and frame is not None and not self.backend.is_traced(frame):
             self._trace_running(frame)
         self._update_arming()
 
@@ -954,7 +964,7 @@ class Session(EngineMethods):
         backend = self.backend
         if backend is None:
             return
-        if self.mode is not Mode.CONTINUE or self._interrupt:
+        if self.mode is not Mode.CONTINUE or self._interrupt or self.verbose:
             if self.states:
                 backend.arm()
             return
