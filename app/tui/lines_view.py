@@ -70,6 +70,7 @@ class LinesView(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._strips.clear()
+        self._floor = 0  # sized for the old pane height
         self._update_virtual_size()
 
     def notify_style_update(self) -> None:

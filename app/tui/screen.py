@@ -145,7 +145,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
                 yield LocalsView(id="locals", classes="pane").data_bind(MainScreen.frame)
-                yield WatchesView(id="watches", classes="pane").data_bind(MainScreen.stop)
+                yield WatchesView(id="watches", classes="pane -empty").data_bind(MainScreen.stop)
                 yield GuardTreeView(id="guards")
         yield Console(id="console")
         yield Footer()

@@ -44,8 +44,7 @@ class WatchesView(LinesView):
 
     def watch_stop(self) -> None:
         watches = self.stop.watches if self.stop is not None else ()
-        if self.display != bool(watches):
-            self.display = bool(watches)
+        self.set_class(not watches, "-empty")  # hidden by the stylesheet: no room taken without watches
         if watches:
             # one row per watch inside the border, up to `MAX_ROWS` (the pane scrolls beyond)
             self.styles.height = min(MAX_ROWS, len(watches)) + 2

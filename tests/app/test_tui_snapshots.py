@@ -55,7 +55,7 @@ def test_guard_tree_expanded_on_failing_guard(snap_compare) -> None:  # noqa: AN
 
 
 def test_help_screen_lists_the_action_registry(snap_compare) -> None:  # noqa: ANN001
-    """``?`` opens the help: every registry action with its keys, what it does and the command it sends, then the
+    """``?`` opens the help: every registry action with its keys, what it does and its console command, then the
     console's command language."""
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after("question_mark"))
 
@@ -100,5 +100,20 @@ def test_diff_view_after_an_edit(snap_compare) -> None:  # noqa: ANN001
         await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
         await settle(pilot)
         await _after("6")(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_watches_pane_marks_changes_and_shows_errors(snap_compare) -> None:  # noqa: ANN001
+    """``watch y``, ``watch n``, ``watch nope`` typed at the entry, then eleven steps: the watches pane (under the
+    locals) shows ``y`` bound since the last stop (marked ``*``), ``n`` unchanged, and ``nope``'s NameError in
+    the error colour; the program was never stopped for it."""
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await settle(pilot)
+        for line in ("watch y", "watch n", "watch nope"):
+            await pilot.press("colon", *line, "enter", "escape")
+            await settle(pilot)
+        await _after(*"s" * 11)(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
