@@ -352,6 +352,16 @@ def dynamo_original_of(generated: CodeType) -> CodeType | None:
         return None
 
 
+def generated_codes_so_far() -> list[CodeType]:
+    """Every Dynamo-generated code object still alive in this process (the keys of
+    ``torch._dynamo.utils.orig_code_map``, an identity-keyed weak dictionary; torch 2.13)."""
+    try:
+        refs = list(convert_frame.orig_code_map.refs.values())
+    except Exception:  # noqa: BLE001
+        return []
+    return [code for code in (ref() for ref in refs) if isinstance(code, CodeType)]
+
+
 def register_replacement_code(dynamo_code: CodeType, new_code: CodeType, original: CodeType) -> None:
     """Tell Dynamo that `new_code` stands for its generated `dynamo_code` (a replacement made at the compile stop).
 

@@ -467,6 +467,14 @@ class Session(EngineMethods):
             self.capture.install()
         except ImportError:
             self.capture = None
+        if self.capture is not None:
+            # a session that starts late (set_trace, debug() after the first calls) knows the earlier compiles
+            for code in compat.generated_codes_so_far():
+                try:
+                    if self.capture.generated_info(code) is None:
+                        self.capture.adopt(code)
+                except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
+                    self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
         self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
         if self.capture is not None:
             self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call

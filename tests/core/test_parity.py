@@ -324,3 +324,47 @@ def test_set_trace_under_scripted_commands_keeps_them_and_sees_the_new_values():
 
 if sys.version_info >= (3, 12):  # pragma: no cover - the CPU machine runs 3.11
     pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def test_nested_debug_regions_share_the_outer_session():
+    torch._dynamo.reset()
+    import dynadbg
+
+    out = io.StringIO()
+    cf = torch.compile(parity.inner, backend="eager")
+    cg = torch.compile(parity.two_stage, backend="eager")
+    with dynadbg.debug(commands=["c", "bt", "c", "c"], out=out) as outer:
+        first = cf(torch.ones(2))
+        with dynadbg.debug(commands=["q"], out=io.StringIO()) as inner:
+            assert inner is outer  # the inner region is served by the outer session and its commands
+            second = cg(torch.ones(2))
+        third = cf(torch.ones(2))  # still debugged after the inner region ended: hooks not torn down
+        assert outer.quitting is False
+    text = out.getvalue()
+    assert first.tolist() == [-2.0, -2.0] and second.tolist() == [3.0, 3.0] and third.tolist() == [-2.0, -2.0]
+    assert "[entry]  inner" in text and "[entry]  two_stage" in text
+
+
+def test_set_trace_session_knows_the_compiles_made_before_it(monkeypatch):
+    torch._dynamo.reset()
+    from dynadbg import api
+
+    out = io.StringIO()
+    monkeypatch.setattr(api, "make_driver",
+                        lambda: api.LineDriver(["compiles", "entries", "bt", "c"], io.StringIO(), out))
+    try:
+        parity.run(parity.inner, torch.ones(2))  # compiled before any session exists
+        (result,) = parity.run(parity.with_eager_set_trace, torch.ones(2))
+    finally:
+        for s in list(api._active.values()):
+            s.release()
+        api._active.clear()
+    text = out.getvalue()
+    assert result.tolist() == [7.0, 7.0]
+    compiles = text.split("(dynadbg) compiles", 1)[1].split("(dynadbg)", 1)[0]
+    assert "inner" in compiles and "with_eager_set_trace" in compiles
+    entries = text.split("(dynadbg) entries", 1)[1].split("(dynadbg)", 1)[0]
+    assert "1 cache entry" in entries and "no compiled code object here" not in entries
+    bt = text.split("(dynadbg) bt", 1)[1].split("(dynadbg)", 1)[0]
+    assert "#0 with_eager_set_trace" in bt and "#1 torch_dynamo_resume_in_with_eager_set_trace" in bt
+    assert text.count("--- ") == 1
