@@ -7,7 +7,7 @@ Run: ``python benchmarks/bench_tui.py [--steps N] [--leaves N]``. Prints
   current instruction, stack and locals; p50 / p95 / max over `--steps` steps (target: p95 ≤ 50 ms);
   also the process CPU time spent per step (less sensitive to other load on the machine);
 * first paint of a 20,000-leaf guard tree: from handing the tree to the screen (what a finished
-  ``Session.guard_tree()`` fetch does) to the end of the first screen update showing it; median / max
+  ``Engine.guard_trees()`` fetch does) to the end of the first screen update showing it; median / max
   (target: ≤ 1 s).
 
 The screen refreshes at Textual's frame rate (60 Hz), so every figure includes up to one frame of waiting.
