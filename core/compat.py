@@ -121,22 +121,27 @@ def breakpoint_marker_indexes(code: CodeType) -> list[int]:
             if ins.opname == "LOAD_CONST" and ins.argval is marker]
 
 
-def running_dynamo_context(frame: FrameType | None) -> Any:
-    """The ``_TorchDynamoContext`` whose compiled-function wrapper is running on `frame`'s stack, or None.
+def running_dynamo_context(frame: FrameType | None) -> tuple[Any, list[Any] | None]:
+    """(the ``_TorchDynamoContext`` whose compiled-function wrapper is running on `frame`'s stack, the list of
+    cleanups that wrapper runs after this very call), or (None, None).
 
     The wrapper (``eval_frame._TorchDynamoContext.__call__``'s inner function, torch 2.13) holds the context in
-    ``self`` and runs ``enter_exit_hooks`` around each call; only the few frames nearest `frame` are searched.
+    ``self``, calls each of its ``enter_exit_hooks`` before the call and the returned cleanups (its local
+    ``cleanups``) in a ``finally`` after it; only the few frames nearest `frame` are searched.
     """
     for _ in range(10):
         if frame is None:
-            return None
+            return None, None
         code = frame.f_code
         in_wrapper = code.co_filename.endswith(("_dynamo/eval_frame.py", "_dynamo\\eval_frame.py"))
         if in_wrapper and "cleanups" in code.co_varnames:
-            context = frame.f_locals.get("self")
-            return context if isinstance(getattr(context, "enter_exit_hooks", None), list) else None
+            f_locals = frame.f_locals
+            context, cleanups = f_locals.get("self"), f_locals.get("cleanups")
+            if not isinstance(getattr(context, "enter_exit_hooks", None), list):
+                return None, None
+            return context, cleanups if isinstance(cleanups, list) else None
         frame = frame.f_back
-    return None
+    return None, None
 
 
 def add_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> bool:

@@ -572,11 +572,13 @@ class Session(EngineMethods):
         returns or raises; one more hook there sees the exception while it propagates, before the program's own
         ``except`` runs, at the cost of two small calls per compiled call and no tracing.
         """
-        context = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
+        context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
         if context is None or any(c is context for c in self._hooked_contexts):
             return
         if compat.add_exit_hook(context, self._exit_hook):
             self._hooked_contexts.append(context)
+            if running is not None:
+                running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
 
     def _exit_hook(self) -> Callable[[], None]:
         """An ``enter_exit_hooks`` entry: returns the cleanup torch calls after each compiled call."""
@@ -588,6 +590,8 @@ class Session(EngineMethods):
             return
         if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
             return
+        if not self._leaves_this_call(exc, sys._getframe(1)):  # noqa: SLF001 - torch's wrapper, in its finally
+            return
         frames = self._traceback_frames(exc)
         if not frames:
             return
@@ -597,6 +601,15 @@ class Session(EngineMethods):
         where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
         self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
                          "the frame has unwound (post-mortem)")
+
+    @staticmethod
+    def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
+        """Whether `exc` is propagating out of this compiled call (its traceback passes the wrapper's frame), not
+        an exception the program is handling around the call."""
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame is not wrapper:
+            tb = tb.tb_next
+        return tb is not None
 
     def _traceback_frames(self, exc: BaseException) -> list[FrameState]:
         tb = exc.__traceback__

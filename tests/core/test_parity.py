@@ -368,3 +368,12 @@ def test_set_trace_session_knows_the_compiles_made_before_it(monkeypatch):
     bt = text.split("(dynadbg) bt", 1)[1].split("(dynadbg)", 1)[0]
     assert "#0 with_eager_set_trace" in bt and "#1 torch_dynamo_resume_in_with_eager_set_trace" in bt
     assert text.count("--- ") == 1
+
+
+def test_exception_being_handled_around_a_call_is_not_that_calls():
+    torch._dynamo.reset()
+    results: list = []
+    run = drive_fn(lambda s: s.start_callable(parity.run_inside_handler, results, s), scripted("c"),
+                   break_on=("exception",))
+    assert results == [[4.0, 4.0]]
+    assert run.stops == []

@@ -76,3 +76,15 @@ def run_catching(results):
     except ZeroDivisionError as exc:
         results.append(f"caught {exc}")
     results.append(cf(torch.ones(2), False).tolist())
+
+
+def run_inside_handler(results, session):
+    """A compiled call made while the program handles an exception that left an earlier call while exception
+    stops were off: that exception is not this call's, so no stop."""
+    cf = torch.compile(raises_inside, backend="eager")
+    session.set_break_on("exception", False)
+    try:
+        cf(torch.ones(2), True)
+    except ZeroDivisionError:
+        session.set_break_on("exception", True)
+        results.append(cf(torch.ones(2), False).tolist())
