@@ -14,7 +14,8 @@ Inside a function being compiled, ``dynadbg.set_trace()`` costs no graph break: 
 breakpoint marker (as torch's own ``torch._dynamo.bytecode_debugger.breakpoint()``, which dynadbg honours too),
 and the stop comes at that marker, before the function's graph runs. Called from eager code (or bound before
 tracing: ``from dynadbg import set_trace``) it is a graph break and stops in the resume function that follows.
-``PYTHONBREAKPOINT=dynadbg.set_trace`` makes ``breakpoint()`` do the latter (``breakpoint()`` is a graph break).
+While a session runs, the builtin ``breakpoint()`` in a function compiled then is a marker too; outside one it is
+a graph break, and ``PYTHONBREAKPOINT=dynadbg.set_trace`` makes it stop in the resume function.
 Both answer stops on the program's own
 thread with the line-mode command language (the TUI needs the main thread for itself: use ``dynadbg run`` for
 it). `q` ends the debugged region (`debug`) or the program (`set_trace`).

@@ -121,6 +121,52 @@ def breakpoint_marker_indexes(code: CodeType) -> list[int]:
             if ins.opname == "LOAD_CONST" and ins.argval is marker]
 
 
+def install_breakpoint_substitute() -> Callable[[], None]:
+    """Make Dynamo compile the builtin ``breakpoint()`` into a breakpoint marker, as it does
+    ``torch._dynamo.bytecode_debugger.breakpoint()``, instead of a graph break. Returns the undo function.
+
+    Rests on ``torch._dynamo.decorators.substitute_in_graph`` (public) for the registration; the undo removes the
+    entries it made from Dynamo's private tables (``trace_rules._polyfilled_function_ids``,
+    ``get_torch_obj_rule_map()``, ``VariableBuilder._id_dispatch()``,
+    ``PolyfilledFunctionVariable._get_polyfill_handlers()``; torch 2.13). Code compiled meanwhile keeps its marker.
+    """
+    import builtins
+
+    original = builtins.breakpoint
+    try:
+        from torch._dynamo import trace_rules
+        from torch._dynamo.decorators import substitute_in_graph
+        from torch._dynamo.variables import PolyfilledFunctionVariable
+        from torch._dynamo.variables.builder import VariableBuilder
+
+        if id(original) in trace_rules._polyfilled_function_ids:
+            return lambda: None  # someone (another session) registered one already
+
+        import torch._dynamo.bytecode_debugger as torch_debugger
+
+        # Dynamo inlines the substitute, and it skips dynadbg's own files while a session runs: the function gets
+        # a file name of its own
+        scope: dict[str, Any] = {"torch_debugger": torch_debugger}
+        source = "def breakpoint_marker(*args, **kwargs):\n    torch_debugger.breakpoint()\n"
+        exec(compile(source, "<dynadbg: breakpoint() marker>", "exec"), scope)  # noqa: S102 - our own source
+        breakpoint_marker = scope["breakpoint_marker"]
+        wrapped = substitute_in_graph(original, skip_signature_check=True)(breakpoint_marker)
+    except Exception:  # noqa: BLE001 - without it breakpoint() stays a graph break, as before
+        return lambda: None
+
+    def undo() -> None:
+        for fn in (original, wrapped):
+            try:
+                trace_rules._polyfilled_function_ids.remove(id(fn))
+                trace_rules.get_torch_obj_rule_map().pop(fn, None)
+                VariableBuilder._id_dispatch().pop(id(fn), None)
+                PolyfilledFunctionVariable._get_polyfill_handlers().pop(fn, None)
+            except Exception:  # noqa: BLE001
+                pass
+
+    return undo
+
+
 def running_dynamo_context(frame: FrameType | None) -> tuple[Any, list[Any] | None]:
     """(the ``_TorchDynamoContext`` whose compiled-function wrapper is running on `frame`'s stack, the list of
     cleanups that wrapper runs after this very call), or (None, None).

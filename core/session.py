@@ -455,6 +455,8 @@ class Session(EngineMethods):
     def _install(self) -> None:
         compat.load()
         self._undo_skip = compat.skip_own_files()
+        # breakpoint() in a function compiled while the session runs: a marker, no graph break
+        self.teardown_hooks.append(compat.install_breakpoint_substitute())
         for msg in compat.missing_features():
             self._message(msg)
         from .tracing import make_backend

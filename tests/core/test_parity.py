@@ -377,3 +377,19 @@ def test_exception_being_handled_around_a_call_is_not_that_calls():
                    break_on=("exception",))
     assert results == [[4.0, 4.0]]
     assert run.stops == []
+
+
+def test_builtin_breakpoint_is_a_marker_while_a_session_runs(monkeypatch):
+    monkeypatch.setenv("PYTHONBREAKPOINT", "0")  # were it a graph break, the eager call would do nothing
+    torch._dynamo.reset()
+    results: list = []
+    before = graph_breaks()
+    run = drive_fn(lambda s: s.start_callable(parity.run, parity.with_builtin_breakpoint, torch.ones(2),
+                                               results=results), scripted("c"), break_on=())
+    assert [s.kind for s in run.stops] == [StopKind.BREAKPOINT]
+    assert run.stops[0].frame.code.name == "with_builtin_breakpoint"
+    assert graph_breaks() == before and results[0].tolist() == [10.0, 10.0]
+    # after the session, breakpoint() in a newly compiled function is Dynamo's graph break again
+    torch._dynamo.reset()
+    parity.run(parity.with_builtin_breakpoint, torch.ones(2))
+    assert graph_breaks() == before + 1

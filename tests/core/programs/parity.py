@@ -88,3 +88,9 @@ def run_inside_handler(results, session):
     except ZeroDivisionError:
         session.set_break_on("exception", True)
         results.append(cf(torch.ones(2), False).tolist())
+
+
+def with_builtin_breakpoint(x):
+    y = x + 4
+    breakpoint()
+    return y * 2
