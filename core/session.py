@@ -560,12 +560,32 @@ class Session(EngineMethods):
                 self.capture.adopt(code)
             except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
                 self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
-        for index in compat.breakpoint_marker_indexes(code):
+        markers = compat.breakpoint_marker_indexes(code)
+        for index in markers:
             known = self.breakpoints.get(id(code), {}).get(index)
             if known is None:
                 self.add_breakpoint(code, index, None).marker = True
+        if markers and not self.teardown_hooks.count(self._forget_marker_code):
+            self.teardown_hooks.append(self._forget_marker_code)
         if "exception" in self.break_on:
             self._hook_exceptions()
+
+    def _forget_marker_code(self) -> None:
+        """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
+        torch hands a marker to its own line debugger; recompiled after the session, ``dynadbg.set_trace()``
+        starts a dynadbg session again and ``breakpoint()`` is a graph break again."""
+        originals: dict[int, CodeType] = {}
+        for code in list(self.generated.values()):
+            if compat.breakpoint_marker_indexes(code):
+                info = self.generated_info(code)
+                original = info.original if info is not None else compat.dynamo_original_of(code)
+                if original is not None:
+                    originals[id(original)] = original
+        for original in originals.values():
+            try:
+                compat.reset_code(original)
+            except Exception as exc:  # noqa: BLE001
+                self._message(f"could not drop the marker code of {original.co_name}: {exc}")
 
     def _hook_exceptions(self) -> None:
         """Catch exceptions leaving compiled code while nothing is traced (continue mode).

@@ -393,3 +393,26 @@ def test_builtin_breakpoint_is_a_marker_while_a_session_runs(monkeypatch):
     torch._dynamo.reset()
     parity.run(parity.with_builtin_breakpoint, torch.ones(2))
     assert graph_breaks() == before + 1
+
+
+def test_marker_code_does_not_outlive_a_debug_region(monkeypatch, capsys):
+    torch._dynamo.reset()
+    import dynadbg
+    from dynadbg import api
+
+    after = io.StringIO()
+    monkeypatch.setattr(api, "make_driver", lambda: api.LineDriver(["c"], io.StringIO(), after))
+    cf = torch.compile(parity.with_dynadbg_marker, backend="eager")
+    try:
+        with dynadbg.debug(commands=["c"], break_on=(), out=io.StringIO()):
+            cf(torch.ones(2))
+        # after the region no debugger callback is set: torch would hand the marker to its own line debugger
+        # (reading stdin); the marker code was dropped, so this call recompiles and set_trace() starts a
+        # dynadbg session again
+        assert cf(torch.ones(2)).tolist() == [2.0, 2.0]
+    finally:
+        for s in list(api._active.values()):
+            s.release()
+        api._active.clear()
+    assert "(bdb)" not in capsys.readouterr().out
+    assert "--- dynadbg.set_trace()" in after.getvalue()
