@@ -200,14 +200,16 @@ def test_expressions_statements_and_user_variables():
     torch._dynamo.reset()
     results: list = []
     run = drive_fn(lambda s: s.start_callable(parity.run, parity.inner, torch.ones(2), results=results),
-                   scripted("2 + 2", "a.shape", "!tmp = 42", "s", "tmp * 2", "p tmp", "!a = a * 0 + 999", "locals a",
-                            "c"))
+                   scripted("2 + 2", "a.shape", "!tmp = 42", "s", "tmp * 2", "p tmp", "other = tmp + 1", "p other",
+                            "!a = a * 0 + 999", "locals a", "a += 1", "c"))
     assert run.output_of("2 + 2").output == "4"
     assert run.output_of("a.shape").output == "torch.Size([2])"
     assert run.output_of("tmp * 2").output == "84"  # still defined at the next stop
     assert run.output_of("p tmp").output == "42"
+    assert run.output_of("p other").output == "43"  # a bare statement, as in pdb
     assert run.output_of("locals a").output == "a = tensor([999., 999.])"  # the values, not a summary
-    assert results[0].tolist() == [996.0, 996.0]  # `!a = ...` changed the local for the rest of the call
+    # `!a = ...` changed the local for the rest of the call, and `a += 1` mutated it in place
+    assert results[0].tolist() == [997.0, 997.0]
 
 
 def test_null_slot_is_not_none_and_globals_list_dynamo_names():
