@@ -10,7 +10,13 @@
         dynadbg.set_trace()                # stops at f's generated code, right after this call
         return y * 2
 
-``PYTHONBREAKPOINT=dynadbg.set_trace`` makes ``breakpoint()`` do the same. Both answer stops on the program's own
+Inside a function being compiled, ``dynadbg.set_trace()`` costs no graph break: Dynamo compiles it into a
+breakpoint marker (as torch's own ``torch._dynamo.bytecode_debugger.breakpoint()``, which dynadbg honours too),
+and the stop comes at that marker, before the function's graph runs. Called from eager code (or bound before
+tracing: ``from dynadbg import set_trace``) it is a graph break and stops in the resume function that follows.
+While a session runs, the builtin ``breakpoint()`` in a function compiled then is a marker too; outside one it is
+a graph break, and ``PYTHONBREAKPOINT=dynadbg.set_trace`` makes it stop in the resume function.
+Both answer stops on the program's own
 thread with the line-mode command language (the TUI needs the main thread for itself: use ``dynadbg run`` for
 it). `q` ends the debugged region (`debug`) or the program (`set_trace`).
 """
@@ -27,7 +33,7 @@ from typing import Iterable, Iterator, TextIO
 from dynadbg.core import format as fmt
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Stop
 from dynadbg.core.runner import ExitResult, QuitProgram
-from dynadbg.core.session import Session
+from dynadbg.core.session import Session, session_on_thread
 
 PROMPT = "(dynadbg) "
 
@@ -35,10 +41,12 @@ PROMPT = "(dynadbg) "
 class LineDriver:
     """Listener and inline driver: prints stops, reads commands from a list, then from `stdin`."""
 
-    def __init__(self, commands: Iterable[str] | None = None, stdin: TextIO | None = None, out: TextIO | None = None):
+    def __init__(self, commands: Iterable[str] | None = None, stdin: TextIO | None = None,
+                 out: TextIO | None = None) -> None:
         self.pending = list(commands) if commands is not None else None
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stdout
+        self.last: str | None = None
 
     # Listener
     def on_stop(self, stop: Stop) -> None:
@@ -70,7 +78,10 @@ class LineDriver:
                 self.out.write("\n")
                 return None
             if line.strip():
-                return line.rstrip("\n")
+                self.last = line.rstrip("\n")
+                return self.last
+            if self.last is not None:
+                return self.last  # as in pdb: an empty line repeats the last command
 
     def show_result(self, result: CommandResult) -> None:
         if result.output:
@@ -105,13 +116,17 @@ def debug(
 
     `q` at a stop ends the block: the rest of its body is skipped and the program goes on after it.
     """
-    driver = LineDriver(commands, stdin, out)
-    session = Session(driver, break_on=break_on)
     key = threading.get_ident()
     previous = _active.get(key)
+    running = session_on_thread()
+    if running is not None and previous is not running or previous is not None and previous not in _from_set_trace:
+        # nested: the session already debugging this thread (an outer debug(), or `dynadbg run`) goes on
+        # serving the inner block; leaving the inner block leaves it installed
+        yield running or previous  # type: ignore[misc]
+        return
+    driver = LineDriver(commands, stdin, out)
+    session = Session(driver, break_on=break_on)
     if previous is not None:
-        if previous not in _from_set_trace:
-            raise RuntimeError("dynadbg.debug() is already active on this thread")
         previous.release()  # a session a bare set_trace() started: this region takes over
         _active.pop(key, None)
     session.attach(driver)
@@ -135,24 +150,51 @@ def _generated_caller(frame: FrameType | None) -> FrameType | None:
     return None
 
 
-def _set_trace() -> None:
-    frame = _generated_caller(sys._getframe(1))
-    if frame is None:
-        sys.stderr.write("dynadbg.set_trace(): not called from code torch.compile generated; nothing to stop at\n")
-        return
+#: stops a session that set_trace() starts: like pdb's continue, `c` then runs to the next breakpoint or marker
+#: (no stop at the entry of every new generated code object)
+SET_TRACE_BREAK_ON = tuple(k for k in DEFAULT_BREAK_ON if k != "entry")
+
+
+def _thread_session() -> Session:
+    """The session debugging this thread: `dynadbg run`'s, a debug() region's, or a new one for set_trace()."""
     key = threading.get_ident()
-    session = _active.get(key)
+    session = session_on_thread() or _active.get(key)
     if session is None:
-        session = Session(make_driver(), break_on=DEFAULT_BREAK_ON)
+        session = Session(make_driver(), break_on=SET_TRACE_BREAK_ON)
         session.attach(session.listener)  # type: ignore[arg-type]
         _active[key] = session
         _from_set_trace.add(session)
         atexit.register(session.release)
-    session.stop_in(frame)
+    return session
+
+
+def _set_trace() -> None:
+    frame = _generated_caller(sys._getframe(1))  # noqa: SLF001 - the caller's frame, as pdb.set_trace takes it
+    if frame is None:
+        sys.stderr.write("dynadbg.set_trace(): not called from code torch.compile generated; nothing to stop at\n")
+        return
+    _thread_session().stop_in(frame)
+
+
+def _dynamo_tracing() -> bool:
+    """Whether Dynamo is tracing a frame on this thread right now (torch._guards.TracingContext, torch 2.13)."""
+    try:
+        from torch._guards import TracingContext
+    except ImportError:
+        return False
+    return TracingContext.try_get() is not None
 
 
 def __getattr__(name: str):  # noqa: ANN202
     if name == "set_trace":
+        if _dynamo_tracing():
+            # Dynamo is reading ``dynadbg.set_trace`` in a function it compiles: hand it torch's own marker
+            # function, which it compiles into a breakpoint marker with no graph break; the session on this
+            # thread stops there (started now, so torch's own debugger does not take the marker)
+            import torch._dynamo.bytecode_debugger as torch_debugger
+
+            _thread_session()
+            return torch_debugger.breakpoint
         return _disabled_set_trace()
     raise AttributeError(name)
 
@@ -167,7 +209,7 @@ def _disabled_set_trace():  # noqa: ANN202
     if _wrapped is None:
         import torch
 
-        _wrapped = torch._dynamo.disable(_set_trace)
+        _wrapped = torch._dynamo.disable(_set_trace)  # noqa: SLF001 - torch.compiler.disable's own implementation
         _wrapped.__doc__ = "Stop at the generated code of the compiled function that calls this (line mode)."
     return _wrapped
 

@@ -65,11 +65,13 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
         type=parse_break_on,
         default=None,
         metavar="KINDS",
-        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} (default: {','.join(sorted(DEFAULT_BREAK_ON))})",
+        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} "
+             f"(default: {','.join(sorted(DEFAULT_BREAK_ON))})",
     )
     run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
                      "compiles they match")
-    run.add_argument("--keymap", metavar="FILE", help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
+    run.add_argument("--keymap", metavar="FILE",
+                     help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
     run.add_argument("--rank", type=int, default=None, metavar="R",
                      help="under torchrun: debug rank R only (default 0); the other ranks run without stops")
     run.add_argument("--out", metavar="DIR", help="write each rank's report to DIR/rank{R}.json (JSON report schema)")
@@ -187,7 +189,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     job = compat.torchrun_rank()
     if job is None and args.rank is not None:
-        sys.stderr.write("dynadbg: --rank applies under torchrun only (no RANK/WORLD_SIZE here); debugging this process\n")
+        sys.stderr.write("dynadbg: --rank applies under torchrun only (no RANK/WORLD_SIZE here); "
+                         "debugging this process\n")
     if job is not None:
         debug_rank = 0 if args.rank is None else args.rank
         if not 0 <= debug_rank < job[1]:
@@ -197,9 +200,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     def start(session):  # noqa: ANN001, ANN202
         if patch_specs:
-            from dynadbg.core.patches import PatchManager
-
-            PatchManager.of(session).add_pending(patch_specs)
+            session.patch_manager.add_pending(patch_specs)
         session.start_script(path, script_args)
 
     if not args.out:

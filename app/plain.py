@@ -13,7 +13,7 @@ import threading
 from typing import Callable, Iterable, TextIO
 
 from dynadbg.core import format as fmt
-from dynadbg.core.model import Stop
+from dynadbg.core.model import Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
 
@@ -32,6 +32,12 @@ class PlainListener:
 
     def on_running(self, message: str) -> None:
         pass
+
+    def on_resumed(self, result: Resumed) -> None:
+        """A command let the program go on: print its answer now, before the program's next output."""
+        if result.message:
+            self.out.write(result.message + "\n")
+            self.out.flush()
 
     def on_message(self, text: str) -> None:
         self.out.write(f"dynadbg: {text}\n")
@@ -56,7 +62,8 @@ def _next_event(listener: PlainListener, session: Session, out: TextIO) -> tuple
                 session.quit()
             else:
                 interrupted = True
-                out.write("\ndynadbg: interrupt: stopping at the next generated instruction (Ctrl+C again ends the program)\n")
+                out.write("\ndynadbg: interrupt: stopping at the next generated instruction "
+                          "(Ctrl+C again ends the program)\n")
                 session.interrupt()
             out.flush()
 
@@ -124,6 +131,7 @@ def _drive(
     session = Session(listener, break_on=break_on)
     start(session)
     pending = list(commands) if commands is not None else None
+    last: str | None = None
     while True:
         kind, payload = _next_event(listener, session, out)
         if kind == "exit":
@@ -159,9 +167,13 @@ def _drive(
                     break
                 line = line.rstrip("\n")
                 if not line.strip():
-                    continue
+                    if last is None:
+                        continue
+                    line = last  # as in pdb: an empty line repeats the last command
+                last = line
             result = session.execute(line)
-            if result.output:
+            if result.output and not (result.resumed and not result.quit):
+                # a resuming command's answer was printed by `on_resumed`, before the program went on
                 out.write(result.output + "\n")
             if result.error:
                 out.write(f"*** {result.error}\n")

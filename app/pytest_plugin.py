@@ -108,7 +108,7 @@ def pytest_runtest_call(item: pytest.Item):  # noqa: ANN201 - a pytest hook wrap
     if config.getoption("--dynadbg-reset"):
         import torch
 
-        torch._dynamo.reset()
+        torch.compiler.reset()
     json_dir = config.getoption("--dynadbg-json")
     writing = json_dir is not None
     recorder = Recorder(count_hits=writing, guard_cost=writing, graphs=writing)

@@ -7,7 +7,7 @@ Run: ``python benchmarks/bench_tui.py [--steps N] [--leaves N]``. Prints
   current instruction, stack and locals; p50 / p95 / max over `--steps` steps (target: p95 ≤ 50 ms);
   also the process CPU time spent per step (less sensitive to other load on the machine);
 * first paint of a 20,000-leaf guard tree: from handing the tree to the screen (what a finished
-  ``Session.guard_tree()`` fetch does) to the end of the first screen update showing it; median / max
+  ``Engine.guard_trees()`` fetch does) to the end of the first screen update showing it; median / max
   (target: ≤ 1 s).
 
 The screen refreshes at Textual's frame rate (60 Hz), so every figure includes up to one frame of waiting.
@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "app"))
 
-from fake_engine import big_scenario, guard_tree_of, make_app  # noqa: E402
+from fake_app import make_app  # noqa: E402
+from fake_scenarios import big_scenario, guard_tree_of  # noqa: E402
 from textual import events  # noqa: E402
 
 SIZE = (120, 40)

@@ -23,17 +23,23 @@ capture keeps every original and generated code object it saw alive, so ``id()``
 
 from __future__ import annotations
 
+import dis
 import inspect
 import itertools
 import os
 import threading
 from dataclasses import replace
 from types import CodeType, FunctionType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import compat
 from .disasm import code_view
-from .model import CacheEntryView, CompiledFrameView, GraphBreakView, GraphView, RecompileView
+from .format.recompile import short_reason
+from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
+from .values import cut, summarize
+
+if TYPE_CHECKING:
+    from .protocol import Host
 
 #: Values ``on_cache_miss`` may return (None means "recompile").
 CACHE_MISS_ACTIONS: tuple[str, ...] = ("recompile", "eager", "skip")
@@ -361,12 +367,12 @@ class Capture:
         """True for a generated code object this capture recorded (Dynamo's, or a replacement)."""
         return id(code) in self._generated
 
-    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None:
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, original is a resume function) for generated `code`, else None."""
         entry = self._generated.get(id(code))
         if entry is None:
             return None
-        return entry.frame.code, entry.compile_id, entry.frame.is_resume
+        return GeneratedInfo(entry.frame.code, entry.compile_id, entry.frame.is_resume)
 
     def original_of(self, code: CodeType) -> CodeType | None:
         """The original code object generated `code` was compiled from, or None."""
@@ -383,6 +389,27 @@ class Capture:
     def resume_global(self, name: str) -> CodeType | None:
         """The resume function code installed under the global `name` (``"__resume_at_76_3"``), if seen."""
         return self._resume_globals.get(name)
+
+    def adopt(self, code: CodeType) -> bool:
+        """Record the compiles of generated `code` made before this capture was installed (a session that
+        attached late: ``set_trace()``, ``debug()`` after the first call): every live cache entry of its original
+        code becomes a recorded entry (no graphs, graph breaks or recompile reasons: those were not seen).
+        Returns False when `code` is not Dynamo-generated code with live entries."""
+        original = compat.dynamo_original_of(code)
+        if original is None:
+            return False
+        entries = compat.cache_entries(original)
+        with self._lock:
+            frame = self._frame(original)
+            known = {id(e.code) for e in self._generated.values()}
+            for entry in reversed(entries):  # torch lists newest first; record oldest first
+                compile_id, guard_manager, entry_code = compat.cache_entry_fields(entry)
+                if entry_code is None or id(entry_code) in known:
+                    continue
+                comp = frame.compile(compile_id, self._serial())
+                comp.entry = _Entry(frame, compile_id, entry_code, guard_manager)
+                self._generated[id(entry_code)] = comp.entry
+        return id(code) in self._generated
 
     def register_generated(self, new_code: CodeType, like: CodeType) -> None:
         """Make `new_code` count as the same cache entry as generated `like` (an edit installed later, e.g. by
@@ -657,7 +684,8 @@ class Capture:
     def _make_recompile_reasons(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         cap = self
 
-        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any, *args: Any, **kwargs: Any):
+        def get_and_maybe_log_recompilation_reasons(cache_entries: Any, frame: Any, *args: Any,
+                                                    **kwargs: Any) -> Any:
             reasons = orig(cache_entries, frame, *args, **kwargs)
             if cap.installed:
                 try:
@@ -676,7 +704,7 @@ class Capture:
     def _make_call_user_compiler(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         cap = self
 
-        def call_user_compiler(output_graph: Any, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any):
+        def call_user_compiler(output_graph: Any, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
             result = orig(output_graph, gm, example_inputs, *args, **kwargs)
             if cap.installed:
                 try:
@@ -851,3 +879,115 @@ def _torch_guard_text(guard_manager: Any) -> str:
         return str(guard_manager)
     except Exception as exc:  # noqa: BLE001
         return f"(guards unavailable: {type(exc).__name__}: {exc})"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The graph-break stop: where the original frame stopped and what it passed on
+# --------------------------------------------------------------------------------------------------------------
+
+
+def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
+    """The graph-break stop's text: the break (reason, user line, compile), the resume function and where it
+    resumes the original code, and what was handed to it: its arguments at entry (``___stack0`` ... are the
+    values that were on the original frame's stack at the break; the rest are locals carried over).
+
+    Args:
+        frames: the stop's `stack.FrameState`s, outermost first; the last is the resume function's frame.
+    """
+    if not frames:
+        return "no frame"
+    frame = frames[-1].frame
+    code = frame.f_code
+    info = session.generated_info(code)
+    capture = session.capture
+    if info is None or capture is None:
+        return f"{code.co_name}: graph-break details are not available"
+    resume_code = info[0]
+    lines: list[str] = []
+    origin = capture.resume_origin_of(resume_code)
+    where = ""
+    if origin is not None:
+        orig, offset = origin
+        where = f"{orig.co_name} ({orig.co_filename}:{orig.co_firstlineno})"
+        at = ""
+        if offset is not None:
+            ins = next((i for i in dis.get_instructions(orig) if i.offset == offset), None)
+            line = ins.positions.lineno if ins is not None and ins.positions else "?"
+            at = f" at offset {offset}" + (f" ({ins.opname} {ins.argrepr}".rstrip() + f", line {line})"
+                                           if ins is not None else "")
+        lines.append(f"resume function {resume_code.co_name} (compile {info[1]}) continues {where}{at}")
+    else:
+        lines.append(f"resume function {resume_code.co_name} (compile {info[1]})")
+    brk, breaking_cid, breaking_name = _break_for(session, frames, resume_code)
+    if brk is not None:
+        loc = f"{brk.filename}:{brk.lineno}" if brk.filename else "(location unknown)"
+        lines.append(f"graph break in {breaking_name} during compile {breaking_cid}, at {loc}")
+        if brk.user_line:
+            lines.append(f"  {brk.lineno} | {brk.user_line.strip()}")
+        lines.append(f"reason: {short_reason(brk.reason)}")
+        for extra in _reason_tail(brk.reason):
+            lines.append(f"  {extra}")
+        if brk.duplicate:
+            lines.append("  (torch logged it as a duplicate and suppressed its user stack)")
+    else:
+        lines.append("graph break: no record (the break happened before the debugger attached?)")
+    # what was handed over: the resume function's arguments, i.e. its locals at entry
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    names = code.co_varnames[:nargs]
+    try:
+        loc_values = dict(frame.f_locals)
+    except Exception:  # noqa: BLE001
+        loc_values = {}
+    stack = [(n, loc_values[n]) for n in names if n.startswith("___stack") and n in loc_values]
+    carried = [(n, loc_values[n]) for n in names if not n.startswith("___stack") and not n.startswith("__nested")
+               and n in loc_values]
+    internal = [n for n in names if n.startswith("__nested")]
+    if stack:
+        lines.append("stack passed to it (what was on the original frame's stack at the break, bottom first):")
+        lines += [f"  {n} = {summarize(v).text}" for n, v in stack]
+    else:
+        lines.append("stack passed to it: nothing")
+    if carried:
+        lines.append("locals carried over:")
+        lines += [f"  {n} = {summarize(v).text}" for n, v in carried]
+    if internal:
+        lines.append(f"(Dynamo bookkeeping arguments: {', '.join(internal)})")
+    return "\n".join(lines)
+
+
+def _reason_tail(reason: str | None, limit: int = 4) -> list[str]:
+    """The ``Explanation:`` and ``Hint:`` lines of a graph-break reason (at most `limit`)."""
+    out = []
+    for line in (reason or "").splitlines():
+        s = line.strip()
+        if s.startswith(("Explanation:", "Hint:")):
+            out.append(cut(s, 240))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _break_for(session: "Host", frames: Sequence[Any], resume_code: CodeType) -> tuple[Any, str | None, str]:
+    """(GraphBreakView, compile id, frame name) of the break that led to `resume_code`: the compile whose
+    entry is the caller on the stack, else any entry that references the resume function."""
+    caller_cid = caller_orig = None
+    if len(frames) >= 2:
+        cinfo = session.generated_info(frames[-2].frame.f_code)
+        if cinfo is not None:
+            caller_orig, caller_cid = cinfo[0], cinfo[1]
+    try:
+        views = session.capture.frames()
+    except Exception:  # noqa: BLE001
+        return None, None, "?"
+    for f in views:
+        if caller_orig is not None and f.key != id(caller_orig):
+            continue
+        for e in f.entries:
+            if caller_cid is not None and e.compile_id != caller_cid:
+                continue
+            if caller_cid is None and id(resume_code) not in e.resume_keys:
+                continue
+            brks = [b for b in f.graph_breaks if b.compile_id == e.compile_id]
+            if brks:
+                return brks[-1], e.compile_id, f.name
+    return None, None, "?"

@@ -15,18 +15,21 @@ import sys
 from types import CodeType, FrameType
 from typing import Any, Callable
 
+from .model import ExceptionTableEntry
+
 # --------------------------------------------------------------------------------------------------------------
 # Python versions
 # --------------------------------------------------------------------------------------------------------------
 
-PY311 = sys.version_info[:2] == (3, 11)
-PY312_PLUS = sys.version_info >= (3, 12)
-PY313_PLUS = sys.version_info >= (3, 13)
+#: Version flags as the ``bytecode`` library spells them: ``PY312`` means "3.12 or newer".
+PY311 = sys.version_info >= (3, 11)
+PY312 = sys.version_info >= (3, 12)
+PY313 = sys.version_info >= (3, 13)
 #: Tracing back end: settrace + f_trace_opcodes on 3.11, sys.monitoring on 3.12+ (torch-internals §8).
-USE_SYS_MONITORING = PY312_PLUS
+USE_SYS_MONITORING = PY312
 #: On 3.11 a frame paused in a trace function exposes its real stack top, and torch clamps the requested depth
 #: to it, so reading ``co_stacksize`` slots gives exactly the live stack (torch-internals §7).
-STACKTOP_IS_EXACT = PY311
+STACKTOP_IS_EXACT = not PY312
 
 # --------------------------------------------------------------------------------------------------------------
 # torch (imported lazily: `import dynadbg` must stay cheap and must not fail without torch)
@@ -107,6 +110,105 @@ def set_debugger_callback(fn: Callable[[CodeType], None] | None) -> Callable[[Co
     return prev
 
 
+def breakpoint_marker_indexes(code: CodeType) -> list[int]:
+    """Instruction indexes of the breakpoint markers in `code`: ``LOAD_CONST <BREAKPOINT>``, what
+    ``torch._dynamo.bytecode_debugger.breakpoint()`` in compiled code makes Dynamo emit (the singleton
+    ``bytecode_debugger.BREAKPOINT_MARKER``, torch 2.13; ``bytecode_transformation.create_breakpoint``)."""
+    marker = getattr(sys.modules.get("torch._dynamo.bytecode_debugger"), "BREAKPOINT_MARKER", None)
+    if marker is None or not any(c is marker for c in code.co_consts):
+        return []
+    import dis
+
+    return [i for i, ins in enumerate(dis.get_instructions(code))
+            if ins.opname == "LOAD_CONST" and ins.argval is marker]
+
+
+def install_breakpoint_substitute() -> Callable[[], None]:
+    """Make Dynamo compile the builtin ``breakpoint()`` into a breakpoint marker, as it does
+    ``torch._dynamo.bytecode_debugger.breakpoint()``, instead of a graph break. Returns the undo function.
+
+    Rests on ``torch._dynamo.decorators.substitute_in_graph`` (public) for the registration; the undo removes the
+    entries it made from Dynamo's private tables (``trace_rules._polyfilled_function_ids``,
+    ``get_torch_obj_rule_map()``, ``VariableBuilder._id_dispatch()``,
+    ``PolyfilledFunctionVariable._get_polyfill_handlers()``; torch 2.13). Code compiled meanwhile keeps its marker.
+    """
+    import builtins
+
+    original = builtins.breakpoint
+    try:
+        from torch._dynamo import trace_rules
+        from torch._dynamo.decorators import substitute_in_graph
+        from torch._dynamo.variables import PolyfilledFunctionVariable
+        from torch._dynamo.variables.builder import VariableBuilder
+
+        if id(original) in trace_rules._polyfilled_function_ids:
+            return lambda: None  # someone (another session) registered one already
+
+        import torch._dynamo.bytecode_debugger as torch_debugger
+
+        # Dynamo inlines the substitute, and it skips dynadbg's own files while a session runs: the function gets
+        # a file name of its own
+        scope: dict[str, Any] = {"torch_debugger": torch_debugger}
+        source = "def breakpoint_marker(*args, **kwargs):\n    torch_debugger.breakpoint()\n"
+        exec(compile(source, "<dynadbg: breakpoint() marker>", "exec"), scope)  # noqa: S102 - our own source
+        breakpoint_marker = scope["breakpoint_marker"]
+        wrapped = substitute_in_graph(original, skip_signature_check=True)(breakpoint_marker)
+    except Exception:  # noqa: BLE001 - without it breakpoint() stays a graph break, as before
+        return lambda: None
+
+    def undo() -> None:
+        for fn in (original, wrapped):
+            try:
+                trace_rules._polyfilled_function_ids.remove(id(fn))
+                trace_rules.get_torch_obj_rule_map().pop(fn, None)
+                VariableBuilder._id_dispatch().pop(id(fn), None)
+                PolyfilledFunctionVariable._get_polyfill_handlers().pop(fn, None)
+            except Exception:  # noqa: BLE001
+                pass
+
+    return undo
+
+
+def running_dynamo_context(frame: FrameType | None) -> tuple[Any, list[Any] | None]:
+    """(the ``_TorchDynamoContext`` whose compiled-function wrapper is running on `frame`'s stack, the list of
+    cleanups that wrapper runs after this very call), or (None, None).
+
+    The wrapper (``eval_frame._TorchDynamoContext.__call__``'s inner function, torch 2.13) holds the context in
+    ``self``, calls each of its ``enter_exit_hooks`` before the call and the returned cleanups (its local
+    ``cleanups``) in a ``finally`` after it; only the few frames nearest `frame` are searched.
+    """
+    for _ in range(10):
+        if frame is None:
+            return None, None
+        code = frame.f_code
+        in_wrapper = code.co_filename.endswith(("_dynamo/eval_frame.py", "_dynamo\\eval_frame.py"))
+        if in_wrapper and "cleanups" in code.co_varnames:
+            f_locals = frame.f_locals
+            context, cleanups = f_locals.get("self"), f_locals.get("cleanups")
+            if not isinstance(getattr(context, "enter_exit_hooks", None), list):
+                return None, None
+            return context, cleanups if isinstance(cleanups, list) else None
+        frame = frame.f_back
+    return None, None
+
+
+def add_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> bool:
+    """Append `hook` to a ``_TorchDynamoContext``'s ``enter_exit_hooks`` (called before each compiled call; the
+    function it returns is called in the wrapper's ``finally``, with the exception, if any, still propagating)."""
+    hooks = getattr(context, "enter_exit_hooks", None)
+    if not isinstance(hooks, list):
+        return False
+    if not any(h is hook or h == hook for h in hooks):
+        hooks.append(hook)
+    return True
+
+
+def remove_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> None:
+    hooks = getattr(context, "enter_exit_hooks", None)
+    if isinstance(hooks, list):
+        hooks[:] = [h for h in hooks if not (h is hook or h == hook)]
+
+
 def cache_entries(code: CodeType) -> list[Any]:
     """The cache entries of an original code object, newest first (``_debug_get_cache_entry_list``)."""
     return torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
@@ -119,15 +221,16 @@ def reset_code(code: CodeType) -> None:
 
 def locals_to_fast(frame: FrameType) -> None:
     """Write ``frame.f_locals`` edits back into the frame's fast locals (3.11/3.12; 3.13 writes through)."""
-    if PY313_PLUS:
+    if PY313:
         return
     import ctypes
 
     ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
 
 
-def parse_exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool]]:
-    """(start, end, target, depth, lasti) byte-offset entries of `code`'s exception table.
+def parse_exception_table(code: CodeType) -> list[ExceptionTableEntry]:
+    """The byte-offset entries (`model.ExceptionTableEntry`: start, end, target, depth, lasti) of `code`'s
+    exception table.
 
     Rests on the private ``dis._parse_exception_table`` (CPython 3.11-3.13); empty when it is missing.
     """
@@ -136,7 +239,7 @@ def parse_exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool
     parse = getattr(dis, "_parse_exception_table", None)
     if parse is None:
         return []
-    return [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]
+    return [ExceptionTableEntry(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(code)]
 
 
 def async_raise(thread_ident: int, exc_type: type[BaseException]) -> bool:
@@ -300,6 +403,16 @@ def dynamo_original_of(generated: CodeType) -> CodeType | None:
         return convert_frame.orig_code_map.get(generated)
     except Exception:  # noqa: BLE001
         return None
+
+
+def generated_codes_so_far() -> list[CodeType]:
+    """Every Dynamo-generated code object still alive in this process (the keys of
+    ``torch._dynamo.utils.orig_code_map``, an identity-keyed weak dictionary; torch 2.13)."""
+    try:
+        refs = list(convert_frame.orig_code_map.refs.values())
+    except Exception:  # noqa: BLE001
+        return []
+    return [code for code in (ref() for ref in refs) if isinstance(code, CodeType)]
 
 
 def register_replacement_code(dynamo_code: CodeType, new_code: CodeType, original: CodeType) -> None:
@@ -572,7 +685,7 @@ def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     """
     import dis
 
-    if PY311:
+    if not PY312:  # 3.11 only
         name = dis.opname[opcode]
         if name == "PRECALL":
             return 0
@@ -691,6 +804,11 @@ def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entrie
     }
 
 
+def torch_function_enabled() -> bool:
+    """``torch._C._is_torch_function_enabled()``: whether __torch_function__ overrides are on (global state)."""
+    return bool(torch._C._is_torch_function_enabled())
+
+
 def strip_local_scope(text: str) -> str:
     """``L['self'].counter == 0`` → ``self.counter == 0``: how torch shortens sources in recompile reasons
     (``torch._dynamo.guards.strip_local_scope``; the same regex when it is missing)."""
@@ -721,7 +839,9 @@ def guard_filter_entry_fields(entry: Any) -> tuple[str, str, tuple[str, ...], st
     )
 
 
-def install_guard_filter(filter_for: Callable[[CodeType], Callable[[list[Any]], list[bool]] | None]) -> Callable[[], None]:
+def install_guard_filter(
+    filter_for: Callable[[CodeType], Callable[[list[Any]], list[bool]] | None],
+) -> Callable[[], None]:
     """Let the debugger filter the guards of chosen compiles: patch ``convert_frame.CheckFunctionManager``.
 
     ``convert_frame`` builds guards with ``CheckFunctionManager(f_code, output_graph, cache_entries,
@@ -738,7 +858,8 @@ def install_guard_filter(filter_for: Callable[[CodeType], Callable[[list[Any]], 
     original = patch.original
 
     def CheckFunctionManager(f_code: CodeType, output_graph: Any, cache_entries: Any = None,  # noqa: N802
-                             guard_fail_fn: Any = None, guard_filter_fn: Any = None, *args: Any, **kwargs: Any):
+                             guard_fail_fn: Any = None, guard_filter_fn: Any = None, *args: Any,
+                             **kwargs: Any) -> Any:
         extra = None
         try:
             extra = filter_for(f_code)
@@ -768,7 +889,7 @@ def mark_dynamic(tensor: Any, dim: int) -> None:
     torch._dynamo.mark_dynamic(tensor, dim)
 
 
-class dynamo_off:
+class dynamo_off:  # noqa: N801 - used like a function: `with compat.dynamo_off():`
     """Context manager: no Dynamo frame callback on this thread inside the block (restored after).
 
     A stop happens inside compiled code, where Dynamo's frame callback is active: without this, every Python
@@ -814,7 +935,7 @@ def edit_stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     says +1). Checked on every code object of nine stdlib modules on 3.11.7, 3.12.1 and 3.13.0."""
     import dis
 
-    if not PY313_PLUS and dis.opname[opcode] == "RETURN_GENERATOR":
+    if not PY313 and dis.opname[opcode] == "RETURN_GENERATOR":
         return 1
     return stack_effect(opcode, arg, jump)
 
@@ -830,7 +951,7 @@ def edit_stack_requirement(opcode: int, arg: int | None) -> int:
     import dis
 
     name = dis.opname[opcode]
-    if PY311 and name in ("PRECALL", "CALL"):
+    if not PY312 and name in ("PRECALL", "CALL"):  # 3.11 only
         return (arg or 0) + 2
     try:
         from bytecode import ConcreteInstr

@@ -65,7 +65,8 @@ def load_report(path: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise DiffError(f"no such file: {path}") from None
     except IsADirectoryError:
-        raise DiffError(f"{path} is a directory, not a report (use --ranks DIR for a directory of rank reports)") from None
+        raise DiffError(f"{path} is a directory, not a report "
+                        "(use --ranks DIR for a directory of rank reports)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DiffError(f"cannot read {path}: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -370,7 +371,8 @@ def ranks_text(result: Mapping[str, Any]) -> str:
                  "(a rank that recompiles or breaks where the others do not stalls their collectives):")
     for row in result["diverging"]:
         lines += ["", f"{row['key']}  differs in: {', '.join(row['differs'])}"]
-        lines.append(f"  {'rank':>6} {'compiled':>9} {'entries':>8} {'recompiles':>11} {'graph breaks':>13} {'guards':>7}")
+        lines.append(f"  {'rank':>6} {'compiled':>9} {'entries':>8} {'recompiles':>11} "
+                     f"{'graph breaks':>13} {'guards':>7}")
         for r in ranks:
             p = row["per_rank"][r]
             lines.append(f"  {r:>6} {'yes' if p['compiled'] else 'no':>9} {p['entries']:>8} {p['recompiles']:>11} "

@@ -6,7 +6,7 @@ import dis
 from types import CodeType
 
 from .identity import IdentityCache
-from .model import CodeView, Instr
+from .model import CodeView, ExceptionTableEntry, Instr
 
 _cache: IdentityCache[CodeType, CodeView] = IdentityCache()  # code objects may be unhashable
 
@@ -84,8 +84,8 @@ def _line_of(ins: dis.Instruction) -> int | None:
     return ins.starts_line if isinstance(ins.starts_line, int) and not isinstance(ins.starts_line, bool) else None
 
 
-def exception_table(code: CodeType) -> list[tuple[int, int, int, int, bool]]:
-    """(start, end, target, depth, lasti) byte-offset entries of `code`'s exception table (3.11+)."""
+def exception_table(code: CodeType) -> list[ExceptionTableEntry]:
+    """The byte-offset entries (start, end, target, depth, lasti) of `code`'s exception table (3.11+)."""
     from .compat import parse_exception_table
 
     return parse_exception_table(code)

@@ -196,7 +196,8 @@ _ADVICE_TEXT: dict[str, str] = {
         "drops the guards on torch's own layers (nn.Linear, ...) that most programs never mutate",
     "skip_guard_on_all_nn_modules_unsafe":
         'torch.compile(m, options={"guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe}): '
-        "drops the guards on every nn.Module, your own included; safe only if no module attribute changes between calls",
+        "drops the guards on every nn.Module, your own included; "
+        "safe only if no module attribute changes between calls",
     "skip_guard_on_globals_unsafe":
         'torch.compile(f, options={"guard_filter_fn": torch.compiler.skip_guard_on_globals_unsafe}): '
         "drops the guards on globals; safe only if the globals the function reads never change",

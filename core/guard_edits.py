@@ -27,99 +27,31 @@ dropped guard reset, so the next session in the process starts with Dynamo's own
 from __future__ import annotations
 
 import builtins
-import weakref
-from dataclasses import dataclass
 from types import CodeType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
+from .guard_filter import (  # noqa: F401 - the sets are re-exported for older imports
+    SHAPE_GUARD_TYPES,
+    VALUE_GUARD_TYPES,
+    FilterRule,
+    GuardFilter,
+    Scope,
+    drop_warning,
+    export_guard_filter,
+)
+from .model import GuardEditOutcome, GuardEditView
 
 if TYPE_CHECKING:
-    from .session import PauseContext, Session
+    from .patches import PatchManager
+    from .protocol import Host
+    from .state import PauseContext
 
 __all__ = ["GuardEditOutcome", "GuardEditView", "GuardEditor", "constant_folding_warning", "export_guard_filter"]
 
-#: Leaf types that pin a value Dynamo may have baked into the graph or the generated code.
-VALUE_GUARD_TYPES: frozenset[str] = frozenset(
-    {"EQUALS_MATCH", "CONSTANT_MATCH", "ID_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE",
-     "BOOL_MATCH", "DICT_VERSION", "CLOSURE_MATCH", "FUNCTION_MATCH"}
-)
-#: Leaf types that pin a shape, length, type or key set the graph was traced for.
-SHAPE_GUARD_TYPES: frozenset[str] = frozenset(
-    {"TENSOR_MATCH", "LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN", "TYPE_MATCH", "DICT_CONTAINS",
-     "DICT_KEYS_MATCH", "MAPPING_KEYS_MATCH", "NO_HASATTR", "HASATTR"}
-)
-
-
-@dataclass(frozen=True)
-class GuardEditView:
-    """One guard edit of the session.
-
-    Attributes:
-        number: 1-based, in the order made (what ``guard undo N`` takes).
-        kind: ``"add"`` or ``"drop"``.
-        code_name: the code object it applies to (``"forward"``).
-        compile_id: the cache entry it was made on (``"0/0"``).
-        text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
-        source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
-        guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
-        warning: the constant-folding warning of a drop, else None.
-        active: False once undone.
-    """
-
-    number: int
-    kind: str
-    code_name: str
-    compile_id: str | None
-    text: str
-    source: str | None = None
-    guard_type: str = "LAMBDA_GUARD"
-    warning: str | None = None
-    active: bool = True
-
-    @property
-    def line(self) -> str:
-        state = "" if self.active else "  (undone)"
-        where = f"{self.code_name} {self.compile_id or ''}".strip()
-        if self.kind == "add":
-            return f"{self.number}. add  {where}: {self.text}{state}"
-        return f"{self.number}. drop {where}: {self.guard_type} {self.text}{state}"
-
-
-@dataclass(frozen=True)
-class GuardEditOutcome:
-    """What a guard command did.
-
-    Attributes:
-        error: why nothing changed (one line), or None.
-        message: what changed and from when.
-        warning: the constant-folding warning of a drop (show it prominently), else None.
-        edit: the edit made or undone, when there is one.
-    """
-
-    error: str | None = None
-    message: str = ""
-    warning: str | None = None
-    edit: GuardEditView | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
 def constant_folding_warning(guard_type: str, source: str, code: str, expected: str | None) -> str:
-    """The warning a drop of this guard gets: what Dynamo may have baked in, and what can go wrong."""
-    pinned = f"{source} == {expected}" if expected else code
-    if guard_type in VALUE_GUARD_TYPES:
-        return (f"WARNING: {guard_type} pins {pinned}. Dynamo specialised this code on that value and may have "
-                f"baked it into the graph or the generated code (constant folding): calls with another value will "
-                f"reuse this code and can give silently wrong results.")
-    if guard_type in SHAPE_GUARD_TYPES:
-        return (f"WARNING: {guard_type} on {source} ({code}) is what the graph was traced for: calls where it "
-                f"does not hold reuse code traced for other types, shapes or keys and can give wrong results or "
-                f"fail.")
-    return (f"WARNING: the compiled code assumes {guard_type} ({code}) holds; without it calls where it does not "
-            f"can give wrong results.")
+    """The warning a drop of this guard gets (`guard_filter.drop_warning`, the one warning of every drop)."""
+    return "WARNING: " + drop_warning(guard_type, source, code, expected)
 
 
 class _AddedGuard:
@@ -142,29 +74,9 @@ class _AddedGuard:
             return False
 
 
-class _Rule:
-    """One dropped guard: leave (source, guard type) out of the compiles of one code object."""
-
-    __slots__ = ("original", "source", "match_source", "guard_type", "code", "compile_id", "warning", "matched")
-
-    def __init__(self, original: CodeType, source: str, guard_type: str, code: str, compile_id: str | None,
-                 warning: str) -> None:
-        self.original = original
-        self.source = source
-        self.match_source = "" if source == "L" else source   # ambient root guards have an empty name
-        self.guard_type = guard_type
-        self.code = code
-        self.compile_id = compile_id
-        self.warning = warning
-        self.matched = False
-
-    def drops(self, source: str, types: frozenset[str]) -> bool:
-        return source == self.match_source and self.guard_type in types
-
-
 class _Edit:
-    __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "guard", "event", "old_manager",
-                 "active")
+    __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
+                 "guard", "event", "old_manager", "active")
 
     def __init__(self, number: int, kind: str, code_name: str, compile_id: str | None, text: str) -> None:
         self.number = number
@@ -172,42 +84,40 @@ class _Edit:
         self.code_name = code_name
         self.compile_id = compile_id
         self.text = text
-        self.rule: _Rule | None = None
+        self.rule: FilterRule | None = None
+        self.source: str | None = None           # a drop's guarded source (``"L['n']"``, ``"L"`` at the root)
+        self.guard_type = "LAMBDA_GUARD"
+        self.warning: str | None = None
         self.guard: _AddedGuard | None = None
         self.event: Any = None          # the CompileEvent a drop replaced the guard manager of
         self.old_manager: Any = None    # ... and the manager it had
         self.active = True
 
     def view(self) -> GuardEditView:
-        rule = self.rule
         return GuardEditView(
             self.number, self.kind, self.code_name, self.compile_id, self.text,
-            source=rule.source if rule else None, guard_type=rule.guard_type if rule else "LAMBDA_GUARD",
-            warning=rule.warning if rule else None, active=self.active,
+            source=self.source, guard_type=self.guard_type, warning=self.warning, active=self.active,
         )
 
 
-_EDITORS: "weakref.WeakKeyDictionary[Any, GuardEditor]" = weakref.WeakKeyDictionary()
-
-
 class GuardEditor:
-    """The guard edits of one `Session` (worker thread only). One per session (`GuardEditor.of`)."""
+    """The guard edits of one `Session` (worker thread only). One per session (`Session.guard_editor`).
 
-    def __init__(self, session: "Session") -> None:
+    Args:
+        session: what the editor may use of the session (`protocol.Host`).
+        patches: the session's `patches.PatchManager` (edited code runs from its precompile entries, whose guard
+            managers get the same edits).
+        guard_filter: the session's one guard filter (drops are its `Scope.EVERY_COMPILE` rules).
+    """
+
+    def __init__(self, session: "Host", patches: "Callable[[], PatchManager]", guard_filter: GuardFilter) -> None:
         self.session = session
+        self._patches = patches
+        self._filter = guard_filter
         self.active = True
         self._edits: list[_Edit] = []
-        self._rules: dict[int, list[_Rule]] = {}
-        self._undo_filter: Any = None
         self._reset_at_end: dict[int, CodeType] = {}
         session.teardown_hooks.append(self._teardown)
-
-    @classmethod
-    def of(cls, session: "Session") -> "GuardEditor":
-        editor = _EDITORS.get(session)
-        if editor is None:
-            editor = _EDITORS[session] = cls(session)
-        return editor
 
     # -- queries -----------------------------------------------------------------------------------------------
 
@@ -215,8 +125,8 @@ class GuardEditor:
         return [e.view() for e in self._edits]
 
     def export(self) -> str:
-        """`export_guard_filter` of the drops in effect."""
-        return export_guard_filter([r for rules in self._rules.values() for r in rules])
+        """`guard_filter.export_guard_filter` of every drop of the session (``guard drop`` and ``drop``)."""
+        return export_guard_filter(self._filter.exportable())
 
     # -- the current entry -------------------------------------------------------------------------------------
 
@@ -236,15 +146,13 @@ class GuardEditor:
         info = self.session.generated_info(code)
         if info is None:
             return f"{code.co_name} is not generated code the debugger recorded"
-        original, compile_id = info[0], str(info[1])
+        original, compile_id = info.original, str(info.compile_id)
         entry_manager = None
         for entry in compat.cache_entries(original):
             if entry.code is code:
                 entry_manager = entry.guard_manager
                 break
-        from .patches import PatchManager
-
-        managers = PatchManager.of(self.session).guard_managers_for(code, entry_manager)
+        managers = self._patches().guard_managers_for(code, entry_manager)
         if not managers:
             return f"no cache entry of {original.co_name} runs {code.co_name} any more"
         f_locals = st.inputs if st.inputs else dict(st.frame.f_locals)
@@ -312,11 +220,12 @@ class GuardEditor:
             return GuardEditOutcome(f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
         code_text = "; ".join(leaf.code)
         warning = constant_folding_warning(leaf.guard_type, leaf.source, code_text, leaf.expected)
-        rule = _Rule(original, leaf.source, leaf.guard_type, code_text, compile_id, warning)
+        match_source = "" if leaf.source == "L" else leaf.source   # ambient root guards have an empty name
+        rule = FilterRule(original, match_source, frozenset({leaf.guard_type}), Scope.EVERY_COMPILE,
+                          name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning)
         edit = _Edit(len(self._edits) + 1, "drop", original.co_name, compile_id, code_text)
-        edit.rule = rule
-        self._ensure_filter()
-        self._rules.setdefault(id(original), []).append(rule)
+        edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
+        self._filter.add(rule)
         self._reset_at_end[id(original)] = original
         if event is not None:
             message = self._drop_now(event, edit, tree, leaf)
@@ -383,9 +292,7 @@ class GuardEditor:
                     f"passes")
         rule = edit.rule
         assert rule is not None
-        rules = self._rules.get(id(rule.original), [])
-        if rule in rules:
-            rules.remove(rule)
+        self._filter.remove(rule)
         if edit.event is not None and ctx.compile_event is edit.event:
             edit.event.guard_manager = edit.old_manager
             return f"guard {edit.text} restored in compile {edit.compile_id} (it was still being built)"
@@ -397,98 +304,19 @@ class GuardEditor:
 
     def _reset(self, original: CodeType) -> None:
         compat.reset_code(original)
-        from .patches import PatchManager
-
-        PatchManager.of(self.session).on_reset(original)
-
-    def _ensure_filter(self) -> None:
-        if self._undo_filter is None:
-            self._undo_filter = compat.install_guard_filter(self._filter_for)
-
-    def _filter_for(self, f_code: CodeType) -> Any:
-        if not self.active:
-            return None
-        rules = [r for r in self._rules.get(id(f_code), ()) if r.original is f_code]
-        if not rules:
-            return None
-        editor = self
-
-        def dynadbg_drop(entries: list[Any]) -> list[bool]:
-            keep = []
-            for entry in entries:
-                source, types = compat.guard_filter_entry_match_keys(entry)
-                hit = [r for r in rules if r.drops(source, types)]
-                for r in hit:
-                    r.matched = True
-                keep.append(not hit)
-            for r in rules:
-                if not r.matched:
-                    editor._say(f"guard drop: no {r.guard_type} guard on {r.source} was built in this compile of "
-                                f"{f_code.co_name}; nothing dropped for it")
-            return keep
-
-        return dynadbg_drop
+        self._patches().on_reset(original)
 
     def _teardown(self) -> None:
         self.active = False
         for edit in self._edits:
             if edit.guard is not None:
                 edit.guard.active = False
-        if self._undo_filter is not None:
-            self._undo_filter()
-            self._undo_filter = None
         for original in self._reset_at_end.values():
             try:
                 compat.reset_code(original)
             except Exception as exc:  # noqa: BLE001
                 self._say(f"could not reset {original.co_name}: {exc}")
         self._reset_at_end.clear()
-        self._rules.clear()
 
     def _say(self, text: str) -> None:
-        say = getattr(self.session, "_message", None)
-        if say is not None:
-            say(text)
-
-
-def export_guard_filter(rules: list[Any]) -> str:
-    """Python source of a ``guard_filter_fn`` that drops the guards `rules` describe (objects with ``source``,
-    ``guard_type``, ``code``, ``original``, ``warning``), to paste into a program and pass as
-    ``torch.compile(..., options={"guard_filter_fn": dynadbg_guard_filter})``.
-
-    The filter matches a ``GuardFilterEntry`` by ``orig_guard.name`` (the guard's source, ``""`` for ambient
-    root guards) and by ``guard_type``/``derived_guard_types``, exactly as the debugger's own filter does. Unlike
-    the debugger, which dropped each guard only from one code object, it applies to every frame that
-    ``torch.compile`` call compiles.
-    """
-    if not rules:
-        return "# no guards are dropped in this session: nothing to export"
-    lines = [
-        "# guard_filter_fn exported by dynadbg: leaves out the guards dropped in the debugger.",
-        "# Use: torch.compile(fn, ..., options={\"guard_filter_fn\": dynadbg_guard_filter})",
-        "# It applies to every frame that torch.compile call compiles (the debugger dropped each guard only",
-        "# from the code object named beside it).",
-    ]
-    warned = [r for r in rules if r.guard_type in VALUE_GUARD_TYPES | SHAPE_GUARD_TYPES]
-    if warned:
-        lines.append("# WARNING: these guards pin values or shapes Dynamo specialised on; without them calls with")
-        lines.append("# other values reuse code that baked the old ones in and can give silently wrong results.")
-    lines.append("DYNADBG_DROPPED_GUARDS = [")
-    for r in rules:
-        origin = r.original
-        where = f"{origin.co_name} ({origin.co_filename.rsplit('/', 1)[-1]}:{origin.co_firstlineno})"
-        lines.append(f"    ({r.match_source!r}, {r.guard_type!r}),  # {where}: {r.code}")
-    lines += [
-        "]",
-        "",
-        "",
-        "def dynadbg_guard_filter(guard_entries):",
-        "    keep = []",
-        "    for entry in guard_entries:",
-        "        orig = getattr(entry, \"orig_guard\", None)",
-        "        source = orig.name if orig is not None and orig.name is not None else entry.name",
-        "        types = {entry.guard_type, *(entry.derived_guard_types or ())}",
-        "        keep.append(not any(source == s and t in types for s, t in DYNADBG_DROPPED_GUARDS))",
-        "    return keep",
-    ]
-    return "\n".join(lines)
+        self.session.message(text)

@@ -21,13 +21,13 @@ import ast
 import gc
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from types import CodeType
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import compat
-from .model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from .model import GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 from .values import cut, summarize
 
 __all__ = [
@@ -831,30 +831,6 @@ def iter_managers(tree: GuardTree) -> Iterable[tuple[int, GuardNodeView]]:
         depth, node = stack.pop()
         yield depth, node
         stack.extend((depth + 1, c) for c in reversed(node.children))
-
-
-@dataclass(frozen=True)
-class GuardDiff:
-    """One difference between two guard trees, keyed by (source, guard_type).
-
-    Attributes:
-        kind: ``"added"`` (only in the new tree), ``"removed"`` (only in the old) or ``"changed"`` (same source
-            and guard type, different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
-        source: the guarded source (``"L['n']"``; ``"L"`` for root and epilogue guards).
-        guard_type: the leaf type (``"EQUALS_MATCH"``).
-        old_code: the old guard's code (parts joined by newlines), None when added.
-        new_code: the new guard's code, None when removed.
-        old_id: the old leaf's id in the old tree, None when added.
-        new_id: the new leaf's id in the new tree, None when removed.
-    """
-
-    kind: str
-    source: str
-    guard_type: str
-    old_code: str | None
-    new_code: str | None
-    old_id: str | None = None
-    new_id: str | None = None
 
 
 def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:

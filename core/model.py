@@ -7,8 +7,11 @@ tensor is copied and every repr is cut to a fixed length, so the memory held per
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
+from types import CodeType
+from typing import Any, NamedTuple
 
 
 class StopKind(str, Enum):
@@ -29,6 +32,37 @@ class StopKind(str, Enum):
 BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception")
 #: The kinds active when the user names none (DESIGN.md).
 DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception"})
+
+
+class ExceptionTableEntry(NamedTuple):
+    """One entry of a code object's exception table (byte offsets, as ``dis`` parses it; 3.11+).
+
+    Attributes:
+        start, end: the covered range ``[start, end)``.
+        target: the handler's offset.
+        depth: the value-stack depth the handler starts with.
+        lasti: whether the offset of the raising instruction is pushed too.
+    """
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+
+class GeneratedInfo(NamedTuple):
+    """What the engine knows of a Dynamo-generated code object.
+
+    Attributes:
+        original: the user's code object it was generated for.
+        compile_id: the Dynamo compile id that made it (``"0/1"``).
+        is_resume: True when it is (the generated code of) a resume function.
+    """
+
+    original: CodeType
+    compile_id: str
+    is_resume: bool
 
 
 @dataclass(frozen=True)
@@ -160,6 +194,12 @@ class Stop:
         exception: at an `exception` stop, ``"ValueError: boom"``.
         detail: kind-specific text blocks (graph-break reason, recompile report) as (title, text) pairs.
         seq: a per-session counter, increasing with each stop.
+        selected: index into `frames` of the frame `u`/`d` selected (-1: the innermost, the default). Locals,
+            stack, guards and watches of the engine's queries are those of this frame.
+        choices: at a recompile stop, what the user can decide (`RecompileChoice`, in the order offered); empty
+            at every other stop.
+        hints: at a recompile stop, the ``torch._dynamo.config.X = Y`` lines torch itself suggests.
+        watches: every watch expression evaluated in the selected frame at this stop (`WatchValue`).
     """
 
     kind: StopKind
@@ -172,10 +212,23 @@ class Stop:
     exception: str | None = None
     detail: tuple[tuple[str, str], ...] = ()
     seq: int = 0
+    selected: int = -1
+    choices: tuple["RecompileChoice", ...] = ()
+    hints: tuple[str, ...] = ()
+    watches: tuple["WatchValue", ...] = ()
 
     @property
     def frame(self) -> FrameView | None:
         return self.frames[-1] if self.frames else None
+
+    @property
+    def selected_frame(self) -> FrameView | None:
+        """The frame `u`/`d` (`Session.select_frame`) chose; the innermost one when none was chosen."""
+        if not self.frames:
+            return None
+        if 0 <= self.selected < len(self.frames):
+            return self.frames[self.selected]
+        return self.frames[-1]
 
 
 @dataclass(frozen=True)
@@ -204,7 +257,7 @@ class CommandResult:
 class GuardStatus(str, Enum):
     """Outcome of one leaf guard for a given set of inputs."""
 
-    PASS = "pass"
+    PASS = "pass"  # noqa: S105 - a guard outcome, not a password
     FAIL = "fail"
     NO_VALUE = "no value"        # the guarded value could not be produced (missing key, missing closure var, ...)
     NOT_EVALUATED = "-"          # no inputs were given
@@ -304,6 +357,30 @@ class GuardTree:
     @property
     def passed(self) -> bool | None:
         return None if not self.evaluated else not self.failing
+
+
+@dataclass(frozen=True)
+class GuardDiff:
+    """One difference between two guard trees, keyed by (source, guard_type).
+
+    Attributes:
+        kind: ``"added"`` (only in the new tree), ``"removed"`` (only in the old) or ``"changed"`` (same source
+            and guard type, different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
+        source: the guarded source (``"L['n']"``; ``"L"`` for root and epilogue guards).
+        guard_type: the leaf type (``"EQUALS_MATCH"``).
+        old_code: the old guard's code (parts joined by newlines), None when added.
+        new_code: the new guard's code, None when removed.
+        old_id: the old leaf's id in the old tree, None when added.
+        new_id: the new leaf's id in the new tree, None when removed.
+    """
+
+    kind: str
+    source: str
+    guard_type: str
+    old_code: str | None
+    new_code: str | None
+    old_id: str | None = None
+    new_id: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -435,3 +512,706 @@ class CompiledFrameView:
     recompiles: tuple[RecompileView, ...] = ()
     graphs: tuple[GraphView, ...] = ()
     skipped: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The engine API's results (`dynadbg.core.protocol.Engine`, implemented by `Session`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineError:
+    """An engine method refused or failed: nothing changed in the program.
+
+    Attributes:
+        message: one line for the user (``"index 99 is outside 0..41"``).
+        kind: what went wrong, for front ends that branch on it: ``"usage"`` (malformed or out-of-range
+            argument), ``"not here"`` (this stop has no frame/entry/record for it), ``"not paused"`` (the program
+            runs or has finished), ``"eval"`` (the user's expression raised), ``"rejected"`` (an edit or decision
+            torch would not take), ``"internal"`` (a debugger bug, reported as a value).
+    """
+
+    message: str
+    kind: str = "usage"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A control method or a recompile decision let the program go on.
+
+    Attributes:
+        action: ``"step"``, ``"next"``, ``"return"``, ``"continue"``, ``"until"``, ``"detach"``, ``"quit"``, or
+            the decision's kind (``"recompile"``, ``"eager"``, ``"skip"``, ``"drop"``, ``"dynamic"``).
+        message: what was done, one or more lines (``"recompiling without: g3 EQUALS_MATCH ..."``); may be empty.
+        permanent: the Python a user writes to get a decision's effect for good, else None.
+        warnings: warnings about the decision (constant folding: results may be wrong), else empty.
+        quit: True when the program is ending (``q``).
+    """
+
+    action: str
+    message: str = ""
+    permanent: str | None = None
+    warnings: tuple[str, ...] = ()
+    quit: bool = False
+
+
+@dataclass(frozen=True)
+class BreakpointView:
+    """A breakpoint on one instruction of one generated code object.
+
+    Attributes:
+        number: 1-based, in the order set in the session.
+        code_key: `CodeView.key` of the code object (``id(code)``).
+        code_name: its ``co_name``.
+        index: instruction index (`Instr.index`).
+        opname: the instruction's name there.
+        condition: a Python expression evaluated in the frame; the breakpoint stops only when it is true.
+        hits: times it stopped the program.
+        marker: set by a breakpoint marker compiled into the code (``dynadbg.set_trace()`` or torch's
+            ``torch._dynamo.bytecode_debugger.breakpoint()``: a ``LOAD_CONST <BREAKPOINT>``), not by ``b``.
+    """
+
+    number: int
+    code_key: int
+    code_name: str
+    index: int
+    opname: str
+    condition: str | None = None
+    hits: int = 0
+    marker: bool = False
+
+
+class DecisionKind(str, Enum):
+    """What to do at a recompile stop. The values are the command names."""
+
+    RECOMPILE = "recompile"
+    EAGER = "eager"
+    SKIP = "skip"
+    DROP = "drop"
+    DYNAMIC = "dynamic"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A recompile-stop decision (`Session.decide`).
+
+    Attributes:
+        kind: which choice.
+        guard_ids: for DROP: leaf ids (``"g5"`` of the most recently used entry, or ``"0/1:g5"``); empty means
+            the default: every failing guard of that entry a guard filter can drop.
+        name: for DYNAMIC: the input (``"x"`` or an expression such as ``"L['x']"``).
+        dim: for DYNAMIC: the dimension (negative counts from the end).
+    """
+
+    kind: DecisionKind
+    guard_ids: tuple[str, ...] = ()
+    name: str | None = None
+    dim: int | None = None
+
+    @property
+    def command(self) -> str:
+        """The command-language line for this decision (``"drop g3 g4"``, ``"dynamic x 0"``)."""
+        if self.kind is DecisionKind.DROP:
+            return " ".join(("drop",) + self.guard_ids)
+        if self.kind is DecisionKind.DYNAMIC:
+            return f"dynamic {self.name} {self.dim}"
+        return self.kind.value
+
+
+@dataclass(frozen=True)
+class RecompileChoice:
+    """One choice a recompile stop offers, as data (the line-mode text and the TUI's keys both come from it).
+
+    Attributes:
+        kind: the decision kind.
+        decision: the decision this choice sends as offered (DROP with the default ids, DYNAMIC with a name and
+            dimension the analysis suggests).
+        syntax: how to type it (``"drop [ID...]"``, ``"dynamic NAME DIM"``).
+        summary: what it does, one line.
+        available: False when the choice cannot be taken here (e.g. the recompile limit is hit).
+        why_not: why it is not available, else None.
+        permanent: the Python that gets the same effect for good, else None.
+        warnings: warnings to show with it (constant folding).
+        detail: extra text for the line, e.g. ``"(default: g3 of 0/0)"``.
+    """
+
+    kind: DecisionKind
+    decision: Decision
+    syntax: str
+    summary: str
+    available: bool = True
+    why_not: str | None = None
+    permanent: str | None = None
+    warnings: tuple[str, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class WatchValue:
+    """A watch expression and its value at a stop.
+
+    Attributes:
+        number: 1-based, in the order added (what ``unwatch N`` takes).
+        expr: the expression as typed.
+        text: its value's repr, cut to a fixed length (empty when it raised).
+        value: its value summarised (tensors as shape/dtype/device), None when it raised or was not evaluated.
+        error: ``"NameError: name 'y' is not defined"`` when it raised (the program is not stopped for it), else
+            None.
+        changed: True when `text` differs from the previous stop's (False at the first stop it was evaluated).
+        evaluated: False when there was no frame to evaluate it in at this stop.
+    """
+
+    number: int
+    expr: str
+    text: str = ""
+    value: ValueSummary | None = None
+    error: str | None = None
+    changed: bool = False
+    evaluated: bool = True
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What ``p EXPR`` (`Session.evaluate`) or ``!STMT`` (`Session.exec_statement`) produced.
+
+    Attributes:
+        text: the value's repr cut to a fixed length (``p``), or what the statement printed (``!``).
+        value: the value summarised (``p`` only), else None.
+    """
+
+    text: str
+    value: ValueSummary | None = None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Instruction edits and patches (made by `dynadbg.core.edits`, installed by `dynadbg.core.patches`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewInstr:
+    """An instruction an edit puts in.
+
+    Attributes:
+        opname: its name (``"LOAD_CONST"``).
+        arg: its argument as typed (``"7"``, ``"x"``, ``"NULL + print"``, a jump's target row ``"12"``), None for
+            none. Kept as text: it is resolved against the code the edit applies to, so a patch file replays it.
+    """
+
+    opname: str
+    arg: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.opname if self.arg is None else f"{self.opname} {self.arg}"
+
+
+@dataclass(frozen=True)
+class EditOp:
+    """One instruction edit (one command).
+
+    Attributes:
+        kind: ``"edit"`` (replace the instruction at `index` by one instruction), ``"insert"`` (put instructions at
+            `index`: the first takes that row, and jumps to that row and the exception handler covering it now
+            reach it first) or ``"delete"`` (remove the instruction at `index`).
+        index: a row of the listing the op applies to (0-based; ``insert`` also takes the row count: append).
+        instrs: the new instructions: one for ``edit``, one or more for ``insert``, none for ``delete``. Jump
+            targets in them name rows of the listing before the op.
+    """
+
+    kind: str
+    index: int
+    instrs: tuple[NewInstr, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The op as a command (``"insert 12 POP_TOP; LOAD_CONST 7"``)."""
+        head = f"{self.kind} {self.index}"
+        return f"{head} {'; '.join(i.text for i in self.instrs)}" if self.instrs else head
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.kind, "index": self.index, "instrs": [[i.opname, i.arg] for i in self.instrs]}
+
+
+@dataclass(frozen=True)
+class EditError:
+    """Why an edit, a patch or a patch file was rejected. Nothing was installed.
+
+    Attributes:
+        kind: ``"syntax"``, ``"index"``, ``"unknown opcode"``, ``"bad argument"``, ``"jump to nowhere"``,
+            ``"stack underflow"``, ``"stack overflow"``, ``"stack depth mismatch"``, ``"falls off the end"``,
+            ``"exception table"``, ``"changed argument layout"``, ``"cannot assemble"``, ``"patch file"``,
+            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop),
+            ``"unsupported"`` (this torch lacks an API).
+        message: one line saying what is wrong and where.
+        index: the listing row concerned, when there is one.
+    """
+
+    kind: str
+    message: str
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return f"rejected ({self.kind}): {self.message}"
+
+
+@dataclass(frozen=True)
+class StackRow:
+    """One instruction with the stack depth the validator computed for it.
+
+    Attributes:
+        index: listing row.
+        offset: byte offset.
+        opname: instruction name.
+        argrepr: `dis`'s argument text.
+        depth: value-stack depth before it runs (the real depth: on 3.11 ``PRECALL``'s arguments stay counted
+            until ``CALL``), None when no path reaches it.
+        effect: net stack effect when it falls through (jumps may differ).
+        needs: how many slots it pops or peeks at.
+    """
+
+    index: int
+    offset: int
+    opname: str
+    argrepr: str
+    depth: int | None
+    effect: int
+    needs: int
+
+
+@dataclass(frozen=True)
+class StackAnalysis:
+    """Stack depths of a whole code object and every problem found (`analyze_stack`).
+
+    Attributes:
+        rows: one `StackRow` per listing row.
+        max_depth: the deepest the stack gets on any path.
+        stacksize: the code's ``co_stacksize``.
+        problems: every problem, in row order (empty when the code is consistent).
+    """
+
+    rows: tuple[StackRow, ...]
+    max_depth: int
+    stacksize: int
+    problems: tuple[EditError, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a listing diff.
+
+    Attributes:
+        tag: ``" "`` unchanged, ``"-"`` only in the old code, ``"+"`` only in the new code.
+        old_index: the row in the old listing, None for ``"+"``.
+        new_index: the row in the new listing, None for ``"-"``.
+        text: the instruction as ``OPNAME argrepr`` (a jump as ``to <row>``).
+    """
+
+    tag: str
+    old_index: int | None
+    new_index: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class PatchDiff:
+    """Dynamo's code against the edited code, instruction by instruction (`diff_code`).
+
+    Attributes:
+        name: the code object's name.
+        lines: every row of both listings, aligned (unchanged, removed, added).
+        added: how many rows only the new code has.
+        removed: how many rows only the old code has.
+    """
+
+    name: str
+    lines: tuple[DiffLine, ...]
+    added: int
+    removed: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+@dataclass(frozen=True)
+class EditPreview:
+    """What one more edit would do, without installing anything (the TUI's edit dialog).
+
+    Attributes:
+        op: the edit previewed.
+        error: why it is rejected, or None.
+        analysis: stack depths of the resulting code (None when it could not be assembled).
+        diff: Dynamo's code against the resulting code (None when rejected before assembling).
+        code: the resulting code object (None when rejected).
+    """
+
+    op: EditOp
+    error: EditError | None
+    analysis: StackAnalysis | None = None
+    diff: PatchDiff | None = None
+    code: CodeType | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class PatchKey:
+    """What a patch is for: a code object (by name, file and first line) and Dynamo's code for it (fingerprint).
+
+    Attributes:
+        name: ``co_name`` of the original code (``"forward"``, ``"torch_dynamo_resume_in_f_at_12"``).
+        filename: ``co_filename``.
+        firstlineno: ``co_firstlineno``.
+        fingerprint: `fingerprint` of the Dynamo-generated code the ops apply to.
+    """
+
+    name: str
+    filename: str
+    firstlineno: int
+    fingerprint: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({os.path.basename(self.filename)}:{self.firstlineno}, code {self.fingerprint[:12]})"
+
+    def same_function(self, other: "PatchKey") -> bool:
+        """Same name, file (or file name) and first line: the same function, whatever Dynamo made of it."""
+        return (self.name == other.name and self.firstlineno == other.firstlineno
+                and (self.filename == other.filename
+                     or os.path.basename(self.filename) == os.path.basename(other.filename)))
+
+    def matches(self, other: "PatchKey") -> bool:
+        return self.same_function(other) and self.fingerprint == other.fingerprint
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    """One patch read from a patch file: what it is for and its ops.
+
+    Attributes:
+        key: the code object and Dynamo code it was made for.
+        ops: the edit ops, in order.
+        torch_version: the torch it was made with (``"2.13.0+cpu"``), as recorded.
+        python_version: the Python it was made with (``"3.11.7"``), as recorded.
+    """
+
+    key: PatchKey
+    ops: tuple[EditOp, ...]
+    torch_version: str = ""
+    python_version: str = ""
+
+
+@dataclass(frozen=True)
+class PatchView:
+    """A patch the session holds (for listings).
+
+    Attributes:
+        key: what it is for.
+        ops: its edit ops.
+        compile_ids: compiles it was applied to (``("0/0", "0/1")``).
+        pending: True for a patch loaded from a file that no compile has matched yet.
+    """
+
+    key: PatchKey
+    ops: tuple[EditOp, ...]
+    compile_ids: tuple[str, ...] = ()
+    pending: bool = False
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What an edit command did.
+
+    Attributes:
+        error: why nothing was installed, or None.
+        message: one line on what was installed where and from when (``"installed: runs from the next call"``).
+        diff: Dynamo's code against the code now installed, when there is one.
+        code: the code object now installed (None when rejected).
+    """
+
+    error: EditError | None = None
+    message: str = ""
+    diff: PatchDiff | None = None
+    code: CodeType | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Guard edits (`dynadbg.core.guard_edits`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuardEditView:
+    """One guard edit of the session.
+
+    Attributes:
+        number: 1-based, in the order made (what ``guard undo N`` takes).
+        kind: ``"add"`` or ``"drop"``.
+        code_name: the code object it applies to (``"forward"``).
+        compile_id: the cache entry it was made on (``"0/0"``).
+        text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
+        source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
+        guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
+        warning: the constant-folding warning of a drop, else None.
+        active: False once undone.
+    """
+
+    number: int
+    kind: str
+    code_name: str
+    compile_id: str | None
+    text: str
+    source: str | None = None
+    guard_type: str = "LAMBDA_GUARD"
+    warning: str | None = None
+    active: bool = True
+
+    @property
+    def line(self) -> str:
+        state = "" if self.active else "  (undone)"
+        where = f"{self.code_name} {self.compile_id or ''}".strip()
+        if self.kind == "add":
+            return f"{self.number}. add  {where}: {self.text}{state}"
+        return f"{self.number}. drop {where}: {self.guard_type} {self.text}{state}"
+
+
+@dataclass(frozen=True)
+class GuardEditOutcome:
+    """What a guard command did.
+
+    Attributes:
+        error: why nothing changed (one line), or None.
+        message: what changed and from when.
+        warning: the constant-folding warning of a drop (show it prominently), else None.
+        edit: the edit made or undone, when there is one.
+    """
+
+    error: str | None = None
+    message: str = ""
+    warning: str | None = None
+    edit: GuardEditView | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Recompile records (`dynadbg.core.recompile`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LimitStatus:
+    """Where a code object stands against Dynamo's recompile limits when it misses its cache.
+
+    Attributes:
+        entries: cache entries of the code object before this compile.
+        counted: those that count toward ``recompile_limit`` (entries guarding the same ID_MATCH'd objects, e.g.
+            the same module instance; usually all of them).
+        total: entries across all ``isolate_recompiles`` regions (what ``accumulated_recompile_limit`` counts).
+        limit: ``torch._dynamo.config.recompile_limit`` (alias ``cache_size_limit``) at that moment.
+        accumulated_limit: ``torch._dynamo.config.accumulated_recompile_limit``.
+        exceeds: the limit this compile hits (``"recompile_limit"`` / ``"accumulated_recompile_limit"``), else
+            None. When set, Dynamo does not compile: the code runs its existing entries only, else eagerly, for
+            the rest of the run (``RUN_ONLY``).
+        is_recompile: torch counts and logs this compile as a recompile (False when only entries for other
+            ID_MATCH'd objects exist).
+    """
+
+    entries: int
+    counted: int
+    total: int
+    limit: int
+    accumulated_limit: int
+    exceeds: str | None = None
+    is_recompile: bool = True
+
+    @property
+    def hit_now(self) -> bool:
+        """This compile hits a limit (Dynamo will not compile)."""
+        return self.exceeds is not None
+
+    @property
+    def hit_next(self) -> bool:
+        """This compile fills the limit: the next recompile of the code hits it."""
+        return self.exceeds is None and (self.counted + 1 >= self.limit or self.total + 1 >= self.accumulated_limit)
+
+    def text(self) -> str:
+        """One line, e.g. ``"2 of recompile_limit 8 used; after this compile 3 of 8"``."""
+        head = f"{self.counted} of recompile_limit {self.limit} used"
+        if self.counted != self.entries:
+            head += f" ({self.entries} entries; only those for the same ID_MATCH'd objects count)"
+        if self.exceeds is not None:
+            value = self.limit if self.exceeds == "recompile_limit" else self.accumulated_limit
+            return (f"{head}: LIMIT HIT — this compile exceeds torch._dynamo.config.{self.exceeds} ({value}); "
+                    f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
+        if self.hit_next:
+            return (f"{head}; after this compile {self.counted + 1} of {self.limit}: "
+                    f"the NEXT recompile of this code hits the limit")
+        return f"{head}; after this compile {self.counted + 1} of {self.limit}"
+
+
+@dataclass(frozen=True)
+class EntryVerdict:
+    """One old cache entry checked on the inputs that missed.
+
+    Attributes:
+        compile_id: the entry's compile id (``"0/0"``).
+        passed: every guard passes (then torch did not use it for another reason: backend, region).
+        failing: every failing leaf (FAIL, ERROR, and the NO_VALUE leaf where a value is missing), tree order.
+        first_failure: what torch's ``check_verbose`` reports first (the guard torch's recompile log names).
+        torch_reason: that reason as torch prints it: sources shortened, ``"0/0: self.counter == 0"``.
+        torch_leaf: id of the failing leaf torch reports, when it is one of `failing`.
+        invalidated: torch's reason when the entry was invalidated (``"... got deallocated"``), else None.
+        leaf_count: leaves of the entry's tree.
+        error: why the entry could not be analysed, else None.
+    """
+
+    compile_id: str
+    passed: bool
+    failing: tuple[LeafGuardView, ...] = ()
+    first_failure: str | None = None
+    torch_reason: str | None = None
+    torch_leaf: str | None = None
+    invalidated: str | None = None
+    leaf_count: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NonGuardFailure:
+    """A failure that is not about the call's inputs (global state, an invalidated entry, dispatch keys ...).
+
+    Attributes:
+        kind: one of `NON_INPUT_KINDS`.
+        compile_id: the entry it was seen on.
+        text: what happened, one line.
+    """
+
+    kind: str
+    compile_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EntryDiff:
+    """`guards.diff_guard_trees` of two consecutive entries (older → newer, in compile order)."""
+
+    old: str
+    new: str
+    diffs: tuple[GuardDiff, ...]
+
+
+@dataclass(frozen=True)
+class RecompileRecord:
+    """One cache miss of a code object that already had entries: what failed, and what came of it.
+
+    Attributes:
+        seq: 1-based order of the miss in the run (the recompile timeline).
+        code_key: ``id`` of the original code object (`CompiledFrameView.key`).
+        frame_name, filename, firstlineno: the code object.
+        compile_id: the id the compile that follows gets (``"0/2"``; predicted from Dynamo's counter), or None.
+        entries: every entry checked on the call's inputs, in torch's order (most recently used first — the
+            order torch's recompile reasons use).
+        non_input: failures that are not about the inputs.
+        inputs: (name, summary) of the call's locals (arguments and free variables).
+        diffs: guard diffs of consecutive entries, oldest pair first.
+        limit: the recompile-limit situation, None when it could not be computed.
+        decision: ``"recompile"`` (also when no stop was active), ``"eager"`` or ``"skip"``.
+        action: what the user did on top of the decision (``"drop g4"``, ``"mark_dynamic(x, 0)"``), else None.
+        outcome: what the compile produced, when known (``"compiled 0/2"``; see `outcome_text`).
+        error: why the analysis failed, else None.
+        pending: True while the program is paused at this miss's recompile stop (nothing decided yet).
+    """
+
+    seq: int
+    code_key: int
+    frame_name: str
+    filename: str
+    firstlineno: int
+    compile_id: str | None
+    entries: tuple[EntryVerdict, ...] = ()
+    non_input: tuple[NonGuardFailure, ...] = ()
+    inputs: tuple[tuple[str, str], ...] = ()
+    diffs: tuple[EntryDiff, ...] = ()
+    limit: LimitStatus | None = None
+    decision: str = "recompile"
+    action: str | None = None
+    outcome: str | None = None
+    error: str | None = None
+    pending: bool = False
+
+    @property
+    def torch_reasons(self) -> tuple[str, ...]:
+        """One torch-style reason per failing entry (``"0/0: self.counter == 0"``), in torch's order."""
+        return tuple(v.torch_reason for v in self.entries if v.torch_reason)
+
+    @property
+    def limit_hit(self) -> bool:
+        return self.limit is not None and self.limit.hit_now and self.decision == "recompile"
+
+    def outcome_text(self) -> str:
+        """``"compiled 0/2"``, ``"recompile limit hit: not compiled"``, ``"ran eagerly"``, ``"compiling stopped"``,
+        ``"no entry"`` (the compile gave none: a failure or a skip) or ``"pending"``."""
+        if self.outcome:
+            return self.outcome
+        if self.pending:
+            return "pending (the program is paused at this recompile stop)"
+        if self.decision == "eager":
+            return "ran eagerly (not compiled)"
+        if self.decision == "skip":
+            return "compiling stopped for this code; existing entries still serve"
+        if self.limit_hit:
+            return "recompile limit hit: not compiled"
+        return "no entry (the compile gave none)"
+
+
+@dataclass(frozen=True)
+class FrameRecompiles(CompiledFrameView):
+    """A `CompiledFrameView` with the recompile insight of the run (the ``entries`` command's data; front ends
+    that only know `CompiledFrameView` keep working).
+
+    Attributes:
+        serving: compile id of the entry serving the current frame, else None.
+        hits_counted: True when ``entries[i].hits`` are real counts.
+        timeline: this code object's `RecompileRecord`s, in the order the misses happened.
+        limit: the latest `LimitStatus`, else None.
+        limit_hits: the records whose compile hit the recompile limit.
+    """
+
+    serving: str | None = None
+    hits_counted: bool = False
+    timeline: tuple[RecompileRecord, ...] = ()
+    limit: LimitStatus | None = None
+    limit_hits: tuple[RecompileRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompilesData:
+    """The ``compiles`` command's data.
+
+    Attributes:
+        frames: every compiled code object with its recompile insight.
+        timeline: every recompile of the run, in the order they happened.
+        limit_hits: the recompiles that hit the recompile limit.
+        without_entries: frames Dynamo tried and gave no entry (name, skip reason or None).
+    """
+
+    frames: tuple[FrameRecompiles, ...]
+    timeline: tuple[RecompileRecord, ...] = ()
+    limit_hits: tuple[RecompileRecord, ...] = ()
+    without_entries: tuple[tuple[str, str | None], ...] = field(default=())

@@ -17,7 +17,7 @@ import threading
 from types import CodeType, FrameType
 from typing import Any
 
-from .tracing import TraceHandler
+from .protocol import TraceHandler
 
 mon = getattr(sys, "monitoring", None)
 

@@ -1,22 +1,4 @@
-"""Instruction edits on Dynamo-generated code: parse, apply, validate, diff, install, and patch files.
-
-Layers, as in `dis`: data (`EditOp` and the frozen results), resolution (`apply_edit` turns an edit's text
-argument into a ``bytecode`` instruction against the code it applies to), validation (`analyze_stack`,
-`check_layout`, `validate`), presentation (`diff_code`, `format_*`), and the stateful `PatchManager` that
-installs edits in a `Session`.
-
-Indexes are the rows of the listing the user sees (``ll``, `disasm.code_view`: one row per `dis` instruction,
-``EXTENDED_ARG`` rows included, inline ``CACHE`` entries hidden). A patch is a sequence of `EditOp` applied one
-after the other to Dynamo's code: each op's index refers to the listing the previous ops produced.
-
-How an edit is made (torch-internals §6): the code is converted with ``bytecode.Bytecode.from_code``, the one
-instruction is inserted, replaced or removed in the abstract instruction list (labels and the exception table
-move with the instructions), and ``to_code()`` assembles it, recomputing the stack size and the exception-table
-depths (never ``compute_exception_stack_depths=False``: that code crashes CPython). The result is then checked
-(`validate`) before anything is installed: the stack depth on every path (no underflow, the same depth wherever
-paths meet, within ``co_stacksize``), jump targets, the exception table, and the argument/cell/free-variable
-layout and frame prologue, which must stay as Dynamo made them. An invalid edit comes back as an `EditError`
-(errors are values) and nothing changes.
+"""Installing instruction edits in a session (`PatchManager`), and re-exports of the edit and patch-file API.
 
 How an edit is installed (`PatchManager`): at a compile stop it replaces the code of the compile being finished
 (``CompileEvent.code``), so the very call that compiled it runs the edit; at any later stop it is installed as a
@@ -24,29 +6,58 @@ precompile entry (``compat.load_precompile_entry``) with a copy of the cache ent
 before the normal cache entries, so it runs from the next call. A patch also re-applies itself to every later
 compile of the same code object whose Dynamo code has the same fingerprint. `patch undo` removes it.
 
-Patch files are JSON (never pickle): for each patched code object its name, file, first line and the fingerprint
-of Dynamo's code, and the edit ops as text. They are matched to compiles by all four.
+The edits themselves (parse, apply, validate, diff) are pure functions in `dynadbg.core.edits`; patch files
+(JSON) are `dynadbg.core.patchfile`.
 """
 
 from __future__ import annotations
 
-import ast
-import difflib
-import dis
-import hashlib
 import json
-import os
-import re
-import sys
-import weakref
-from dataclasses import dataclass, field, replace
-from types import CodeType
+from dataclasses import dataclass, replace
+from types import CodeType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import compat
+from .edits import (  # noqa: F401 - re-exported: the edit API's historical home
+    EDIT_KINDS,
+    analyze_stack,
+    apply_edit,
+    build_patched,
+    check_layout,
+    diff_code,
+    fingerprint,
+    format_diff,
+    format_stack,
+    parse_edit,
+    preview_edit,
+    validate,
+)
+from .model import (  # noqa: F401 - re-exported
+    DiffLine,
+    EditError,
+    EditOp,
+    EditOutcome,
+    EditPreview,
+    NewInstr,
+    PatchDiff,
+    PatchKey,
+    PatchSpec,
+    PatchView,
+    StackAnalysis,
+    StackRow,
+)
+from .patchfile import (  # noqa: F401 - re-exported
+    PATCH_FILE_FORMAT,
+    PATCH_FILE_VERSION,
+    _version_note,
+    parse_patch_file,
+    patch_file_json,
+    read_patch_file,
+)
 
 if TYPE_CHECKING:
-    from .session import PauseContext, Session
+    from .protocol import Host
+    from .state import PauseContext
 
 __all__ = [
     "EDIT_KINDS",
@@ -78,1063 +89,6 @@ __all__ = [
     "read_patch_file",
     "validate",
 ]
-
-#: The kinds of edit op, as commands: ``edit IDX OPNAME [ARG]``, ``insert IDX OPNAME [ARG]``, ``delete IDX``.
-EDIT_KINDS: tuple[str, ...] = ("edit", "insert", "delete")
-
-#: Version of the patch-file format this module writes and reads.
-PATCH_FILE_VERSION = 1
-PATCH_FILE_FORMAT = "dynadbg-patch"
-
-
-# ==============================================================================================================
-# Data
-# ==============================================================================================================
-
-
-@dataclass(frozen=True)
-class NewInstr:
-    """An instruction an edit puts in.
-
-    Attributes:
-        opname: its name (``"LOAD_CONST"``).
-        arg: its argument as typed (``"7"``, ``"x"``, ``"NULL + print"``, a jump's target row ``"12"``), None for
-            none. Kept as text: it is resolved against the code the edit applies to, so a patch file replays it.
-    """
-
-    opname: str
-    arg: str | None = None
-
-    @property
-    def text(self) -> str:
-        return self.opname if self.arg is None else f"{self.opname} {self.arg}"
-
-
-@dataclass(frozen=True)
-class EditOp:
-    """One instruction edit (one command).
-
-    Attributes:
-        kind: ``"edit"`` (replace the instruction at `index` by one instruction), ``"insert"`` (put instructions at
-            `index`: the first takes that row, and jumps to that row and the exception handler covering it now
-            reach it first) or ``"delete"`` (remove the instruction at `index`).
-        index: a row of the listing the op applies to (0-based; ``insert`` also takes the row count: append).
-        instrs: the new instructions: one for ``edit``, one or more for ``insert``, none for ``delete``. Jump
-            targets in them name rows of the listing before the op.
-    """
-
-    kind: str
-    index: int
-    instrs: tuple[NewInstr, ...] = ()
-
-    @property
-    def text(self) -> str:
-        """The op as a command (``"insert 12 POP_TOP; LOAD_CONST 7"``)."""
-        head = f"{self.kind} {self.index}"
-        return f"{head} {'; '.join(i.text for i in self.instrs)}" if self.instrs else head
-
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.kind, "index": self.index, "instrs": [[i.opname, i.arg] for i in self.instrs]}
-
-
-@dataclass(frozen=True)
-class EditError:
-    """Why an edit, a patch or a patch file was rejected. Nothing was installed.
-
-    Attributes:
-        kind: ``"syntax"``, ``"index"``, ``"unknown opcode"``, ``"bad argument"``, ``"jump to nowhere"``,
-            ``"stack underflow"``, ``"stack overflow"``, ``"stack depth mismatch"``, ``"falls off the end"``,
-            ``"exception table"``, ``"changed argument layout"``, ``"cannot assemble"``, ``"patch file"``,
-            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop),
-            ``"unsupported"`` (this torch lacks an API).
-        message: one line saying what is wrong and where.
-        index: the listing row concerned, when there is one.
-    """
-
-    kind: str
-    message: str
-    index: int | None = None
-
-    def __str__(self) -> str:
-        return f"rejected ({self.kind}): {self.message}"
-
-
-@dataclass(frozen=True)
-class StackRow:
-    """One instruction with the stack depth the validator computed for it.
-
-    Attributes:
-        index: listing row.
-        offset: byte offset.
-        opname: instruction name.
-        argrepr: `dis`'s argument text.
-        depth: value-stack depth before it runs (the real depth: on 3.11 ``PRECALL``'s arguments stay counted
-            until ``CALL``), None when no path reaches it.
-        effect: net stack effect when it falls through (jumps may differ).
-        needs: how many slots it pops or peeks at.
-    """
-
-    index: int
-    offset: int
-    opname: str
-    argrepr: str
-    depth: int | None
-    effect: int
-    needs: int
-
-
-@dataclass(frozen=True)
-class StackAnalysis:
-    """Stack depths of a whole code object and every problem found (`analyze_stack`).
-
-    Attributes:
-        rows: one `StackRow` per listing row.
-        max_depth: the deepest the stack gets on any path.
-        stacksize: the code's ``co_stacksize``.
-        problems: every problem, in row order (empty when the code is consistent).
-    """
-
-    rows: tuple[StackRow, ...]
-    max_depth: int
-    stacksize: int
-    problems: tuple[EditError, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-@dataclass(frozen=True)
-class DiffLine:
-    """One line of a listing diff.
-
-    Attributes:
-        tag: ``" "`` unchanged, ``"-"`` only in the old code, ``"+"`` only in the new code.
-        old_index: the row in the old listing, None for ``"+"``.
-        new_index: the row in the new listing, None for ``"-"``.
-        text: the instruction as ``OPNAME argrepr`` (a jump as ``to <row>``).
-    """
-
-    tag: str
-    old_index: int | None
-    new_index: int | None
-    text: str
-
-
-@dataclass(frozen=True)
-class PatchDiff:
-    """Dynamo's code against the edited code, instruction by instruction (`diff_code`).
-
-    Attributes:
-        name: the code object's name.
-        lines: every row of both listings, aligned (unchanged, removed, added).
-        added: how many rows only the new code has.
-        removed: how many rows only the old code has.
-    """
-
-    name: str
-    lines: tuple[DiffLine, ...]
-    added: int
-    removed: int
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.removed)
-
-
-@dataclass(frozen=True)
-class EditPreview:
-    """What one more edit would do, without installing anything (the TUI's edit dialog).
-
-    Attributes:
-        op: the edit previewed.
-        error: why it is rejected, or None.
-        analysis: stack depths of the resulting code (None when it could not be assembled).
-        diff: Dynamo's code against the resulting code (None when rejected before assembling).
-        code: the resulting code object (None when rejected).
-    """
-
-    op: EditOp
-    error: EditError | None
-    analysis: StackAnalysis | None = None
-    diff: PatchDiff | None = None
-    code: CodeType | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-@dataclass(frozen=True)
-class PatchKey:
-    """What a patch is for: a code object (by name, file and first line) and Dynamo's code for it (fingerprint).
-
-    Attributes:
-        name: ``co_name`` of the original code (``"forward"``, ``"torch_dynamo_resume_in_f_at_12"``).
-        filename: ``co_filename``.
-        firstlineno: ``co_firstlineno``.
-        fingerprint: `fingerprint` of the Dynamo-generated code the ops apply to.
-    """
-
-    name: str
-    filename: str
-    firstlineno: int
-    fingerprint: str
-
-    def describe(self) -> str:
-        return f"{self.name} ({os.path.basename(self.filename)}:{self.firstlineno}, code {self.fingerprint[:12]})"
-
-    def same_function(self, other: "PatchKey") -> bool:
-        """Same name, file (or file name) and first line: the same function, whatever Dynamo made of it."""
-        return (self.name == other.name and self.firstlineno == other.firstlineno
-                and (self.filename == other.filename
-                     or os.path.basename(self.filename) == os.path.basename(other.filename)))
-
-    def matches(self, other: "PatchKey") -> bool:
-        return self.same_function(other) and self.fingerprint == other.fingerprint
-
-
-@dataclass(frozen=True)
-class PatchSpec:
-    """One patch read from a patch file: what it is for and its ops.
-
-    Attributes:
-        key: the code object and Dynamo code it was made for.
-        ops: the edit ops, in order.
-        torch_version: the torch it was made with (``"2.13.0+cpu"``), as recorded.
-        python_version: the Python it was made with (``"3.11.7"``), as recorded.
-    """
-
-    key: PatchKey
-    ops: tuple[EditOp, ...]
-    torch_version: str = ""
-    python_version: str = ""
-
-
-@dataclass(frozen=True)
-class PatchView:
-    """A patch the session holds (for listings).
-
-    Attributes:
-        key: what it is for.
-        ops: its edit ops.
-        compile_ids: compiles it was applied to (``("0/0", "0/1")``).
-        pending: True for a patch loaded from a file that no compile has matched yet.
-    """
-
-    key: PatchKey
-    ops: tuple[EditOp, ...]
-    compile_ids: tuple[str, ...] = ()
-    pending: bool = False
-
-
-@dataclass(frozen=True)
-class EditOutcome:
-    """What an edit command did.
-
-    Attributes:
-        error: why nothing was installed, or None.
-        message: one line on what was installed where and from when (``"installed: runs from the next call"``).
-        diff: Dynamo's code against the code now installed, when there is one.
-        code: the code object now installed (None when rejected).
-    """
-
-    error: EditError | None = None
-    message: str = ""
-    diff: PatchDiff | None = None
-    code: CodeType | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-# ==============================================================================================================
-# Parsing an edit command
-# ==============================================================================================================
-
-
-def parse_edit(kind: str, text: str) -> EditOp | EditError:
-    """Parse the argument text of an edit command into an `EditOp`.
-
-    ``parse_edit("insert", "12 POP_TOP; LOAD_CONST 7")``, ``parse_edit("edit", "5 LOAD_FAST x")``,
-    ``parse_edit("delete", "4")``. ``insert`` takes several instructions separated by ``;`` (a ``;`` followed by
-    an upper-case OPNAME; a literal may contain one). Arguments stay text; `apply_edit` resolves them.
-    """
-    if kind not in EDIT_KINDS:
-        return EditError("syntax", f"unknown edit {kind!r} (one of {', '.join(EDIT_KINDS)})")
-    usage = {"delete": "delete IDX", "edit": "edit IDX OPNAME [ARG]",
-             "insert": "insert IDX OPNAME [ARG][; OPNAME [ARG]...]"}[kind]
-    head, _, rest = text.strip().partition(" ")
-    if not head:
-        return EditError("syntax", f"usage: {usage}")
-    try:
-        index = int(head)
-    except ValueError:
-        return EditError("syntax", f"the index must be an integer, not {head!r} (usage: {usage})")
-    rest = rest.strip()
-    if kind == "delete":
-        if rest:
-            return EditError("syntax", f"usage: {usage}")
-        return EditOp("delete", index)
-    if not rest:
-        return EditError("syntax", f"missing OPNAME (usage: {usage})")
-    instrs = []
-    for part in _split_instrs(rest):
-        opname, _, arg = part.strip().partition(" ")
-        if not opname:
-            return EditError("syntax", f"an empty instruction in {rest!r} (usage: {usage})")
-        instrs.append(NewInstr(opname.upper(), arg.strip() or None))
-    if kind == "edit" and len(instrs) != 1:
-        return EditError("syntax", "edit replaces one instruction; use insert to add more")
-    return EditOp(kind, index, tuple(instrs))
-
-
-_INSTR_SPLIT = re.compile(r";\s*(?=[A-Z][A-Z0-9_]*(?:\s|$))")
-
-
-def _split_instrs(text: str) -> list[str]:
-    """``"POP_TOP; LOAD_CONST 'a;b'"`` → ``["POP_TOP", "LOAD_CONST 'a;b'"]``."""
-    return [p for p in _INSTR_SPLIT.split(text)]
-
-
-# ==============================================================================================================
-# Applying one edit
-# ==============================================================================================================
-
-
-def _bytecode() -> Any:
-    import bytecode
-
-    return bytecode
-
-
-def _jump_opcodes() -> frozenset[int]:
-    return frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
-
-
-def _valid_opname(opname: str) -> EditError | None:
-    if (opname not in dis.opmap or opname in compat.EDIT_FORBIDDEN_OPNAMES or opname.startswith("INSTRUMENTED_")
-            or dis.opmap[opname] >= 256):
-        near = difflib.get_close_matches(opname, [n for n in dis.opmap if not n.startswith("INSTRUMENTED_")], 3)
-        hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        return EditError("unknown opcode", f"{opname} is not an opcode of Python {sys.version_info[0]}."
-                                           f"{sys.version_info[1]}{hint}")
-    return None
-
-
-def _jump_direction(opcode: int) -> str | None:
-    """``"forward"``/``"backward"`` for relative jumps that only go one way, else None."""
-    from bytecode.instr import HAS_BACKWARD_RELATIVE_JUMP, HAS_FORWARD_RELATIVE_JUMP
-
-    if opcode in HAS_FORWARD_RELATIVE_JUMP:
-        return "forward"
-    if opcode in HAS_BACKWARD_RELATIVE_JUMP:
-        return "backward"
-    return None
-
-
-class _ArgResolver:
-    """Resolves an edit's text argument against one code object (like `dis.ArgResolver`, the other way)."""
-
-    def __init__(self, code: CodeType, rows: list[dis.Instruction]) -> None:
-        self.code = code
-        self.rows = rows
-
-    def resolve(self, opname: str, text: str | None, at: int, kind: str, slot: int = 0,
-                count: int = 1) -> tuple[Any, int | None] | EditError:
-        """(bytecode-level argument, jump target row or None) for `opname`, the `slot`-th of `count` instructions
-        an op of `kind` puts at row `at`."""
-        bc = _bytecode()
-        from bytecode.instr import BITFLAG_OPCODES, DUAL_ARG_OPCODES
-
-        opcode = dis.opmap[opname]
-        if opcode < dis.HAVE_ARGUMENT:
-            if text is not None:
-                return EditError("bad argument", f"{opname} takes no argument (got {text!r})", at)
-            return bc.UNSET, None
-        if text is None:
-            return EditError("bad argument", f"{opname} needs an argument ({self._expects(opname)})", at)
-        if opcode in _jump_opcodes():
-            return self._jump(opname, opcode, text, at, kind, slot, count)
-        if opcode in dis.hasconst:
-            try:
-                return ast.literal_eval(text), None
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                return EditError("bad argument", f"{opname} needs a Python literal (7, 2.5, 'text', None, (1, 2)), "
-                                                 f"not {text!r}", at)
-        if opcode in BITFLAG_OPCODES:
-            m = re.fullmatch(r"(?:(NULL(?:\|self)?)\s*\+\s*)?(\S+)", text)
-            if m is None or not m.group(2).isidentifier():
-                return EditError("bad argument", f"{opname} needs a name, optionally 'NULL + name' (got {text!r})",
-                                 at)
-            return (m.group(1) is not None, m.group(2)), None
-        if opcode in DUAL_ARG_OPCODES:
-            names = [t.strip() for t in text.split(",")]
-            if len(names) != 2:
-                return EditError("bad argument", f"{opname} needs two local names 'a, b' (got {text!r})", at)
-            for name in names:
-                if name not in self.code.co_varnames:
-                    return EditError("bad argument", f"{name!r} is not a local of {self.code.co_name}", at)
-            return tuple(names), None
-        if opcode in dis.haslocal:
-            return self._local(opname, text, at)
-        if opcode in dis.hasname:
-            if not text.isidentifier():
-                return EditError("bad argument", f"{opname} needs a name, not {text!r}", at)
-            return text, None
-        if opcode in dis.hasfree:
-            return self._free(opname, text, at)
-        if opcode in dis.hascompare:
-            if text in dis.cmp_op:
-                return bc.Compare(dis.cmp_op.index(text)), None
-            value = _int(text)
-            if value is None:
-                return EditError("bad argument", f"{opname} needs one of {' '.join(dis.cmp_op)} (got {text!r})", at)
-            try:
-                return bc.Compare(value), None
-            except ValueError:
-                return EditError("bad argument", f"{value} is not a comparison of {opname}", at)
-        if opname == "BINARY_OP":
-            symbols = [sym for _name, sym in getattr(dis, "_nb_ops", [])]
-            if text in symbols:
-                return symbols.index(text), None
-            value = _int(text)
-            if value is None or not 0 <= value < max(len(symbols), 1):
-                return EditError("bad argument", f"BINARY_OP needs an operator ({' '.join(symbols)}) or its number, "
-                                                 f"not {text!r}", at)
-            return value, None
-        value = _int(text)
-        if value is None or not 0 <= value < 2**31:
-            return EditError("bad argument", f"{opname} needs an integer argument 0..2**31-1, not {text!r}", at)
-        return value, None
-
-    @staticmethod
-    def _expects(opname: str) -> str:
-        opcode = dis.opmap[opname]
-        if opcode in _jump_opcodes():
-            return "a jump target row"
-        if opcode in dis.hasconst:
-            return "a Python literal"
-        if opcode in dis.haslocal:
-            return "a local name"
-        if opcode in dis.hasname:
-            return "a name"
-        if opcode in dis.hasfree:
-            return "a cell or free variable name"
-        return "an integer"
-
-    def _jump(self, opname: str, opcode: int, text: str, at: int, kind: str, slot: int,
-              count: int) -> tuple[Any, int] | EditError:
-        n = len(self.rows)
-        target = _int(text[3:] if text.startswith("to ") else text)
-        if target is None:
-            return EditError("bad argument", f"{opname} needs the row it jumps to (an index in the listing), "
-                                             f"not {text!r}", at)
-        if not 0 <= target < n:
-            return EditError("jump to nowhere", f"{opname} at row {at} jumps to row {target}, outside 0..{n - 1}", at)
-        # where the jump and its target end up in the new listing
-        new_target = target + count if kind == "insert" and target >= at else target
-        here = at + slot
-        direction = _jump_direction(opcode)
-        if direction == "forward" and new_target <= here:
-            return EditError("jump to nowhere", f"{opname} only jumps forward, but row {target} is not after it "
-                                                f"(use a backward jump)", at)
-        if direction == "backward" and new_target > here:
-            return EditError("jump to nowhere", f"{opname} only jumps backward, but row {target} is after it "
-                                                f"(use a forward jump)", at)
-        return None, target
-
-    def _local(self, opname: str, text: str, at: int) -> tuple[Any, None] | EditError:
-        names = self.code.co_varnames
-        value = _int(text)
-        if value is not None:
-            if not 0 <= value < len(names):
-                return EditError("bad argument", f"{opname}: local number {value} is outside 0..{len(names) - 1}", at)
-            return names[value], None
-        if not text.isidentifier():
-            return EditError("bad argument", f"{opname} needs a local name, not {text!r}", at)
-        if text not in names and not opname.startswith("STORE_"):
-            return EditError("bad argument", f"{text!r} is not a local of {self.code.co_name} "
-                                             f"(locals: {', '.join(names) or 'none'})", at)
-        return text, None
-
-    def _free(self, opname: str, text: str, at: int) -> tuple[Any, None] | EditError:
-        bc = _bytecode()
-        cells, frees = self.code.co_cellvars, self.code.co_freevars
-        value = _int(text)
-        if value is not None:
-            both = cells + frees
-            if not 0 <= value < len(both):
-                return EditError("bad argument", f"{opname}: cell number {value} is outside 0..{len(both) - 1}", at)
-            text = both[value]
-        if not text.isidentifier():
-            return EditError("bad argument", f"{opname} needs a cell or free variable name, not {text!r}", at)
-        if text in frees and text not in cells:
-            return bc.FreeVar(text), None
-        if text in cells:
-            return bc.CellVar(text), None
-        return EditError("changed argument layout", f"{text!r} is not a cell or free variable of {self.code.co_name} "
-                                                    f"(cells: {', '.join(cells) or 'none'}; free: "
-                                                    f"{', '.join(frees) or 'none'}): a new one would change the "
-                                                    f"frame layout", at)
-
-
-def _int(text: str) -> int | None:
-    try:
-        return int(text.strip(), 0)
-    except ValueError:
-        return None
-
-
-def apply_edit(code: CodeType, op: EditOp, *, probe: list[CodeType] | None = None) -> CodeType | EditError:
-    """Apply one edit op to `code` and assemble the result; no stack or layout validation (see `validate`).
-
-    Returns the new code object, or an `EditError` for a bad index, an unknown opcode, a bad argument, a jump to
-    nowhere, or code the ``bytecode`` library cannot assemble (a stack underflow is found there too; its kind is
-    then ``"stack underflow"``, with the row from `analyze_stack`). When that happens and `probe` is a list, a
-    never-to-run assembly of the rejected instructions is appended to it, for showing stack depths.
-    """
-    bc_mod = _bytecode()
-    if op.kind not in EDIT_KINDS:
-        return EditError("syntax", f"unknown edit {op.kind!r}")
-    expected = {"edit": (1, 1), "insert": (1, 10_000), "delete": (0, 0)}[op.kind]
-    if not expected[0] <= len(op.instrs) <= expected[1]:
-        return EditError("syntax", f"{op.kind} takes {'no' if op.kind == 'delete' else 'an'} OPNAME"
-                                   + (" (one instruction)" if op.kind == "edit" else ""), op.index)
-    rows = list(dis.get_instructions(code))
-    n = len(rows)
-    limit = n if op.kind == "insert" else n - 1
-    if not 0 <= op.index <= limit:
-        return EditError("index", f"row {op.index} is outside 0..{limit} of {code.co_name}", op.index)
-    if op.kind != "insert" and rows[op.index].opname == "EXTENDED_ARG":
-        return EditError("index", f"row {op.index} is the EXTENDED_ARG prefix of the next instruction: "
-                                  f"{op.kind} that one (the assembler adds prefixes itself)", op.index)
-    resolver = _ArgResolver(code, rows)
-    resolved: list[tuple[str, Any, int | None]] = []
-    for slot, new in enumerate(op.instrs):
-        bad = _valid_opname(new.opname)
-        if bad is not None:
-            return replace(bad, index=op.index)
-        got = resolver.resolve(new.opname, new.arg, op.index, op.kind, slot, len(op.instrs))
-        if isinstance(got, EditError):
-            return got
-        resolved.append((new.opname, got[0], got[1]))
-    try:
-        bc = bc_mod.Bytecode.from_code(code)
-    except Exception as exc:  # noqa: BLE001 - the library cannot read this code: nothing to edit
-        return EditError("cannot assemble", f"the bytecode library cannot read {code.co_name}: {exc}")
-    positions = [p for p, el in enumerate(bc) if isinstance(el, bc_mod.Instr)]
-    real_rows = [k for k, row in enumerate(rows) if row.opname != "EXTENDED_ARG"]
-    if len(positions) != len(real_rows) or any(bc[p].name != rows[k].opname for p, k in zip(positions, real_rows)):
-        return EditError("cannot assemble", f"cannot map the listing of {code.co_name} onto the bytecode library's "
-                                            f"instructions")
-    pos_of_row: dict[int, int] = {}
-    nxt = len(bc)
-    next_real = dict(zip(real_rows, positions))
-    for k in range(n - 1, -1, -1):  # an EXTENDED_ARG row stands for the instruction it prefixes
-        nxt = next_real.get(k, nxt)
-        pos_of_row[k] = nxt
-    anchor = pos_of_row.get(op.index, len(bc))
-    template = bc[anchor] if anchor < len(bc) else bc[positions[-1]]
-    labels: dict[int, Any] = {}  # bytecode position of a jump target -> the label placed right before it
-    new_instrs = []
-    for opname, arg, target_row in resolved:
-        if target_row is not None:
-            arg = labels.setdefault(pos_of_row[target_row], bc_mod.Label())
-        try:
-            new_instrs.append(bc_mod.Instr(opname, arg, location=template.location))
-        except (TypeError, ValueError) as exc:
-            return EditError("bad argument", f"{opname}: {exc}", op.index)
-    out: list[Any] = []
-    for p, el in enumerate(bc):
-        if p == anchor and op.kind == "insert":
-            out.extend(new_instrs)
-        if p in labels:
-            out.append(labels[p])
-        if p == anchor and op.kind == "edit":
-            out.extend(new_instrs)
-            continue
-        if p == anchor and op.kind == "delete":
-            continue
-        out.append(el)
-    if op.kind == "insert" and anchor >= len(bc):
-        out.extend(new_instrs)
-    bc[:] = out
-    try:
-        return bc.to_code()  # stack size and exception-table depths recomputed (never the SIGSEGV mode)
-    except Exception as exc:  # noqa: BLE001 - the library's own checks: report them as a rejection
-        return _assembly_error(bc, code, exc, probe)
-
-
-def _assembly_error(bc: Any, code: CodeType, exc: BaseException, keep: list[CodeType] | None) -> EditError:
-    """Turn a ``to_code`` failure into an `EditError`; a negative stack size becomes a stack underflow located
-    by `analyze_stack` on a never-run assembly of the same instructions."""
-    text = str(exc)
-    if "negative size" in text:
-        try:
-            probe = bc.to_code(stacksize=code.co_stacksize + 64, compute_exception_stack_depths=False)
-        except Exception:  # noqa: BLE001
-            probe = None
-        if probe is not None:  # analysed only: this code object never runs
-            if keep is not None:
-                keep.append(probe)
-            found = analyze_stack(probe, check_exception_table=False, check_stacksize=False)
-            for problem in found.problems:
-                if problem.kind.startswith("stack"):
-                    return replace(problem, message=f"edited code: {problem.message}")
-        return EditError("stack underflow", f"an instruction pops more values than the stack holds ({text})")
-    return EditError("cannot assemble", f"{type(exc).__name__}: {text}")
-
-
-def build_patched(base: CodeType, ops: Sequence[EditOp]) -> CodeType | EditError:
-    """Apply `ops` to Dynamo's code `base` one after the other and `validate` the result against `base`.
-
-    Returns `base` itself for no ops. An error names the op that failed (``"op 2 (insert 12 POP_TOP): ..."``)
-    when there is more than one.
-    """
-    code = base
-    for number, op in enumerate(ops, 1):
-        result = apply_edit(code, op)
-        if isinstance(result, EditError):
-            return _for_op(result, number, op, len(ops))
-        code = result
-    if code is base:
-        return base
-    problem = validate(base, code)
-    if problem is not None:
-        return _for_op(problem, len(ops), ops[-1], len(ops)) if len(ops) > 1 else problem
-    return code
-
-
-def _for_op(error: EditError, number: int, op: EditOp, total: int) -> EditError:
-    if total <= 1:
-        return error
-    return replace(error, message=f"op {number} ({op.text}): {error.message}")
-
-
-# ==============================================================================================================
-# Validation
-# ==============================================================================================================
-
-
-def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_stacksize: bool = True) -> StackAnalysis:
-    """Walk every path through `code` and compute the value-stack depth before each instruction.
-
-    Paths start at row 0 with an empty stack and follow fall-through, jumps and the exception table (a handler
-    starts at the entry's depth, plus the pushed ``lasti``, plus the exception). Depths use the real stack
-    (`compat.edit_stack_effect`); what each instruction needs comes from `compat.edit_stack_requirement`.
-
-    Problems found (each an `EditError`): ``stack underflow`` (an instruction needs more values than the stack
-    holds), ``stack overflow`` (deeper than ``co_stacksize``), ``stack depth mismatch`` (two paths reach a row
-    with different depths), ``values left on the stack`` (a return with more than its value on the stack),
-    ``falls off the end`` (execution runs past the last instruction), ``jump to nowhere``
-    (a jump or handler target that is not an instruction), ``exception table`` (a handler unwinds to a depth the
-    stack does not have there), ``unknown opcode``.
-    """
-    rows = list(dis.get_instructions(code))
-    n = len(rows)
-    row_of_offset = {row.offset: k for k, row in enumerate(rows)}
-    table = compat.parse_exception_table(code)
-    depth: list[int | None] = [None] * n
-    effects: list[int] = [0] * n
-    needs: list[int] = [0] * n
-    problems: dict[tuple[str, int], EditError] = {}
-    jumps = _jump_opcodes()
-    ext_arg = dis.opmap.get("EXTENDED_ARG")
-
-    def problem(kind: str, k: int, message: str) -> None:
-        problems.setdefault((kind, k), EditError(kind, message, k))
-
-    def reach(k: int, d: int, came_from: int, how: str) -> None:
-        if k >= n:
-            problem("falls off the end", came_from, f"execution runs past the last instruction after row "
-                                                    f"{came_from} {rows[came_from].opname}")
-            return
-        if check_stacksize and d > code.co_stacksize:
-            problem("stack overflow", k, f"the stack reaches depth {d} at row {k} {rows[k].opname} ({how} row "
-                                         f"{came_from}), more than co_stacksize {code.co_stacksize}")
-        if depth[k] is None:
-            depth[k] = d
-            work.append(k)
-        elif depth[k] != d:
-            problem("stack depth mismatch", k, f"row {k} {rows[k].opname} is reached with depth {depth[k]} and "
-                                               f"with depth {d} ({how} row {came_from})")
-
-    work: list[int] = []
-    if n:
-        depth[0] = 0
-        work.append(0)
-    max_depth = 0
-    while work:
-        k = work.pop()
-        d = depth[k]
-        assert d is not None
-        row = rows[k]
-        max_depth = max(max_depth, d)
-        if row.opcode == ext_arg:
-            reach(k + 1, d, k, "after")
-            continue
-        try:
-            effects[k] = compat.edit_stack_effect(row.opcode, row.arg, False)
-            needs[k] = compat.edit_stack_requirement(row.opcode, row.arg)
-        except (ValueError, TypeError) as exc:
-            problem("unknown opcode", k, f"row {k} {row.opname}: {exc}")
-            continue
-        if d < needs[k]:
-            what = "value" if needs[k] == 1 else "values"
-            problem("stack underflow", k, f"row {k} {row.opname} needs {needs[k]} {what} but the stack holds {d}")
-            continue
-        for start, end, target, hdepth, lasti in table:
-            if start <= row.offset < end:
-                if check_exception_table and hdepth > d:
-                    problem("exception table", k, f"the handler for row {k} {row.opname} unwinds to depth "
-                                                  f"{hdepth}, but the stack holds {d} there")
-                t = row_of_offset.get(target)
-                if t is None:
-                    problem("jump to nowhere", k, f"the exception handler of row {k} is at offset {target}, "
-                                                  f"which is not an instruction")
-                else:
-                    reach(t, hdepth + (1 if lasti else 0) + 1, k, "exception from")
-                break
-        if row.opcode in jumps:
-            t = row_of_offset.get(row.argval) if isinstance(row.argval, int) else None
-            if t is None:
-                problem("jump to nowhere", k, f"row {k} {row.opname} jumps to offset {row.argval}, which is not "
-                                              f"an instruction")
-            else:
-                reach(t, d + compat.edit_stack_effect(row.opcode, row.arg, True), k, "jump from")
-        if row.opname not in compat.EDIT_TERMINAL_OPNAMES:
-            after = d + effects[k]
-            if after > max_depth:
-                max_depth = after
-            reach(k + 1, after, k, "after")
-    for k, row in enumerate(rows):
-        left = _RETURN_LEAVES.get(row.opname)
-        if left is not None and depth[k] is not None and depth[k] > left:
-            extra = depth[k] - left
-            problem("values left on the stack", k, f"row {k} {row.opname} returns with {extra} more value"
-                                                   f"{'s' if extra != 1 else ''} on the stack than it takes")
-    out_rows = tuple(
-        StackRow(k, row.offset, row.opname, row.argrepr, depth[k], effects[k], needs[k]) for k, row in enumerate(rows)
-    )
-    ordered = tuple(sorted(problems.values(), key=lambda e: (e.index if e.index is not None else -1, e.kind)))
-    return StackAnalysis(out_rows, max_depth, code.co_stacksize, ordered)
-
-
-#: what the stack holds when a function returns: the value RETURN_VALUE takes, nothing for RETURN_CONST
-_RETURN_LEAVES = {"RETURN_VALUE": 1, "RETURN_CONST": 0}
-
-_ARG_FLAGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
-
-
-def _prologue(code: CodeType) -> list[tuple[str, Any]]:
-    out = []
-    for row in dis.get_instructions(code):
-        if row.opname not in compat.EDIT_PROLOGUE_OPNAMES:
-            break
-        out.append((row.opname, row.argval))
-        if row.opname == "RESUME":
-            break
-    return out
-
-
-def check_layout(base: CodeType, new: CodeType) -> EditError | None:
-    """The argument, cell and free-variable layout of `new` must be `base`'s (Dynamo, and CPython's frame
-    setup, rely on it; ``_load_precompile_entry`` does not check it: torch-internals §6). So must the frame
-    prologue (``MAKE_CELL`` / ``COPY_FREE_VARS`` / ``RESUME``)."""
-    nargs = base.co_argcount + base.co_kwonlyargcount + bool(base.co_flags & 0x04) + bool(base.co_flags & 0x08)
-    checks = (
-        ("co_argcount", base.co_argcount, new.co_argcount),
-        ("co_posonlyargcount", base.co_posonlyargcount, new.co_posonlyargcount),
-        ("co_kwonlyargcount", base.co_kwonlyargcount, new.co_kwonlyargcount),
-        ("*args/**kwargs flags", base.co_flags & _ARG_FLAGS, new.co_flags & _ARG_FLAGS),
-        ("argument names", base.co_varnames[:nargs], new.co_varnames[:nargs]),
-        ("co_cellvars", base.co_cellvars, new.co_cellvars),
-        ("co_freevars", base.co_freevars, new.co_freevars),
-    )
-    for what, old, now in checks:
-        if old != now:
-            return EditError("changed argument layout", f"{what} would change from {old!r} to {now!r}")
-    old_pro, new_pro = _prologue(base), _prologue(new)
-    if old_pro != new_pro:
-        show = lambda p: "; ".join(f"{name} {arg}" for name, arg in p) or "nothing"  # noqa: E731
-        return EditError("changed argument layout", f"the frame prologue must stay {show(old_pro)} "
-                                                    f"(it would become {show(new_pro)})", 0)
-    return None
-
-
-def validate(base: CodeType, new: CodeType) -> EditError | None:
-    """The first reason `new` (an edit of Dynamo's code `base`) must not be installed, or None.
-
-    Checks `check_layout`, then `analyze_stack` (every path, jump targets, the exception table, co_stacksize).
-    """
-    problem = check_layout(base, new)
-    if problem is not None:
-        return problem
-    analysis = analyze_stack(new)
-    if not analysis.problems:
-        return None
-    first = analysis.problems[0]
-    return replace(first, message=f"edited code: {first.message}")
-
-
-# ==============================================================================================================
-# Presentation: diffs and fingerprints
-# ==============================================================================================================
-
-
-def _rows_text(code: CodeType) -> tuple[list[str], list[str], list[int | None]]:
-    """(match keys, display texts, jump target rows) of `code`'s listing."""
-    rows = list(dis.get_instructions(code))
-    row_of_offset = {row.offset: k for k, row in enumerate(rows)}
-    jumps = _jump_opcodes()
-    keys, texts, targets = [], [], []
-    for row in rows:
-        if row.opcode in jumps:
-            t = row_of_offset.get(row.argval) if isinstance(row.argval, int) else None
-            keys.append(row.opname)
-            texts.append(f"{row.opname} to {t if t is not None else row.argval}")
-            targets.append(t)
-        else:
-            text = f"{row.opname} {row.argrepr}".rstrip()
-            keys.append(text)
-            texts.append(text)
-            targets.append(None)
-    return keys, texts, targets
-
-
-def diff_code(old: CodeType, new: CodeType) -> PatchDiff:
-    """Align the listings of `old` (Dynamo's code) and `new` (the edit) row by row.
-
-    Jumps are matched by name, then compared by target: a jump whose target moved to another instruction shows as
-    removed and added, a jump whose target only shifted with an insertion is unchanged.
-    """
-    okeys, otexts, otargets = _rows_text(old)
-    nkeys, ntexts, ntargets = _rows_text(new)
-    matcher = difflib.SequenceMatcher(a=okeys, b=nkeys, autojunk=False)
-    blocks = matcher.get_opcodes()
-    mapping: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in blocks:
-        if tag == "equal":
-            mapping.update(zip(range(i1, i2), range(j1, j2)))
-    lines: list[DiffLine] = []
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in blocks:
-        if tag == "equal":
-            for i, j in zip(range(i1, i2), range(j1, j2)):
-                ot, nt = otargets[i], ntargets[j]
-                if ot is not None and mapping.get(ot) != nt:
-                    lines.append(DiffLine("-", i, None, otexts[i]))
-                    lines.append(DiffLine("+", None, j, ntexts[j]))
-                    added, removed = added + 1, removed + 1
-                else:
-                    lines.append(DiffLine(" ", i, j, ntexts[j]))
-            continue
-        for i in range(i1, i2):
-            lines.append(DiffLine("-", i, None, otexts[i]))
-            removed += 1
-        for j in range(j1, j2):
-            lines.append(DiffLine("+", None, j, ntexts[j]))
-            added += 1
-    return PatchDiff(new.co_name, tuple(lines), added, removed)
-
-
-def format_diff(diff: PatchDiff, *, context: int | None = 3) -> str:
-    """Unified-diff-like text: ``--- dynamo`` / ``+++ edited`` headers, ``@@`` hunks, one instruction a line
-    (``-  12      RETURN_VALUE`` / ``+       14 POP_TOP``). `context` rows around changes; None: every row."""
-    if not diff.changed:
-        return f"{diff.name}: no change from Dynamo's code"
-    lines = [f"--- {diff.name} (Dynamo)", f"+++ {diff.name} (edited)  {diff.removed} removed, {diff.added} added"]
-    keep = [False] * len(diff.lines)
-    for k, line in enumerate(diff.lines):
-        if line.tag != " ":
-            lo = 0 if context is None else max(0, k - context)
-            hi = len(diff.lines) if context is None else min(len(diff.lines), k + context + 1)
-            for m in range(lo, hi):
-                keep[m] = True
-    if context is None:
-        keep = [True] * len(diff.lines)
-    previous = -2
-    for k, line in enumerate(diff.lines):
-        if not keep[k]:
-            continue
-        if k != previous + 1:
-            old = next((d.old_index for d in diff.lines[k:] if d.old_index is not None), "-")
-            new = next((d.new_index for d in diff.lines[k:] if d.new_index is not None), "-")
-            lines.append(f"@@ Dynamo row {old}, edited row {new} @@")
-        previous = k
-        old_col = "" if line.old_index is None else str(line.old_index)
-        new_col = "" if line.new_index is None else str(line.new_index)
-        lines.append(f"{line.tag} {old_col:>4} {new_col:>4}  {line.text}")
-    return "\n".join(lines)
-
-
-def format_stack(analysis: StackAnalysis, *, rows: Iterable[int] | None = None) -> str:
-    """Plain text of a stack analysis: one line per instruction with its depth before and after, then problems."""
-    wanted = set(rows) if rows is not None else None
-    lines = [f"max depth {analysis.max_depth}, co_stacksize {analysis.stacksize}"]
-    for row in analysis.rows:
-        if wanted is not None and row.index not in wanted:
-            continue
-        depth = "-" if row.depth is None else str(row.depth)
-        after = "-" if row.depth is None else str(row.depth + row.effect)
-        lines.append(f"{row.index:>4}  {depth:>3} -> {after:<3} {row.opname} {row.argrepr}".rstrip())
-    lines.extend(str(p) for p in analysis.problems)
-    return "\n".join(lines)
-
-
-_NORMALIZE = (
-    (re.compile(r"__compiled_fn_\d+_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12}"), "__compiled_fn_#"),
-    (re.compile(r"__compiled_fn_\d+"), "__compiled_fn_#"),
-    (re.compile(r"(__resume_at_\d+)_\d+"), r"\1_#"),
-    (re.compile(r" at 0x[0-9a-f]+"), " at 0x#"),
-    (re.compile(r"__builtins_dict___\d+"), "__builtins_dict___#"),
-)
-
-
-def _normalized(text: str) -> str:
-    for pattern, repl in _NORMALIZE:
-        if "__" in text or " at 0x" in text:
-            text = pattern.sub(repl, text)
-    return text
-
-
-def fingerprint(code: CodeType) -> str:
-    """A hash of a Dynamo-generated code object that is the same in every run that generates the same code.
-
-    SHA-256 over the argument layout and every instruction (name and `dis`'s argument text), with the names that
-    change from run to run masked: ``__compiled_fn_<n>_<uuid>``, the counter of ``__resume_at_<offset>_<n>``,
-    object addresses. Hex digest.
-    """
-    h = hashlib.sha256()
-    h.update(repr((code.co_argcount, code.co_kwonlyargcount, code.co_flags & _ARG_FLAGS, code.co_cellvars,
-                   code.co_freevars)).encode())
-    for row in dis.get_instructions(code):
-        h.update(f"\n{row.opname} {_normalized(row.argrepr)}".encode())
-    return h.hexdigest()
-
-
-def preview_edit(base: CodeType, ops: Sequence[EditOp], op: EditOp) -> EditPreview:
-    """What adding `op` to the patch `ops` of Dynamo's code `base` would give, installing nothing.
-
-    The result carries the error (if any), the stack depths of the resulting code (also when the only problem is
-    a stack problem, so a dialog can show where it goes wrong) and the diff against `base`.
-    """
-    current = build_patched(base, ops) if ops else base
-    if isinstance(current, EditError):
-        return EditPreview(op, current)
-    probe: list[CodeType] = []
-    result = apply_edit(current, op, probe=probe)
-    if isinstance(result, EditError):
-        analysis = analyze_stack(probe[0], check_exception_table=False, check_stacksize=False) if probe else None
-        return EditPreview(op, result, analysis)
-    problem = validate(base, result)
-    return EditPreview(op, problem, analyze_stack(result), diff_code(base, result), None if problem else result)
-
-
-# ==============================================================================================================
-# Patch files
-# ==============================================================================================================
-
-
-def patch_file_json(patches: Iterable[tuple[PatchKey, Sequence[EditOp]]]) -> dict[str, Any]:
-    """The JSON document of a patch file (see the module docstring)."""
-    import torch
-
-    return {
-        "format": PATCH_FILE_FORMAT,
-        "version": PATCH_FILE_VERSION,
-        "torch": str(torch.__version__),
-        "python": ".".join(map(str, sys.version_info[:3])),
-        "patches": [
-            {"name": key.name, "file": key.filename, "firstlineno": key.firstlineno,
-             "fingerprint": key.fingerprint, "ops": [op.to_json() for op in ops]}
-            for key, ops in patches
-        ],
-    }
-
-
-def parse_patch_file(text: str, *, source: str = "patch file") -> list[PatchSpec] | EditError:
-    """Parse and check a patch file's text: JSON of the expected shape, every op well formed. One-line errors."""
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        return EditError("patch file", f"{source} is not valid JSON ({exc})")
-
-    def bad(what: str) -> EditError:
-        return EditError("patch file", f"{source}: {what}")
-
-    if not isinstance(doc, dict) or doc.get("format") != PATCH_FILE_FORMAT:
-        return bad(f"not a dynadbg patch file (no \"format\": \"{PATCH_FILE_FORMAT}\")")
-    if doc.get("version") != PATCH_FILE_VERSION:
-        return bad(f"format version {doc.get('version')!r}; this dynadbg reads version {PATCH_FILE_VERSION}")
-    items = doc.get("patches")
-    if not isinstance(items, list) or not items:
-        return bad("\"patches\" must be a non-empty list")
-    torch_v, python_v = str(doc.get("torch", "")), str(doc.get("python", ""))
-    specs: list[PatchSpec] = []
-    for number, item in enumerate(items, 1):
-        if not isinstance(item, dict):
-            return bad(f"patch {number} is not an object")
-        name, filename, line, fp, ops = (item.get(k) for k in ("name", "file", "firstlineno", "fingerprint", "ops"))
-        if not isinstance(name, str) or not isinstance(filename, str) or not isinstance(line, int) \
-                or isinstance(line, bool) or not isinstance(fp, str) or not re.fullmatch(r"[0-9a-f]{64}", fp):
-            return bad(f"patch {number} needs \"name\", \"file\", \"firstlineno\" (int) and a 64-hex \"fingerprint\"")
-        if not isinstance(ops, list) or not ops:
-            return bad(f"patch {number} has no \"ops\"")
-        parsed: list[EditOp] = []
-        for k, raw in enumerate(ops, 1):
-            op = _op_from_json(raw)
-            if isinstance(op, str):
-                return bad(f"patch {number}, op {k}: {op}")
-            parsed.append(op)
-        specs.append(PatchSpec(PatchKey(name, filename, line, fp), tuple(parsed), torch_v, python_v))
-    return specs
-
-
-def _op_from_json(raw: Any) -> EditOp | str:
-    if not isinstance(raw, dict):
-        return "not an object"
-    kind, index, instrs = raw.get("op"), raw.get("index"), raw.get("instrs", [])
-    if kind not in EDIT_KINDS:
-        return f"\"op\" must be one of {', '.join(EDIT_KINDS)}"
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        return "\"index\" must be a non-negative integer"
-    if not isinstance(instrs, list):
-        return "\"instrs\" must be a list of [OPNAME, ARG or null]"
-    parsed = []
-    for item in instrs:
-        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str) or not item[0]
-                or not (item[1] is None or isinstance(item[1], str))):
-            return "\"instrs\" must be a list of [OPNAME, ARG or null]"
-        parsed.append(NewInstr(item[0].upper(), item[1]))
-    want = {"edit": "one instruction", "insert": "at least one instruction", "delete": "no instructions"}[kind]
-    if (kind == "edit" and len(parsed) != 1) or (kind == "insert" and not parsed) or (kind == "delete" and parsed):
-        return f"{kind} needs {want}"
-    return EditOp(kind, index, tuple(parsed))
-
-
-def read_patch_file(path: str) -> list[PatchSpec] | EditError:
-    """`parse_patch_file` on a file; an unreadable file is an `EditError` too."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(16 * 1024 * 1024)
-    except OSError as exc:
-        return EditError("patch file", f"cannot read {path}: {exc.strerror or exc}")
-    except UnicodeDecodeError:
-        return EditError("patch file", f"{path} is not UTF-8 text")
-    return parse_patch_file(text, source=path)
-
-
-def _version_note(spec: PatchSpec) -> str | None:
-    import torch
-
-    here_torch, here_py = str(torch.__version__), ".".join(map(str, sys.version_info[:3]))
-    if spec.torch_version and spec.torch_version != here_torch or spec.python_version and spec.python_version != here_py:
-        return (f"patch for {spec.key.name} was made with torch {spec.torch_version or '?'} / Python "
-                f"{spec.python_version or '?'}; this is torch {here_torch} / Python {here_py}")
-    return None
 
 
 # ==============================================================================================================
@@ -1190,19 +144,16 @@ def patch_key(original: CodeType, dynamo: CodeType | None = None) -> PatchKey:
                     fingerprint(dynamo) if dynamo is not None else "")
 
 
-_MANAGERS: "weakref.WeakKeyDictionary[Any, PatchManager]" = weakref.WeakKeyDictionary()
-
-
 class PatchManager:
     """The instruction patches of one `Session`: installs them, re-applies them to new compiles, undoes them,
     saves and loads patch files. Worker thread only (commands and compile hooks run there).
 
-    One per session (`PatchManager.of`); creating it registers a compile hook (re-applies patches, applies
-    patches loaded from files) and a teardown hook (drops every cache entry an edit touched, so a later session
-    in the same process starts from Dynamo's own code).
+    One per session (`Session.patch_manager`, made on first use); creating it registers a compile hook (re-applies
+    patches, applies patches loaded from files) and a teardown hook (drops every cache entry an edit touched, so a
+    later session in the same process starts from Dynamo's own code).
     """
 
-    def __init__(self, session: "Session") -> None:
+    def __init__(self, session: "Host") -> None:
         self.session = session
         self.active = True
         self._patches: list[_Patch] = []
@@ -1216,14 +167,6 @@ class PatchManager:
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
         session.compile_hooks.append(self._on_compile)
         session.teardown_hooks.append(self._teardown)
-
-    @classmethod
-    def of(cls, session: "Session") -> "PatchManager":
-        """The session's manager, created on first use."""
-        manager = _MANAGERS.get(session)
-        if manager is None:
-            manager = _MANAGERS[session] = cls(session)
-        return manager
 
     # -- queries -----------------------------------------------------------------------------------------------
 
@@ -1268,7 +211,7 @@ class PatchManager:
         info = self.session.generated_info(code)
         if info is None:
             return EditError("not here", f"{code.co_name} is not generated code the debugger recorded")
-        return _Target(info[0], self.dynamo_code_of(code), code, str(info[1]))
+        return _Target(info.original, self.dynamo_code_of(code), code, str(info.compile_id))
 
     def preview(self, ctx: "PauseContext", op: EditOp) -> EditPreview:
         """`preview_edit` of `op` on top of the current patch of this stop's code (installs nothing)."""
@@ -1488,7 +431,7 @@ class PatchManager:
     def _register(self, original: CodeType, pre: _Precompiled) -> None:
         s = self.session
         s.generated[id(pre.code)] = pre.code
-        s._quiet.discard(id(pre.code))  # noqa: SLF001 - a new code object may need tracing
+        s.mark_changed(id(pre.code))  # a new code object may need tracing
         if pre.code is not pre.dynamo:
             compat.register_replacement_code(pre.dynamo, pre.code, original)
         if s.capture is not None:
@@ -1579,26 +522,19 @@ class PatchManager:
         self._pending.clear()
 
     def _say(self, text: str) -> None:
-        say = getattr(self.session, "_message", None)
-        if say is not None:
-            say(text)
+        self.session.message(text)
+
+    def serving_entry(self, code: CodeType) -> Any:
+        """A cache-entry-like view (``code``, ``compile_id``, ``guard_manager``) of the precompile entry this
+        manager installed to run `code`, or None. Lets ``guards`` show the tree of a frame running edited code."""
+        for _orig, pres in self._precompiled.values():
+            for pre in pres.values():
+                if pre.code is code:
+                    info = self.session.generated_info(code)
+                    return SimpleNamespace(code=code, compile_id=info.compile_id if info else "?",
+                                           guard_manager=pre.guard_manager)
+        return None
 
 
 def _spec(patch: _Patch) -> PatchSpec:
     return PatchSpec(patch.key, tuple(patch.ops))
-
-
-def serving_precompile_entry(session: "Session", code: CodeType) -> Any:
-    """A cache-entry-like view (``code``, ``compile_id``, ``guard_manager``) of the precompile entry this
-    session installed to run `code`, or None. Lets ``guards`` show the tree of a frame running edited code."""
-    manager = _MANAGERS.get(session)
-    if manager is None:
-        return None
-    for _orig, pres in manager._precompiled.values():  # noqa: SLF001 - same module
-        for pre in pres.values():
-            if pre.code is code:
-                info = session.generated_info(code)
-                from types import SimpleNamespace
-
-                return SimpleNamespace(code=code, compile_id=info[1] if info else "?", guard_manager=pre.guard_manager)
-    return None

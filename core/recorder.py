@@ -52,8 +52,9 @@ class Recorder:
     def __init__(self, *, count_hits: bool = False, guard_cost: bool = True, graphs: bool = True) -> None:
         compat.load()
         self.log = RecompileLog()
-        self.capture = (Capture if graphs else _CaptureWithoutGraphs)(on_compiled=self.log.on_compiled, on_cache_miss=self.log.on_cache_miss,
-                               count_hits=count_hits)
+        capture_type = Capture if graphs else _CaptureWithoutGraphs
+        self.capture = capture_type(on_compiled=self.log.on_compiled, on_cache_miss=self.log.on_cache_miss,
+                                     count_hits=count_hits)
         self.costs = GuardCostLog() if guard_cost else None
         self.installed = False
 
@@ -102,7 +103,8 @@ class Recorder:
             exit=exit or ExitResult(0),
             frames=tuple(self.capture.frames(guards=guards)),
             skipped_frames=tuple(self.capture.skipped_frames()),
-            disabled=tuple(self.capture.disabled) + ((self.costs.disabled,) if self.costs and self.costs.disabled else ()),
+            disabled=tuple(self.capture.disabled)
+            + ((self.costs.disabled,) if self.costs and self.costs.disabled else ()),
             errors=tuple(self.capture.errors),
             recompile_records=self.misses(),
             guard_costs=self.costs.costs() if self.costs is not None else None,

@@ -115,7 +115,17 @@ from typing import Any, Iterable, Sequence
 
 from . import compat
 from .capture import Capture
-from .model import CacheEntryView, CodeView, CompiledFrameView, GraphBreakView
+from .model import (
+    CacheEntryView,
+    CodeView,
+    CompiledFrameView,
+    EntryDiff,
+    GraphBreakView,
+    LeafGuardView,
+    LimitStatus,
+    RecompileRecord,
+)
+from .recompile import failure_kind
 from .runner import ExitResult, check_script, run_script
 
 SCHEMA = "dynadbg.report/2"
@@ -303,7 +313,7 @@ def format_report(
         for name, filename, line, reason in skipped_frames:
             out.append(f"  {name} ({filename}:{line}): {reason}")
     if recompile_records:
-        from .recompile import timeline_lines
+        from .format.recompile import timeline_lines
 
         out += ["", _THIN, "recompile timeline (every cache miss of code with entries, in order)", _THIN]
         out += timeline_lines(recompile_records)[1:]
@@ -326,7 +336,8 @@ def format_report(
 
 def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) -> list[str]:
     """Per frame: every failing guard of every entry for each recompile, and the guard diffs of its entries."""
-    from .recompile import diffs_text, failing_text, frame_guard_diffs
+    from .format.recompile import diffs_text, failing_text
+    from .recompile import frame_guard_diffs
 
     out: list[str] = []
     mine = [r for r in records if r.code_key == frame.key]
@@ -456,7 +467,7 @@ def report_json(
         guard_costs: compile id -> `guard_cost.EntryCost` (torch's guard-eval latency); None: not measured.
     """
     from .guard_cost import advice, advice_text
-    from .recompile import diff_json, frame_guard_diffs, record_json, timeline_json
+    from .recompile import frame_guard_diffs
 
     advice_rows: list[dict[str, Any]] = []
 
@@ -550,3 +561,62 @@ def _analysis_json(records: Sequence[Any], code_key: int, compile_id: str, recor
         if r.code_key == code_key and r.compile_id == compile_id:
             found = r
     return record_json(found) if found is not None else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# JSON of recompile records
+# --------------------------------------------------------------------------------------------------------------
+
+
+def leaf_json(leaf: LeafGuardView, torch_leaf: str | None = None) -> dict[str, Any]:
+    return {
+        "id": leaf.id, "guard_type": leaf.guard_type, "source": leaf.source, "code": list(leaf.code),
+        "status": leaf.status.value, "expected": leaf.expected, "actual": leaf.actual, "reason": leaf.reason,
+        "user_line": leaf.user_line, "location": leaf.location, "note": leaf.note, "kind": failure_kind(leaf),
+        "torch_reports": leaf.id == torch_leaf,
+    }
+
+
+def diff_json(d: EntryDiff) -> dict[str, Any]:
+    return {"old": d.old, "new": d.new,
+            "diffs": [{"kind": x.kind, "source": x.source, "guard_type": x.guard_type, "old_code": x.old_code,
+                       "new_code": x.new_code} for x in d.diffs]}
+
+
+def limit_json(limit: LimitStatus | None) -> dict[str, Any] | None:
+    if limit is None:
+        return None
+    return {"entries": limit.entries, "counted": limit.counted, "total": limit.total, "limit": limit.limit,
+            "accumulated_limit": limit.accumulated_limit, "exceeds": limit.exceeds, "hit_now": limit.hit_now,
+            "hit_next": limit.hit_next, "is_recompile": limit.is_recompile}
+
+
+def record_json(record: RecompileRecord) -> dict[str, Any]:
+    """One record as JSON-able data (shape in `dynadbg.core.report`'s docstring)."""
+    return {
+        "seq": record.seq,
+        "compile_id": record.compile_id,
+        "decision": record.decision,
+        "action": record.action,
+        "outcome": record.outcome_text(),
+        "limit": limit_json(record.limit),
+        "limit_hit": record.limit_hit,
+        "entries_checked": [
+            {"compile_id": v.compile_id, "passed": v.passed, "invalidated": v.invalidated,
+             "first_failure": v.first_failure, "torch_reason": v.torch_reason, "leaf_count": v.leaf_count,
+             "error": v.error, "failing": [leaf_json(leaf, v.torch_leaf) for leaf in v.failing]}
+            for v in record.entries
+        ],
+        "not_about_inputs": [{"kind": f.kind, "compile_id": f.compile_id, "text": f.text} for f in record.non_input],
+        "inputs": [{"name": n, "value": t} for n, t in record.inputs],
+        "guard_diffs": [diff_json(d) for d in record.diffs],
+        "error": record.error,
+    }
+
+
+def timeline_json(records: Sequence[RecompileRecord], frame_index: dict[int, int]) -> list[dict[str, Any]]:
+    """The report's ``recompile_timeline``: one row per miss (`frame_index`: code key → report frame index)."""
+    return [{"seq": r.seq, "frame": frame_index.get(r.code_key), "name": r.frame_name, "compile_id": r.compile_id,
+             "decision": r.decision, "outcome": r.outcome_text(), "limit_hit": r.limit_hit,
+             "torch_reasons": list(r.torch_reasons), "failing_guards": sum(len(v.failing) for v in r.entries)}
+            for r in records]

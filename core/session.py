@@ -13,12 +13,10 @@ patches of `dynadbg.core.capture`.
 
 from __future__ import annotations
 
-import enum
 import queue
 import sys
 import threading
-from dataclasses import dataclass, field
-from types import CodeType, FrameType, TracebackType
+from types import CodeType, FrameType
 from typing import Any, Callable, Iterable, Protocol
 
 from . import compat
@@ -33,8 +31,17 @@ from .model import (
     Stop,
     StopKind,
 )
+from . import commands
+from .engine import EngineMethods, _Watch
+from .model import EngineError, GeneratedInfo, Resumed
+from .decisions import GuardDropper
+from .guard_filter import GuardFilter
+from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script
+from .disasm import code_view
 from .stack import FrameState, code_index
+from .state import Breakpoint, Mode, PauseContext, SessionError
+from .snapshot import build_stop
 from .values import UNKNOWN
 
 
@@ -53,6 +60,10 @@ class Listener(Protocol):
     def on_exit(self, result: ExitResult) -> None:
         """The program ended; the session's hooks are already restored."""
 
+    # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
+    # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
+    # comes before the program's own next output.
+
 
 class InlineDriver(Protocol):
     """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
@@ -64,53 +75,26 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-class Mode(enum.Enum):
-    CONTINUE = "continue"
-    STEP = "step"
-    NEXT = "next"
-    RETURN = "return"
-    UNTIL = "until"
+def _value_line(value: Any) -> str:
+    """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
+    from .values import cut
+
+    try:
+        return cut(repr(value), 200)
+    except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
+        return f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
 
 
-@dataclass
-class Breakpoint:
-    """A breakpoint on one instruction of one generated code object."""
-
-    number: int
-    code: CodeType
-    index: int
-    condition: str | None = None
-    hits: int = 0
-    enabled: bool = True
+#: thread ident -> the session debugging that thread (`session_on_thread`)
+_BY_THREAD: dict[int, "Session"] = {}
 
 
-@dataclass
-class PauseContext:
-    """Everything the commands of one stop work on (worker thread only)."""
-
-    kind: StopKind
-    frames: list[FrameState]                # generated frames, outermost first
-    selected: int                           # index into frames
-    stop: Stop | None = None
-    return_value: Any = None
-    exception: BaseException | None = None
-    traceback: TracebackType | None = None
-    compile_event: Any = None               # capture.CompileEvent at a compile stop
-    miss_event: Any = None                  # capture.CacheMissEvent at a recompile stop
-    decision: str | None = None             # what to do at a recompile stop
-    post_mortem: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)     # per-stop data of command mixins ("recompile": ...)
-
-    @property
-    def frame(self) -> FrameState | None:
-        return self.frames[self.selected] if self.frames else None
+def session_on_thread(ident: int | None = None) -> "Session | None":
+    """The installed session whose program runs on thread `ident` (default: this thread), if any."""
+    return _BY_THREAD.get(threading.get_ident() if ident is None else ident)
 
 
-class SessionError(Exception):
-    """Misuse of the session API (starting twice, ...)."""
-
-
-class Session:
+class Session(EngineMethods):
     """One debugging session over one program run.
 
     Args:
@@ -156,7 +140,8 @@ class Session:
         self._interrupt = False
         self._quitting = False
         self._last_exc_id = 0
-        #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the live stack.
+        #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the
+        #: live stack.
         self.depth_mismatches: list[tuple[str, int, int, int]] = []
         # threads
         self._thread: threading.Thread | None = None
@@ -179,14 +164,83 @@ class Session:
         self._step_message = ""
         #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
         self.teardown_hooks: list[Callable[[], None]] = []
-        from .recompile import RecompileLog
-
         #: every cache miss of the run, analysed when it happens (`recompile.RecompileRecord`s)
         self.recompiles = RecompileLog()
         self.compile_hooks.append(self.recompiles.on_compiled)
-        from .commands import CommandSet
+        #: what the last control method or decision of the current stop asked for (ends the pause loop)
+        self._resumed: Resumed | None = None
+        self._watches: list[_Watch] = []
+        self._watch_numbers = 0
+        #: names the user bound with ``!STMT`` that are not locals of the frame (seen at every later stop)
+        self._user_vars: dict[str, Any] = {}
+        #: print every generated instruction before it runs (``v``)
+        self.verbose = False
+        #: ids of generated codes already searched for breakpoint markers
+        self._scanned: set[int] = set()
+        #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
+        self._hooked_contexts: list[Any] = []
+        #: set_trace() from eager code: stop in the next generated frame this frame calls (its resume function)
+        self._resume_parent: FrameType | None = None
+        # services, made on first use (each registers compile and teardown hooks)
+        self._patch_manager: Any = None
+        self._guard_editor: Any = None
+        self._guard_dropper: GuardDropper | None = None
+        self._guard_filter: GuardFilter | None = None
 
-        self.commands = CommandSet(self)
+    # ==========================================================================================================
+    # Services and what they may use of the session (`protocol.Host`)
+    # ==========================================================================================================
+
+    @property
+    def patch_manager(self) -> Any:
+        """The session's instruction patches (`patches.PatchManager`), made on first use."""
+        if self._patch_manager is None:
+            from .patches import PatchManager
+
+            self._patch_manager = PatchManager(self)
+        return self._patch_manager
+
+    @property
+    def guard_editor(self) -> Any:
+        """The session's guard edits (`guard_edits.GuardEditor`), made on first use."""
+        if self._guard_editor is None:
+            from .guard_edits import GuardEditor
+
+            self._guard_editor = GuardEditor(self, lambda: self.patch_manager, self.guard_filter)
+        return self._guard_editor
+
+    @property
+    def guard_dropper(self) -> GuardDropper:
+        """The guard filter of the recompile stop's ``drop`` (`decisions.GuardDropper`), made on first use."""
+        if self._guard_dropper is None:
+            dropper = GuardDropper(self.guard_filter, self.message, self.recompiles)
+            self.compile_hooks.append(dropper.on_compiled)
+            self.teardown_hooks.append(dropper.undo)
+            self._guard_dropper = dropper
+        return self._guard_dropper
+
+    @property
+    def guard_filter(self) -> GuardFilter:
+        """The session's one guard filter (`guard_filter.GuardFilter`): ``drop`` and ``guard drop`` rules."""
+        if self._guard_filter is None:
+            self._guard_filter = GuardFilter(self.message)
+            self.teardown_hooks.append(self._guard_filter.undo)
+        return self._guard_filter
+
+    @property
+    def quitting(self) -> bool:
+        return self._quitting
+
+    def message(self, text: str) -> None:
+        """An information line for the front end (`Listener.on_message`); never raises."""
+        self._message(text)
+
+    def mark_changed(self, code_key: int | None = None) -> None:
+        """Forget the cached "needs no tracing" answer of one generated code object (None: of all)."""
+        if code_key is None:
+            self._quiet.clear()
+        else:
+            self._quiet.discard(code_key)
 
     # ==========================================================================================================
     # Public API (any thread)
@@ -230,20 +284,41 @@ class Session:
         self._start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 
     def execute(self, line: str) -> CommandResult:
-        """Run one command of the command language and return what it produced.
+        """Run one command of the command language (`commands.execute` over this session's typed methods).
 
-        Thread-safe. While the program is paused the command runs on the worker thread and this call blocks until
-        it is done; while it runs, only commands that touch no frame (``h``, ``break-on``, ``compiles``) are
-        accepted. Never raises for bad input: errors come back in `CommandResult.error`.
+        Thread-safe: each engine method it calls runs on the worker thread while the program is paused; while
+        it runs, only commands that touch no frame (``h``, ``break-on``, ``compiles``, ``watch``) are accepted.
+        Never raises for bad input: errors come back in `CommandResult.error`.
         """
+        return commands.execute(self, line)
+
+    def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any:
+        """Run `call` on the paused worker thread and return its result (see `engine.engine_method`)."""
         if threading.get_ident() == self._worker_ident:
-            return self.commands.dispatch(line)
+            if self.ctx is None and not anytime:
+                return EngineError("the program is not paused", "not paused")
+            return self._guarded(call)
         with self._lock:
-            if self.ctx is None:
-                return self.commands.dispatch_running(line)
-            reply: "queue.Queue[Any]" = queue.Queue(1)
-            self._requests.put((lambda: self.commands.dispatch(line), reply))
+            paused = self.ctx is not None
+            if paused:
+                reply: "queue.Queue[Any]" = queue.Queue(1)
+                self._requests.put((lambda: self._guarded(call), reply))
+        if not paused:
+            if anytime:
+                return self._guarded(call)
+            if self.finished:
+                return EngineError("the program has finished", "not paused")
+            return EngineError("the program is running", "not paused")
         return reply.get()
+
+    @staticmethod
+    def _guarded(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except QuitProgram:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never let a debugger bug kill the program
+            return EngineError(f"internal error: {type(exc).__name__}: {exc}", "internal")
 
     def call_on_worker(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` on the paused worker thread and return its result (None when the program is not paused)."""
@@ -257,9 +332,9 @@ class Session:
         return reply.get()
 
     def guard_tree(self) -> GuardTree | None:
-        """Guard tree of the cache entry serving the current frame, evaluated for this call's inputs (blocking)."""
-        result = self.call_on_worker(self.commands.current_guard_tree)
-        return result if isinstance(result, GuardTree) else None
+        """Guard tree of the cache entry serving the selected frame, evaluated for this call's inputs (blocking)."""
+        trees = self.guard_trees()
+        return trees[0] if isinstance(trees, tuple) and trees else None
 
     def compiled_frames(self) -> list[CompiledFrameView]:
         """Every code object Dynamo compiled so far, with its entries, graphs, graph breaks and recompiles."""
@@ -274,6 +349,9 @@ class Session:
 
     def quit(self) -> None:
         """End the program and restore every hook. Returns at once; `wait` for the end."""
+        if threading.get_ident() == self._worker_ident and self.ctx is not None:
+            self._quit_here()  # a command of the stop: the pause loop ends the program when it returns
+            return
         self._quitting = True
         self._quiet.clear()
         with self._lock:
@@ -283,10 +361,6 @@ class Session:
                 return
         if self._thread is not None and self._thread.is_alive() and self._worker_ident is not None:
             compat.async_raise(self._worker_ident, QuitProgram)
-
-    def detach(self) -> CommandResult:
-        """Clear breakpoints and every stop kind, then continue: the program runs to its end undisturbed."""
-        return self.execute("detach")
 
     def attach(self, driver: "InlineDriver") -> None:
         """Debug the calling thread itself (``dynadbg.debug()``, ``set_trace``): hooks are installed now and each
@@ -317,8 +391,11 @@ class Session:
         if threading.get_ident() != self._worker_ident:
             raise SessionError("stop_in must be called on the program's thread")
         self.generated[id(frame.f_code)] = frame.f_code
-        self.mode, self.count, self.target = Mode.NEXT, 1, frame
-        self._step_message = "dynadbg.set_trace()"
+        if id(frame.f_code) not in self._scanned:
+            self._first_sight(frame.f_code)
+        # the call is a graph break: the values computed before it are arguments of the resume function this
+        # frame calls next (its own locals still hold the inputs), so stop there; if it calls none, at its return
+        self._resume_parent = frame
         self._quiet.clear()
         self._trace_running(frame)
 
@@ -378,6 +455,8 @@ class Session:
     def _install(self) -> None:
         compat.load()
         self._undo_skip = compat.skip_own_files()
+        # breakpoint() in a function compiled while the session runs: a marker, no graph break
+        self.teardown_hooks.append(compat.install_breakpoint_substitute())
         for msg in compat.missing_features():
             self._message(msg)
         from .tracing import make_backend
@@ -390,17 +469,32 @@ class Session:
             self.capture.install()
         except ImportError:
             self.capture = None
+        if self.capture is not None:
+            # a session that starts late (set_trace, debug() after the first calls) knows the earlier compiles
+            for code in compat.generated_codes_so_far():
+                try:
+                    if self.capture.generated_info(code) is None:
+                        self.capture.adopt(code)
+                except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
+                    self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
         self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
         if self.capture is not None:
             self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
         self._prev_callback = compat.set_debugger_callback(self._make_callback())
         self._installed = True
+        if self._worker_ident is not None:
+            _BY_THREAD[self._worker_ident] = self
 
     def _teardown(self) -> None:
         if not self._installed:
             return
         self._installed = False
+        if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
+            del _BY_THREAD[self._worker_ident]
         compat.set_debugger_callback(self._prev_callback)
+        for context in self._hooked_contexts:
+            compat.remove_exit_hook(context, self._exit_hook)
+        self._hooked_contexts.clear()
         if self.backend is not None:
             self.backend.release()
         if not compat.USE_SYS_MONITORING:
@@ -459,10 +553,116 @@ class Session:
         self.generated[key] = code
         if threading.get_ident() != self._worker_ident:
             return
+        if key not in self._scanned:
+            self._first_sight(code)
         if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
             self.backend.watch(code)
         else:
             self._quiet.add(key)
+
+    def _first_sight(self, code: CodeType) -> None:
+        """The first call of a generated code object in this session: learn what the session missed."""
+        self._scanned.add(id(code))
+        if self.capture is not None and self.capture.generated_info(code) is None:
+            # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
+            try:
+                self.capture.adopt(code)
+            except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
+                self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
+        markers = compat.breakpoint_marker_indexes(code)
+        for index in markers:
+            known = self.breakpoints.get(id(code), {}).get(index)
+            if known is None:
+                self.add_breakpoint(code, index, None).marker = True
+        if markers and not self.teardown_hooks.count(self._forget_marker_code):
+            self.teardown_hooks.append(self._forget_marker_code)
+        if "exception" in self.break_on:
+            self._hook_exceptions()
+
+    def _forget_marker_code(self) -> None:
+        """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
+        torch hands a marker to its own line debugger; recompiled after the session, ``dynadbg.set_trace()``
+        starts a dynadbg session again and ``breakpoint()`` is a graph break again."""
+        originals: dict[int, CodeType] = {}
+        for code in list(self.generated.values()):
+            if compat.breakpoint_marker_indexes(code):
+                info = self.generated_info(code)
+                original = info.original if info is not None else compat.dynamo_original_of(code)
+                if original is not None:
+                    originals[id(original)] = original
+        for original in originals.values():
+            try:
+                compat.reset_code(original)
+            except Exception as exc:  # noqa: BLE001
+                self._message(f"could not drop the marker code of {original.co_name}: {exc}")
+
+    def _hook_exceptions(self) -> None:
+        """Catch exceptions leaving compiled code while nothing is traced (continue mode).
+
+        torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
+        returns or raises; one more hook there sees the exception while it propagates, before the program's own
+        ``except`` runs, at the cost of two small calls per compiled call and no tracing.
+        """
+        context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
+        if context is None or any(c is context for c in self._hooked_contexts):
+            return
+        if compat.add_exit_hook(context, self._exit_hook):
+            self._hooked_contexts.append(context)
+            if running is not None:
+                running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
+
+    def _exit_hook(self) -> Callable[[], None]:
+        """An ``enter_exit_hooks`` entry: returns the cleanup torch calls after each compiled call."""
+        return self._after_compiled_call
+
+    def _after_compiled_call(self) -> None:
+        exc = sys.exc_info()[1]
+        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
+            return
+        if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
+            return
+        if not self._leaves_this_call(exc, sys._getframe(1)):  # noqa: SLF001 - torch's wrapper, in its finally
+            return
+        frames = self._traceback_frames(exc)
+        if not frames:
+            return
+        self._last_exc_id = id(exc)
+        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
+        st = frames[-1]
+        where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
+        self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
+                         "the frame has unwound (post-mortem)")
+
+    @staticmethod
+    def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
+        """Whether `exc` is propagating out of this compiled call (its traceback passes the wrapper's frame), not
+        an exception the program is handling around the call."""
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame is not wrapper:
+            tb = tb.tb_next
+        return tb is not None
+
+    def _traceback_frames(self, exc: BaseException) -> list[FrameState]:
+        tb = exc.__traceback__
+        frames: list[FrameState] = []
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if id(code) in self.generated or self._adopt_frame_code(code):
+                st = FrameState(tb.tb_frame, code_index(code))
+                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
+                st.depth = -1
+                frames.append(st)
+            tb = tb.tb_next
+        return frames
+
+    def _adopt_frame_code(self, code: CodeType) -> bool:
+        """Whether `code` is Dynamo-generated code the session had not seen (running since before it started)."""
+        if compat.dynamo_original_of(code) is None:
+            return False
+        self.generated[id(code)] = code
+        if id(code) not in self._scanned:
+            self._first_sight(code)
+        return True
 
     def _on_compiled(self, event: Any) -> None:
         """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`.
@@ -496,23 +696,17 @@ class Session:
         name = getattr(event.code, "co_name", "?")
         n = len(event.entries)
         try:
-            self._pause(ctx, f"{name} is about to recompile: its {n} cache entr{'y' if n == 1 else 'ies'} rejected this call")
+            entries = f"{n} cache entr{'y' if n == 1 else 'ies'}"
+            self._pause(ctx, f"{name} is about to recompile: its {entries} rejected this call")
         finally:
             self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision
 
     def _post_mortem(self, exc: BaseException) -> None:
         """The script raised: stop on the innermost generated frame its traceback passes through."""
-        if "exception" not in self.break_on or self._quitting:
+        if "exception" not in self.break_on or self._quitting or id(exc) == self._last_exc_id:
             return
-        tb = exc.__traceback__
-        frames: list[FrameState] = []
-        while tb is not None:
-            if id(tb.tb_frame.f_code) in self.generated:
-                st = FrameState(tb.tb_frame, code_index(tb.tb_frame.f_code))
-                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
-                frames.append(st)
-            tb = tb.tb_next
+        frames = self._traceback_frames(exc)
         if not frames:
             return
         ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
@@ -526,7 +720,9 @@ class Session:
         key = id(code)
         if key not in self.generated:
             return False
-        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints:
+        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints or self.verbose:
+            return True
+        if self._resume_parent is not None:
             return True
         if "entry" in self.break_on and key not in self.entered:
             return True
@@ -564,16 +760,25 @@ class Session:
                 self.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
                 st.depth = live
         code = frame.f_code
+        if self.verbose:
+            self._print_running(code, st)
         kind: StopKind | None = None
         message = ""
         if self._interrupt:
             self._interrupt = False
             kind, message = StopKind.INTERRUPT, "interrupted"
+        if first and self._resume_parent is not None and frame.f_back is self._resume_parent:
+            # set_trace() from eager code: the values the program computed so far live here, not in the caller
+            self._resume_parent = None
+            kind, message = StopKind.STEP, "dynadbg.set_trace(): in the resume function, after the call"
         key = id(code)
         bp = self.breakpoints.get(key, {}).get(st.index)
         if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
             bp.hits += 1
             kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
+            if bp.marker:
+                message = (f"dynadbg.set_trace() / bytecode_debugger.breakpoint() marker at index {st.index} "
+                           f"(`cl {st.index}` clears it); the graph of this code has not run yet")
         passive: StopKind | None = None
         if first:
             if "graph-break" in self.break_on and self.is_resume(code):
@@ -592,7 +797,8 @@ class Session:
         elif mode is Mode.UNTIL and frame is self.target and st.index >= self.until_index:
             stepped = True
         if kind is None:
-            if passive is not None and (stepped or mode is Mode.CONTINUE or mode is Mode.RETURN):
+            # `r` and `n` run to a point in this frame: a first entry into another code object is not one
+            if passive is not None and (stepped or mode is Mode.CONTINUE):
                 kind = passive
             elif stepped:
                 kind = StopKind.STEP
@@ -602,11 +808,25 @@ class Session:
             message = "entering generated code"
         elif kind is StopKind.GRAPH_BREAK:
             message = "entering a resume function after a graph break"
-        elif kind is StopKind.STEP:
+        elif kind is StopKind.STEP and not message:
             message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
             if self._step_message:
                 message, self._step_message = self._step_message, ""
         self._pause(PauseContext(kind, self._frames_for(frame), -1), message)
+
+    @staticmethod
+    def _print_running(code: CodeType, st: FrameState) -> None:
+        """Verbose mode: the instruction about to run, flushed (the last line before a crash names it)."""
+        if not 0 <= st.index < len(st.table.instructions):
+            return
+        ins = st.table.instructions[st.index]
+        arg = f" {ins.argrepr}" if ins.argrepr else ("" if ins.arg is None else f" {ins.arg}")
+        out = sys.stdout
+        try:
+            out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
+            out.flush()
+        except Exception:  # noqa: BLE001 - a closed stdout must not stop the program
+            pass
 
     @staticmethod
     def _expected_depth(st: FrameState) -> int | None:
@@ -619,6 +839,13 @@ class Session:
 
     def on_return(self, frame: FrameType, value: Any) -> None:
         st = self.states.get(frame)
+        if (self.mode is not Mode.CONTINUE or self.verbose) and not self._quitting:
+            self._message(f"{frame.f_code.co_name} returned: {_value_line(value)}")
+        if frame is self._resume_parent and not self._quitting:
+            # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
+            self._resume_parent = None
+            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
+            self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
         if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"{frame.f_code.co_name} is returning")
@@ -655,7 +882,7 @@ class Session:
         chain: list[FrameState] = []
         f: FrameType | None = frame
         while f is not None:
-            if id(f.f_code) in self.generated:
+            if id(f.f_code) in self.generated or self._adopt_frame_code(f.f_code):
                 st = self.states.get(f)
                 if st is None:
                     st = FrameState(f, code_index(f.f_code))
@@ -698,8 +925,7 @@ class Session:
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        from .snapshot import build_stop
-
+        self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         with self._lock:
             self.ctx = ctx
@@ -709,16 +935,16 @@ class Session:
             self._message(f"front end failed to show the stop: {exc}")
         quit_now = False
         while self._inline is not None:
-            line = self._inline.read_command(ctx.stop)
+            line = self._inline.read_command(ctx.stop if ctx.stop is not None else Stop(ctx.kind, message))
             try:
-                result = self.commands.dispatch("detach" if line is None else line)
+                result = commands.execute(self, "detach" if line is None else line)
             except QuitProgram:
                 result = CommandResult(output="quit", quit=True)
             except Exception as exc:  # noqa: BLE001
                 result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
             self._inline.show_result(result)
-            if result.resumed or result.quit:
-                quit_now = result.quit
+            if result.resumed or result.quit or self._resumed is not None or self._quitting:
+                quit_now = result.quit or self._quitting
                 with self._lock:
                     self.ctx = None
                 break
@@ -728,17 +954,20 @@ class Session:
                 result = fn()
             except QuitProgram:
                 result = CommandResult(output="quit", quit=True)
+                self._quitting = True
             except Exception as exc:  # noqa: BLE001 - never let a command kill the program
                 result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
-            if isinstance(result, CommandResult) and (result.resumed or result.quit):
-                quit_now = result.quit
+            quits = self._quitting or (isinstance(result, CommandResult) and result.quit)
+            if quits or self._resumed is not None or (isinstance(result, CommandResult) and result.resumed):
+                quit_now = quits
                 with self._lock:
                     # answer anything queued behind the resuming command, then stop accepting requests
                     while not self._requests.empty():
                         _fn, other = self._requests.get_nowait()
-                        other.put(CommandResult(error="the program resumed before this command ran"))
+                        other.put(EngineError("the program resumed before this command ran", "not paused"))
                     self.ctx = None
                 reply.put(result)
+                self._notify_resumed()
                 break
             reply.put(result)
         if quit_now or self._quitting:
@@ -750,13 +979,36 @@ class Session:
         except Exception:  # noqa: BLE001
             pass
 
+    def _notify_resumed(self) -> None:
+        notify = getattr(self.listener, "on_resumed", None)
+        if notify is None or self._resumed is None or self._resumed.quit:
+            return
+        try:
+            notify(self._resumed)
+        except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
+            self._message(f"front end failed to show a resume: {exc}")
+
     def _apply_mode(self, ctx: PauseContext) -> None:
         """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
         cur = ctx.frame
         frame = cur.frame if cur is not None and not ctx.post_mortem else None
+        if self.mode is Mode.RETURN and ctx.kind is StopKind.RETURN and cur is ctx.frames[-1]:
+            # `r` at a return stop: this frame is leaving; run to the return of its generated caller (pdb)
+            caller = ctx.frames[-2] if len(ctx.frames) > 1 else None
+            frame = caller.frame if caller is not None else None
+            if frame is None:
+                self.mode = Mode.CONTINUE
         if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
             self.target = frame
-        if self.mode is not Mode.CONTINUE and frame is not None and not self.backend.is_traced(frame):
+        if not ctx.post_mortem:
+            # breakpoints set in frames that are already running (u; b IDX): trace those frames from here on
+            for st in ctx.frames[:-1]:
+                live = st.frame
+                if live is not None and id(live.f_code) in self.breakpoints and not self.backend.is_traced(live):
+                    self._trace_running(live)
+        if self.verbose and cur is not None and not ctx.post_mortem and cur is ctx.frames[-1]:
+            self._print_running(cur.frame.f_code, cur)  # the instruction of the stop runs next
+        if (self.mode is not Mode.CONTINUE or self.verbose) and frame is not None and not self.backend.is_traced(frame):
             self._trace_running(frame)
         self._update_arming()
 
@@ -764,13 +1016,13 @@ class Session:
         backend = self.backend
         if backend is None:
             return
-        if self.mode is not Mode.CONTINUE or self._interrupt:
+        if self.mode is not Mode.CONTINUE or self._interrupt or self.verbose:
             if self.states:
                 backend.arm()
             return
         # continue: keep local tracing only where a breakpoint may still be hit
         for frame in list(self.states):
-            if id(frame.f_code) not in self.breakpoints:
+            if id(frame.f_code) not in self.breakpoints and frame is not self._resume_parent:
                 backend.untrace(frame)
                 del self.states[frame]
         if not self.states:
@@ -783,10 +1035,10 @@ class Session:
     def is_resume(self, code: CodeType) -> bool:
         info = self.generated_info(code)
         if info is not None:
-            return bool(info[2])
+            return bool(info.is_resume)
         return code.co_name.startswith("torch_dynamo_resume_in_")
 
-    def generated_info(self, code: CodeType) -> tuple[CodeType, str, bool] | None:
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, is resume function) of a generated code object, when known."""
         if self.capture is not None:
             try:
@@ -798,10 +1050,8 @@ class Session:
         return None
 
     def code_view(self, code: CodeType) -> CodeView:
-        from .disasm import code_view
-
         info = self.generated_info(code)
-        cid = info[1] if info else self.compile_ids.get(id(code))
+        cid = info.compile_id if info else self.compile_ids.get(id(code))
         return code_view(code, generated=id(code) in self.generated, compile_id=cid)
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import compat
@@ -10,8 +11,8 @@ from .model import FrameView, Stop, StopKind, ValueSummary
 from .values import UNKNOWN, summarize
 
 if TYPE_CHECKING:
-    from .session import PauseContext, Session
     from .stack import FrameState
+    from .state import PauseContext
 
 
 def value(obj: Any) -> ValueSummary:
@@ -30,7 +31,7 @@ def frame_locals(frame: Any) -> dict[str, Any]:
         return {}
 
 
-def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mortem: bool = False) -> FrameView:
+def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bool = False) -> FrameView:
     frame = st.frame
     code = frame.f_code
     view = session.code_view(code)
@@ -79,14 +80,14 @@ def frame_view(session: "Session", st: "FrameState", *, current: bool, post_mort
     )
 
 
-def entry_position(session: "Session", code: Any) -> tuple[str | None, int | None, int | None]:
+def entry_position(session: Any, code: Any) -> tuple[str | None, int | None, int | None]:
     """(compile id, 1-based index among the original's cache entries (newest first), entry count)."""
     info = session.generated_info(code)
-    cid = info[1] if info else session.compile_ids.get(id(code))
+    cid = info.compile_id if info else session.compile_ids.get(id(code))
     if info is None:
         return cid, None, None
     try:
-        entries = compat.cache_entries(info[0])
+        entries = compat.cache_entries(info.original)
     except Exception:  # noqa: BLE001
         return cid, None, None
     for i, e in enumerate(entries):
@@ -95,13 +96,18 @@ def entry_position(session: "Session", code: Any) -> tuple[str | None, int | Non
     return cid, None, len(entries)
 
 
-def build_stop(session: "Session", ctx: "PauseContext", message: str) -> Stop:
+def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
     frames: list[FrameView] = []
     for i, st in enumerate(ctx.frames):
         frames.append(frame_view(session, st, current=(i == len(ctx.frames) - 1), post_mortem=ctx.post_mortem))
     compile_id = entry_index = entry_count = None
     detail: list[tuple[str, str]] = []
+    choices: tuple = ()
+    hints: tuple[str, ...] = ()
     return_value = value(ctx.return_value) if ctx.kind is StopKind.RETURN else None
+    if return_value is not None and ctx.frames and frames:
+        # the interpreter has popped the returned value already: it is what the frame's stack holds now
+        frames[len(ctx.frames) - 1] = replace(frames[len(ctx.frames) - 1], stack=(return_value,), stack_exact=True)
     exception = f"{type(ctx.exception).__name__}: {ctx.exception}" if ctx.exception is not None else None
     if ctx.frames:
         compile_id, entry_index, entry_count = entry_position(session, ctx.frames[-1].frame.f_code)
@@ -116,11 +122,16 @@ def build_stop(session: "Session", ctx: "PauseContext", message: str) -> Stop:
         view = code_view(ev.code, generated=False)
         inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
-        from .recompile import stop_detail
+        from .decisions import config_hints, recompile_choices
+        from .format.recompile import stop_detail
 
         detail.extend(stop_detail(session, ctx))
+        record = ctx.extra.get("recompile")
+        if record is not None:
+            choices = recompile_choices(record)
+            hints = tuple(config_hints(record))
     if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
-        from .recompile import graph_break_detail
+        from .capture import graph_break_detail
 
         detail.append(("graph break", graph_break_detail(session, ctx.frames)))
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
@@ -138,4 +149,8 @@ def build_stop(session: "Session", ctx: "PauseContext", message: str) -> Stop:
         exception=exception,
         detail=tuple(detail),
         seq=session.stop_seq,
+        selected=ctx.selected if ctx.frames else -1,
+        choices=choices,
+        hints=hints,
+        watches=session.watch_values(ctx),
     )

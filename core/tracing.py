@@ -13,26 +13,9 @@ from __future__ import annotations
 
 import sys
 from types import CodeType, FrameType
-from typing import Any, Protocol
+from typing import Any
 
-
-class TraceHandler(Protocol):
-    """What a back end reports to. All calls happen on the traced (worker) thread."""
-
-    def wants_frame(self, code: CodeType) -> bool:
-        """Whether a new frame running `code` should get instruction events."""
-
-    def on_call(self, frame: FrameType) -> None:
-        """A wanted frame starts (before its first instruction event)."""
-
-    def on_instruction(self, frame: FrameType, offset: int) -> None:
-        """The instruction at byte `offset` of `frame` is about to run."""
-
-    def on_return(self, frame: FrameType, value: Any) -> None:
-        """`frame` is returning `value` (also called when it unwinds with an exception: value is None)."""
-
-    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
-        """An exception was raised in (or propagated into) `frame` at `offset`."""
+from .protocol import TraceHandler
 
 
 class SettraceBackend:
@@ -116,7 +99,7 @@ def make_backend(handler: TraceHandler) -> SettraceBackend:
     from . import compat
 
     if compat.USE_SYS_MONITORING:
-        from .monitoring import MonitoringBackend  # issue 6
+        from .monitoring import MonitoringBackend  # sys.monitoring exists from 3.12 only
 
         return MonitoringBackend(handler)  # type: ignore[return-value]
     return SettraceBackend(handler)

@@ -17,6 +17,22 @@ _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
 _repr.maxlevel = 3
 
 NULL = ValueSummary(type_name="NULL", text="NULL", is_null=True)
+
+
+class NullSlot:
+    """What ``__stack__`` holds for a NULL value-stack slot (not None: None is a real value on the stack)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<NULL>"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The one `NullSlot` (compare with ``is``).
+NULL_SLOT = NullSlot()
 UNKNOWN = ValueSummary(type_name="?", text="<unknown>", unknown=True)
 
 

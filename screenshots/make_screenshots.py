@@ -54,9 +54,12 @@ class Driver:
         self.written: list[Path] = []
 
     async def settle(self) -> None:
-        """Let the app's workers finish and every message they posted be handled."""
+        """Let the app's workers and engine calls finish and every message they posted be handled."""
         for _ in range(3):
             await self.app.workers.wait_for_complete()
+            deadline = time.monotonic() + self.timeout
+            while self.app.engine_busy and time.monotonic() < deadline:
+                await self.pilot.pause(0.01)
             await self.pilot.pause()
 
     async def until(self, condition: Callable[[], bool], what: str, timeout: float | None = None) -> None:

@@ -1,29 +1,28 @@
-"""The one registry of TUI actions: id, keys, description and the command line each one sends.
+"""The one registry of TUI actions: id, keys, description and the equivalent command of each one.
 
 Everything the user can do with a key is declared here, once. The app turns the registry into its `BINDINGS`
 (`bindings`), the footer shows the entries marked ``footer``, the help screen lists all of them
-(`help_screen.HelpScreen`) and the command palette searches them (`commands.ActionCommands`).
+(`help_screen.HelpScreen`) and the command palette searches them (`commands.ActionCommands`). A key calls the
+engine's typed method (`dynadbg.core.protocol.Engine`); `Action.command` is the command-language line that does
+the same in the console (shown in the help, the palette and the README).
 
-| id | default keys | sends |
+| id | default keys | calls |
 |---|---|---|
-| step | ``s``, ``F11`` | ``s`` |
-| next | ``n``, ``F10`` | ``n`` |
-| return | ``r`` | ``r`` |
-| continue | ``c``, ``F5`` | ``c`` |
-| until | ``t`` | ``until {cursor}`` |
-| breakpoint | ``b``, ``F9`` | ``b {cursor}`` or ``cl {cursor}`` (toggles) |
-| up / down | ``u`` / ``d`` | ``u`` / ``d`` |
-| whatif | ``w`` | ``whatif`` |
-| view_bytecode, view_orig, view_graph | ``1``, ``2``, ``3`` | -, ``orig``, ``graph`` |
-| view_entries, view_stop | ``4``, ``5`` | ``entries``, - |
-| view_diff, view_recompile | ``6``, ``7`` | ``patch show``, ``why`` |
-| recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``recompile``, ``eager``, ``skip``, ``drop`` (recompile stop only) |
-| dynamic | ``M`` | asks NAME DIM, then ``dynamic NAME DIM`` (recompile stop only) |
-| edit, insert, delete | ``e``, ``i``, ``x`` | open the edit dialog on the cursor's instruction; Enter sends ``edit``/``insert``/``delete`` |
-| console | ``:`` | focus the console input |
+| step / next / return / continue | ``s`` ``F11`` / ``n`` ``F10`` / ``r`` / ``c`` ``F5`` | ``set_step`` ... |
+| until | ``t`` | ``set_until(cursor)`` |
+| breakpoint | ``b``, ``F9`` | ``set_break(cursor)`` or ``clear_break(cursor)`` (toggles) |
+| up / down | ``u`` / ``d`` | ``up()`` / ``down()`` |
+| whatif | ``w`` | ``what_if()`` |
+| view_orig, view_graph, view_entries | ``2``, ``3``, ``4`` | ``original_code()``, ``graphs()``, ``entries()`` |
+| view_diff, view_recompile | ``6``, ``7`` | ``patch_diff()``, ``recompile_records()`` |
+| view_bytecode, view_stop | ``1``, ``5`` | - (the stop itself) |
+| recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``decide(choice.decision)`` (recompile stop only) |
+| dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
+| edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
+| console | ``:`` | focus the console input (``execute(line)``) |
 | help | ``?`` | open the help screen |
-| interrupt | ``Ctrl+C`` | ``session.interrupt()`` (only while the program runs) |
-| quit | ``q`` | ``session.quit()``, then exit |
+| interrupt | ``Ctrl+C`` | ``interrupt()`` (only while the program runs) |
+| quit | ``q`` | ``quit()``, then exit |
 
 Each action says when it applies (`Action.when`); `DebuggerApp.check_action` hides the ones that do not apply at
 the current stop (the recompile-stop choices elsewhere, the frame actions at a recompile stop, the edit actions
@@ -58,8 +57,9 @@ class Action:
         keys: default keys, comma-separated in Textual's key names (``"s,f11"``).
         label: short footer label (``"Step"``).
         description: one line for the help screen and the command palette.
-        command: the console line the action sends to the engine, with ``{cursor}`` replaced by the bytecode
-            cursor's instruction index; None for actions the UI handles itself (help, console focus, views).
+        command: the command-language line that does the same in the console (``{cursor}``: the bytecode
+            cursor's instruction index), for the help, the palette and the README; None for actions the UI
+            handles itself (help, console focus).
         resumes: True when the command lets the program run (only allowed while stopped).
         footer: shown in the footer.
         priority: checked before the focused widget sees the key (only for keys no widget should swallow).

@@ -1,62 +1,88 @@
 """The Textual debugger app and `run_tui`, the function the CLI calls.
 
 Threads: the user's program runs on the engine's worker thread; this app owns the main thread. Engine events
-arrive as `Bridge` messages. Every engine call that blocks (`execute`, `guard_tree`, `compiled_frames`) runs in a
-Textual thread worker, never on the UI thread; `quit` and `interrupt` run on short daemon threads so a busy
-engine can never hold the UI (or its shutdown) hostage.
+arrive as `Bridge` messages. Every engine method the app calls (`dynadbg.core.protocol.Engine`: `set_step`,
+`guard_trees`, `decide`, `preview_edit`, ...) blocks until the program's thread answered, so it runs in a Textual
+thread worker, never on the UI thread; `quit` and `interrupt` run on short daemon threads so a busy engine can
+never hold the UI (or its shutdown) hostage.
 
-Commands are executed one at a time, in the order they were issued. A resuming command (step, next, continue, …)
-is accepted only while the program is stopped and no other resuming command is in flight; keys pressed while it
-runs are ignored (the footer greys them out). Keys that do not apply at the current stop are hidden from the
-footer (`actions.Action.when`): the recompile-stop choices appear only at a recompile stop, the edit keys only in
-generated code.
+Widgets post intents (a view kind, an instruction index, a decision, an edit op); the app turns each into one
+typed engine call and renders the typed answer. The console is the one place the command language is spoken: its
+line goes to `Engine.execute` as the user typed it, the output is logged, and what the command changed (the
+selected frame, breakpoints, watches, edits) is read back with `Engine.current_stop` — the app never parses a
+line it sent or the engine's text.
 
-Dialogs: the edit dialog (``e``/``i``/``x``, `EditDialog`) previews an instruction edit through `preview_edit`
-(the engine's `PatchManager.preview`, on a thread worker) and sends ``edit``/``insert``/``delete`` on Enter; the
-``dynamic`` choice asks for ``NAME DIM`` (`PromptScreen`).
+Engine calls are made one at a time, in the order they were issued. A resuming call (step, next, continue, a
+recompile decision, any console line) is accepted only while the program is stopped and no other one is in
+flight; keys pressed while it runs are ignored (the footer greys them out). Keys that do not apply at the current
+stop are hidden from the footer (`actions.Action.when`): the recompile-stop choices appear only at a recompile
+stop (and only those the stop offers as available), the edit keys only in generated code.
+
+Dialogs: the edit dialog (``e``/``i``/``x``, `EditDialog`) previews an instruction edit with `Engine.preview_edit`
+and applies it with `Engine.apply_edit`; the ``dynamic`` choice asks for ``NAME DIM`` (`PromptScreen`).
 """
 
 from __future__ import annotations
 
+import gc
+import queue
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from textual import work
+from rich.text import Text
 from textual.app import App, ScreenStackError
 from textual.message import Message
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, GuardTree, Stop, StopKind
-from dynadbg.core.patches import EditOp, EditPreview
+from dynadbg.core.model import (
+    DEFAULT_BREAK_ON,
+    BreakpointView,
+    CommandResult,
+    Decision,
+    DecisionKind,
+    EditOp,
+    EditOutcome,
+    EditPreview,
+    EngineError,
+    GuardTree,
+    Resumed,
+    Stop,
+    StopKind,
+)
+from dynadbg.core.edits import format_diff
 from dynadbg.core.runner import ExitResult
 
-from . import actions, bridge
+from . import actions
 from .bridge import Bridge, EngineSession
 from .commands import ActionCommands
 from .console import Console
 from .edit_dialog import EditDialog
 from .help_screen import HelpScreen
 from .prompt_screen import PromptScreen
-from .recompile_view import available_choices, stop_choices, tensor_inputs
-from .screen import VIEW_COMMANDS, MainScreen
+from .recompile_view import available_choices, choice_for, tensor_inputs
+from .screen import QUERY_VIEWS, MainScreen
 from .status_line import StatusLine
 
-#: Console verbs that let the program run (the command language's resuming commands and the recompile choices).
-RESUMING = frozenset({"s", "step", "n", "next", "r", "return", "c", "cont", "continue", "until", "unt",
-                      "recompile", "eager", "skip", "drop", "dynamic"})
-#: Verbs whose result fills a view instead of the log (``patch`` only as ``patch`` / ``patch show``).
-_VIEW_OF = {"orig": "tab-orig", "graph": "tab-graph", "entries": "tab-entries", "why": "tab-recompile",
-            "patch": "tab-diff"}
-#: Verbs of the edit dialog's commands.
-_EDIT_VERBS = frozenset({"edit", "insert", "delete"})
+#: Registry action id → the control method it calls (``until`` also takes the bytecode cursor's index).
+_CONTROL: dict[str, Callable[[EngineSession, int], Any]] = {
+    "step": lambda engine, cursor: engine.set_step(),
+    "next": lambda engine, cursor: engine.set_next(),
+    "return": lambda engine, cursor: engine.set_return(),
+    "continue": lambda engine, cursor: engine.set_continue(),
+    "until": lambda engine, cursor: engine.set_until(cursor),
+}
+#: The recompile-stop choice actions (their ids are the `DecisionKind` values).
+_CHOICES = frozenset(kind.value for kind in DecisionKind)
 #: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
 #: Seconds the program state must hold before the footer's greyed-out keys are updated.
 FOOTER_SETTLE = 0.25
+#: Seconds the program must run before the status line says so (a quick step shows no "running" flash).
+RUNNING_SHOWN_AFTER = 0.1
 #: Seconds `q` waits for the program to end before the app exits anyway.
 QUIT_DEADLINE = 0.9
 
@@ -65,19 +91,34 @@ class _Cancelled(Exception):
     """The thread worker waiting on an engine call was cancelled (the app is closing)."""
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One queued engine call.
+
+    Attributes:
+        fn: calls the engine (on the engine-call thread) and returns its answer.
+        done: handles the answer on the UI thread.
+        resume: the call may let the program run (it holds `_awaiting_resume` until answered).
+        what: what it is, for an internal-error line.
+    """
+
+    fn: Callable[[], Any]
+    done: Callable[[Any], None]
+    resume: bool
+    what: str
+
+
 class DebuggerApp(App[int]):
     """The dynadbg TUI.
 
     Args:
         session_factory: builds the engine session with the given listener (the app's `Bridge`); e.g.
-            ``lambda listener: Session(listener, break_on=...)``, or a fake engine in tests.
+            ``lambda listener: Session(listener, break_on=...)``, or a fake engine in tests. It implements
+            `dynadbg.core.protocol.Engine`.
         start: starts the program on the session (``lambda s: s.start_script(path, argv)``); called once the app
             is mounted. None: the caller starts it.
         keymap: action id → keys overrides (see `actions.load_keymap`).
         keymap_warnings: problems found reading the keymap, shown in the console log at start.
-        previewer: makes the edit dialog's preview, blocking: ``previewer(session, op)`` gives the engine's
-            `EditPreview` or a line saying why there is none. Default `bridge.preview_edit` (the real engine's
-            `PatchManager.preview` on the program's thread); the fake engine of the tests passes its own.
 
     The app's return value (``App.run()``) is the program's exit status when it is known.
     """
@@ -87,30 +128,14 @@ class DebuggerApp(App[int]):
     BINDINGS = actions.bindings()
     COMMANDS = App.COMMANDS | {ActionCommands}
 
-    class CommandDone(Message):
-        """A console command came back from the engine."""
+    class EngineAnswered(Message):
+        """An engine call came back (posted by the engine worker)."""
 
-        def __init__(self, line: str, result: CommandResult, silent: bool, resume: bool = False) -> None:
-            self.line = line
-            """The command as sent."""
+        def __init__(self, call: _Call, result: Any) -> None:
+            self.call = call
+            """The call."""
             self.result = result
-            """What the engine returned."""
-            self.silent = silent
-            """True for commands the UI issued itself (filling a view), not the user."""
-            self.resume = resume
-            """True for the resuming command the UI is waiting on (the one that set `_awaiting_resume`)."""
-            super().__init__()
-
-    class GuardsLoaded(Message):
-        """`Session.guard_tree()` came back."""
-
-        def __init__(self, tree: GuardTree | None, seq: int, error: str | None = None) -> None:
-            self.tree = tree
-            """The tree, or None (no entry serves the frame, or the call failed)."""
-            self.seq = seq
-            """`Stop.seq` of the stop it was fetched for."""
-            self.error = error
-            """Why the call failed, if it did."""
+            """What the engine returned (an `EngineError` when the call failed)."""
             super().__init__()
 
     class QuitDone(Message):
@@ -128,7 +153,6 @@ class DebuggerApp(App[int]):
         *,
         keymap: Mapping[str, str] | None = None,
         keymap_warnings: tuple[str, ...] | list[str] = (),
-        previewer: Callable[[EngineSession, EditOp], EditPreview | str] | None = None,
     ) -> None:
         super().__init__()
         self.bridge = Bridge()
@@ -140,7 +164,7 @@ class DebuggerApp(App[int]):
         self.phase = "starting"
         """``"starting"``, ``"running"``, ``"stopped"`` or ``"exited"``."""
         self.last_stop: Stop | None = None
-        """The latest stop (None before the first)."""
+        """The latest stop (None before the first); after ``u``/``d`` its `Stop.selected` names the frame shown."""
         self.exit_result: ExitResult | None = None
         """How the program ended, once it did."""
         self.stops_seen = 0
@@ -150,17 +174,18 @@ class DebuggerApp(App[int]):
         self._main = MainScreen()
         self._awaiting_resume = False
         self._quitting = False
-        self._queue: deque[tuple[str, bool, bool]] = deque()
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._queue_lock = threading.Lock()
-        self._draining = False
+        self._caller: threading.Thread | None = None
+        self._pending = 0
         self._guards_key: tuple[Any, ...] | None = None
         self._guards_seq = -1
-        self._view_seq: dict[str, int] = {}
+        self._view_seq: dict[str, tuple[int, int]] = {}
         self._footer_timer: Timer | None = None
         self._auto_view: str | None = None
-        self._previewer = previewer if previewer is not None else bridge.preview_edit
-        self._edit_dialog: EditDialog | None = None
         self._footer_gate: tuple[Any, ...] = (self.phase, False)
+        self._running_timer: Timer | None = None
+        self._running_text = "running"
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -197,10 +222,17 @@ class DebuggerApp(App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        self._queue.put(None)
+        gc.unfreeze()
         if self._footer_timer is not None:
             self._footer_timer.stop()
 
     # Actions (all from the registry) ---------------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        """The program is paused and no resuming call is in flight."""
+        return self.phase == "stopped" and not self._awaiting_resume
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Whether a registry action applies now (`actions.Action.when`): True runs it, None greys it out in the
@@ -211,7 +243,7 @@ class DebuggerApp(App[int]):
             entry = actions.get(str(parameters[0]))
         except KeyError:
             return False
-        stopped = self.phase == "stopped" and not self._awaiting_resume
+        stopped = self.stopped
         stop = self.last_stop if self.phase == "stopped" else None
         at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
         when = entry.when
@@ -235,6 +267,8 @@ class DebuggerApp(App[int]):
         """Run the registry action `action_id` (every key binding and palette entry lands here)."""
         entry = actions.get(action_id)
         screen = self._main
+        instr = screen.bytecode.cursor_instruction
+        cursor = instr.index if instr is not None else 0
         if entry.id == "help":
             if not isinstance(self.screen, HelpScreen):
                 self.push_screen(HelpScreen(self.keymap))
@@ -247,18 +281,108 @@ class DebuggerApp(App[int]):
         elif entry.id.startswith("view_"):
             screen.show_view("tab-" + entry.id.removeprefix("view_"))
         elif entry.id == "breakpoint":
-            instr = screen.bytecode.cursor_instruction
             if instr is not None:
                 self._toggle_breakpoint(instr.index)
-        elif entry.id in _EDIT_VERBS:
+        elif entry.id in ("edit", "insert", "delete"):
             self.open_edit_dialog(entry.id)
         elif entry.id == "dynamic":
             self._ask_dynamic()
-        elif entry.command is not None:
-            instr = screen.bytecode.cursor_instruction
-            cursor = instr.index if instr is not None else 0
-            # Stepping by key is not echoed (the panes show its effect); a recompile choice is, with its code.
-            self.submit(entry.command.format(cursor=cursor), echo=not entry.resumes or entry.when == "recompile")
+        elif entry.id in _CHOICES:
+            choice = choice_for(self.last_stop, DecisionKind(entry.id))
+            if choice is not None:
+                self.decide(choice.decision)
+        elif entry.id in _CONTROL:
+            control = _CONTROL[entry.id]
+            self._resume(lambda: control(self.session, cursor), entry.id)
+        elif entry.id in ("up", "down"):
+            self.select_frame(-1 if entry.id == "up" else 1)
+        elif entry.id == "whatif":
+            self._what_if()
+
+    # Intents → engine calls ------------------------------------------------------------------------------------
+
+    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None,
+                done: Callable[[Any], None] | None = None) -> None:
+        """Send a call that lets the program go on (only while stopped and no other one is in flight)."""
+        if not self.stopped:
+            return
+        if echo is not None:
+            self._main.console.echo(echo)
+        self._awaiting_resume = True
+        self._bindings_changed()
+        self._enqueue(_Call(fn, done or self._resumed, True, what))
+
+    def _resumed(self, result: Any) -> None:
+        """A control call or a decision answered: running (the next stop follows), or why it could not."""
+        if isinstance(result, Resumed):
+            console = self._main.console
+            if result.message:
+                console.output(result.message)
+            for warning in result.warnings:
+                console.error(f"WARNING: {warning}")
+            if result.permanent:
+                console.output(Text("permanently: ") + Text(result.permanent))
+            if self._awaiting_resume and self.phase == "stopped":
+                self._set_running("running")
+            if result.quit:
+                self.quit_program()
+            return
+        self._awaiting_resume = False
+        self._bindings_changed()
+        self._log_error(result)
+
+    def decide(self, decision: Decision) -> None:
+        """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
+        self._resume(lambda: self.session.decide(decision), decision.kind.value, echo=decision.command)
+
+    def select_frame(self, delta: int) -> None:
+        """``u`` (-1, toward the caller) / ``d`` (+1): select another frame of the stop."""
+        if not self.stopped:
+            return
+        engine = self.session
+        self._enqueue(_Call((lambda: engine.up()) if delta < 0 else (lambda: engine.down()),
+                            self._selected, False, "up" if delta < 0 else "down"))
+
+    def _selected(self, result: Any) -> None:
+        if isinstance(result, Stop):
+            self._show_same_stop(result)
+        else:
+            self._log_error(result)
+
+    def _toggle_breakpoint(self, index: int) -> None:
+        if not self.stopped:
+            return
+        engine = self.session
+        on = index not in self._main.bytecode.breakpoints
+
+        def call() -> Any:
+            result = engine.set_break(index) if on else engine.clear_break(index)
+            return result if isinstance(result, EngineError) else engine.list_breakpoints()
+
+        self._enqueue(_Call(call, self._breakpoints_changed, False, "breakpoint"))
+
+    def _breakpoints_changed(self, result: Any) -> None:
+        if isinstance(result, tuple) and all(isinstance(b, BreakpointView) for b in result):
+            self._main.breakpoints = result
+        else:
+            self._log_error(result)
+
+    def _what_if(self) -> None:
+        if self.stopped:
+            self._main.console.echo("whatif")
+            self._enqueue(_Call(self.session.what_if, self._show_what_if, False, "whatif"))
+
+    def _show_what_if(self, result: Any) -> None:
+        if isinstance(result, EngineError):
+            self._log_error(result)
+            return
+        console = self._main.console
+        for tree in result:
+            state = (f"invalidated: {tree.invalidated}" if tree.invalidated
+                     else "every guard passes" if not tree.failing else f"{len(tree.failing)} failing")
+            console.output(f"entry {tree.compile_id}: {tree.leaf_count:,} guards, {state}")
+            for leaf in tree.failing[:10]:
+                console.output(f"  {leaf.id} {leaf.guard_type}  {' ; '.join(leaf.code)}")
 
     def open_edit_dialog(self, kind: str) -> None:
         """Open the edit dialog (``"edit"``, ``"insert"``, ``"delete"``) on the bytecode cursor's instruction."""
@@ -268,23 +392,37 @@ class DebuggerApp(App[int]):
             return
         self.push_screen(EditDialog(kind, instr, code.name, len(code.instructions)))
 
-    def preview_edit(self, op: EditOp) -> EditPreview | str:
+    def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
         """The engine's preview of the instruction edit `op` (blocking: call it from a thread worker only)."""
         if self.phase != "stopped":
-            return "no preview while the program runs"
+            return EngineError("no preview while the program runs", "not paused")
         try:
-            return self._call_engine(self._previewer, self.session, op)
+            return self._call_engine(self.session.preview_edit, op)
         except _Cancelled:
-            return "cancelled"
+            return EngineError("cancelled", "internal")
 
     def on_edit_dialog_apply(self, event: EditDialog.Apply) -> None:
-        self._edit_dialog = event.dialog
-        self.submit(event.line)
+        dialog, op = event.dialog, event.op
+        self._main.console.echo(op.text)
+
+        def done(result: Any) -> None:
+            if dialog.is_attached:
+                dialog.applied(result)
+            if isinstance(result, EditOutcome) and result.ok:
+                self._patch_changed()
+                self._main.console.output(result.message)
+                if result.diff is not None:
+                    self._main.console.output(format_diff(result.diff, context=2))
+            else:
+                self._log_error(result.error if isinstance(result, EditOutcome) else result)
+
+        self._enqueue(_Call(lambda: self.session.apply_edit(op), done, False, op.text))
 
     def _ask_dynamic(self) -> None:
         """The ``dynamic`` choice: ask for NAME DIM (the engine's suggestions, then every tensor input's dims)."""
         stop = self.last_stop
-        suggested = [c.syntax.removeprefix("dynamic").strip() for c in stop_choices(stop) if c.command == "dynamic"]
+        suggested = [f"{c.decision.name} {c.decision.dim}" for c in (stop.choices if stop else ())
+                     if c.kind is DecisionKind.DYNAMIC and c.available and c.decision.name is not None]
         tensors = tensor_inputs(stop)
         for name, shape in tensors:
             suggested += [f"{name} {dim}" for dim in range(len(shape)) if f"{name} {dim}" not in suggested]
@@ -294,82 +432,133 @@ class DebuggerApp(App[int]):
                        f"tensor inputs: {shapes}")
 
         def answered(value: str | None) -> None:
-            if value:
-                self.submit(f"dynamic {value}")
+            if not value:
+                return
+            name, _, dim = value.strip().rpartition(" ")
+            try:
+                number = int(dim)
+            except ValueError:
+                self._main.console.error(f"NAME DIM: the dimension must be an integer, not {dim!r}")
+                return
+            if not name.strip():
+                self._main.console.error("NAME DIM: name the input tensor, e.g. x 0")
+                return
+            self.decide(Decision(DecisionKind.DYNAMIC, name=name.strip(), dim=number))
 
         self.push_screen(PromptScreen("mark a dimension dynamic", explanation, value=suggested[0] if suggested else "",
                                       placeholder="NAME DIM   e.g. x 0", suggestions=suggested), answered)
 
-    def _toggle_breakpoint(self, index: int) -> None:
-        on = index not in self._main.bytecode.breakpoints
-        self.submit(f"{'b' if on else 'cl'} {index}")
-
     def on_main_screen_breakpoint_requested(self, event: MainScreen.BreakpointRequested) -> None:
-        if self.phase == "stopped":
-            self._toggle_breakpoint(event.index)
+        self._toggle_breakpoint(event.index)
 
     def on_main_screen_view_requested(self, event: MainScreen.ViewRequested) -> None:
+        self._fill_view(event.pane_id)
+
+    def _fill_view(self, pane: str, *, force: bool = False) -> None:
+        """Fill a view from its engine query, once per stop and selected frame (unless `force`)."""
         stop = self.last_stop
-        if self.phase == "stopped" and stop is not None and self._view_seq.get(event.pane_id) != stop.seq:
-            self._view_seq[event.pane_id] = stop.seq
-            self.submit(event.command, silent=True)
+        query = QUERY_VIEWS.get(pane)
+        if query is None or not self.stopped or stop is None:
+            return
+        key = (stop.seq, stop.selected)
+        if not force and self._view_seq.get(pane) == key:
+            return
+        self._view_seq[pane] = key
+        engine = self.session
+        self._enqueue(_Call(lambda: getattr(engine, query)(), lambda result: self._query_done(pane, result),
+                            False, query))
+
+    def _query_done(self, pane: str, result: Any) -> None:
+        self._main.show_query(pane, result)
+        if isinstance(result, EngineError):
+            self._log_error(result)
 
     def on_console_submitted(self, event: Console.Submitted) -> None:
         self.submit(event.line)
 
-    # Commands --------------------------------------------------------------------------------------------------
+    def submit(self, line: str) -> None:
+        """Run a command-language line the user typed (`Engine.execute`), in order with every other call.
 
-    def submit(self, line: str, *, silent: bool = False, echo: bool = True) -> None:
-        """Send a console command to the engine, in order, on a thread worker.
-
-        Typed commands always reach the engine, which answers the ones that need a stop with an error while the
-        program runs or after it ended. Keys are gated earlier (`check_action`).
-
-        Args:
-            line: a command-language line (``"s"``, ``"p x"``).
-            silent: the UI issued it (filling a view): not echoed, and dropped unless the program is stopped.
-            echo: log the line (keys that step pass False).
+        The line reaches the engine as typed. While it is answered no other resuming call is accepted (it may
+        resume the program). Afterwards `Engine.current_stop` shows what it changed.
         """
         console = self._main.console
-        verb = line.split(maxsplit=1)[0] if line.strip() else ""
-        if echo and not silent:
-            console.echo(line)
-        if verb in ("q", "quit", "exit"):
-            self.quit_program()
-            return
-        if silent and (self.phase != "stopped" or self._awaiting_resume):
-            return
-        resume = verb in RESUMING and self.phase == "stopped" and not self._awaiting_resume
+        console.echo(line)
+        engine = self.session
+        resume = self.stopped
         if resume:
             self._awaiting_resume = True
             self._bindings_changed()
-        with self._queue_lock:
-            self._queue.append((line, silent, resume))
-            start = not self._draining
-            self._draining = True
-        if start:
-            self._drain()
 
-    @work(thread=True, group="engine", exit_on_error=False)
-    def _drain(self) -> None:
-        """Execute queued commands one at a time, in order, posting each result."""
+        def call() -> Any:
+            result = engine.execute(line)
+            if result.resumed or result.quit or result.error:
+                return result, None
+            return result, engine.current_stop()
+
+        self._enqueue(_Call(call, lambda answer: self._console_done(answer, resume), resume, line))
+
+    def _console_done(self, answer: Any, resume: bool) -> None:
+        console = self._main.console
+        if isinstance(answer, EngineError):
+            answer = (CommandResult(error=answer.message), None)
+        result, stop = answer
+        if result.error:
+            console.error(result.error)
+        else:
+            console.output(result.output)
+        if result.resumed:
+            if resume and self._awaiting_resume and self.phase == "stopped":
+                self._set_running("running")
+        elif resume:
+            self._awaiting_resume = False
+            self._bindings_changed()
+        if result.quit:
+            self.quit_program()
+            return
+        if isinstance(stop, Stop) and self.phase == "stopped":
+            # What the command changed (selection, breakpoints, watches, edits): views filled before are stale.
+            self._view_seq.clear()
+            self._show_same_stop(stop)
+
+    # The engine queue ------------------------------------------------------------------------------------------
+
+    @property
+    def engine_busy(self) -> bool:
+        """Engine calls are queued or running, or their answers are not handled yet."""
+        return self._pending > 0
+
+    def _enqueue(self, call: _Call) -> None:
+        """Queue an engine call; the engine-call thread makes it, in order, and posts its answer."""
+        with self._queue_lock:
+            self._pending += 1
+            if self._caller is None:
+                # One daemon thread for every call: a step costs no thread start, and a call the engine never
+                # answers cannot hold up the app's exit.
+                self._caller = threading.Thread(target=self._make_calls, name="dynadbg-engine-calls", daemon=True)
+                self._caller.start()
+        self._queue.put(call)
+
+    def _make_calls(self) -> None:
+        """The engine-call thread: run queued calls one at a time, in order, posting each answer."""
         while True:
-            with self._queue_lock:
-                if not self._queue:
-                    self._draining = False
-                    return
-                line, silent, resume = self._queue.popleft()
-            try:
-                result = self._call_engine(self.session.execute, line)
-            except _Cancelled:
-                with self._queue_lock:
-                    self._draining = False
+            call = self._queue.get()
+            if call is None:
                 return
+            try:
+                result = call.fn()
             except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
-                result = CommandResult(error=f"internal error running {line!r}: {type(exc).__name__}: {exc}")
-            if not isinstance(result, CommandResult):
-                result = CommandResult(error=f"engine returned {type(result).__name__} for {line!r}")
-            self.post_message(self.CommandDone(line, result, silent, resume))
+                result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", "internal")
+            if not self.post_message(self.EngineAnswered(call, result)):
+                with self._queue_lock:
+                    self._pending -= 1
+
+    def on_debugger_app_engine_answered(self, event: EngineAnswered) -> None:
+        try:
+            event.call.done(event.result)
+        finally:
+            with self._queue_lock:
+                self._pending -= 1
 
     def _call_engine(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call a blocking engine method from a thread worker, giving up (`_Cancelled`) if the worker is cancelled.
@@ -397,76 +586,16 @@ class DebuggerApp(App[int]):
             raise box["error"]
         return box.get("value")
 
-    def on_debugger_app_command_done(self, event: CommandDone) -> None:
-        screen = self._main
-        console = screen.console
-        result = event.result
-        parts = event.line.split()
-        verb = parts[0] if parts else ""
-        pane = _pane_for(parts)
-        if verb in _EDIT_VERBS:
-            self._edit_done(event.line, result)
-        if result.error:
-            if not event.silent or pane is not None:
-                console.error(result.error)
-            if pane is not None:
-                self._fill_view(pane, result.error, None)
-            if event.resume:
-                self._awaiting_resume = False
-                self._bindings_changed()
-            return
-        if result.resumed:
-            if event.resume and self._awaiting_resume and self.phase == "stopped":
-                self._set_running("running")
-        elif event.resume:
-            self._awaiting_resume = False
-            self._bindings_changed()
-        if verb in ("b", "break", "cl", "clear") and len(parts) > 1 and parts[1].isdigit():
-            screen.set_breakpoint(int(parts[1]), on=verb in ("b", "break"))
-        elif verb in ("u", "up", "d", "down"):
-            stop = self.last_stop
-            if stop is not None and stop.frames:
-                current = screen.frame_index % len(stop.frames)
-                step = -1 if verb in ("u", "up") else 1
-                screen.frame_index = max(0, min(len(stop.frames) - 1, current + step))
-        if pane is not None:
-            if self.last_stop is not None:
-                self._view_seq[pane] = self.last_stop.seq
-            self._fill_view(pane, result.output, result.data)
-            if not event.silent:
-                screen.show_view(pane)
-            return
-        if verb in _EDIT_VERBS or (verb == "patch" and len(parts) > 1 and parts[1] in ("load", "undo")):
-            self._patch_changed()
-        if verb == "guards" and isinstance(result.data, GuardTree):
-            screen.guards = result.data
-            tree = result.data
-            console.output(f"guard tree of entry {tree.compile_id}: {tree.leaf_count:,} guards, "
-                           f"{len(tree.failing):,} failing (guards pane)")
-            return
-        console.output(result.output)
-        if result.quit:
-            self.quit_program()
-
-    def _fill_view(self, pane: str, output: str, data: object) -> None:
-        screen = self._main
-        {"tab-orig": screen.show_original, "tab-graph": screen.show_graph, "tab-entries": screen.show_entries,
-         "tab-recompile": screen.show_recompile, "tab-diff": screen.show_diff}[pane](output, data)
-
-    def _edit_done(self, line: str, result: CommandResult) -> None:
-        """Hand an edit command's result to the edit dialog that sent it (it closes, or shows the rejection)."""
-        dialog = self._edit_dialog
-        if dialog is not None and dialog.pending_line == line:
-            self._edit_dialog = None
-            if dialog.is_attached:
-                dialog.applied(result)
+    def _log_error(self, error: Any) -> None:
+        if error is not None:
+            self._main.console.error(str(getattr(error, "message", error)))
 
     def _patch_changed(self) -> None:
         """An edit was installed or undone: the Diff view is stale (refilled now if it is open)."""
         self._main.console.info("the Diff view (key 6) shows the patch")
         self._view_seq.pop("tab-diff", None)
         if self._main.views.active == "tab-diff":
-            self._main.post_message(MainScreen.ViewRequested("tab-diff", VIEW_COMMANDS["tab-diff"] or ""))
+            self._fill_view("tab-diff", force=True)
 
     # Engine events ---------------------------------------------------------------------------------------------
 
@@ -476,6 +605,11 @@ class DebuggerApp(App[int]):
         self.stops_seen += 1
         self.phase = "stopped"
         self._awaiting_resume = False
+        self._running_done()
+        # A full collection in a torch program walks millions of objects (0.4-0.6 s here); stepping allocates
+        # enough to trigger one every few dozen steps. While the program is paused or stepping, leave the objects
+        # alive now to the permanent generation; `_show_running` gives them back once the program runs on.
+        gc.freeze()
         screen = self._main
         screen.activity = None
         screen.stop = stop
@@ -503,11 +637,16 @@ class DebuggerApp(App[int]):
             self._auto_view = None
             screen.show_view("tab-bytecode")
         self._fetch_guards_for(stop)
-        # Views filled from commands are stale now; refill the open one.
-        active = screen.views.active
-        command = VIEW_COMMANDS.get(active)
-        if command is not None:
-            screen.post_message(MainScreen.ViewRequested(active, command))
+        # Views filled from queries are stale now; refill the open one.
+        self._fill_view(screen.views.active)
+        self._bindings_changed()
+
+    def _show_same_stop(self, stop: Stop) -> None:
+        """The stop the program is paused at, changed by a call (another frame selected, a breakpoint, a watch)."""
+        self.last_stop = stop
+        self._main.stop = stop
+        self._fetch_guards_for(stop)
+        self._fill_view(self._main.views.active)
         self._bindings_changed()
 
     def on_bridge_running(self, event: Bridge.Running) -> None:
@@ -515,10 +654,24 @@ class DebuggerApp(App[int]):
             self._set_running(event.text)
 
     def _set_running(self, text: str) -> None:
-        # The panes keep showing the last stop (pudb-style); the status line says the program runs.
+        # The panes keep showing the last stop (pudb-style); the status line says the program runs, once it has
+        # run for `RUNNING_SHOWN_AFTER` seconds: a step that stops sooner repaints the screen once, not twice.
         self.phase = "running"
-        self._main.activity = text
+        self._running_text = text
+        if self._running_timer is None:
+            self._running_timer = self.set_timer(RUNNING_SHOWN_AFTER, self._show_running)
         self._bindings_changed()
+
+    def _show_running(self) -> None:
+        self._running_timer = None
+        if self.phase == "running":
+            gc.unfreeze()  # the program runs on: its garbage is collected as without the debugger
+            self._main.activity = self._running_text
+
+    def _running_done(self) -> None:
+        if self._running_timer is not None:
+            self._running_timer.stop()
+            self._running_timer = None
 
     def on_bridge_info(self, event: Bridge.Info) -> None:
         self._main.console.info(event.text)
@@ -531,6 +684,8 @@ class DebuggerApp(App[int]):
         self.exit_result = result
         self.phase = "exited"
         self._awaiting_resume = False
+        self._running_done()
+        gc.unfreeze()
         screen = self._main
         screen.activity = None
         screen.stop = None
@@ -557,35 +712,26 @@ class DebuggerApp(App[int]):
     # Guard tree ------------------------------------------------------------------------------------------------
 
     def _fetch_guards_for(self, stop: Stop) -> None:
-        frame = stop.frame
-        key = (stop.compile_id, frame.code.key if frame is not None else None)
-        if stop.kind in _SAME_CALL and key == self._guards_key:
+        frame = stop.selected_frame
+        key = (stop.compile_id, frame.code.key if frame is not None else None, stop.selected)
+        if key == self._guards_key and (stop.kind in _SAME_CALL or stop.seq == self._guards_seq):
             return
         self._guards_key = key
         self._guards_seq = stop.seq
         self._main.guards_loading = True
-        self._fetch_guards(stop.seq)
+        seq = stop.seq
+        self._enqueue(_Call(self.session.guard_trees, lambda result: self._guards_loaded(result, seq), False,
+                            "guard tree"))
 
-    @work(thread=True, group="guards", exclusive=True, exit_on_error=False)
-    def _fetch_guards(self, seq: int) -> None:
-        """Fetch the guard tree for the stop `seq` (blocks on the engine's worker thread)."""
-        try:
-            tree = self._call_engine(self.session.guard_tree)
-        except _Cancelled:
-            return
-        except Exception as exc:  # noqa: BLE001 - shown in the log
-            self.post_message(self.GuardsLoaded(None, seq, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.GuardsLoaded(tree if isinstance(tree, GuardTree) else None, seq))
-
-    def on_debugger_app_guards_loaded(self, event: GuardsLoaded) -> None:
-        if event.seq != self._guards_seq:
+    def _guards_loaded(self, result: Any, seq: int) -> None:
+        if seq != self._guards_seq:
             return
         screen = self._main
         screen.guards_loading = False
-        screen.guards = event.tree
-        if event.error:
-            screen.console.error(f"guard tree: {event.error}")
+        trees = result if isinstance(result, tuple) else ()
+        screen.guards = next((t for t in trees if isinstance(t, GuardTree)), None)
+        if isinstance(result, EngineError) and result.kind == "internal":
+            screen.console.error(f"guard tree: {result.message}")
 
     # Interrupt and quit ----------------------------------------------------------------------------------------
 
@@ -662,14 +808,6 @@ class DebuggerApp(App[int]):
             fn()
         except Exception:  # noqa: BLE001 - interrupt is best effort
             pass
-
-
-def _pane_for(parts: list[str]) -> str | None:
-    """The view a command's result fills (``orig``: the Original view), or None for the log."""
-    verb = parts[0] if parts else ""
-    if verb == "patch" and len(parts) > 1 and parts[1] != "show":
-        return None
-    return _VIEW_OF.get(verb)
 
 
 def run_tui(

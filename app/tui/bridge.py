@@ -5,76 +5,35 @@ app (`MessagePump.post_message` is thread-safe), so every widget sees engine eve
 Calls made before the app is attached (the program may stop before the first frame is painted) are buffered and
 delivered by `Bridge.attach`.
 
-`EngineSession` is the part of `dynadbg.core.session.Session` the TUI uses; tests pass a fake that has the same
-methods (``tests/app/fake_engine.py``). `preview_edit` is the one engine call the TUI makes that is not a command:
-the edit dialog's live preview (`dynadbg.core.patches.PatchManager.preview`), run on the program's thread.
+`EngineSession` is what the TUI calls: the engine's typed methods (`dynadbg.core.protocol.Engine`, implemented by
+`dynadbg.core.session.Session`); tests pass a fake with canned data behind the same protocol
+(``tests/app/fake_engine.py``).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
 
-from dynadbg.core.model import CommandResult, CompiledFrameView, GuardTree, Stop
+from dynadbg.core.model import Stop
+from dynadbg.core.protocol import Engine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from textual.message_pump import MessagePump
 
-    from dynadbg.core.patches import EditOp, EditPreview
     from dynadbg.core.runner import ExitResult
 
 
-class EngineSession(Protocol):
-    """What the TUI calls on the engine (a subset of `dynadbg.core.session.Session`).
+class EngineSession(Engine, Protocol):
+    """What the TUI calls on the engine: the typed `dynadbg.core.protocol.Engine`, plus waiting for the end.
 
-    `execute`, `guard_tree` and `compiled_frames` block until the program's worker thread handled them: call them
-    from a thread worker, never on the UI thread.
+    Every `Engine` method blocks until the program's worker thread handled it: call them from a thread worker,
+    never on the UI thread.
     """
-
-    def execute(self, line: str) -> CommandResult: ...
-
-    def interrupt(self) -> None: ...
-
-    def quit(self) -> None: ...
 
     def wait(self, timeout: float | None = None) -> ExitResult | None: ...
-
-    def guard_tree(self) -> GuardTree | None: ...
-
-    def compiled_frames(self) -> list[CompiledFrameView]: ...
-
-    def call_on_worker(self, fn: Callable[[], Any]) -> Any: ...
-
-
-def preview_edit(session: EngineSession, op: EditOp) -> EditPreview | str:
-    """What the instruction edit `op` would do at the current stop, installing nothing (blocking).
-
-    Runs `PatchManager.preview` on the program's thread through `Session.call_on_worker` (the paused frame and the
-    code objects live there). Call it from a thread worker, never on the UI thread.
-
-    Returns:
-        The engine's `EditPreview` (its ``error`` says why the edit would be rejected), or one line saying why no
-        preview could be made (the program is not paused, or it resumed first).
-    """
-
-    def on_worker() -> Any:
-        from dynadbg.core.patches import PatchManager
-
-        ctx = getattr(session, "ctx", None)
-        if ctx is None:
-            return "the program is not stopped"
-        return PatchManager.of(session).preview(ctx, op)  # type: ignore[arg-type]
-
-    result = session.call_on_worker(on_worker)
-    if result is None:
-        return "the program is not stopped"
-    if isinstance(result, CommandResult):  # the worker answered with an error instead of running it
-        return result.error or result.output or "no preview"
-    return result
 
 
 class Bridge:

@@ -17,7 +17,7 @@ class ActionCommands(Provider):
         keys = actions.effective_keys(keymap)
         return [
             (f"{action.label}: {action.description}", action.id,
-             f"{actions.display_keys(keys[action.id])}" + (f"  ·  sends `{action.command}`" if action.command else ""))
+             actions.display_keys(keys[action.id]) + (f"  ·  console: `{action.command}`" if action.command else ""))
             for action in actions.ACTIONS
         ]
 

@@ -1,6 +1,6 @@
 """The Diff view: Dynamo's generated code against the edited code, one instruction a row, ``-``/``+`` coloured.
 
-Filled from ``patch show`` (`dynadbg.core.patches.PatchDiff` in `CommandResult.data`; plain text otherwise). Only
+Filled from `Engine.patch_diff` (a `dynadbg.core.model.PatchDiff`, or the line saying why there is none). Only
 the changed rows and `CONTEXT` rows around them are listed; longer unchanged runs fold into one ``⋯`` row.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from dynadbg.core.patches import PatchDiff
+from dynadbg.core.model import PatchDiff
 
 from .lines_view import LinesView
 
@@ -35,26 +35,26 @@ class DiffView(LinesView):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._source: tuple[str, object] = ("instruction edits: shown when stopped (e edits an instruction)", None)
+        self._source: PatchDiff | str = "instruction edits: shown when stopped (e edits an instruction)"
 
     def on_mount(self) -> None:
         self._render_source()
 
-    def show(self, output: str, data: object) -> None:
-        """Show a ``patch show`` result: its `PatchDiff`, else its text (an error, ``no change``)."""
-        self._source = (output, data)
+    def show(self, diff: PatchDiff | str) -> None:
+        """Show a `PatchDiff`, or the line saying why there is none."""
+        self._source = diff
         self._render_source()
 
     def _render_source(self) -> None:
         if not self.is_mounted:
             return
-        output, data = self._source
+        data = self._source
         if isinstance(data, PatchDiff):
             self.set_lines(self._diff_lines(data))
             self.border_subtitle = (f"{data.name} · {data.removed} removed, {data.added} added" if data.changed
                                     else f"{data.name} · no edits")
         else:
-            self.set_lines(self._text_lines(output))
+            self.set_lines(self._text_lines(data))
             self.border_subtitle = ""
 
     def _style(self, component: str) -> object:
@@ -95,15 +95,5 @@ class DiffView(LinesView):
         row.append(text, style)
         return row
 
-    def _text_lines(self, output: str) -> list[Text]:
-        lines = []
-        for raw in (output or "(no output)").splitlines():
-            if raw.startswith(("+++", "---")):
-                lines.append(Text(raw, self._style("diff--header")))
-            elif raw.startswith("+"):
-                lines.append(Text(raw, self._style("diff--added")))
-            elif raw.startswith("-"):
-                lines.append(Text(raw, self._style("diff--removed")))
-            else:
-                lines.append(Text(raw, self._style("diff--same")))
-        return lines
+    def _text_lines(self, text: str) -> list[Text]:
+        return [Text(line, self._style("diff--same")) for line in (text or "(no output)").splitlines()]

@@ -3,13 +3,13 @@
 Opened on the instruction under the bytecode cursor (``e`` edit, ``i`` insert before it, ``x`` delete it). The
 input takes ``OPNAME [ARG]`` (``insert`` also ``OP [ARG]; OP [ARG]...``) and completes opcode names of the running
 Python (`OpcodeSuggester`: names from the standard library's `dis.opmap`, no torch). Each change of the input is
-parsed at once (`dynadbg.core.patches.parse_edit`: a syntax error shows inline) and, after `DEBOUNCE` seconds
-without typing, previewed by the engine on the program's thread (`DebuggerApp.preview_edit` →
-`PatchManager.preview`, in a thread worker): the value-stack depth before and after each row around the edit,
+parsed at once into an `EditOp` (`dynadbg.core.patches.parse_edit`, pure: a syntax error shows inline) and, after
+`DEBOUNCE` seconds without typing, previewed by the engine on the program's thread (`DebuggerApp.preview_edit` →
+`Engine.preview_edit`, in a thread worker): the value-stack depth before and after each row around the edit,
 the deepest the stack gets against ``co_stacksize``, every problem, and the diff against Dynamo's code.
 
-Enter sends the command line (``edit 9 LOAD_CONST 1``) through the console's queue; the engine validates it
-again. If it is rejected the reason shows in the dialog, nothing is installed and the dialog stays open; once it
+Enter posts the same `EditOp` (`EditDialog.Apply`); the app installs it with `Engine.apply_edit`, which validates
+it again. If it is rejected the reason shows in the dialog, nothing is installed and the dialog stays open; once it
 is accepted the dialog closes (the log shows what was installed, the Diff view, key 6, the patch).
 """
 
@@ -32,8 +32,8 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from dynadbg.core.model import CommandResult, Instr
-from dynadbg.core.patches import EditError, EditOp, EditPreview, StackAnalysis, parse_edit
+from dynadbg.core.model import EditError, EditOp, EditOutcome, EditPreview, EngineError, Instr, StackAnalysis
+from dynadbg.core.edits import parse_edit
 
 from . import highlight
 
@@ -112,7 +112,7 @@ class EditDialog(ModalScreen[None]):
 
     | Key | Action |
     | :- | :- |
-    | enter | Apply: send the command (the engine validates it again). |
+    | enter | Apply: install the edit (the engine validates it again). |
     | escape | Close without changing anything. |
     | right | Accept the opcode completion (at the end of the input). |
     """
@@ -134,19 +134,19 @@ class EditDialog(ModalScreen[None]):
     """
 
     class Apply(Message):
-        """The user pressed Enter: send `line` to the engine and report back with `EditDialog.applied`."""
+        """The user pressed Enter: install `op` (`Engine.apply_edit`) and report back with `EditDialog.applied`."""
 
-        def __init__(self, dialog: EditDialog, line: str) -> None:
+        def __init__(self, dialog: EditDialog, op: EditOp) -> None:
             self.dialog = dialog
             """The dialog waiting for the outcome."""
-            self.line = line
-            """The command (``"edit 9 LOAD_CONST 1"``)."""
+            self.op = op
+            """The edit (``edit 9 LOAD_CONST 1``)."""
             super().__init__()
 
     class PreviewReady(Message):
         """A preview came back from the engine (posted by the preview worker)."""
 
-        def __init__(self, text: str, preview: EditPreview | str) -> None:
+        def __init__(self, text: str, preview: EditPreview | EngineError) -> None:
             self.text = text
             """The command argument it was made for."""
             self.preview = preview
@@ -161,13 +161,13 @@ class EditDialog(ModalScreen[None]):
         """The instruction the dialog was opened on."""
         self.code_name = code_name
         self.rows = rows
-        self.pending_line: str | None = None
-        """The command sent and not answered yet (the dialog waits for it to close)."""
+        self.pending: EditOp | None = None
+        """The edit sent and not answered yet (the dialog waits for it to close)."""
         self.previewed: str | None = None
         """The argument text of the preview shown (None before the first one)."""
         self._timer: Timer | None = None
         self._outcome: Text | None = None
-        self._last: tuple[str | None, EditPreview | str | None] = (None, None)
+        self._last: tuple[str | None, EditPreview | EngineError | None] = (None, None)
 
     # Layout ----------------------------------------------------------------------------------------------------
 
@@ -225,7 +225,7 @@ class EditDialog(ModalScreen[None]):
 
     @property
     def line(self) -> str:
-        """The command line Enter sends."""
+        """The edit as a command line (what the log echoes when Enter applies it)."""
         return f"{self.kind} {self.argument}"
 
     def parsed(self) -> EditOp | EditError:
@@ -257,9 +257,9 @@ class EditDialog(ModalScreen[None]):
     def _preview(self, text: str, op: EditOp) -> None:
         """Ask the engine for a preview of `op` (blocks this thread worker, never the UI)."""
         try:
-            result: EditPreview | str = self.app.preview_edit(op)  # type: ignore[attr-defined]
+            result: EditPreview | EngineError = self.app.preview_edit(op)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - shown in the dialog
-            result = f"no preview: {type(exc).__name__}: {exc}"
+            result = EngineError(f"no preview: {type(exc).__name__}: {exc}", "internal")
         if not get_current_worker().is_cancelled:
             self.post_message(self.PreviewReady(text, result))
 
@@ -269,15 +269,15 @@ class EditDialog(ModalScreen[None]):
         self.previewed = event.text
         self._show(None, event.preview)
 
-    def _show(self, error: str | None, preview: EditPreview | str | None) -> None:
+    def _show(self, error: str | None, preview: EditPreview | EngineError | None) -> None:
         self._last = (error, preview)
         parts: list[RenderableType] = []
         if self._outcome is not None:
             parts.append(self._outcome)
         if error is not None:
             parts.append(Text(f"✗ {error}", self._style("edit--error")))
-        elif isinstance(preview, str):
-            parts.append(Text(preview, self._style("edit--dim")))
+        elif isinstance(preview, EngineError):
+            parts.append(Text(preview.message, self._style("edit--dim")))
         elif preview is not None:
             parts.extend(self._preview_parts(preview))
         self.query_one("#edit-preview", Static).update(Group(*parts))
@@ -353,21 +353,22 @@ class EditDialog(ModalScreen[None]):
         self.action_apply()
 
     def action_apply(self) -> None:
-        """Send the command (once; Enter again while it is answered does nothing)."""
-        if self.pending_line is not None:
+        """Apply the edit (once; Enter again while it is answered does nothing)."""
+        if self.pending is not None:
             return
         op = self.parsed()
         if isinstance(op, EditError):
             self._show(str(op), None)
             return
-        self.pending_line = self.line
-        self.post_message(self.Apply(self, self.line))
+        self.pending = op
+        self.post_message(self.Apply(self, op))
 
-    def applied(self, result: CommandResult) -> None:
-        """The engine answered the command sent: close on success; show the reason inline on rejection."""
-        self.pending_line = None
-        if result.error:
-            self._outcome = Text(f"not applied (nothing was installed): {result.error}", self._style("edit--error"))
+    def applied(self, result: EditOutcome | EngineError) -> None:
+        """The engine answered the edit sent: close on success; show the reason inline on rejection."""
+        self.pending = None
+        error = result.error if isinstance(result, EditOutcome) else result
+        if error is not None:
+            self._outcome = Text(f"not applied (nothing was installed): {error}", self._style("edit--error"))
             self._show(*self._last)
             return
         self.dismiss(None)

@@ -13,29 +13,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from dynadbg.core import commands
+
 from . import actions
-
-#: The console's command language, one (syntax, meaning) pair per command (DESIGN.md).
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("s [N] / n [N]", "step into / step over N instructions"),
-    ("r / c", "run to this frame's return / continue"),
-    ("until IDX", "run until instruction IDX"),
-    ("b [IDX] [if EXPR] / cl IDX", "list or set a breakpoint / clear one"),
-    ("bt / u / d", "frames: backtrace, up, down"),
-    ("l / ll / src / orig", "listing, long listing, source, original bytecode"),
-    ("stack / locals / p EXPR / !STMT", "inspect and evaluate in the selected frame"),
-    ("guards [fail] / whatif", "guard tree (failing only) / every entry's guards for this call"),
-    ("entries / compiles / graph [NAME]", "cache entries, compiled frames, FX graph"),
-    ("why [ID] / diff [OLD NEW]", "why this code recompiled / guard diffs between its entries"),
-    ("recompile / eager / skip", "at a recompile stop: compile again / run this call eagerly / stop compiling"),
-    ("drop [ID...] / dynamic NAME DIM", "at a recompile stop: drop failing guards / mark a dim dynamic, recompile"),
-    ("edit IDX OP [ARG] / insert / delete IDX", "change the generated code (validated before it is installed)"),
-    ("patch show|list|save F|load F|undo", "the instruction edits: diff, patch files, undo"),
-    ("guard add EXPR|drop ID|export|undo", "edit this entry's guards; export a guard_filter_fn"),
-    ("break-on KIND on|off", "KIND: compile, entry, recompile, graph-break, exception"),
-    ("h / q", "engine help / end the program"),
-)
-
 
 class HelpScreen(ModalScreen[None]):
     """Keys (from the action registry, after the keymap) and the command language. Escape, q or ? closes it."""
@@ -63,12 +43,12 @@ class HelpScreen(ModalScreen[None]):
                                   Text(action.description), Text(action.command or ""))
             sections.append(table)
         language = Table(box=None, show_header=False, pad_edge=False)
-        language.add_column(no_wrap=True, style="bold")
         language.add_column()
-        for syntax, meaning in COMMANDS:
-            language.add_row(Text(syntax), Text(meaning))
+        language.add_column(no_wrap=True, style="dim")
+        for spec in commands.COMMANDS:  # the engine's one table of verbs: help lines and aliases
+            language.add_row(Text(spec.help), Text(" ".join(spec.aliases)))
         body = Group(
-            Text("Keys  (key · action id · what it does · command it sends)", style="bold reverse"),
+            Text("Keys  (key · action id · what it does · the same as a console command)", style="bold reverse"),
             *sections,
             Text(""),
             Text("Console commands (press : to type one)", style="bold reverse"),

@@ -33,7 +33,9 @@ class LocalsView(LinesView):
     frame: reactive[FrameView | None] = reactive(None, repaint=False)
     """The frame whose locals are shown; None when the program is not stopped in a frame."""
 
-    def watch_frame(self) -> None:
+    def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
+        if old is None or new is None or old.code.key != new.code.key:
+            self.reset_virtual_height()
         self.set_lines(self._build())
 
     def _build(self) -> list[Text]:

@@ -5,10 +5,11 @@ guard with its type, guard code, the user source line it came from, expected aga
 hint; the inputs that changed; the guard diffs between the entries; the recompile limit; and the choices with
 their keys and the code a user would write to get the same effect for good.
 
-Data: the ``why`` command's `dynadbg.core.recompile.RecompileRecord` (`CommandResult.data`, built on the
-program's thread), and the stop's own report (`Stop.detail`: shown until ``why`` answers, and the source of the
-``choices`` block). Elsewhere ``why`` gives the code object's past recompiles (a tuple of records) or a line of text.
-The choices block is the engine's text; `parse_choices` splits it into one `Choice` per command.
+Data: the stop's structured choices (`Stop.choices`: `RecompileChoice`, each with its decision, syntax,
+availability and why not, permanent code and warnings; `Stop.hints`: torch's own suggestions), and the
+`Engine.recompile_records` query's `RecompileRecord` (built on the program's thread). Until the record arrives the
+stop's own report blocks (`Stop.detail`) are shown as the engine wrote them. Elsewhere the query gives the code
+object's past recompiles (or an error line).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -24,72 +24,32 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from dynadbg.core.model import GuardStatus, LeafGuardView, Stop, StopKind
-from dynadbg.core.recompile import EntryDiff, EntryVerdict, RecompileRecord
+from dynadbg.core.model import (
+    DecisionKind,
+    EntryDiff,
+    EntryVerdict,
+    GuardStatus,
+    LeafGuardView,
+    RecompileChoice,
+    RecompileRecord,
+    Stop,
+    StopKind,
+)
 
 from . import actions, highlight
 from .output_view import OutputView
 
-#: The recompile-stop choice actions, in the order the view lists them (registry ids = command verbs).
-CHOICE_IDS = ("recompile", "eager", "skip", "drop", "dynamic")
+#: The recompile-stop choice actions, in the order the view lists them (registry ids = `DecisionKind` values).
+CHOICE_IDS = tuple(kind.value for kind in DecisionKind)
 
 _LOCATION = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?: in (?P<func>.*))?$")
 
 
-@dataclass(frozen=True)
-class Choice:
-    """One entry of the engine's ``choices`` block of a recompile stop.
-
-    Attributes:
-        command: ``"recompile"``, ``"eager"``, ``"skip"``, ``"drop"``, ``"dynamic"``; ``""`` for a line that is
-            no choice (``eager/skip permanently: ...``, ``torch suggests: ...``, ``... not available ...``).
-        head: the choice's line (``"drop [ID...]   drop guards from the new entry ..."``), stripped.
-        details: its indented lines, stripped (``"permanently: torch.compile(...)"``, ``"WARNING: ..."``).
-    """
-
-    command: str
-    head: str
-    details: tuple[str, ...] = ()
-
-    @property
-    def syntax(self) -> str:
-        """The command part of the head (``"drop [ID...]"``, ``"dynamic x 0"``)."""
-        return re.split(r"\s{2,}", self.head, maxsplit=1)[0]
-
-    @property
-    def description(self) -> str:
-        """The explanation part of the head."""
-        parts = re.split(r"\s{2,}", self.head, maxsplit=1)
-        return parts[1] if len(parts) > 1 else ""
-
-
-def parse_choices(text: str) -> tuple[Choice, ...]:
-    """Split the engine's ``choices`` text (`dynadbg.core.recompile.choices_text`) into `Choice`s.
-
-    A line starting in column 0 opens an entry; indented lines belong to the entry above. Unknown lines are kept
-    (command ``""``), so nothing the engine says is lost.
-    """
-    out: list[Choice] = []
-    for raw in text.splitlines():
-        if not raw.strip():
-            continue
-        if raw[:1].isspace() and out:
-            last = out[-1]
-            out[-1] = Choice(last.command, last.head, (*last.details, raw.strip()))
-            continue
-        word = raw.split(maxsplit=1)[0]
-        out.append(Choice(word if word in CHOICE_IDS else "", raw.strip()))
-    return tuple(out)
-
-
-def stop_choices(stop: Stop | None) -> tuple[Choice, ...]:
-    """The parsed ``choices`` block of a recompile stop (empty for any other stop)."""
+def choice_for(stop: Stop | None, kind: DecisionKind) -> RecompileChoice | None:
+    """The first available choice of `kind` the recompile stop offers (None: not offered or not available)."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
-        return ()
-    for title, body in stop.detail:
-        if title == "choices":
-            return parse_choices(body)
-    return ()
+        return None
+    return next((c for c in stop.choices if c.kind is kind and c.available), None)
 
 
 def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
@@ -100,20 +60,10 @@ def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
 
 
 def available_choices(stop: Stop | None) -> frozenset[str]:
-    """The choice commands that apply at `stop`: none away from a recompile stop; ``drop`` only when the engine
-    offers a default set of guards to drop, ``dynamic`` only when an input is a tensor and Dynamo will compile."""
+    """The choice actions that apply at `stop`: those its `Stop.choices` offer as available (none elsewhere)."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
         return frozenset()
-    choices = stop_choices(stop)
-    available = {"recompile", "eager", "skip"}
-    blocked = any(c.command == "" and "not available" in c.head for c in choices)
-    if not choices or any(c.command == "drop" for c in choices):
-        available.add("drop")
-    if not blocked and tensor_inputs(stop):
-        available.add("dynamic")
-    if blocked:
-        available.discard("drop")
-    return frozenset(available)
+    return frozenset(c.kind.value for c in stop.choices if c.available)
 
 
 class RecompileView(OutputView):
@@ -143,35 +93,48 @@ class RecompileView(OutputView):
         self.keys: Mapping[str, str] = actions.effective_keys()
         """Action id → keys in force (the app sets it from the keymap), shown next to each choice."""
         self._stop: Stop | None = None
-        self._result: tuple[str, object] | None = None
+        self._records: tuple[RecompileRecord, ...] | str | None = None
+        self._stale = False
 
     @property
     def record(self) -> RecompileRecord | None:
-        """The record shown for the current recompile stop, once ``why`` answered."""
-        data = self._result[1] if self._result is not None else None
-        return data if isinstance(data, RecompileRecord) else None
+        """The record shown for the current recompile stop, once the query answered."""
+        records = self._records
+        at_recompile = self._stop is not None and self._stop.kind is StopKind.RECOMPILE
+        return records[0] if at_recompile and isinstance(records, tuple) and records else None
 
     def on_mount(self) -> None:
-        if self._stop is not None or self._result is not None:
+        if self._stop is not None or self._records is not None:
             self._update()
 
     def show_stop(self, stop: Stop | None) -> None:
-        """A new stop: forget the previous ``why`` answer; at a recompile stop show its report right away."""
+        """A new stop: forget the previous records; at a recompile stop show its report right away."""
+        if stop is not None and self._stop is not None and stop.seq == self._stop.seq:
+            self._stop = stop  # the same stop (another frame selected): the records still hold
+            return
         self._stop = stop
-        self._result = None
+        self._records = None
         self._update()
 
-    def show_result(self, output: str, data: object) -> None:
-        """Show a ``why`` result (a `RecompileRecord`, a tuple of them, or text)."""
-        self._result = (output, data)
+    def show_records(self, records: tuple[RecompileRecord, ...] | str) -> None:
+        """Show `Engine.recompile_records`' answer: this stop's record, the code object's past ones, or why not."""
+        self._records = records
         self._update()
 
     # Rendering -------------------------------------------------------------------------------------------------
 
     def _update(self) -> None:
-        if not self.is_mounted:
+        # Rendering relayouts the view: while its tab is hidden (most steps) only remember to do it when shown.
+        pane = self.parent
+        if not self.is_mounted or (pane is not None and not pane.display):
+            self._stale = True
             return
+        self._stale = False
         self.content = self._build()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._update()
 
     def _style(self, component: str) -> Style:
         return self.get_component_rich_style(component, partial=True)
@@ -179,18 +142,21 @@ class RecompileView(OutputView):
     def _build(self) -> RenderableType:
         stop = self._stop
         at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
-        output, data = self._result if self._result is not None else ("", None)
+        records = self._records
         parts: list[RenderableType] = []
-        if isinstance(data, RecompileRecord):
-            parts.extend(self._record(data, live=at_recompile))
-        elif isinstance(data, (tuple, list)) and data and all(isinstance(r, RecompileRecord) for r in data):
-            for record in data:
+        if isinstance(records, tuple) and records and at_recompile:
+            parts.extend(self._record(records[0], live=True))
+        elif isinstance(records, tuple) and records:
+            for record in records:
                 parts.extend(self._record(record, live=False))
                 parts.append(Text(""))
         elif at_recompile and stop is not None:
             parts.extend(self._detail_text(stop))
-        elif output:
-            parts.append(Text(output))
+        elif isinstance(records, tuple):
+            name = stop.selected_frame.code.name if stop is not None and stop.selected_frame else "this code"
+            parts.append(Text(f"{name} has not recompiled in this run"))
+        elif records:
+            parts.append(Text(records))
         else:
             parts.append(Text("why a code object recompiled: shown at a recompile stop, or with key 7 at any stop",
                               self._style("recompile--dim")))
@@ -258,7 +224,7 @@ class RecompileView(OutputView):
         lines: list[RenderableType] = [head]
         if verdict.torch_reason and not any(leaf.id == verdict.torch_leaf for leaf in verdict.failing):
             head.append("  · torch reports: ", dim)
-            head.append(verdict.torch_reason.split(": ", 1)[-1].split("  #", 1)[0])
+            head.append(verdict.first_failure or verdict.torch_reason)
         for leaf in verdict.failing:
             lines.extend(self._leaf(leaf, verdict.torch_leaf, notes))
         return lines
@@ -343,72 +309,48 @@ class RecompileView(OutputView):
         return lines
 
     def _choices(self, stop: Stop | None) -> list[RenderableType]:
-        """Each choice with its key, what it does, and the code that gets its effect for good."""
+        """Each choice the stop offers (`Stop.choices`) with its key, what it does, whether it is available (and
+        why not), its warnings and the code that gets its effect for good; then torch's own hints."""
         dim, key_style = self._style("recompile--dim"), self._style("recompile--key")
-        parsed = stop_choices(stop)
-        available = available_choices(stop)
-        shared = {}  # "eager/skip permanently: CODE" -> a detail of eager and of skip
-        for choice in parsed:
-            head, sep, rest = choice.head.partition(" permanently: ")
-            if not choice.command and sep and head and all(part in CHOICE_IDS for part in head.split("/")):
-                for part in head.split("/"):
-                    shared[part] = "permanently: " + rest
+        warning = self._style("recompile--warning")
         title = Text("choices", self._style("recompile--section"))
         title.append("   press the key; the log then shows the permanent code", dim)
         lines: list[RenderableType] = [Text(""), title]
-        for action_id in CHOICE_IDS:
-            action = actions.get(action_id)
-            key = actions.display_keys(self.keys.get(action_id, action.keys)).split(" / ")[0]
-            found = [c for c in parsed if c.command == action_id]
-            if not found:
-                syntax = "dynamic NAME DIM" if action_id == "dynamic" else action_id
-                found = [Choice(action_id, f"{syntax}   {action.description[0].lower()}{action.description[1:]}")]
-            on = action_id in available
-            for choice in found:
-                row = Table.grid(padding=(0, 1))
-                row.add_column(no_wrap=True)
-                row.add_column(no_wrap=True, min_width=17)
-                row.add_column(ratio=1)
-                description = Text(choice.description or action.description, None if on else dim)
-                if not on:
-                    description.append("  (not available here)", dim)
-                row.add_row(Text(f" {key} ", key_style if on else dim),
-                            Text(choice.syntax, Style(bold=True) if on else dim), description)
-                lines.append(Padding(row, (0, 0, 0, 1)))
-                lines.extend(self._details(choice.details + ((shared[action_id],) if action_id in shared else ())))
-        for choice in parsed:
-            if choice.command or " permanently: " in choice.head:
-                continue
-            label, _, rest = choice.head.partition(":")
-            line = Text(f"{label}: ", self._style("recompile--warning") if "not available" in choice.head else dim)
-            code = rest.strip()
-            if "permanently" in label or "suggests" in label:
-                code, _, comment = code.partition("   #")
-                line.append_text(_python(code.strip()))
-                if comment:
-                    line.append("   #" + comment, dim)
-            else:
-                line.append(code)
-            lines.append(Padding(line, (0, 0, 0, 1)))
+        choices = stop.choices if stop is not None else ()
+        for choice in sorted(choices, key=lambda c: CHOICE_IDS.index(c.kind.value)):
+            action = actions.get(choice.kind.value)
+            key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
+            on = choice.available
+            row = Table.grid(padding=(0, 1))
+            row.add_column(no_wrap=True)
+            row.add_column(no_wrap=True, min_width=17)
+            row.add_column(ratio=1)
+            description = Text(choice.summary or action.description, None if on else dim)
+            if choice.detail:
+                description.append(f" ({choice.detail})", dim)
+            if not on:
+                description.append(f"  (not available: {choice.why_not})" if choice.why_not
+                                   else "  (not available here)", warning if choice.why_not else dim)
+            row.add_row(Text(f" {key} ", key_style if on else dim),
+                        Text(choice.syntax, Style(bold=True) if on else dim), description)
+            lines.append(Padding(row, (0, 0, 0, 1)))
+            if choice.permanent:
+                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, 8)))
+            for text in choice.warnings:
+                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, 8)))
+        for hint in stop.hints if stop is not None else ():
+            lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 1)))
         return lines
 
-    def _details(self, details: Sequence[str]) -> list[RenderableType]:
+    def _code_line(self, label: str, code: str) -> Text:
+        """`label` then Python `code` highlighted, one line per line of code."""
         dim = self._style("recompile--dim")
-        lines: list[RenderableType] = []
-        for detail in details:
-            label, sep, rest = detail.partition(": ")
-            if sep and label == "permanently":
-                line = Text("for good: ", dim)
-                code, _, comment = rest.partition("   #")
-                line.append_text(_python(code.strip()))
-                if comment:
-                    line.append("   #" + comment, dim)
-            elif sep and label == "WARNING":
-                line = Text(f"⚠ {rest}", self._style("recompile--warning"))
-            else:
-                line = Text(detail, dim)
-            lines.append(Padding(line, (0, 0, 0, 8)))
-        return lines
+        line = Text(label, dim)
+        for k, part in enumerate(code.splitlines()):
+            if k:
+                line.append("\n" + " " * len(label))
+            line.append_text(_python(part.strip()))
+        return line
 
 
 def _python(text: str) -> Text:

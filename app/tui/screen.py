@@ -1,8 +1,10 @@
 """The main screen: every pane at once (pudb's lesson), fed one-way from the `stop` reactive.
 
-Data flow: the app sets `MainScreen.stop` (and `activity`, `exit_result`, `guards`); the screen derives the
-selected `frame` and hands each child widget only what it renders (status line and stack/locals panes through
-`data_bind`, the listing and source panes through their `show` methods, which repaint only what changed).
+Data flow: the app sets `MainScreen.stop` (and `activity`, `exit_result`, `guards`, `breakpoints`); the screen
+derives the selected `frame` (`Stop.selected_frame`: ``u``/``d`` select it in the engine) and hands each child
+widget only what it renders (status line, stack, locals and watches panes through `data_bind`, the listing and
+source panes through their `show` methods, which repaint only what changed). The views filled by an engine query
+(`QUERY_VIEWS`) get the query's typed answer through `show_query`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from dynadbg.core.model import (
-    CacheEntryView,
+    BreakpointView,
     CodeView,
     CompiledFrameView,
+    EditError,
+    EngineError,
     FrameView,
     GraphView,
     GuardTree,
+    PatchDiff,
+    RecompileRecord,
     Stop,
     StopKind,
 )
@@ -40,16 +46,15 @@ from .recompile_view import RecompileView
 from .source_view import SourceView
 from .stack_view import StackView
 from .status_line import StatusLine
+from .watches_view import WatchesView
 
-#: Tab pane id → the console command that fills it (None: filled from the stop itself).
-VIEW_COMMANDS: dict[str, str | None] = {
-    "tab-bytecode": None,
-    "tab-orig": "orig",
-    "tab-graph": "graph",
+#: Tab pane id → the `dynadbg.core.protocol.Engine` query that fills it (the other views show the stop itself).
+QUERY_VIEWS: dict[str, str] = {
+    "tab-orig": "original_code",
+    "tab-graph": "graphs",
     "tab-entries": "entries",
-    "tab-stop": None,
-    "tab-diff": "patch show",
-    "tab-recompile": "why",
+    "tab-diff": "patch_diff",
+    "tab-recompile": "recompile_records",
 }
 
 
@@ -79,10 +84,11 @@ class MainScreen(Screen[None]):
     stop: reactive[Stop | None] = reactive(None, init=False, repaint=False)
     """The stop the program is paused on, or last paused on while it runs (None before the first stop and after
     it ended). Screen reactives never repaint the screen themselves: each pane repaints what changed."""
-    frame_index: reactive[int] = reactive(-1, init=False, repaint=False)
-    """Index into `stop.frames` of the frame shown (`u`/`d` change it); -1 is the newest."""
     frame: var[FrameView | None] = var(None)
-    """The frame shown, derived from `stop` and `frame_index`."""
+    """The frame shown: the stop's selected frame (`Stop.selected_frame`)."""
+    breakpoints: reactive[tuple[BreakpointView, ...] | None] = reactive(None, init=False, repaint=False)
+    """Every breakpoint of the session as the engine listed it after a breakpoint change (None: the stop's own
+    `FrameView.breakpoints` hold)."""
     activity: reactive[str | None] = reactive("starting", repaint=False)
     """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
     exit_result: reactive[ExitResult | None] = reactive(None, init=False, repaint=False)
@@ -93,13 +99,11 @@ class MainScreen(Screen[None]):
     """True while the guard tree is being fetched (the pane shows a loading indicator)."""
 
     class ViewRequested(Message):
-        """A view tab was opened whose content comes from a console command (``orig``, ``graph``, ``entries``)."""
+        """A view tab was opened whose content comes from an engine query (`QUERY_VIEWS`)."""
 
-        def __init__(self, pane_id: str, command: str) -> None:
+        def __init__(self, pane_id: str) -> None:
             self.pane_id = pane_id
-            """The tab pane id (``"tab-orig"``)."""
-            self.command = command
-            """The command that fills it."""
+            """The tab pane id (``"tab-orig"``): which view, hence which query."""
             super().__init__()
 
     class BreakpointRequested(Message):
@@ -115,13 +119,10 @@ class MainScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._breakpoint_overrides: dict[int, frozenset[int]] = {}
         self._stop_detail_stale = False
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(id="status").data_bind(
-            MainScreen.stop, MainScreen.activity, MainScreen.exit_result, MainScreen.frame_index
-        )
+        yield StatusLine(id="status").data_bind(MainScreen.stop, MainScreen.activity, MainScreen.exit_result)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with TabbedContent(id="views", initial="tab-bytecode"):
@@ -144,6 +145,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
                 yield LocalsView(id="locals", classes="pane").data_bind(MainScreen.frame)
+                yield WatchesView(id="watches", classes="pane -empty").data_bind(MainScreen.stop)
                 yield GuardTreeView(id="guards")
         yield Console(id="console")
         yield Footer()
@@ -153,6 +155,7 @@ class MainScreen(Screen[None]):
         self.query_one("#source").border_title = "source"
         self.query_one("#stack").border_title = "value stack"
         self.query_one("#locals").border_title = "locals"
+        self.query_one("#watches").border_title = "watches"
         self.query_one("#guards").border_title = "guards"
         self.query_one("#orig-bytecode").border_title = "original bytecode"
         self.query_one("#diff").border_title = "instruction edits"
@@ -197,8 +200,7 @@ class MainScreen(Screen[None]):
     # Reactive data flow ----------------------------------------------------------------------------------------
 
     def watch_stop(self, stop: Stop | None) -> None:
-        self._breakpoint_overrides.clear()
-        self.frame_index = -1
+        self.breakpoints = None
         self._show_frame()
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
         self.recompile_view.show_stop(stop)
@@ -216,8 +218,10 @@ class MainScreen(Screen[None]):
             self._stop_detail_stale = False
             self.query_one("#stop-detail", OutputView).content = self._stop_details(self.stop)
 
-    def watch_frame_index(self) -> None:
-        self._show_frame()
+    def watch_breakpoints(self) -> None:
+        frame = self.frame
+        if frame is not None:
+            self.bytecode.breakpoints = self._breakpoints_of(frame)
 
     def watch_exit_result(self, result: ExitResult | None) -> None:
         if result is not None:
@@ -232,30 +236,22 @@ class MainScreen(Screen[None]):
 
     def _show_frame(self) -> None:
         stop = self.stop
-        frame: FrameView | None = None
-        if stop is not None and stop.frames:
-            index = self.frame_index if -len(stop.frames) <= self.frame_index < len(stop.frames) else -1
-            frame = stop.frames[index]
+        frame = stop.selected_frame if stop is not None else None
         self.frame = frame
         if frame is None:
             self.bytecode.show(None)
             self.bytecode.border_subtitle = ""
             self.query_one(SourceView).show(None, None)
             return
-        breakpoints = self._breakpoint_overrides.get(frame.code.key, frozenset(frame.breakpoints))
-        self.bytecode.show(frame.code, frame.index, breakpoints)
+        self.bytecode.show(frame.code, frame.index, self._breakpoints_of(frame))
         self.bytecode.border_subtitle = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
         self.query_one(SourceView).show(frame.code.filename, frame.lineno)
 
-    def set_breakpoint(self, index: int, on: bool) -> None:
-        """Show (or clear) a breakpoint the engine accepted at `index` of the shown frame's code."""
-        frame = self.frame
-        if frame is None:
-            return
-        current = self._breakpoint_overrides.get(frame.code.key, frozenset(frame.breakpoints))
-        updated = current | {index} if on else current - {index}
-        self._breakpoint_overrides[frame.code.key] = updated
-        self.bytecode.breakpoints = updated
+    def _breakpoints_of(self, frame: FrameView) -> frozenset[int]:
+        """Instruction indexes with a breakpoint in `frame`'s code: the engine's latest list, else the stop's."""
+        if self.breakpoints is None:
+            return frozenset(frame.breakpoints)
+        return frozenset(b.index for b in self.breakpoints if b.code_key == frame.code.key)
 
     # Views -----------------------------------------------------------------------------------------------------
 
@@ -275,9 +271,8 @@ class MainScreen(Screen[None]):
         pane_id = event.pane.id or ""
         if pane_id == "tab-stop":
             self._fill_stop_detail()
-        command = VIEW_COMMANDS.get(pane_id)
-        if command is not None:
-            self.post_message(self.ViewRequested(pane_id, command))
+        if pane_id in QUERY_VIEWS:
+            self.post_message(self.ViewRequested(pane_id))
 
     def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
         if event.view.id == "bytecode":
@@ -286,25 +281,30 @@ class MainScreen(Screen[None]):
     def on_console_left(self) -> None:
         self.bytecode.focus()
 
-    def show_original(self, output: str, data: object) -> None:
-        """Fill the Original view from an ``orig`` result (a `CodeView` listing, else its text)."""
+    def show_query(self, pane_id: str, result: object) -> None:
+        """Fill the view `pane_id` with its query's answer (`QUERY_VIEWS`); an error value shows as its line."""
+        if isinstance(result, (EngineError, EditError)):
+            result = result.message
+        {"tab-orig": self.show_original, "tab-graph": self.show_graph, "tab-entries": self.show_entries,
+         "tab-recompile": self.show_recompile, "tab-diff": self.show_diff}[pane_id](result)
+
+    def show_original(self, code: CodeView | str) -> None:
+        """Fill the Original view with the original bytecode listing (or why there is none)."""
         listing = self.query_one("#orig-bytecode", BytecodeView)
         text = self.query_one("#orig-text", OutputView)
-        code = data.original if isinstance(data, CompiledFrameView) else data
         if isinstance(code, CodeView):
             listing.show(code)
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
         else:
-            text.content = Text(output or "(no output)")
+            text.content = Text(code or "(no output)")
             listing.display, text.display = False, True
 
-    def show_graph(self, output: str, data: object) -> None:
-        """Fill the Graph view from a ``graph`` result (`GraphView`s, else its text)."""
-        graphs = _graphs_of(data)
+    def show_graph(self, graphs: tuple[GraphView, ...] | str) -> None:
+        """Fill the Graph view with the entry's FX graphs (or why there are none)."""
         view = self.query_one("#graph", OutputView)
-        if not graphs:
-            view.content = Text(output or "(no FX graph)")
+        if isinstance(graphs, str) or not graphs:
+            view.content = Text(graphs or "(no FX graph)")
             return
         parts: list[RenderableType] = []
         for graph in graphs:
@@ -315,24 +315,23 @@ class MainScreen(Screen[None]):
             parts.append(Text(""))
         view.content = Group(*parts)
 
-    def show_diff(self, output: str, data: object) -> None:
-        """Fill the Diff view from a ``patch show`` result (a `PatchDiff`, else its text)."""
-        self.diff_view.show(output, data)
+    def show_diff(self, diff: PatchDiff | str) -> None:
+        """Fill the Diff view with Dynamo's code against the edited code (or why there is none)."""
+        self.diff_view.show(diff)
 
-    def show_recompile(self, output: str, data: object) -> None:
-        """Fill the Recompile view from a ``why`` result (a `RecompileRecord`, a tuple of them, else its text)."""
-        self.recompile_view.show_result(output, data)
+    def show_recompile(self, records: tuple[RecompileRecord, ...] | str) -> None:
+        """Fill the Recompile view with the recompile record(s) of this stop or code object."""
+        self.recompile_view.show_records(records)
 
-    def show_entries(self, output: str, data: object) -> None:
-        """Fill the Entries view from an ``entries`` result (`CacheEntryView`s, else its text)."""
-        entries = _entries_of(data)
+    def show_entries(self, frame: CompiledFrameView | str) -> None:
+        """Fill the Entries view with the code object's cache entries (or why there are none)."""
         view = self.query_one("#entries", OutputView)
-        if not entries:
-            view.content = Text(output or "(no cache entries)")
+        if isinstance(frame, str) or not frame.entries:
+            view.content = Text(frame if isinstance(frame, str) else "(no cache entries)")
             return
         stop = self.stop
         parts: list[RenderableType] = []
-        for i, entry in enumerate(entries, 1):
+        for i, entry in enumerate(frame.entries, 1):
             serving = stop is not None and stop.compile_id == entry.compile_id
             head = Text(f"{'▶' if serving else ' '} {i}. entry {entry.compile_id}", style="bold")
             head.append(f"  backend {entry.backend or '?'}  hits {'?' if entry.hits < 0 else entry.hits}",
@@ -344,8 +343,6 @@ class MainScreen(Screen[None]):
             parts.append(head)
             parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
             parts.append(Text(f"     resume functions: {', '.join(entry.resume_functions) or '-'}", style="dim"))
-        if output:
-            parts.extend([Text(""), Text(output, style="dim")])
         view.content = Group(*parts)
 
     # Detail text -----------------------------------------------------------------------------------------------
@@ -360,8 +357,10 @@ class MainScreen(Screen[None]):
             parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
         if len(stop.frames) > 1:
             parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
+            selected = stop.selected_frame
             for frame in stop.frames:
-                parts.append(Text(f"  {frame.code.name}  index {frame.index}  line {frame.lineno}"))
+                mark = "▶" if frame is selected else " "
+                parts.append(Text(f"{mark} {frame.code.name}  index {frame.index}  line {frame.lineno}"))
         return Group(*parts)
 
     def _exit_details(self, result: ExitResult) -> RenderableType:
@@ -372,21 +371,3 @@ class MainScreen(Screen[None]):
         if result.traceback:
             parts.extend([Text(""), Text(result.traceback.rstrip(), style="red")])
         return Group(*parts)
-
-
-def _graphs_of(data: object) -> list[GraphView]:
-    if isinstance(data, GraphView):
-        return [data]
-    if isinstance(data, CompiledFrameView):
-        return list(data.graphs)
-    if isinstance(data, (list, tuple)):
-        return [item for item in data if isinstance(item, GraphView)]
-    return []
-
-
-def _entries_of(data: object) -> list[CacheEntryView]:
-    if isinstance(data, CompiledFrameView):
-        return list(data.entries)
-    if isinstance(data, (list, tuple)):
-        return [item for item in data if isinstance(item, CacheEntryView)]
-    return []

@@ -32,7 +32,9 @@ class StackView(LinesView):
     return_value: reactive[ValueSummary | None] = reactive(None, repaint=False)
     """The value being returned, at a return stop."""
 
-    def watch_frame(self) -> None:
+    def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
+        if old is None or new is None or old.code.key != new.code.key:
+            self.reset_virtual_height()
         self.set_lines(self._build())
 
     def watch_return_value(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -33,8 +34,6 @@ class StatusLine(Static):
     """What the running program is doing (``"running"``, ``"compiling f"``); None while stopped."""
     exit_result: reactive[ExitResult | None] = reactive(None)
     """How the program ended; set once it did."""
-    frame_index: reactive[int] = reactive(-1)
-    """Index into `Stop.frames` of the selected frame (-1: the newest)."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -42,11 +41,17 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self._styles: tuple[Style, ...] | None = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
 
     def render(self) -> Text:
-        kind_style = self.get_component_rich_style("status--kind", partial=True)
-        dim = self.get_component_rich_style("status--dim", partial=True)
-        error = self.get_component_rich_style("status--error", partial=True)
+        if self._styles is None:
+            self._styles = tuple(self.get_component_rich_style(f"status--{name}", partial=True)
+                                 for name in ("kind", "dim", "error"))
+        kind_style, dim, error = self._styles
         text = Text(no_wrap=True, overflow="ellipsis")
         result = self.exit_result
         if result is not None:
@@ -66,8 +71,7 @@ class StatusLine(Static):
             return text
         stop = self.stop
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
-        frame = stop.frames[self.frame_index] if stop.frames and -len(stop.frames) <= self.frame_index < len(
-            stop.frames) else stop.frame
+        frame = stop.selected_frame
         fields: list[str] = []
         if frame is not None:
             fields.append(frame.code.name)
@@ -81,7 +85,7 @@ class StatusLine(Static):
             if frame.lineno is not None:
                 fields.append(f"{os.path.basename(frame.code.filename)}:{frame.lineno}")
         if len(stop.frames) > 1:
-            position = self.frame_index % len(stop.frames) + 1
+            position = stop.selected + 1 if 0 <= stop.selected < len(stop.frames) else len(stop.frames)
             fields.append(f"frame {position} of {len(stop.frames)}")
         for i, field in enumerate(fields):
             text.append(" · " if i else "", dim)

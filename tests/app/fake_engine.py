@@ -1,625 +1,113 @@
-"""A fake engine for TUI tests, snapshots, benchmarks and screenshots: canned, frozen `core.model` snapshots.
+"""A fake engine for TUI tests, snapshots, benchmarks and screenshots: canned data behind the typed engine API.
 
-`FakeSession` has the methods of `dynadbg.core.session.Session` the TUI calls and behaves like it where the TUI
-can tell: resuming commands return ``CommandResult(resumed=True)``, then ``on_running("running")`` and the next
-``on_stop`` (or ``on_exit``) follow; commands needing a stop fail while the program runs; errors come back as
-values. It replays a `Scenario`: a list of stops, a guard tree, an original listing, FX graphs, cache entries.
+`FakeEngine` implements `dynadbg.core.protocol.Engine` by replaying a `fake_scenarios.Scenario` (stops, a guard
+tree, an original listing, FX graphs, cache entries, a recompile record): control methods and decisions return
+`Resumed`, then ``on_running("running")`` and the next ``on_stop`` (or ``on_exit``) follow; methods that need a
+stop return ``EngineError(kind="not paused")`` while the program runs; everything else answers from the scenario.
+Its command language is the real one (`dynadbg.core.commands.execute` over these methods), so the fake holds no
+parsing, and ``tests/app/test_engine_contract.py`` runs the same assertions on it and on the real engine.
 
 Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
 and snapshots deterministic: once the app's workers are done and its queue drained, the screen is settled.
+`calls` records every engine method called (``"set_step(1)"``, ``"decide(eager)"``, ``"apply_edit(edit 8 NOP)"``).
 
-It also answers the recompile-stop commands (``recompile``, ``eager``, ``skip``, ``drop``, ``dynamic``, ``why``)
-from a canned `RecompileRecord`, and the editing commands (``edit``, ``insert``, ``delete``, ``patch show|undo``)
-and the edit dialog's preview (`FakeSession.preview_edit`) from a straight-line stack simulation of the listing
-(each row's pops and pushes as `Op` declares them; typed instructions through `dis.stack_effect`), with the real
-engine's data classes (`EditPreview`, `StackAnalysis`, `PatchDiff`) and its `parse_edit` / `format_diff`.
-
-Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
-`big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
-500-module-model shaped), `counter_recompile_scenario` (case 002's third call: a recompile stop on
-``L['self'].counter == 1`` with two entries), `make_app` (a `DebuggerApp` on a fake session), `settle` (wait for a
-settled screen), `no_cursor_blink` (an autouse fixture to import into TUI test modules).
+The scenarios come from `fake_scenarios`; `fake_app` builds a `DebuggerApp` on this engine.
 """
 
 from __future__ import annotations
 
-import difflib
-import dis
-import os
+import functools
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
-from dynadbg.core.guards import GuardDiff
-from dynadbg.core.model import (
-    CacheEntryView,
-    CodeView,
-    CommandResult,
-    CompiledFrameView,
-    FrameView,
-    GraphView,
-    GuardNodeView,
-    GuardStatus,
-    GuardTree,
-    Instr,
-    LeafGuardView,
-    Stop,
-    StopKind,
-    ValueSummary,
-)
-from dynadbg.core.patches import (
-    DiffLine,
-    EditError,
-    EditOp,
-    EditPreview,
-    PatchDiff,
-    StackAnalysis,
-    StackRow,
-    format_diff,
-    parse_edit,
-)
-from dynadbg.core.recompile import EntryDiff, EntryVerdict, LimitStatus, RecompileRecord
+from fake_scenarios import Scenario, analyze_rows, diff_rows, forward_scenario, rows_after, watch_values
+
+from dynadbg.core import commands
+from dynadbg.core.model import (BreakpointView, CodeView, CommandResult, CompilesData, Decision, DecisionKind,
+                                EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
+                                GuardEditOutcome, Resumed, Stop, StopKind, WatchValue)
 from dynadbg.core.runner import ExitResult
 
-#: The file the fake listings point at (its lines are real).
-PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
-
-NULL = ValueSummary("NULL", "NULL", is_null=True)
-UNKNOWN = ValueSummary("?", "<unknown>", unknown=True)
-
-#: Stable fake object identities (locals' "changed" marks depend on them, never on real ids).
-_ids = iter(range(0x1000, 0x7FFFFFFF, 16))
+#: Engine methods that only read (left out of `FakeEngine.sent`).
+_QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
+                      "preview_edit", "guard_diffs", "what_if", "evaluate", "execute"})
 
 
-def tensor(*shape: int, dtype: str = "float32", device: str = "cpu", grad: bool = False) -> ValueSummary:
-    """A tensor summary as `core.values.summarize` would make it."""
-    text = f"Tensor[{', '.join(map(str, shape))}] {dtype} {device}" + (" grad" if grad else "")
-    return ValueSummary("Tensor", text, shape=tuple(shape), dtype=dtype, device=device, requires_grad=grad,
-                        identity=next(_ids))
+def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, logging each call in `FakeEngine.calls` (``"name(arg, ...)"``, ops and decisions as command text)."""
+
+    @functools.wraps(fn)
+    def method(self: FakeEngine, *args: Any) -> Any:
+        shown = [a.text if isinstance(a, EditOp) else a.command if isinstance(a, Decision) else a for a in args]
+        self.calls.append(f"{name}({', '.join(map(str, shown))})")
+        return fn(self, *args)
+
+    return method
 
 
-def obj(type_name: str, text: str) -> ValueSummary:
-    """A non-tensor summary."""
-    return ValueSummary(type_name, text, identity=next(_ids))
+def _control(action: str, *, counted: bool = False) -> Callable[..., Resumed | EngineError]:
+    """A control method (``set_step``, ...): `count` stops on for the counted ones, else the next stop."""
+
+    def method(self: FakeEngine, arg: Any = None) -> Resumed | EngineError:
+        return self._resume(action, arg if counted and arg is not None else 1)
+
+    method.__name__ = f"set_{action}"
+    return method
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Listings and stops
-# ---------------------------------------------------------------------------------------------------------------
-
-#: Byte size of each opname's instruction plus inline caches (CPython 3.11), for realistic offsets.
-_SIZES = {"LOAD_GLOBAL": 12, "CALL": 10, "PRECALL": 4, "BINARY_SUBSCR": 10, "LOAD_METHOD": 22, "COMPARE_OP": 6,
-          "BINARY_OP": 4, "UNPACK_SEQUENCE": 4, "LOAD_ATTR": 10, "STORE_ATTR": 10}
-
-
-@dataclass(frozen=True)
-class Op:
-    """One instruction of a fake listing and its effect on a simulated value stack.
+class FakeEngine:
+    """Replays a `Scenario` through a listener, behind `dynadbg.core.protocol.Engine` (see the module docstring).
 
     Attributes:
-        opname, argrepr, lineno: as in `Instr`.
-        pops: slots it pops.
-        pushes: summaries it pushes (bottom first).
-        store: local name it binds (STORE_FAST), from the popped value.
-        jump: index it may jump to.
-    """
-
-    opname: str
-    argrepr: str = ""
-    lineno: int | None = None
-    pops: int = 0
-    pushes: tuple[ValueSummary, ...] = ()
-    store: str | None = None
-    jump: int | None = None
-    arg: int | None = None
-
-
-def listing(ops: Sequence[Op], *, name: str, key: int, filename: str = PROGRAM, firstlineno: int = 15,
-            generated: bool = True, compile_id: str | None = "0/0") -> CodeView:
-    """A `CodeView` of `ops` with offsets, carried-forward line numbers and jump-target marks."""
-    targets = {op.jump for op in ops if op.jump is not None}
-    rows, offset, lineno = [], 0, None
-    for i, op in enumerate(ops):
-        lineno = op.lineno if op.lineno is not None else lineno
-        arg = op.arg if op.arg is not None else (0 if op.argrepr or op.opname.startswith(("LOAD", "STORE")) else None)
-        rows.append(Instr(i, offset, op.opname, arg, op.argrepr, lineno, op.jump, i in targets))
-        offset += _SIZES.get(op.opname, 2)
-    return CodeView(key, name, filename, firstlineno, tuple(rows), generated, compile_id)
-
-
-def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
-             first_kind: StopKind = StopKind.ENTRY, compile_id: str = "0/0", entry: tuple[int, int] = (1, 1),
-             seq0: int = 1, breakpoints: tuple[int, ...] = ()) -> list[Stop]:
-    """One stop before each instruction of a straight-line run of `ops` (jumps fall through)."""
-    stack: list[ValueSummary] = []
-    local_values = dict(locals0)
-    previous = dict(locals0)
-    stops = []
-    for i, op in enumerate(ops):
-        changed = tuple(n for n, v in local_values.items() if previous.get(n) is not v)
-        frame = FrameView(code, i, code.instructions[i].lineno, tuple(stack), True,
-                          tuple(local_values.items()), breakpoints, changed)
-        kind = first_kind if i == 0 else StopKind.STEP
-        message = (f"entering {code.name} (compile {compile_id})" if i == 0
-                   else f"step in {code.name} at index {i}")
-        stops.append(Stop(kind, message, (frame,), compile_id, entry[0], entry[1], seq=seq0 + i))
-        previous = dict(local_values)
-        popped = [stack.pop() for _ in range(min(op.pops, len(stack)))]
-        if op.store is not None and popped:
-            local_values[op.store] = popped[0]
-        stack.extend(op.pushes)
-    return stops
-
-
-def forward_ops() -> list[Op]:
-    """Dynamo-style generated code for `fake_program.Scale.forward` (n=3): graph call, branch, graph break."""
-    fn1 = obj("function", "<function __compiled_fn_1 at 0x7f00c0de0001>")
-    out = obj("tuple", "(Tensor[4, 4] float32 cpu,)")
-    y = tensor(4, 4)
-    relu = obj("builtin_function_or_method", "<built-in method relu of Tensor object at 0x7f00c0de0002>")
-    y2 = tensor(4, 4)
-    prt = obj("builtin_function_or_method", "<built-in function print>")
-    resume = obj("function", "<function __resume_at_38_2 at 0x7f00c0de0003>")
-    return [
-        Op("RESUME", "", 15, arg=0),
-        Op("LOAD_GLOBAL", "NULL + __compiled_fn_1", 16, pushes=(NULL, fn1), arg=1),
-        Op("LOAD_FAST", "x", pushes=(tensor(4, 4),), arg=1),
-        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
-        Op("PRECALL", "", arg=2),
-        Op("CALL", "", pops=4, pushes=(out,), arg=2),
-        Op("STORE_FAST", "___graph_out_0", pops=1, store="___graph_out_0", arg=4),
-        Op("LOAD_FAST", "___graph_out_0", pushes=(out,), arg=4),
-        Op("LOAD_CONST", "0", pushes=(obj("int", "0"),), arg=1),
-        Op("BINARY_SUBSCR", "", pops=2, pushes=(y,)),
-        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
-        Op("LOAD_FAST", "n", 17, pushes=(obj("int", "3"),), arg=2),
-        Op("LOAD_CONST", "2", pushes=(obj("int", "2"),), arg=2),
-        Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),), arg=4),
-        Op("POP_JUMP_FORWARD_IF_FALSE", "to 58", pops=1, jump=20, arg=4),
-        Op("LOAD_FAST", "y", 18, pushes=(y,), arg=3),
-        Op("LOAD_METHOD", "relu", pops=1, pushes=(relu, y), arg=0),
-        Op("PRECALL", "", arg=0),
-        Op("CALL", "", pops=2, pushes=(y2,), arg=0),
-        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
-        Op("LOAD_GLOBAL", "NULL + print", 19, pushes=(NULL, prt), arg=3),
-        Op("LOAD_CONST", "'graph break here'", pushes=(obj("str", "'graph break here'"),), arg=3),
-        Op("PRECALL", "", arg=1),
-        Op("CALL", "", pops=3, pushes=(obj("NoneType", "None"),), arg=1),
-        Op("POP_TOP", "", pops=1),
-        Op("LOAD_GLOBAL", "NULL + __resume_at_38_2", pushes=(NULL, resume), arg=5),
-        Op("LOAD_FAST", "self", pushes=(obj("Scale", "Scale()"),), arg=0),
-        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
-        Op("LOAD_FAST", "y", pushes=(y2,), arg=3),
-        Op("PRECALL", "", arg=3),
-        Op("CALL", "", pops=5, pushes=(tensor(4),), arg=3),
-        Op("RETURN_VALUE", "", 19, pops=1),
-    ]
-
-
-def original_ops() -> list[Op]:
-    """The original bytecode of `Scale.forward` (abridged)."""
-    return [
-        Op("RESUME", "", 15, arg=0),
-        Op("LOAD_FAST", "x", 16), Op("LOAD_FAST", "self"), Op("LOAD_ATTR", "factor"),
-        Op("BINARY_OP", "*"), Op("LOAD_FAST", "n"), Op("BINARY_OP", "+"), Op("STORE_FAST", "y"),
-        Op("LOAD_FAST", "n", 17), Op("LOAD_CONST", "2"), Op("COMPARE_OP", ">"),
-        Op("POP_JUMP_FORWARD_IF_FALSE", "to 62", jump=17),
-        Op("LOAD_FAST", "y", 18), Op("LOAD_METHOD", "relu"), Op("PRECALL", ""), Op("CALL", ""),
-        Op("STORE_FAST", "y"),
-        Op("LOAD_GLOBAL", "NULL + print", 19), Op("LOAD_CONST", "'graph break here'"), Op("PRECALL", ""),
-        Op("CALL", ""), Op("POP_TOP", ""),
-        Op("LOAD_FAST", "y", 20), Op("LOAD_ATTR", "sum"), Op("LOAD_CONST", "0"), Op("KW_NAMES", "('dim',)"),
-        Op("PRECALL", ""), Op("CALL", ""), Op("LOAD_FAST", "n"), Op("BINARY_OP", "*"), Op("RETURN_VALUE", ""),
-    ]
-
-
-def big_ops(count: int = 2000) -> list[Op]:
-    """`count` instructions: repeated graph-call blocks with forward jumps (for the 2,000-instruction benchmark)."""
-    ops = [Op("RESUME", "", 15, arg=0)]
-    block = 0
-    while len(ops) < count - 1:
-        start = len(ops)
-        fn = obj("function", f"<function __compiled_fn_{block} at 0x7f00c0de{block:04x}>")
-        ops += [
-            Op("LOAD_GLOBAL", f"NULL + __compiled_fn_{block}", 16, pushes=(NULL, fn)),
-            Op("LOAD_FAST", "x", pushes=(tensor(4, 4),)),
-            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
-            Op("PRECALL", ""),
-            Op("CALL", "", pops=4, pushes=(obj("tuple", "(Tensor[4, 4] float32 cpu,)"),)),
-            Op("LOAD_CONST", "0", pushes=(obj("int", "0"),)),
-            Op("BINARY_SUBSCR", "", pops=2, pushes=(tensor(4, 4),)),
-            Op("STORE_FAST", "y", 17, pops=1, store="y"),
-            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
-            Op("LOAD_CONST", "2", pushes=(obj("int", "2"),)),
-            Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),)),
-            Op("POP_JUMP_FORWARD_IF_FALSE", f"to {start * 2 + 40}", pops=1, jump=min(start + 14, count - 1)),
-            Op("LOAD_FAST", "y", 18, pushes=(tensor(4, 4),)),
-            Op("POP_TOP", "", pops=1),
-        ]
-        block += 1
-    ops = ops[: count - 1] + [Op("LOAD_CONST", "None", 20, pushes=(obj("NoneType", "None"),)),
-                              Op("RETURN_VALUE", "", pops=1)]
-    return ops[:count]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Guard trees
-# ---------------------------------------------------------------------------------------------------------------
-
-def _leaf(i: int, guard_type: str, source: str, code: str, user_line: str | None, status: GuardStatus,
-          **kw: Any) -> LeafGuardView:
-    return LeafGuardView(f"g{i}", guard_type, source, (code,), user_line,
-                         f"fake_program.py:{kw.pop('line', 16)} in forward", status=status, **kw)
-
-
-def _node(i: int, source: str, accessor: str | None, value_type: str, leaves: Sequence[LeafGuardView],
-          children: Sequence[GuardNodeView] = (), manager: str = "GuardManager") -> GuardNodeView:
-    leaf_count = len(leaves) + sum(c.leaf_count for c in children)
-    failing = any(l.status == GuardStatus.FAIL for l in leaves) or any(c.status == GuardStatus.FAIL for c in children)
-    return GuardNodeView(f"m{i}", source, manager, accessor, value_type, tuple(leaves), tuple(children),
-                         GuardStatus.FAIL if failing else GuardStatus.PASS, leaf_count)
-
-
-def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
-    """The guard tree of ``forward``'s entry 0/0 (specialised on ``n == 3``); `n_fails` evaluates it for n=4."""
-    p, f = GuardStatus.PASS, GuardStatus.FAIL
-    n_status = f if n_fails else p
-    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
-        _leaf(1, "TENSOR_MATCH", "L['x']",
-              "check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
-              "torch.float32, device=None, requires_grad=False, size=[4, 4], stride=[4, 1])",
-              "y = x * self.factor + n", p),
-        _leaf(2, "NO_HASATTR", "L['x']", "hasattr(L['x'], '_dynamo_dynamic_indices') == False",
-              "y = x * self.factor + n", p),
-    ])
-    n = _node(2, "L['n']", "FrameLocalsGuardAccessor(key='n')", "<class 'int'>", [
-        _leaf(3, "TYPE_MATCH", "L['n']", "___check_type_id(L['n'], 140244005432128)", "if n > 2:", p, line=17),
-        _leaf(4, "EQUALS_MATCH", "L['n']", "L['n'] == 3", "if n > 2:", n_status, line=17, expected="3",
-              actual="4" if n_fails else "3",
-              reason="L['n'] == 3" if n_fails else None),
-    ])
-    factor = _node(4, "L['self'].factor", "GetAttrGuardAccessor(factor)", "<class 'float'>", [
-        _leaf(6, "EQUALS_MATCH", "L['self'].factor", "L['self'].factor == 2.0", "y = x * self.factor + n", p,
-              expected="2.0", actual="2.0"),
-    ])
-    self_ = _node(3, "L['self']", "FrameLocalsGuardAccessor(key='self')", "<class 'fake_program.Scale'>", [
-        _leaf(5, "TYPE_MATCH", "L['self']", "___check_type_id(L['self'], 94355214112320)", None, p),
-    ], [factor])
-    torch_ = _node(6, "G['torch']", "DictGetItemGuardAccessor('torch')", "<class 'module'>", [
-        _leaf(7, "ID_MATCH", "G['torch']", "___check_obj_id(G['torch'], 140244003915344)", None, p),
-    ])
-    g = _node(5, "G", "GlobalsGuardAccessor", "<class 'dict'>", [], [torch_])
-    root = _node(0, "L", None, "<class 'dict'>", [
-        _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, p),
-    ], [x, n, self_, g], manager="RootGuardManager")
-    failing = tuple(l for l in n.leaves if l.status == f)
-    return GuardTree("0/0", root, (), root.leaf_count, True, failing,
-                     "L['n'] == 3" if n_fails else None, "TREE_GUARD_MANAGER: ...")
-
-
-def guard_tree_of(leaves: int = 20_000, *, modules: int = 500, fail_at: int | None = None) -> GuardTree:
-    """A guard tree shaped like a `modules`-module model's, with about `leaves` leaves in all.
-
-    Each module manager has a TYPE_MATCH leaf and parameter managers holding the rest; `fail_at` makes that
-    module's last leaf fail.
-    """
-    per_module = max(2, leaves // modules)
-    params = max(1, (per_module - 1) // 8)
-    counter = iter(range(1, 10 ** 9))
-    mods = []
-    for m in range(modules):
-        base = f"L['self']._modules['layers']._modules['{m}']"
-        fail = fail_at == m
-        children = []
-        made = 1
-        for p_i in range(params):
-            size = min(8, per_module - made) if p_i < params - 1 else per_module - made
-            if size <= 0:
-                break
-            src = f"{base}._parameters['w{p_i}']"
-            leaves_p = [
-                _leaf(next(counter), "TENSOR_MATCH" if k == 0 else "NO_TENSOR_ALIASING" if k == 1 else "ID_MATCH",
-                      src, f"___check_obj_id({src}, {140000000000000 + m * 1000 + p_i * 10 + k})",
-                      f"self.layers[{m}](x)", GuardStatus.FAIL if fail and p_i == params - 1 and k == size - 1
-                      else GuardStatus.PASS)
-                for k in range(size)
-            ]
-            made += size
-            children.append(_node(next(counter), src, f"DictGetItemGuardAccessor('w{p_i}')",
-                                  "<class 'torch.nn.parameter.Parameter'>", leaves_p))
-        mods.append(_node(next(counter), base, f"DictGetItemGuardAccessor('{m}')", "<class 'torch.nn.Linear'>", [
-            _leaf(next(counter), "TYPE_MATCH", base, f"___check_type_id({base}, 9435521411{m:04d})",
-                  f"self.layers[{m}](x)", GuardStatus.PASS),
-        ], children))
-    root = _node(0, "L", None, "<class 'dict'>", [
-        _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, GuardStatus.PASS),
-    ], mods, manager="RootGuardManager")
-    failing = tuple(
-        leaf for mod in mods if mod.status == GuardStatus.FAIL for c in mod.children for leaf in c.leaves
-        if leaf.status == GuardStatus.FAIL
-    )
-    return GuardTree("0/0", root, (), root.leaf_count, True, failing)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Scenarios
-# ---------------------------------------------------------------------------------------------------------------
-
-@dataclass
-class Scenario:
-    """What the fake program does.
-
-    Attributes:
-        stops: the stops, in order; each resuming command moves to the next (``s 3`` skips two).
-        guard_tree: what `FakeSession.guard_tree` returns while stopped.
-        original: the ``orig`` listing.
-        graphs: the ``graph`` payload.
-        compiled: the ``entries`` payload and `compiled_frames` content.
-        exit: how the program ends after the last stop.
-        start_messages: `on_message` lines sent at start.
-        run_after: indexes of stops after which a resume leaves the program running until `interrupt`.
-        guard_delay: seconds `guard_tree` takes (to see the loading indicator).
-        prints: lines the program prints (to stdout) when it starts.
-        ops: the `Op`s of the listing the stops run (their pops/pushes drive the edit preview's stack depths).
-        stacksize: ``co_stacksize`` of that listing.
-        recompile_record: what ``why`` answers at a recompile stop.
-    """
-
-    stops: list[Stop]
-    guard_tree: GuardTree | None = None
-    original: CodeView | None = None
-    graphs: tuple[GraphView, ...] = ()
-    compiled: CompiledFrameView | None = None
-    exit: ExitResult = field(default_factory=lambda: ExitResult(0))
-    start_messages: tuple[str, ...] = ()
-    run_after: frozenset[int] = frozenset()
-    guard_delay: float = 0.0
-    prints: tuple[str, ...] = ()
-    ops: tuple[Op, ...] = ()
-    stacksize: int = 6
-    recompile_record: RecompileRecord | None = None
-
-
-GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
-    l_x_ = L_x_
-    mul = l_x_ * 2.0;  l_x_ = None
-    add = mul + 3;  mul = None
-    relu = add.relu();  add = None
-    return (relu,)'''
-
-
-def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False) -> Scenario:
-    """``Scale.forward`` entered with x=ones(4, 4), n=3, then one stop per instruction."""
-    ops = forward_ops()
-    code = listing(ops, name="forward", key=0xF0)
-    locals0 = [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))]
-    stops = simulate(code, ops, locals0, breakpoints=breakpoints, entry=(1, 2))
-    original = listing(original_ops(), name="forward", key=0xF1, generated=False, compile_id=None)
-    graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6)
-    entries = (
-        CacheEntryView("0/0", code, "eager", hits=3, graphs=("__compiled_fn_1",),
-                       resume_functions=("__resume_at_38_2",)),
-        CacheEntryView("0/1", replace(code, key=0xF2, compile_id="0/1"), "eager", hits=0,
-                       graphs=("__compiled_fn_5",), resume_functions=("__resume_at_38_6",)),
-    )
-    compiled = CompiledFrameView(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
-                                 graphs=(graph,))
-    return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
-                    start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops))
-
-
-def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
-    """A `count`-instruction code object with `steps` step stops starting at instruction 900."""
-    ops = big_ops(count)
-    code = listing(ops, name="forward_big", key=0xB16)
-    locals0 = [("x", tensor(4, 4)), ("n", obj("int", "3"))]
-    stops = simulate(code, ops, locals0)
-    start = min(900, max(0, count - steps - 1))
-    chosen = [stops[0]] + stops[start:start + steps]
-    chosen = [replace(s, seq=i + 1) for i, s in enumerate(chosen)]
-    return Scenario(chosen, guard_tree_of(200), None, (), None)
-
-
-def recompile_scenario() -> Scenario:
-    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``), then entry 0/1."""
-    base = forward_scenario(n_fails=True)
-    first = base.stops[0]
-    report = ("forward (fake_program.py:15): 1 cache entry, none serves this call\n"
-              "  entry 0/0 FAIL: EQUALS_MATCH L['n'] == 3  (expected 3, actual 4)  # if n > 2:")
-    recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
-                     detail=(("recompile reasons", report),), seq=2)
-    second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
-                     message="entering forward (compile 0/1)")
-    base.stops = [first, recompile, second]
-    return base
-
-
-#: torch's hint on case 002's guard (integer attributes of an nn.Module are static).
-COUNTER_HINT = ("HINT: torch.compile considers integer attributes of the nn.Module to be static. If you are "
-                "observing recompilation, you might want to make this integer dynamic using "
-                "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer into a tensor.")
-#: Case 002's file, as the engine names it in guard locations.
-COUNTER_FILE = "shared/cases/002_module_int_counter_attr.py"
-
-
-def counter_ops() -> list[Op]:
-    """The original bytecode of case 002's ``WarmupScaled.forward`` (CPython 3.11)."""
-    return [
-        Op("RESUME", "", 44, arg=0), Op("LOAD_FAST", "self", 45), Op("COPY", "", arg=1),
-        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "1"), Op("BINARY_OP", "+=", arg=13), Op("SWAP", "", arg=2),
-        Op("STORE_ATTR", "counter"), Op("LOAD_GLOBAL", "NULL + min", 46), Op("LOAD_FAST", "self"),
-        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "4"), Op("PRECALL", "", arg=2), Op("CALL", "", arg=2),
-        Op("LOAD_CONST", "4.0"), Op("BINARY_OP", "/", arg=11), Op("STORE_FAST", "warm"),
-        Op("LOAD_FAST", "self", 47), Op("LOAD_METHOD", "proj"), Op("LOAD_FAST", "x"), Op("PRECALL", "", arg=1),
-        Op("CALL", "", arg=1), Op("LOAD_FAST", "warm"), Op("BINARY_OP", "*", arg=5), Op("RETURN_VALUE", ""),
-    ]
-
-
-def counter_guard_tree(entry: str = "0/1", expected: int = 1, actual: int = 2) -> GuardTree:
-    """Entry `entry` of case 002's ``forward`` (abridged), evaluated for a call whose ``self.counter`` is `actual`."""
-    p, f = GuardStatus.PASS, GuardStatus.FAIL
-    where = f"{COUNTER_FILE}:45 in forward"
-    counter_leaf = LeafGuardView("g6", "EQUALS_MATCH", "L['self'].counter", (f"L['self'].counter == {expected}",),
-                                 "self.counter += 1", where, status=f, expected=str(expected), actual=str(actual),
-                                 reason=f"L['self'].counter == {expected}", note=COUNTER_HINT)
-    counter = _node(4, "L['self'].counter", "DictGetItemGuardAccessor('counter')", "<class 'int'>", [counter_leaf])
-    dict_ = _node(3, "L['self'].__dict__", "GetGenericDictGuardAccessor", "<class 'dict'>", [
-        LeafGuardView("g5", "DICT_CONTAINS", "L['self'].__dict__", ("not ___dict_contains('forward', "
-                      "L['self'].__dict__)",), "self.counter += 1", where, status=p),
-    ], [counter])
-    self_ = _node(2, "L['self']", "FrameLocalsGuardAccessor(key='self')",
-                  "<class '__main__.WarmupScaled'>", [
-                      LeafGuardView("g4", "TYPE_MATCH", "L['self']", ("___check_type_id(L['self'], 94355214112320)",),
-                                    "self.counter += 1", where, status=p),
-                  ], [dict_])
-    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
-        LeafGuardView("g2", "TENSOR_MATCH", "L['x']",
-                      ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
-                       "AutogradCPU), torch.float32, device=None, requires_grad=False, size=[2, 4], "
-                       "stride=[4, 1])",), "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward",
-                      status=p),
-        LeafGuardView("g3", "NO_HASATTR", "L['x']", ("hasattr(L['x'], '_dynamo_dynamic_indices') == False",),
-                      "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward", status=p),
-    ])
-    root = _node(0, "L", None, "<class 'dict'>", [
-        LeafGuardView("g0", "GLOBAL_STATE", "L", ("___check_global_state()",), None, None, status=p),
-        LeafGuardView("g1", "DEFAULT_DEVICE", "L", ("utils_device.CURRENT_DEVICE == None",), None, None, status=p),
-    ], [x, self_], manager="RootGuardManager")
-    return GuardTree(entry, root, (), root.leaf_count, True, (counter_leaf,), f"L['self'].counter == {expected}",
-                     "TREE_GUARD_MANAGER: ...")
-
-
-def counter_recompile_record() -> RecompileRecord:
-    """What the engine records at case 002's second recompile: ``self.counter`` is 2; entries 0/1 and 0/0 fail."""
-    trees = [counter_guard_tree("0/1", 1, 2), counter_guard_tree("0/0", 0, 2)]
-    verdicts = tuple(
-        EntryVerdict(tree.compile_id, False, tree.failing, tree.first_failure,
-                     f"{tree.compile_id}: {tree.first_failure.replace(chr(76) + '[' + repr('self') + ']', 'self')}"
-                     f"  # self.counter += 1  # {COUNTER_FILE}:45 in forward ({COUNTER_HINT})", "g6",
-                     leaf_count=tree.leaf_count)
-        for tree in trees
-    )
-    diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
-                                              "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
-    return RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
-                           inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
-                                            "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
-                           diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True)
-
-
-#: The ``choices`` block the engine writes at that stop (`dynadbg.core.recompile.choices_text`).
-COUNTER_CHOICES = "\n".join([
-    "recompile      compile a new entry (what torch does)",
-    "eager          run this call uncompiled",
-    "skip           stop compiling this code; existing entries still serve",
-    "drop [ID...]   drop guards from the new entry and recompile (default: g6 of 0/1)",
-    '  permanently: torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == '
-    '"self.counter" and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})',
-    "  WARNING: L['self'].counter is a constant to Dynamo: it traced L['self'].counter == 1 by value and baked it "
-    "into the FX graph / the generated code. Without this guard the entry compiled for 2 serves every later value "
-    "unchecked — RESULTS MAY BE WRONG",
-    'eager/skip permanently: torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile '
-    'is needed',
-    "torch suggests: torch._dynamo.config.allow_unspec_int_on_nn_module = True",
-])
-
-
-def counter_recompile_scenario() -> Scenario:
-    """Case 002 (``shared/cases/002_module_int_counter_attr.py``), third call: ``forward``'s entries 0/1 and 0/0
-    reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the recompile
-    stop, then an entry stop in compile 0/2 (after a choice; its listing is the `forward_ops` stand-in)."""
-    record = counter_recompile_record()
-    original = listing(counter_ops(), name="forward", key=0xC0, filename=COUNTER_FILE, firstlineno=44,
-                       generated=False, compile_id=None)
-    inputs = (("self", obj("WarmupScaled", "WarmupScaled(\n  (proj): Linear(in_features=4, out_features=4, "
-                                           "bias=True)\n)")), ("x", tensor(2, 4)))
-    n = record.entries[0].leaf_count
-    failing = ("next compile: 0/2; entries in torch's order (most recently used first)\n"
-               f"0/1: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 1\n    expected 1, actual 2\n"
-               f"0/0: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 0\n    expected 0, actual 2")
-    detail = (("failing guards", failing),
-              ("inputs", "changed since 0/1:\n  self.counter: 1 → 2\nself = WarmupScaled(...)\n"
-                         "x = Tensor[2, 4] float32 cpu"),
-              ("recompile limit", "2 of recompile_limit 8 used; after this compile 3 of 8"),
-              ("guard diffs", "0/0 → 0/1: 1 changed\n  changed EQUALS_MATCH L['self'].counter: "
-                              "L['self'].counter == 0 → L['self'].counter == 1"),
-              ("choices", COUNTER_CHOICES))
-    frame = FrameView(original, -1, None, (), False, inputs)
-    stop = Stop(StopKind.RECOMPILE, "forward is about to recompile: its 2 cache entries rejected this call",
-                (frame,), None, None, 2, detail=detail, seq=1)
-    ops = forward_ops()
-    code = listing(ops, name="forward", key=0xC2, compile_id="0/2")
-    after = simulate(code, ops, [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))],
-                     compile_id="0/2", entry=(1, 3), seq0=2)[0]
-    return Scenario([stop, after], counter_guard_tree(), original, (), None, ops=tuple(ops),
-                    recompile_record=record,
-                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
-
-
-def crash_scenario() -> Scenario:
-    """A script that raises before any stop."""
-    tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'
-          '  File "boom.py", line 2, in main\n    raise ValueError("boom")\nValueError: boom\n')
-    return Scenario([], exit=ExitResult(1, tb, "ValueError: boom"))
-
-
-def never_compiled_scenario() -> Scenario:
-    """A script that never reaches torch.compile."""
-    return Scenario([], exit=ExitResult(0), start_messages=())
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The fake session
-# ---------------------------------------------------------------------------------------------------------------
-
-_RESUMING = {"s", "n", "r", "c", "until", "step", "next", "return", "continue", "cont", "unt"}
-_CHOICES = {"recompile", "eager", "skip", "drop", "dynamic"}
-_EDITS = {"edit", "insert", "delete"}
-_RUNNING_OK = {"h", "break-on", "compiles"}
-
-
-class FakeSession:
-    """Replays a `Scenario` through a listener, like `dynadbg.core.session.Session` (see module docstring).
-
-    Attributes:
-        executed: every line passed to `execute`, in order.
+        calls: every engine method called, in order (``"set_step(1)"``).
         interrupted / quit_called: how often `interrupt` / `quit` were called.
+        patch_ops: the instruction edits installed so far (on the scenario's listing).
     """
 
     def __init__(self, listener: Any, scenario: Scenario | None = None, *, break_on: Iterable[str] = ()) -> None:
         self.listener = listener
         self.scenario = scenario if scenario is not None else forward_scenario()
-        self.break_on = set(break_on)
-        self.executed: list[str] = []
-        self.interrupted = 0
-        self.quit_called = 0
+        self.break_on = frozenset(break_on)
+        self.calls: list[str] = []
+        self.interrupted = self.quit_called = 0
+        self.patch_ops: list[EditOp] = []
         self._pos = -1
-        self._paused = False
+        self._stop: Stop | None = None
         self._finished = threading.Event()
         self._result: ExitResult | None = None
-        self._breakpoints: set[int] = set()
-        self._selected = -1
+        self._breakpoints: dict[int, BreakpointView] = {}
+        self._watches: list[tuple[int, str]] = []
+        self._watch_memory: dict[int, tuple[int, str | None, str | None]] = {}
         self._lock = threading.RLock()
-        self.patch_ops: list[EditOp] = []
-        """The instruction edits installed so far (on the scenario's listing)."""
-        self.previews: list[str] = []
-        """Every edit previewed (`EditOp.text`), in order."""
 
-    # Program control ---------------------------------------------------------------------------------------------
+    @property
+    def sent(self) -> list[str]:
+        """`calls` without the queries that change nothing (what the user's keys asked for)."""
+        return [c for c in self.calls if c.split("(", 1)[0] not in _QUERIES]
+
+    @property
+    def previews(self) -> list[str]:
+        """Every edit previewed (`EditOp.text`), in order."""
+        return [c[len("preview_edit("):-1] for c in self.calls if c.startswith("preview_edit(")]
+
+    # The program -------------------------------------------------------------------------------------------------
 
     def start_script(self, path: str, argv: list[str] | None = None) -> None:
-        """Start the fake program (the path is ignored)."""
         self.start_callable(None)
 
     def start_callable(self, fn: Callable[..., Any] | None, *args: Any, **kwargs: Any) -> None:
-        """Start the fake program: start messages, ``running``, then the first stop (or the exit)."""
+        """Start the fake program: start messages, its prints, ``running``, then the first stop (or the exit)."""
         for line in self.scenario.start_messages:
             self.listener.on_message(line)
         for line in self.scenario.prints:
             print(line)
         self.listener.on_running("running")
         self._advance(1)
+
+    paused = property(lambda self: self._stop is not None)
+    finished = property(lambda self: self._finished.is_set())
 
     def _advance(self, count: int, kind: StopKind | None = None) -> None:
         with self._lock:
@@ -628,398 +116,278 @@ class FakeSession:
                 self._finish(self.scenario.exit)
                 return
             stop = self.scenario.stops[self._pos]
-            frame = stop.frame
-            if frame is not None and self._breakpoints != set(frame.breakpoints):
-                frames = stop.frames[:-1] + (replace(frame, breakpoints=tuple(sorted(self._breakpoints))),)
-                stop = replace(stop, frames=frames)
             if kind is not None:
-                stop = replace(stop, kind=kind, message=f"interrupted in {frame.code.name if frame else '?'}")
-            self._paused = True
-            self._selected = len(stop.frames) - 1
-        self.listener.on_stop(stop)
+                name = stop.frame.code.name if stop.frame else "?"
+                stop = replace(stop, kind=kind, message=f"interrupted in {name}")
+            self._stop = replace(stop, selected=len(stop.frames) - 1)
+            self._refresh()
+        self.listener.on_stop(self._stop)
+
+    def _refresh(self) -> None:
+        """The paused stop after a change (breakpoint marks, selection, watches), as the engine rebuilds it."""
+        stop = self._stop
+        if stop is None:
+            return
+        frames = tuple(replace(f, breakpoints=tuple(sorted(b.index for b in self._breakpoints.values()
+                                                           if b.code_key == f.code.key))) for f in stop.frames)
+        stop = replace(stop, frames=frames)
+        self._stop = replace(stop, watches=watch_values(self._watches, stop, self._watch_memory))
 
     def _finish(self, result: ExitResult) -> None:
         if self._finished.is_set():
             return
-        self._paused = False
-        self._result = result
+        self._stop, self._result = None, result
         if not self.scenario.stops and not result.quit and result.traceback is None:
             self.listener.on_message("no frame was compiled by torch.compile in this run")
         self._finished.set()
         self.listener.on_exit(result)
 
+    def _paused(self) -> Stop | EngineError:
+        if self._finished.is_set():
+            return EngineError("the program has finished", "not paused")
+        return self._stop or EngineError("the program is running; this needs a stop (Ctrl+C interrupts)",
+                                         "not paused")
+
     def interrupt(self) -> None:
         """Stop a running (held) program at the next stop, as an interrupt stop."""
         self.interrupted += 1
         with self._lock:
-            running = not self._paused and not self._finished.is_set() and self._pos >= 0
+            running = self._stop is None and not self._finished.is_set() and self._pos >= 0
         if running:
             self._advance(1, kind=StopKind.INTERRUPT)
 
     def quit(self) -> None:
-        """End the program (``ExitResult(0, quit=True)``)."""
         self.quit_called += 1
         self._finish(ExitResult(0, quit=True))
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
-        """The exit result once the program ended (None on timeout)."""
         self._finished.wait(timeout)
         return self._result
 
+    def current_stop(self) -> Stop | EngineError:
+        return self._paused()
+
+    # Control -----------------------------------------------------------------------------------------------------
+
+    def _resume(self, action: str, count: int = 1, *, message: str = "", permanent: str | None = None,
+                warnings: tuple[str, ...] = ()) -> Resumed | EngineError:
+        stop = self._paused()
+        if isinstance(stop, EngineError) or count < 1:
+            return stop if isinstance(stop, EngineError) else EngineError("count must be at least 1")
+        held = self._pos in self.scenario.run_after
+        self._stop = None
+        self.listener.on_running("running")
+        if not held:
+            self._advance(count)
+        return Resumed(action, message, permanent, warnings)
+
+    set_step, set_next = _control("step", counted=True), _control("next", counted=True)
+    set_return, set_continue, set_until = _control("return"), _control("continue"), _control("until")
+
+    def detach(self) -> Resumed | EngineError:
+        self._breakpoints.clear()
+        return self._resume("detach")
+
+    def decide(self, decision: Decision) -> Resumed | EngineError:
+        """At a recompile stop: the scenario's choice of that kind (its permanent code and warnings), then resume."""
+        stop = self._paused()
+        if isinstance(stop, EngineError) or stop.kind is not StopKind.RECOMPILE:
+            return stop if isinstance(stop, EngineError) else EngineError("only at a recompile stop", "not here")
+        choice = next((c for c in stop.choices if c.kind is decision.kind and c.available), None)
+        if choice is None:
+            return EngineError(f"{decision.kind.value} is not available here", "rejected")
+        permanent = choice.permanent
+        if decision.kind is DecisionKind.DYNAMIC:
+            value = dict(stop.frame.locals if stop.frame else ()).get(decision.name or "")
+            if value is None or value.shape is None:
+                return EngineError(f"no tensor input named {decision.name!r}")
+            permanent = f"torch._dynamo.mark_dynamic({decision.name}, {decision.dim})"
+        return self._resume(decision.kind.value, message=decision.command, permanent=permanent,
+                            warnings=choice.warnings)
+
+    # Breakpoints, frames, values ---------------------------------------------------------------------------------
+
+    def _code(self) -> CodeView | EngineError:
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        return frame.code if frame is not None else EngineError("no frame at this stop", "not here")
+
+    def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        code = self._code()
+        if isinstance(code, EngineError) or not 0 <= index < len(code.instructions):
+            return code if isinstance(code, EngineError) else EngineError(
+                f"index {index} is outside 0..{len(code.instructions) - 1}")
+        number = max((b.number for b in self._breakpoints.values()), default=0) + 1
+        view = BreakpointView(number, code.key, code.name, index, code.instructions[index].opname, condition)
+        self._breakpoints[index] = view
+        self._refresh()
+        return view
+
+    def clear_break(self, index: int | None = None) -> tuple[BreakpointView, ...] | EngineError:
+        code = self._code()
+        chosen = [i for i in self._breakpoints if index is None or i == index]
+        if isinstance(code, EngineError) or (index is not None and not chosen):
+            return code if isinstance(code, EngineError) else EngineError(f"no breakpoint at index {index}")
+        cleared = tuple(self._breakpoints.pop(i) for i in chosen)
+        self._refresh()
+        return cleared
+
+    def list_breakpoints(self) -> tuple[BreakpointView, ...]:
+        return tuple(sorted(self._breakpoints.values(), key=lambda b: b.number))
+
+    def set_break_on(self, kind: str | None = None, on: bool = True) -> frozenset[str] | EngineError:
+        if kind is not None:
+            self.break_on = self.break_on | {kind} if on else self.break_on - {kind}
+        return self.break_on
+
+    def select_frame(self, index: int) -> Stop | EngineError:
+        stop = self._paused()
+        if isinstance(stop, EngineError) or not 0 <= index < len(stop.frames):
+            return stop if isinstance(stop, EngineError) else EngineError(
+                f"frame {index} is outside 0..{len(stop.frames) - 1}")
+        self._stop = replace(stop, selected=index)
+        self._refresh()
+        return self._stop
+
+    def up(self, count: int = 1) -> Stop | EngineError:
+        stop = self._paused()
+        if isinstance(stop, Stop) and stop.selected <= 0:
+            return EngineError("already at the outermost generated frame")
+        return self.select_frame(max(0, stop.selected - count)) if isinstance(stop, Stop) else stop
+
+    def down(self, count: int = 1) -> Stop | EngineError:
+        stop = self._paused()
+        if isinstance(stop, Stop) and stop.selected >= len(stop.frames) - 1:
+            return EngineError("already at the innermost frame")
+        return self.select_frame(stop.selected + count) if isinstance(stop, Stop) else stop
+
+    def evaluate(self, expr: str) -> EvalResult | EngineError:
+        """A local of the selected frame, by name (the fake evaluates nothing else)."""
+        code = self._code()
+        value = None if isinstance(code, EngineError) else dict(self._stop.selected_frame.locals).get(expr.strip())
+        if value is None:
+            return code if isinstance(code, EngineError) else EngineError(
+                f"NameError: name {expr.strip()!r} is not defined", "eval")
+        return EvalResult(value.text, value)
+
+    # Watches -----------------------------------------------------------------------------------------------------
+
+    def add_watch(self, expr: str) -> WatchValue | EngineError:
+        try:
+            compile(expr.strip() or "(", "<watch>", "eval")
+        except SyntaxError as exc:
+            return EngineError("usage: watch EXPR" if not expr.strip() else f"syntax error: {exc.msg}")
+        number = max((n for n, _ in self._watches), default=0) + 1
+        self._watches.append((number, expr.strip()))
+        self._refresh()
+        return next((w for w in self.watches() if w.number == number))
+
+    def remove_watch(self, number: int) -> WatchValue | EngineError:
+        found = next((w for w in self.watches() if w.number == number), None)
+        if found is None:
+            return EngineError(f"no watch {number}")
+        self._watches = [(n, e) for n, e in self._watches if n != number]
+        self._refresh()
+        return found
+
+    def watches(self) -> tuple[WatchValue, ...]:
+        if self._stop is not None:
+            return self._stop.watches
+        return tuple(WatchValue(n, e, evaluated=False) for n, e in self._watches)
+
     # Queries -----------------------------------------------------------------------------------------------------
 
-    @property
-    def current(self) -> Stop | None:
-        """The stop the program is paused at."""
-        if not self._paused or not 0 <= self._pos < len(self.scenario.stops):
-            return None
-        return self.scenario.stops[self._pos]
+    def _answer(self, value: Any, missing: str = "") -> Any:
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        return value if value is not None else EngineError(missing, "not here")
 
-    def guard_tree(self) -> GuardTree | None:
-        """The scenario's guard tree while stopped, else None."""
+    def listing(self) -> CodeView | EngineError:
+        return self._code()
+
+    def original_code(self) -> CodeView | EngineError:
+        return self._answer(self.scenario.original, "the original code of this frame is not known")
+
+    def graphs(self, name: str | None = None) -> Any:
+        return self._answer(self.scenario.graphs or None, "no FX graph was captured for this code object")
+
+    def entries(self) -> Any:
+        return self._answer(self.scenario.compiled, "no compiled code object here")
+
+    def guard_trees(self) -> Any:
         if self.scenario.guard_delay:
             threading.Event().wait(self.scenario.guard_delay)
-        return self.scenario.guard_tree if self._paused else None
+        return self._answer((self.scenario.guard_tree,) if self.scenario.guard_tree is not None else ())
 
-    def compiled_frames(self) -> list[CompiledFrameView]:
-        """The scenario's compiled frame, if any."""
-        return [self.scenario.compiled] if self.scenario.compiled is not None else []
+    what_if = guard_trees
 
-    # Commands ----------------------------------------------------------------------------------------------------
+    def recompile_records(self, compile_id: str | None = None) -> Any:
+        stop, record = self._paused(), self.scenario.recompile_record
+        live = not isinstance(stop, EngineError) and stop.kind is StopKind.RECOMPILE and record is not None
+        return self._answer((record,) if live else ())
 
-    def execute(self, line: str) -> CommandResult:
-        """Run one command line (see the module docstring for what is simulated)."""
-        self.executed.append(line)
-        name, _, arg = line.strip().partition(" ")
-        arg = arg.strip()
-        if not name:
-            return CommandResult(error="empty command (h for help)")
-        if name == "q":
-            self.quit()
-            return CommandResult(output="quit", quit=True)
-        known = _RESUMING | _RUNNING_OK | _CHOICES | _EDITS | {
-            "b", "cl", "bt", "u", "d", "p", "orig", "graph", "entries", "guards", "stack", "locals", "whatif", "l",
-            "ll", "src", "why", "patch"}
-        if name not in known:
-            return CommandResult(error=f"unknown command {name!r} (h for help)")
-        if self._finished.is_set():
-            if name in ("h", "compiles"):
-                return self._do(name, arg)
-            return CommandResult(error="the program has finished")
-        if not self._paused:
-            if name in _RUNNING_OK:
-                return self._do(name, arg)
-            return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
-        return self._do(name, arg)
+    def guard_diffs(self, old: str | None = None, new: str | None = None) -> Any:
+        record = self.scenario.recompile_record
+        return self._answer(record.diffs if record is not None else ())
 
-    def _do(self, name: str, arg: str) -> CommandResult:
-        stop = self.current
-        frame = stop.frames[self._selected] if stop is not None and stop.frames else None
-        if name in _RESUMING:
-            try:
-                count = int(arg) if arg and name in ("s", "n", "step", "next") else 1
-            except ValueError:
-                return CommandResult(error=f"count must be an integer, not {arg!r}")
-            held = self._pos in self.scenario.run_after
-            self._paused = False
-            self.listener.on_running("running")
-            if not held:
-                self._advance(count)
-            return CommandResult(resumed=True)
-        if name == "h":
-            return CommandResult(output="commands: s n r c until b cl bt u d l ll src orig stack locals p guards "
-                                        "whatif entries compiles graph break-on h q")
-        if name == "b":
-            if not arg:
-                return CommandResult(output="\n".join(f"breakpoint at index {i}" for i in sorted(self._breakpoints))
-                                     or "no breakpoints")
-            if not arg.split()[0].isdigit():
-                return CommandResult(error=f"index must be an integer, not {arg.split()[0]!r}")
-            index = int(arg.split()[0])
-            size = len(frame.code.instructions) if frame else 0
-            if not 0 <= index < size:
-                return CommandResult(error=f"index {index} is outside 0..{size - 1}")
-            self._breakpoints.add(index)
-            return CommandResult(output=f"breakpoint {len(self._breakpoints)} at {frame.code.name} index {index} "
-                                        f"({frame.code.instructions[index].opname})")
-        if name == "cl":
-            if not arg.isdigit() or int(arg) not in self._breakpoints:
-                return CommandResult(error=f"no breakpoint at index {arg}")
-            self._breakpoints.discard(int(arg))
-            return CommandResult(output=f"cleared breakpoint at index {arg}")
-        if name in ("u", "d"):
-            frames = stop.frames if stop else ()
-            new = self._selected + (-1 if name == "u" else 1)
-            if not 0 <= new < len(frames):
-                return CommandResult(error="already at the outermost generated frame" if name == "u"
-                                     else "already at the innermost frame")
-            self._selected = new
-            return CommandResult(output=f"> {frames[new].code.name}")
-        if name == "bt":
-            return CommandResult(output="\n".join(f"  {f.code.name} index {f.index}" for f in stop.frames))
-        if name == "p":
-            if frame is None:
-                return CommandResult(error="no frame at this stop")
-            for local, value in frame.locals:
-                if local == arg:
-                    return CommandResult(output=value.text)
-            return CommandResult(error=f"NameError: name {arg!r} is not defined")
-        if name == "stack":
-            return CommandResult(output="\n".join(v.text for v in reversed(frame.stack)) if frame else "")
-        if name == "locals":
-            return CommandResult(output="\n".join(f"{k} = {v.text}" for k, v in frame.locals) if frame else "")
-        if name == "orig":
-            if self.scenario.original is None:
-                return CommandResult(error="the original code of this frame is not known")
-            text = "\n".join(f"{i.index:>4} {i.opname:<24} {i.argrepr}" for i in self.scenario.original.instructions)
-            return CommandResult(output=text, data=self.scenario.original)
-        if name == "graph":
-            if not self.scenario.graphs:
-                return CommandResult(error="no FX graph was captured for this code object")
-            return CommandResult(output="\n\n".join(g.code for g in self.scenario.graphs),
-                                 data=list(self.scenario.graphs))
-        if name == "entries":
-            if self.scenario.compiled is None:
-                return CommandResult(error="no compiled code object here")
-            frame_view = self.scenario.compiled
-            return CommandResult(output=f"{frame_view.name}: {len(frame_view.entries)} cache entries",
-                                 data=frame_view)
-        if name == "guards":
-            tree = self.scenario.guard_tree
-            if tree is None:
-                return CommandResult(error="no cache entry is known for this frame")
-            return CommandResult(output=tree.text, data=tree)
-        if name == "compiles":
-            return CommandResult(output="forward: 2 entries" if self.scenario.compiled else "no frame was compiled yet")
-        if name in _CHOICES:
-            return self._choice(name, arg, stop)
-        if name == "why":
-            record = self.scenario.recompile_record
-            if stop is not None and stop.kind is StopKind.RECOMPILE and record is not None:
-                return CommandResult(output=f"#{record.seq} {record.frame_name} -> {record.compile_id}", data=record)
-            return CommandResult(output=f"{frame.code.name if frame else 'this code'} has not recompiled in this run",
-                                 data=())
-        if name in _EDITS:
-            return self._edit(name, arg)
-        if name == "patch":
-            return self._patch(arg)
-        return CommandResult(output=f"({name}: nothing to show in the fake engine)")
+    def compiles(self) -> CompilesData:
+        frame = self.scenario.compiled
+        return CompilesData((frame,) if frame is not None else ())
 
-    # Recompile-stop choices ---------------------------------------------------------------------------------------
+    # Instruction edits (the scenario's listing, simulated straight-line) ----------------------------------------
 
-    def _choice(self, name: str, arg: str, stop: Stop | None) -> CommandResult:
-        if stop is None or stop.kind is not StopKind.RECOMPILE:
-            return CommandResult(error="only at a recompile stop")
-        if name == "dynamic":
-            parts = arg.split()
-            if len(parts) != 2:
-                return CommandResult(error="usage: dynamic NAME DIM   (e.g. dynamic x 0)")
-            inputs = dict(stop.frame.locals) if stop.frame is not None else {}
-            value = inputs.get(parts[0])
-            if value is None:
-                return CommandResult(error=f"no input named {parts[0]!r} (inputs: {', '.join(sorted(inputs))})")
-            if value.shape is None:
-                return CommandResult(error=f"{parts[0]} is a {value.type_name}, not a tensor")
-            text = (f"marked {parts[0]} dimension {parts[1]} dynamic (size now {value.shape[int(parts[1])]}); "
-                    f"recompiling\npermanently:\ntorch._dynamo.mark_dynamic({parts[0]}, {parts[1]})   "
-                    f"# before calling model")
-        elif name == "drop":
-            text = ("recompiling without: g6 EQUALS_MATCH L['self'].counter == 1\n"
-                    "WARNING: L['self'].counter is a constant to Dynamo: RESULTS MAY BE WRONG\npermanently:\n"
-                    + _DROP_SNIPPET)
-        else:
-            text = name + "\npermanently:\n" + _CHOICE_CODE[name]
-        self._paused = False
-        self.listener.on_running("running")
-        self._advance(1)
-        return CommandResult(output=text, resumed=True)
-
-    # Instruction edits --------------------------------------------------------------------------------------------
-
-    def _rows(self) -> list[tuple[str, str, int, int]]:
-        """(opname, argrepr, effect, needs) of each row of the listing, Dynamo's code (no edits)."""
-        stop = self.scenario.stops[0] if self.scenario.stops else None
-        code = stop.frame.code if stop is not None and stop.frame is not None else None
-        ops = self.scenario.ops
-        rows = []
-        for k, instr in enumerate(code.instructions if code is not None else ()):
-            op = ops[k] if k < len(ops) else Op(instr.opname)
-            rows.append((instr.opname, instr.argrepr, len(op.pushes) - op.pops, op.pops))
-        return rows
-
-    def _apply(self, rows: list[tuple[str, str, int, int]], op: EditOp) -> list[tuple[str, str, int, int]] | EditError:
-        n = len(rows)
-        limit = n if op.kind == "insert" else n - 1
-        if not 0 <= op.index <= limit:
-            return EditError("index", f"row {op.index} is outside 0..{limit}", op.index)
-        new = []
-        for instr in op.instrs:
-            row = _typed_row(instr.opname, instr.arg, op.index)
-            if isinstance(row, EditError):
-                return row
-            new.append(row)
-        if op.kind == "edit":
-            return rows[:op.index] + new + rows[op.index + 1:]
-        if op.kind == "insert":
-            return rows[:op.index] + new + rows[op.index:]
-        return rows[:op.index] + rows[op.index + 1:]
-
-    def preview_edit(self, op: EditOp) -> EditPreview | str:
-        """`PatchManager.preview` for the fake listing: stack depths of a straight-line run, problems, diff."""
-        self.previews.append(op.text)
-        if not self._paused:
-            return "the program is not stopped"
-        base = self._rows()
-        rows: list[tuple[str, str, int, int]] | EditError = base
-        for done in self.patch_ops:
-            rows = self._apply(rows, done)  # type: ignore[arg-type]
-        rows = self._apply(rows, op)  # type: ignore[arg-type]
+    def _preview(self, op: EditOp) -> EditPreview | EngineError:
+        code = self._code()
+        if isinstance(code, EngineError):
+            return code
+        base, rows, name = rows_after(self.scenario, [*self.patch_ops, op])
         if isinstance(rows, EditError):
             return EditPreview(op, rows)
-        analysis = _analyze(rows, self.scenario.stacksize)
-        diff = _diff(self.current.frame.code.name if self.current and self.current.frame else "forward", base, rows)
-        return EditPreview(op, analysis.problems[0] if analysis.problems else None, analysis, diff)
+        analysis = analyze_rows(rows, self.scenario.stacksize)
+        return EditPreview(op, analysis.problems[0] if analysis.problems else None, analysis,
+                           diff_rows(name, base, rows))
 
-    def _edit(self, name: str, arg: str) -> CommandResult:
-        op = parse_edit(name, arg)
-        if isinstance(op, EditError):
-            return CommandResult(error=str(op))
-        preview = self.preview_edit(op)
-        if isinstance(preview, str):
-            return CommandResult(error=preview)
-        if preview.error is not None:
-            return CommandResult(error=str(preview.error))
+    preview_edit = _preview
+
+    def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
+        preview = self._preview(op)
+        if isinstance(preview, EngineError) or preview.error is not None:
+            return preview if isinstance(preview, EngineError) else EditOutcome(preview.error)
         self.patch_ops.append(op)
-        text = "installed: runs from the next call of forward (compile 0/0)"
-        if preview.diff is not None:
-            text += "\n" + format_diff(preview.diff, context=2)
-        return CommandResult(output=text, data=preview.diff)
+        return EditOutcome(None, "installed: runs from the next call of forward (compile 0/0)", preview.diff)
 
-    def _patch(self, arg: str) -> CommandResult:
-        sub = arg.split()[0] if arg.split() else "show"
-        base = self._rows()
-        name = self.current.frame.code.name if self.current and self.current.frame else "forward"
-        if sub == "show":
-            rows: Any = base
-            for op in self.patch_ops:
-                rows = self._apply(rows, op)
-            diff = _diff(name, base, rows)
-            return CommandResult(output=format_diff(diff), data=diff)
-        if sub == "undo":
-            if not self.patch_ops:
-                return CommandResult(error=f"{name} has no edits to undo")
-            self.patch_ops.clear()
-            return CommandResult(output=f"Dynamo's code restored for {name}")
-        if sub == "list":
-            return CommandResult(output="\n".join(op.text for op in self.patch_ops) or "no patches")
-        return CommandResult(error="usage: patch show|list|save FILE|load FILE|undo [all]")
+    def patch_diff(self) -> Any:
+        code = self._code()
+        if isinstance(code, EngineError):
+            return code
+        base, rows, name = rows_after(self.scenario, self.patch_ops)
+        return diff_rows(name, base, rows)
 
+    def undo_patch(self, everything: bool = False) -> EditOutcome | EngineError:
+        if not self.patch_ops:
+            return EditOutcome(EditError("not here", "forward has no edits to undo"))
+        self.patch_ops.clear()
+        return EditOutcome(None, "Dynamo's code restored for forward")
 
-#: What each choice prints after "permanently:" (as `dynadbg.core.recompile.choice_code` does for case 002).
-_CHOICE_CODE = {
-    "recompile": "# nothing to write: recompiling on a guard failure is torch's default\n"
-                 "torch._dynamo.config.allow_unspec_int_on_nn_module = True   # torch's own hint",
-    "eager": 'torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
-    "skip": 'torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never compile again',
-}
-_DROP_SNIPPET = ('torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "self.counter" '
-                 'and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})')
-#: Rows a typed instruction pops (when `dis.stack_effect` alone does not say it).
-_NEEDS = {"STORE_FAST": 1, "POP_TOP": 1, "RETURN_VALUE": 1, "BINARY_SUBSCR": 2, "BINARY_OP": 2, "COMPARE_OP": 2,
-          "STORE_ATTR": 2, "LOAD_ATTR": 1, "LOAD_METHOD": 1, "POP_JUMP_FORWARD_IF_FALSE": 1,
-          "POP_JUMP_FORWARD_IF_TRUE": 1, "UNARY_NEGATIVE": 1, "UNARY_NOT": 1}
+    # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
+    exec_statement = set_local = source = save_patches = load_patches = (
+        lambda self, *args: EngineError("not in the fake engine", "internal"))
+    add_guard = drop_guard = undo_guard_edit = lambda self, *args: GuardEditOutcome("not in the fake engine")
+    patches = guard_edits = lambda self: ()
+    export_guard_filter = lambda self: ""  # noqa: E731
+
+    def execute(self, line: str) -> CommandResult:
+        """The command language: the real parser (`dynadbg.core.commands.execute`) over these methods."""
+        return commands.execute(self, line)
 
 
-def _typed_row(opname: str, arg: str | None, at: int) -> tuple[str, str, int, int] | EditError:
-    """(opname, argrepr, effect, needs) of an instruction the user typed, checked as the engine would."""
-    if opname not in dis.opmap or opname in ("CACHE", "EXTENDED_ARG"):
-        near = difflib.get_close_matches(opname, list(dis.opmap), 3)
-        hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        return EditError("unknown opcode", f"{opname} is not an opcode of this Python{hint}", at)
-    opcode = dis.opmap[opname]
-    if opcode < dis.HAVE_ARGUMENT:
-        if arg is not None:
-            return EditError("bad argument", f"{opname} takes no argument (got {arg!r})", at)
-        effect = dis.stack_effect(opcode)
-    else:
-        if arg is None:
-            return EditError("bad argument", f"{opname} needs an argument", at)
-        number = 1 if arg.startswith("NULL") else int(arg) if arg.isdigit() else 0
-        effect = dis.stack_effect(opcode, number)
-    needs = _NEEDS.get(opname, max(0, -effect))
-    if opname in ("COPY", "SWAP") and arg is not None and arg.isdigit():
-        needs = int(arg)
-    return opname, arg or "", effect, needs
-
-
-def _analyze(rows: Sequence[tuple[str, str, int, int]], stacksize: int) -> StackAnalysis:
-    """Depths of a straight-line run of `rows` (the fake listings fall through their jumps, as `simulate` does)."""
-    out, problems, depth, deepest = [], [], 0, 0
-    for k, (opname, argrepr, effect, needs) in enumerate(rows):
-        if depth is not None and depth < needs:
-            what = "value" if needs == 1 else "values"
-            problems.append(EditError("stack underflow", f"row {k} {opname} needs {needs} {what} but the stack "
-                                                         f"holds {depth}", k))
-            out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
-            depth = None
-            continue
-        out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
-        if depth is not None:
-            depth += effect
-            deepest = max(deepest, depth)
-            if depth > stacksize:
-                problems.append(EditError("stack overflow", f"the stack reaches depth {depth} after row {k} "
-                                                            f"{opname}, more than co_stacksize {stacksize}", k))
-    return StackAnalysis(tuple(out), deepest, stacksize, tuple(problems))
-
-
-def _diff(name: str, old: Sequence[tuple[str, str, int, int]], new: Sequence[tuple[str, str, int, int]]) -> PatchDiff:
-    """Rows of both listings aligned as `dynadbg.core.patches.diff_code` aligns them."""
-    a = [f"{o} {r}".strip() for o, r, _, _ in old]
-    b = [f"{o} {r}".strip() for o, r, _, _ in new]
-    lines: list[DiffLine] = []
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            lines += [DiffLine(" ", i1 + k, j1 + k, a[i1 + k]) for k in range(i2 - i1)]
-            continue
-        lines += [DiffLine("-", i, None, a[i]) for i in range(i1, i2)]
-        lines += [DiffLine("+", None, j, b[j]) for j in range(j1, j2)]
-        removed += i2 - i1
-        added += j2 - j1
-    return PatchDiff(name, tuple(lines), added, removed)
-
-
-try:  # the benchmark and the screenshot script use this module without pytest
-    import pytest
-except ImportError:  # pragma: no cover
-    pass
-else:
-
-    @pytest.fixture(autouse=True)
-    def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
-        """A blinking input cursor makes screenshots flaky: keep it on (import this into a TUI test module)."""
-        from textual.widgets import Input
-
-        monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
-
-
-async def settle(pilot: Any) -> None:
-    """Wait until the app's workers finished and every message they posted was handled (a settled screen)."""
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-def make_app(scenario: Scenario | None = None, *, keymap: dict[str, str] | None = None,
-             keymap_warnings: Sequence[str] = ()) -> Any:
-    """A `DebuggerApp` on a `FakeSession` replaying `scenario` (default: `forward_scenario()`), started on mount.
-
-    The session is ``app.session``.
-    """
-    from dynadbg.tui.app import DebuggerApp
-
-    chosen = scenario if scenario is not None else forward_scenario()
-    return DebuggerApp(lambda listener: FakeSession(listener, chosen), lambda session: session.start_callable(None),
-                       keymap=keymap, keymap_warnings=tuple(keymap_warnings),
-                       previewer=lambda session, op: session.preview_edit(op))
+#: The methods `FakeEngine.calls` records.
+RECORDED = ("set_step", "set_next", "set_return", "set_continue", "set_until", "detach", "decide", "set_break",
+            "clear_break", "select_frame", "evaluate", "add_watch", "remove_watch", "original_code", "graphs",
+            "entries", "guard_trees", "recompile_records", "preview_edit", "apply_edit", "patch_diff", "undo_patch",
+            "execute")
+for _name in RECORDED:
+    setattr(FakeEngine, _name, _recorded(_name, getattr(FakeEngine, _name)))

@@ -6,17 +6,15 @@ import asyncio
 import io
 import time
 
-from fake_engine import (
-    FakeSession,
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_engine import FakeEngine
+from fake_scenarios import (
     Scenario,
     crash_scenario,
     forward_scenario,
     guard_tree_of,
-    make_app,
     never_compiled_scenario,
     recompile_scenario,
-    no_cursor_blink,  # noqa: F401 - autouse fixture
-    settle,
 )
 from rich.console import Console
 from textual.widgets import Input, TabbedContent
@@ -80,7 +78,7 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
             await settle(pilot)
             assert bytecode.current == expected
             seen.append(rendered(stack))
-        assert app.session.executed == ["s", "s", "s"]
+        assert app.session.sent == ["set_step()"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
         assert seen[2].startswith("TOS [1] <function __compiled_fn_1") and seen[2].endswith("[0] NULL")
@@ -174,13 +172,13 @@ async def test_letters_type_into_the_console_and_escape_leaves_it() -> None:
         await settle(pilot)
         box = app.main_screen.console.input
         assert box.value == "sncqb"
-        assert app.session.executed == []
+        assert app.session.sent == []
         assert app.is_running
         await pilot.press("escape")
         assert isinstance(app.focused, BytecodeView)
         await pilot.press("s")
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step()"]
 
 
 async def test_console_command_output_and_history() -> None:
@@ -201,18 +199,18 @@ async def test_breakpoint_key_toggles_at_cursor() -> None:
         bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
         await pilot.press("down", "down", "b")
         await settle(pilot)
-        assert app.session.executed == ["b 2"]
+        assert app.session.sent == ["set_break(2)"]
         assert bytecode.breakpoints == frozenset({2})
         await pilot.press("f9")
         await settle(pilot)
-        assert app.session.executed == ["b 2", "cl 2"]
+        assert app.session.sent == ["set_break(2)", "clear_break(2)"]
         assert bytecode.breakpoints == frozenset()
         await pilot.press("f11")  # step: the stop snapshot carries the engine's breakpoints
         await settle(pilot)
         assert bytecode.current == 1
 
 
-async def test_views_are_filled_from_commands() -> None:
+async def test_views_are_filled_from_queries() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -226,10 +224,11 @@ async def test_views_are_filled_from_commands() -> None:
         await settle(pilot)
         await pilot.press("4")
         await settle(pilot)
-        assert app.session.executed == ["orig", "graph", "entries"]
-        await pilot.press("3")  # already filled for this stop: no new command
+        assert app.session.calls[-3:] == ["original_code()", "graphs()", "entries()"]
+        before = len(app.session.calls)
+        await pilot.press("3")  # already filled for this stop: no new query
         await settle(pilot)
-        assert app.session.executed == ["orig", "graph", "entries"]
+        assert len(app.session.calls) == before
         await pilot.press("1")
         assert views.active == "tab-bytecode"
 
@@ -245,7 +244,7 @@ async def test_program_that_raises_shows_traceback_and_stays_open() -> None:
         assert app.main_screen.query_one("#views", TabbedContent).active == "tab-stop"
         await pilot.press("s")  # nothing to step: ignored
         await settle(pilot)
-        assert app.session.executed == []
+        assert app.session.sent == []
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 1
@@ -269,10 +268,11 @@ async def test_ctrl_c_interrupts_a_running_program() -> None:
         await pilot.press("c")
         await settle(pilot)
         assert app.phase == "running"
+        await pilot.pause(0.15)  # a program that runs on is shown as running (a quick step is not)
         assert "running" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("s")  # ignored while running: the UI stays responsive and sends nothing
         await settle(pilot)
-        assert app.session.executed == ["c"]
+        assert app.session.sent == ["set_continue()"]
         await pilot.press("ctrl+c")
         for _ in range(20):
             await settle(pilot)
@@ -295,19 +295,26 @@ async def test_ctrl_c_while_stopped_does_not_interrupt() -> None:
 async def test_up_and_down_select_frames() -> None:
     from dataclasses import replace
 
+    from fake_scenarios import obj
+
     scenario = forward_scenario()
     first = scenario.stops[0]
-    outer = replace(first.frame, index=5)
+    outer = replace(first.frame, index=5, locals=(("caller_only", obj("int", "41")),))
     scenario.stops[0] = replace(first, frames=(outer, first.frame))
     app = make_app(scenario)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
         assert bytecode.current == 0
+        fetched = app.session.calls.count("guard_trees()")
         await pilot.press("u")
         await settle(pilot)
+        assert app.session.sent[-1] == "select_frame(0)"
         assert bytecode.current == 5
         assert "frame 1 of 2" in rendered(app.main_screen.query_one(StatusLine))
+        # the selected frame drives the locals and the guard tree too
+        assert "caller_only" in rendered(app.main_screen.query_one(LocalsView))
+        assert app.session.calls.count("guard_trees()") == fetched + 1
         await pilot.press("u")  # engine error: nothing changes
         await settle(pilot)
         assert bytecode.current == 5 and "outermost" in log_text(app)
@@ -414,8 +421,8 @@ async def test_steps_keep_the_guard_tree() -> None:
         view = app.main_screen.query_one(GuardTreeView)
         first = view.guards
         calls = []
-        original = app.session.guard_tree
-        app.session.guard_tree = lambda: calls.append(1) or original()
+        original = app.session.guard_trees
+        app.session.guard_trees = lambda: calls.append(1) or original()
         await pilot.press("s")
         await settle(pilot)
         assert calls == [] and view.guards is first
@@ -433,10 +440,10 @@ async def test_keymap_remaps_by_binding_id(tmp_path) -> None:  # noqa: ANN001
         assert "unknown action 'nope'" in log_text(app)
         await pilot.press("x")
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step()"]
         await pilot.press("s")  # no longer bound
         await settle(pilot)
-        assert app.session.executed == ["s"]
+        assert app.session.sent == ["set_step()"]
 
 
 def test_keymap_from_environment(tmp_path) -> None:  # noqa: ANN001
@@ -465,7 +472,7 @@ async def test_bridge_buffers_until_attached() -> None:
 
     bridge = Bridge()
     scenario = forward_scenario()
-    session = FakeSession(bridge, scenario)
+    session = FakeEngine(bridge, scenario)
     session.start_callable(None)  # before any app exists
 
     class Sink:
@@ -507,7 +514,7 @@ async def test_program_output_goes_to_the_log() -> None:
         assert "hello from the program\nsecond line" in log_text(app)
 
 
-async def test_view_command_error_shows_in_the_view() -> None:
+async def test_view_query_error_shows_in_the_view() -> None:
     scenario = forward_scenario()
     scenario.graphs = ()
     app = make_app(scenario)
@@ -529,7 +536,7 @@ def test_run_tui_returns_the_program_exit_status(monkeypatch) -> None:  # noqa: 
 
     def fake_session(listener, *, break_on):  # noqa: ANN001, ANN202
         created["break_on"] = set(break_on)
-        return FakeSession(listener, crash_scenario(), break_on=break_on)
+        return FakeEngine(listener, crash_scenario(), break_on=break_on)
 
     monkeypatch.setattr(session_module, "Session", fake_session)
     monkeypatch.setenv("DYNADBG_KEYMAP", '{"quit": "x"}')
@@ -573,3 +580,69 @@ async def test_ctrl_q_ends_the_program_cleanly() -> None:
         await pilot.press("ctrl+q")
         await pilot.pause(0.1)
     assert app.session.quit_called == 1
+
+
+async def test_collections_skip_the_paused_programs_objects_until_it_runs_on() -> None:
+    """While stopped or stepping, the objects alive at the stop sit in the permanent generation (a full collection in
+    a torch program takes half a second: it stalled a step); once the program runs on, they are given back."""
+    import gc
+
+    scenario = forward_scenario()
+    scenario.run_after = frozenset({1})
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0
+        await pilot.press("s")
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0  # a quick step keeps them there
+        await pilot.press("c")  # held running until interrupted
+        await settle(pilot)
+        await pilot.pause(0.15)
+        assert app.phase == "running" and gc.get_freeze_count() == 0
+        await pilot.press("q")
+        await pilot.pause(0.2)
+    assert gc.get_freeze_count() == 0
+
+
+async def test_console_commands_show_their_effect_without_the_app_reading_them() -> None:
+    """``b 3`` / ``cl 3`` typed in the console: the gutter mark comes from the stop the engine rebuilt."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        await pilot.press("colon", *"b 3", "enter")
+        await settle(pilot)
+        assert bytecode.breakpoints == frozenset({3})
+        assert "set_break(3, None)" in app.session.sent  # the parser called the typed method
+        await pilot.press(*"cl 3", "enter")
+        await settle(pilot)
+        assert bytecode.breakpoints == frozenset()
+        await pilot.press(*"u", "enter")
+        await settle(pilot)
+        assert "outermost" in log_text(app) and bytecode.current == 0
+
+
+async def test_whatif_key_logs_every_entry_verdict() -> None:
+    app = make_app(forward_scenario(n_fails=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot)
+        log = log_text(app)
+        assert "> whatif" in log and "entry 0/0: 8 guards, 1 failing" in log
+        assert "g4 EQUALS_MATCH  L['n'] == 3" in log
+
+
+
+async def test_q_typed_in_the_console_ends_the_program_and_the_app() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", "q", "enter")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if not app.is_running:
+                break
+        assert not app.is_running
+    assert app.session.quit_called >= 1

@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from fake_engine import no_cursor_blink, settle  # noqa: F401 - autouse fixture
+from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 
 pytestmark = pytest.mark.slow
 
@@ -140,8 +140,8 @@ RECOMPILES = textwrap.dedent(
 
 
 async def test_real_edit_dialog_previews_on_the_program_thread_and_applies(tmp_path) -> None:  # noqa: ANN001
-    """The edit dialog's preview comes from the real `PatchManager.preview` (through `Session.call_on_worker`);
-    Enter installs the edit and the Diff view shows it."""
+    """The edit dialog's preview comes from the real `Session.preview_edit` (run on the program's thread); Enter
+    installs the edit with `Session.apply_edit` and the Diff view shows it."""
     from dynadbg.tui.diff_view import DiffView
     from dynadbg.tui.edit_dialog import EditDialog
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from fake_engine import (
-    counter_recompile_scenario,
-    make_app,
-    no_cursor_blink,  # noqa: F401 - autouse fixture
-    settle,
-)
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario
 from rich.console import Console
 from textual.widgets import Input, Static, TabbedContent
 
@@ -18,7 +14,7 @@ from dynadbg.core.model import StopKind
 from dynadbg.tui import actions
 from dynadbg.tui.edit_dialog import EditDialog, OpcodeSuggester, argument_text, opcode_names
 from dynadbg.tui.prompt_screen import PromptScreen
-from dynadbg.tui.recompile_view import available_choices, parse_choices
+from dynadbg.tui.recompile_view import available_choices, choice_for
 
 SIZE = (120, 40)
 
@@ -55,7 +51,8 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         screen = app.main_screen
         assert app.last_stop.kind is StopKind.RECOMPILE
         assert screen.query_one("#views", TabbedContent).active == "tab-recompile"
-        assert app.session.executed == ["why"]  # the view asked the engine for the structured record
+        assert app.session.calls.count("recompile_records()") == 1  # the view asked for the structured record
+        assert app.session.sent == []
         assert screen.has_class("-recompile")
         text = plain(screen.recompile_view.content)
         # every entry, in torch's order, each failing guard with its code, user line, expected and actual value
@@ -81,14 +78,14 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         assert not {"return", "breakpoint", "up", "down", "edit"} & shown
 
 
-@pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop")])
+@pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop g6")])
 async def test_recompile_choice_keys_send_their_command(key: str, command: str) -> None:
     app = make_app(counter_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         await _settled(pilot)
         await pilot.press(key)
         await _settled(pilot)
-        assert app.session.executed == ["why", command]
+        assert app.session.sent == [f"decide({command})"]
         assert f"> {command}" in log_text(app)
         assert "permanently:" in log_text(app)  # the engine's code for good, in the log
         # the choice resumed the program: the next stop is the entry of the new code
@@ -108,7 +105,7 @@ async def test_dynamic_choice_asks_for_name_and_dim() -> None:
         assert field.value == "x 0"  # the first tensor input's first dimension
         await pilot.press("ctrl+u", *"x 1", "enter")
         await _settled(pilot)
-        assert app.session.executed == ["why", "dynamic x 1"]
+        assert app.session.sent == ["decide(dynamic x 1)"]
         assert "torch._dynamo.mark_dynamic(x, 1)" in log_text(app)
 
 
@@ -120,7 +117,7 @@ async def test_dynamic_prompt_escape_sends_nothing() -> None:
         await pilot.pause()
         await pilot.press("escape")
         await _settled(pilot)
-        assert app.session.executed == ["why"]
+        assert app.session.sent == []
         assert app.last_stop.kind is StopKind.RECOMPILE
 
 
@@ -131,23 +128,48 @@ async def test_choice_keys_do_nothing_away_from_a_recompile_stop() -> None:
         assert not {"recompile", "eager", "skip", "drop", "dynamic"} & footer_ids(app)
         await pilot.press("R", "E", "S", "D", "M")
         await _settled(pilot)
-        assert app.session.executed == []
+        assert app.session.sent == []
         assert app.last_stop.kind is StopKind.ENTRY
 
 
-def test_parse_choices_and_availability() -> None:
+def test_choices_come_from_the_stop_as_data() -> None:
+    from dataclasses import replace
+
+    from dynadbg.core.model import DecisionKind
+
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
-    choices = parse_choices(dict(stop.detail)["choices"])
-    assert [c.command for c in choices] == ["recompile", "eager", "skip", "drop", "", ""]
-    drop = choices[3]
-    assert drop.syntax == "drop [ID...]" and drop.description.startswith("drop guards")
-    assert drop.details[0].startswith("permanently: torch.compile(model")
-    assert drop.details[1].startswith("WARNING:")
     assert available_choices(stop) == {"recompile", "eager", "skip", "drop", "dynamic"}
     assert available_choices(scenario.stops[1]) == frozenset()
-    blocked = parse_choices("recompile      compile\ndrop, dynamic  not available: this compile hits the limit")
-    assert blocked[1].command == "" and "not available" in blocked[1].head
+    drop = choice_for(stop, DecisionKind.DROP)
+    assert drop is not None and drop.decision.guard_ids == ("g6",)
+    # a choice the engine marks unavailable is neither offered nor sent
+    blocked = replace(stop, choices=tuple(replace(c, available=False, why_not="the recompile limit is hit")
+                                          if c.kind in (DecisionKind.DROP, DecisionKind.DYNAMIC) else c
+                                          for c in stop.choices))
+    assert available_choices(blocked) == {"recompile", "eager", "skip"}
+    assert choice_for(blocked, DecisionKind.DROP) is None
+
+
+async def test_unavailable_choice_shows_why_and_its_key_is_hidden() -> None:
+    from dataclasses import replace
+
+    from dynadbg.core.model import DecisionKind
+
+    scenario = counter_recompile_scenario()
+    stop = scenario.stops[0]
+    scenario.stops[0] = replace(stop, choices=tuple(
+        replace(c, available=False, why_not="this compile hits the recompile limit")
+        if c.kind is DecisionKind.DROP else c for c in stop.choices))
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        text = plain(app.main_screen.recompile_view.content)
+        assert "not available: this compile hits the recompile limit" in text
+        assert "drop" not in footer_ids(app) and "eager" in footer_ids(app)
+        await pilot.press("D")
+        await _settled(pilot)
+        assert app.session.sent == []
 
 
 # Edit dialog -----------------------------------------------------------------------------------------------------
@@ -182,7 +204,7 @@ async def test_edit_dialog_opens_on_the_cursor_instruction_and_previews_it() -> 
         assert "▶    8             1 → 2      LOAD_CONST 1" in text
         assert "9             2 → 1      BINARY_SUBSCR" in text
         assert "-    8       LOAD_CONST 0" in text and "+         8  LOAD_CONST 1" in text
-        assert app.session.executed == []  # previews install nothing and send no command
+        assert app.session.sent == []  # previews install nothing
 
 
 async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
@@ -191,12 +213,12 @@ async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
         await _open(pilot)
         await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
         await _settled(pilot)
-        assert app.session.executed == ["edit 8 LOAD_CONST 1"]
+        assert app.session.sent == ["apply_edit(edit 8 LOAD_CONST 1)"]
         assert not isinstance(app.screen, EditDialog)
         assert "installed: runs from the next call" in log_text(app)
         await pilot.press("6")
         await _settled(pilot)
-        assert app.session.executed[-1] == "patch show"
+        assert app.session.calls[-1] == "patch_diff()"
         views = app.main_screen.query_one("#views", TabbedContent)
         assert views.active == "tab-diff"
         diff = app.main_screen.diff_view
@@ -217,7 +239,7 @@ async def test_edit_dialog_shows_a_rejected_edit_inline_and_installs_nothing() -
         assert "✗    9" in text
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.executed == ["edit 8 POP_TOP"]
+        assert app.session.sent == ["apply_edit(edit 8 POP_TOP)"]
         assert app.screen is dialog  # still open
         assert "not applied (nothing was installed)" in preview_text(dialog)
         assert app.session.patch_ops == []
@@ -237,7 +259,7 @@ async def test_edit_dialog_syntax_errors_need_no_engine() -> None:
         assert app.session.previews == before
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.executed == []
+        assert app.session.sent == []
 
 
 @pytest.mark.parametrize(("key", "typed", "line"), [("i", "NOP", "insert 8 NOP"), ("x", None, "delete 8")])
@@ -251,7 +273,7 @@ async def test_insert_and_delete_send_their_command(key: str, typed: str | None,
         assert dialog.line == line
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.executed[-1] == line
+        assert app.session.sent[-1] == f"apply_edit({line})"
 
 
 async def test_edit_keys_only_in_generated_code_while_stopped() -> None:

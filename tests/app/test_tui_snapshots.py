@@ -9,14 +9,8 @@ from __future__ import annotations
 
 import pytest
 import textual
-from fake_engine import (  # noqa: F401
-    counter_recompile_scenario,
-    crash_scenario,
-    forward_scenario,
-    make_app,
-    no_cursor_blink,
-    settle,
-)
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario, crash_scenario, forward_scenario
 
 pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
                                 reason="snapshots are pinned to the Textual version that made them")
@@ -61,7 +55,7 @@ def test_guard_tree_expanded_on_failing_guard(snap_compare) -> None:  # noqa: AN
 
 
 def test_help_screen_lists_the_action_registry(snap_compare) -> None:  # noqa: ANN001
-    """``?`` opens the help: every registry action with its keys, what it does and the command it sends, then the
+    """``?`` opens the help: every registry action with its keys, what it does and its console command, then the
     console's command language."""
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after("question_mark"))
 
@@ -106,5 +100,20 @@ def test_diff_view_after_an_edit(snap_compare) -> None:  # noqa: ANN001
         await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
         await settle(pilot)
         await _after("6")(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_watches_pane_marks_changes_and_shows_errors(snap_compare) -> None:  # noqa: ANN001
+    """``watch y``, ``watch n``, ``watch nope`` typed at the entry, then eleven steps: the watches pane (under the
+    locals) shows ``y`` bound since the last stop (marked ``*``), ``n`` unchanged, and ``nope``'s NameError in
+    the error colour; the program was never stopped for it."""
+
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await settle(pilot)
+        for line in ("watch y", "watch n", "watch nope"):
+            await pilot.press("colon", *line, "enter", "escape")
+            await settle(pilot)
+        await _after(*"s" * 11)(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)

@@ -2,7 +2,7 @@
 between cases) and record every recompile stop: ``python recompile_driver.py OUT_JSON SCRIPT [ARGS...]``.
 
 At each stop the driver runs ``why`` and answers ``recompile``; it writes the stops (message, entry count, the
-detail blocks, the recorded analysis as `recompile.record_json`) and, at the end, every compiled frame's entry
+detail blocks, the recorded analysis as `report.record_json`) and, at the end, every compiled frame's entry
 ids and hit counts. The program's own output goes to this process's stdout/stderr. Exits with the script's
 status.
 """
@@ -34,7 +34,7 @@ class _Listener:
 
 def main(argv: list[str]) -> int:
     out_json, script, *args = argv
-    from dynadbg.core.recompile import record_json
+    from dynadbg.core.report import record_json
     from dynadbg.core.session import Session
 
     listener = _Listener()

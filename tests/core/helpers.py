@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from dynadbg.core.model import CommandResult, Stop
@@ -12,10 +13,8 @@ from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
 
 
-def cases_dir() -> "Path | None":
+def cases_dir() -> Path | None:
     """The shared real-program cases (../shared/cases beside the checkout), or $DYNADBG_CASES."""
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     env = os.environ.get("DYNADBG_CASES")
     for cand in ([Path(env)] if env else []) + [root.parent / "shared" / "cases"]:

@@ -281,3 +281,22 @@ def test_teardown_restores_the_guard_filter_and_a_second_session_is_clean():
     tree = G.build_guard_tree(torch._dynamo.eval_frame._debug_get_cache_entry_list(scaled.__code__)[0].guard_manager,
                               entries[0].compile_id)
     assert any(lf.source == "L['x']" and lf.guard_type == "TENSOR_MATCH" for lf in G.iter_leaves(tree))
+
+
+def test_drop_at_a_recompile_stop_and_guard_drop_share_one_guard_filter(dynamo_config):
+    """Both drops are rules of the session's one guard filter: one CheckFunctionManager patch, one export that
+    lists the recompile stop's drop too, one warning text."""
+    from helpers import drive
+    from programs import recompiles as progs
+
+    results: list = []
+    run = drive(lambda s: s.start_callable(progs.run_counter, results, 2), ["c", "drop", "guard export", "c"],
+                break_on=("entry", "recompile"))
+    assert run.result is not None and run.result.status == 0
+    drop = run.output_of("drop")
+    assert drop.error is None and "RESULTS MAY BE WRONG" in drop.output and "constant folding" in drop.output
+    export = run.output_of("guard export").output
+    assert "DYNADBG_DROPPED_GUARDS" in export and "L['self'].counter" in export, export
+    session = run.session
+    assert session._guard_dropper.filter is session._guard_filter          # noqa: SLF001 - one service
+    assert not session._guard_filter.installed                              # noqa: SLF001 - restored at the end

@@ -12,7 +12,6 @@ from dynadbg.core import compat
 from dynadbg.core.guards import (
     GuardDiff,
     all_failing_guards,
-    build_guard_tree,
     closure_locals,
     diff_guard_trees,
     entry_guard_tree,

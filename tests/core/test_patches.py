@@ -337,7 +337,7 @@ def test_preview_gives_stack_depths_and_diff_without_installing():
     ret = len(rows) - 1
     good = P.preview_edit(code, [], P.parse_edit("insert", f"{ret} {RET7}"))
     assert good.ok and good.code is not None
-    assert good.diff.added == 2 and [l.tag for l in good.diff.lines].count("+") == 2
+    assert good.diff.added == 2 and [line.tag for line in good.diff.lines].count("+") == 2
     depth_rows = {r.index: r for r in good.analysis.rows}
     assert depth_rows[ret].opname == "POP_TOP" and depth_rows[ret].depth == 1 and depth_rows[ret].effect == -1
     assert depth_rows[ret + 1].depth == 0 and depth_rows[ret + 2].depth == 1
@@ -403,7 +403,7 @@ def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
     results: list[float] = []
 
     def start(s):
-        P.PatchManager.of(s).add_pending(specs)
+        s.patch_manager.add_pending(specs)
         s.start_callable(run_double_sum, results)
 
     stops, result, session, messages, _ = drive_with(start, lambda stop, ex, n: ex("c"), ())
@@ -411,8 +411,7 @@ def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
     assert any("patch applied to double_sum" in m for m in messages), messages
     # saving again gives the same patch
     again = tmp_path / "again.json"
-    P.PatchManager.of(session)  # the session's manager still lists it
-    assert [v.key for v in P.PatchManager.of(session).patches()] == [specs[0].key]
+    assert [v.key for v in session.patch_manager.patches()] == [specs[0].key]
     again.write_text(json.dumps(P.patch_file_json([(specs[0].key, specs[0].ops)])))
     assert P.read_patch_file(str(again))[0] == P.PatchSpec(specs[0].key, specs[0].ops, specs[0].torch_version,
                                                           specs[0].python_version)
@@ -467,7 +466,7 @@ def test_a_patch_that_no_longer_matches_says_so(tmp_path):
     results: list[float] = []
 
     def start(s):
-        P.PatchManager.of(s).add_pending(specs)
+        s.patch_manager.add_pending(specs)
         s.start_callable(run_double_sum, results)
 
     _stops, _result, _session, messages, _ = drive_with(start, lambda stop, ex, n: ex("c"), ())

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from dynadbg.core import decisions
 from dynadbg.core import recompile as rc
+from dynadbg.core.format import recompile as fmt_rc
 from dynadbg.core.commands import help_text
 from dynadbg.core.model import CompiledFrameView, GuardStatus, LeafGuardView, StopKind
 from dynadbg.core.report import run_report
@@ -185,7 +187,7 @@ def test_bad_input_is_an_error_line_and_changes_nothing(line, message):
     assert res.error is not None and message in res.error, res.error
     assert not res.resumed
     assert run.session.recompiles.records()[0].action is None
-    assert getattr(run.session.commands, "_guard_dropper", None) is None
+    assert run.session._guard_dropper is None  # nothing was scheduled, so no guard filter was made
     (frame,) = entries_of(run.session, "forward")
     assert len(frame.entries) == 2                   # the `c` that followed recompiled as usual
 
@@ -260,7 +262,7 @@ def test_what_if_marks_missing_closure_variable_and_key_no_value():
     (tree,) = rc.what_if(entries, {"x": torch.ones(2), "cfg": {}}, closure={"k": 3.0})
     assert [leaf.source for leaf in tree.failing] == ["L['cfg']['a']"]
     record = rc.analyze_miss(inner.__code__, {"x": torch.ones(2), "cfg": {}}, entries)
-    assert record.error is None and "no value" in rc.failing_text(record)
+    assert record.error is None and "no value" in fmt_rc.failing_text(record)
 
 
 def test_relational_guard_evaluated_through_root_in_what_if():
@@ -277,10 +279,10 @@ def test_relational_guard_evaluated_through_root_in_what_if():
 
 def test_relational_and_pseudo_guards_cannot_be_dropped():
     with pytest.raises(ValueError, match="relational"):
-        rc.drop_spec(LeafGuardView("g1", "NO_TENSOR_ALIASING", "L['a']", ("x",), relational=True))
+        decisions.drop_spec(LeafGuardView("g1", "NO_TENSOR_ALIASING", "L['a']", ("x",), relational=True))
     with pytest.raises(ValueError, match="not a guard"):
-        rc.drop_spec(LeafGuardView("g0", "CACHE_ENTRY_INVALIDATED", "L", ("gone",)))
-    spec = rc.drop_spec(LeafGuardView("g2", "GLOBAL_STATE", "L", ("___check_global_state()",)))
+        decisions.drop_spec(LeafGuardView("g0", "CACHE_ENTRY_INVALIDATED", "L", ("gone",)))
+    spec = decisions.drop_spec(LeafGuardView("g2", "GLOBAL_STATE", "L", ("___check_global_state()",)))
     assert spec.source == "" and spec.filter_types == ("GLOBAL_STATE",) and "global-state" in spec.warning
 
 

@@ -1,6 +1,5 @@
 """A sample suite for the dynadbg pytest plugin (run by tests/plugin/test_plugin.py in a child pytest)."""
 
-import pytest
 import torch
 
 

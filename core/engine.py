@@ -1,0 +1,986 @@
+"""The typed engine methods of `Session` (`dynadbg.core.protocol.Engine`), run on the program's worker thread.
+
+`EngineMethods` is a base class of `Session`. Each public method is wrapped by `engine_method`: called on the
+worker thread it runs directly; called from another thread while the program is paused, it is queued to the worker
+and the caller blocks until it is done; while the program runs it returns ``EngineError(kind="not paused")``
+unless it is marked ``anytime``. Inside, a method refuses with `refuse` (an `EngineError` value comes back, and
+nothing has changed). Control methods set the session's pending `Resumed`, which ends the pause loop after the
+call returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import inspect
+import io
+import linecache
+import re
+from dataclasses import dataclass, replace
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
+
+from . import compat
+from .disasm import code_view
+from .model import (
+    BREAK_ON_KINDS,
+    BreakpointView,
+    CodeView,
+    CompilesData,
+    Decision,
+    DecisionKind,
+    EditError,
+    EditOp,
+    EditOutcome,
+    EditPreview,
+    EngineError,
+    EntryDiff,
+    EvalResult,
+    FrameRecompiles,
+    GeneratedInfo,
+    GraphView,
+    GuardEditOutcome,
+    GuardEditView,
+    GuardTree,
+    PatchDiff,
+    PatchView,
+    RecompileRecord,
+    Resumed,
+    Stop,
+    StopKind,
+    ValueSummary,
+    WatchValue,
+)
+from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
+from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
+from .state import Breakpoint, Mode, PauseContext
+from .values import MAX_REPR, NULL_SLOT, cut, summarize
+
+if TYPE_CHECKING:
+    from .guard_edits import GuardEditor
+    from .patches import PatchManager
+    from .decisions import GuardDropper
+    from .recompile import RecompileLog
+    from .stack import FrameState
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: longest `evaluate` text (characters): a tensor's repr is already summarised by torch past 1000 elements
+MAX_EVAL_TEXT = 20000
+
+_ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
+_COMPILE_ID_RE = re.compile(r"^!?\d+(?:/\d+)+$")
+
+
+class Refused(Exception):
+    """Raised inside an engine method to return its `EngineError` (caught by `engine_method`)."""
+
+    def __init__(self, error: EngineError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def refuse(message: str, kind: str = "usage") -> NoReturn:
+    raise Refused(EngineError(message, kind))
+
+
+def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
+    """Run the method on the worker thread (see the module docstring); `anytime`: also while the program runs."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def method(self: "EngineMethods", *args: Any, **kwargs: Any) -> Any:
+            def call() -> Any:
+                try:
+                    return fn(self, *args, **kwargs)
+                except Refused as exc:
+                    return exc.error
+
+            return self._on_worker(call, anytime)
+
+        method.anytime = anytime  # type: ignore[attr-defined]
+        return method  # type: ignore[return-value]
+
+    return wrap
+
+
+@dataclass
+class _Watch:
+    number: int
+    expr: str
+    code: CodeType
+    seq: int = -1                   # the stop `value` was computed at
+    key: str | None = None          # text or error at stop `seq`
+    prev_key: str | None = None     # text or error at the stop before
+    value: WatchValue | None = None
+
+
+class EngineMethods:
+    """The `Engine` methods of `Session` (see `dynadbg.core.protocol.Engine` for each one's contract)."""
+
+    # provided by Session
+    ctx: PauseContext | None
+    mode: Mode
+    count: int
+    until_index: int
+    break_on: set[str]
+    breakpoints: dict[int, dict[int, Breakpoint]]
+    capture: Any
+    recompiles: "RecompileLog"
+    stop_seq: int
+    _quitting: bool
+    _resumed: Resumed | None
+    _watches: list[_Watch]
+    _watch_numbers: int
+    _quiet: set[int]
+    _user_vars: dict[str, Any]
+    verbose: bool
+
+    def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
+    def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint: ...  # noqa: D102
+    def clear_breakpoint(self, code: CodeType, index: int) -> Breakpoint | None: ...  # noqa: D102
+    def message(self, text: str) -> None: ...  # noqa: D102
+    @property
+    def patch_manager(self) -> "PatchManager": ...  # noqa: D102
+    @property
+    def guard_editor(self) -> "GuardEditor": ...  # noqa: D102
+    @property
+    def guard_dropper(self) -> "GuardDropper": ...  # noqa: D102
+
+    # ==========================================================================================================
+    # helpers (worker thread)
+    # ==========================================================================================================
+
+    def _paused(self) -> PauseContext:
+        ctx = self.ctx
+        if ctx is None:
+            refuse("the program is not paused", "not paused")
+        return ctx
+
+    def _need_frame(self) -> "FrameState":
+        ctx = self._paused()
+        st = ctx.frame
+        if st is None or st.frame is None:
+            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+        return st
+
+    def _current_code(self) -> CodeType | None:
+        ctx = self._paused()
+        if ctx.frame is not None:
+            return ctx.frame.frame.f_code
+        if ctx.compile_event is not None:
+            return ctx.compile_event.code
+        return None
+
+    def _original(self) -> CodeType | None:
+        ctx = self._paused()
+        if ctx.miss_event is not None:
+            return ctx.miss_event.code
+        if ctx.compile_event is not None:
+            return ctx.compile_event.original
+        code = self._current_code()
+        info = self.generated_info(code) if code is not None else None
+        return info.original if info else None
+
+    def _selected_view(self):  # noqa: ANN202
+        stop = self._paused().stop
+        return stop.selected_frame if stop is not None else None
+
+    def eval_namespace(self, ctx: PauseContext | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(globals, locals) of the selected frame, with ``__stack__`` (the value stack, bottom first); at a
+        recompile stop the inputs of the call that missed. Refuses where there is no frame."""
+        ctx = ctx or self._paused()
+        if ctx.frame is None and ctx.miss_event is not None:
+            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed
+            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals}
+        st = ctx.frame
+        if st is None or st.frame is None:
+            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+        frame = st.frame
+        ns = dict(frame.f_locals)
+        current = st is ctx.frames[-1]
+        stack = st.exact_stack() if current and not ctx.post_mortem else None
+        if stack is None:
+            if ctx.post_mortem or st.depth <= 0:
+                stack = []
+            else:
+                stack = st.tracked_stack() if current else st.safe_stack()
+        if ctx.kind is StopKind.RETURN and current:
+            # at a return stop the interpreter has popped the value already: it is the whole stack now
+            stack = [ctx.return_value]
+        ns["__stack__"] = [NULL_SLOT if v is compat.NULL_STACK_VALUE else v for v in stack]
+        # the user's own variables (`!tmp = 42`) stay visible at later stops; the frame's names win
+        return frame.f_globals, {**self._user_vars, **ns}
+
+    def _rebuild_stop(self) -> None:
+        """Rebuild the frozen snapshot after a change to the paused program (a local set, code edited)."""
+        from .snapshot import build_stop
+
+        ctx = self._paused()
+        if ctx.stop is not None:
+            ctx.stop = build_stop(self, ctx, ctx.stop.message)
+
+    def _refresh_stop(self, **changes: Any) -> None:
+        ctx = self._paused()
+        if ctx.stop is not None:
+            ctx.stop = replace(ctx.stop, **changes)
+
+    def _refresh_breakpoints(self) -> None:
+        # the stop snapshot is immutable: rebuild it so front ends see the new gutter
+        ctx = self._paused()
+        if ctx.stop is None or not ctx.stop.frames:
+            return
+        frames = []
+        for fv in ctx.stop.frames:
+            code_bps = self.breakpoints.get(fv.code.key, {})
+            frames.append(replace(fv, breakpoints=tuple(sorted(code_bps))))
+        ctx.stop = replace(ctx.stop, frames=tuple(frames))
+
+    def _resume(self, action: str, mode: Mode, count: int = 1, message: str = "") -> Resumed:
+        ctx = self._paused()
+        self.mode, self.count = mode, count
+        if ctx.kind is StopKind.RECOMPILE and ctx.decision is None:
+            ctx.decision = "recompile"
+        result = Resumed(action, message)
+        self._resumed = result
+        return result
+
+    def _select_target(self) -> None:
+        # stepping commands work on the selected frame (after u/d), like pdb
+        ctx = self._paused()
+        if ctx.frames and ctx.selected != len(ctx.frames) - 1:
+            ctx.frames = ctx.frames[: ctx.selected + 1]
+
+    # ==========================================================================================================
+    # the stop
+    # ==========================================================================================================
+
+    @engine_method()
+    def current_stop(self) -> Stop | EngineError:
+        stop = self._paused().stop
+        if stop is None:
+            refuse("the stop is still being built", "not paused")
+        return stop
+
+    # ==========================================================================================================
+    # control
+    # ==========================================================================================================
+
+    @engine_method()
+    def set_step(self, count: int = 1) -> Resumed | EngineError:
+        if count < 1:
+            refuse("count must be at least 1")
+        return self._resume("step", Mode.STEP, count)
+
+    @engine_method()
+    def set_next(self, count: int = 1) -> Resumed | EngineError:
+        if count < 1:
+            refuse("count must be at least 1")
+        if self._paused().frame is None:
+            return self._resume("next", Mode.STEP, 1)
+        self._select_target()
+        return self._resume("next", Mode.NEXT, count)
+
+    @engine_method()
+    def set_return(self) -> Resumed | EngineError:
+        self._need_frame()
+        self._select_target()
+        return self._resume("return", Mode.RETURN)
+
+    @engine_method()
+    def set_continue(self) -> Resumed | EngineError:
+        return self._resume("continue", Mode.CONTINUE)
+
+    @engine_method()
+    def set_until(self, index: int | None = None) -> Resumed | EngineError:
+        st = self._need_frame()
+        idx = st.index + 1 if index is None else index
+        n = len(st.table.instructions)
+        if not 0 <= idx < n:
+            refuse(f"index {idx} is outside 0..{n - 1}")
+        self._select_target()
+        self.until_index = idx
+        return self._resume("until", Mode.UNTIL)
+
+    @engine_method(anytime=True)
+    def detach(self) -> Resumed | EngineError:
+        self.breakpoints.clear()
+        self.break_on.clear()
+        if self.ctx is None:
+            return Resumed("detach", "detached")
+        return self._resume("detach", Mode.CONTINUE)
+
+    def _quit_here(self) -> Resumed:
+        """``q`` on the worker thread: end the program when the pause loop returns."""
+        self._quitting = True
+        result = Resumed("quit", "quit", quit=True)
+        self._resumed = result
+        return result
+
+    # ==========================================================================================================
+    # breakpoints
+    # ==========================================================================================================
+
+    @engine_method()
+    def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        if condition:
+            try:
+                compile(condition, "<condition>", "eval")
+            except SyntaxError as exc:
+                refuse(f"condition does not compile: {exc.msg}")
+        code = self._current_code()
+        if code is None:
+            refuse("no code object here to set a breakpoint in", "not here")
+        n = len(code_view(code).instructions)
+        if not 0 <= index < n:
+            refuse(f"index {index} is outside 0..{n - 1}")
+        bp = self.add_breakpoint(code, index, condition or None)
+        self._refresh_breakpoints()
+        return bp.view()
+
+    @engine_method()
+    def clear_break(self, index: int | None = None) -> tuple[BreakpointView, ...] | EngineError:
+        code = self._current_code()
+        if code is None:
+            refuse("no code object here", "not here")
+        if index is None:
+            cleared = self.breakpoints.pop(id(code), {})
+            self._refresh_breakpoints()
+            return tuple(bp.view() for bp in sorted(cleared.values(), key=lambda b: b.number))
+        bp = self.clear_breakpoint(code, index)
+        if bp is None:
+            refuse(f"no breakpoint at index {index}")
+        self._refresh_breakpoints()
+        return (bp.view(),)
+
+    @engine_method(anytime=True)
+    def list_breakpoints(self) -> tuple[BreakpointView, ...]:
+        rows = [bp for bps in list(self.breakpoints.values()) for bp in list(bps.values())]
+        rows.sort(key=lambda b: b.number)
+        return tuple(bp.view() for bp in rows)
+
+    @engine_method(anytime=True)
+    def set_break_on(self, kind: str | None = None, on: bool = True) -> frozenset[str] | EngineError:
+        if kind is not None:
+            if kind not in BREAK_ON_KINDS:
+                refuse(f"unknown stop kind {kind!r} (known: {', '.join(BREAK_ON_KINDS)})")
+            (self.break_on.add if on else self.break_on.discard)(kind)
+            self._quiet.clear()
+        return frozenset(self.break_on)
+
+    # ==========================================================================================================
+    # frames
+    # ==========================================================================================================
+
+    @engine_method()
+    def select_frame(self, index: int) -> Stop | EngineError:
+        ctx = self._paused()
+        if not ctx.frames:
+            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+        if not 0 <= index < len(ctx.frames):
+            refuse(f"frame {index} is outside 0..{len(ctx.frames) - 1}")
+        ctx.selected = index
+        self._refresh_stop(selected=index, watches=self.watch_values(ctx))
+        assert ctx.stop is not None
+        return ctx.stop
+
+    @engine_method()
+    def up(self, count: int = 1) -> Stop | EngineError:
+        ctx = self._paused()
+        if count < 1:
+            refuse("count must be at least 1")
+        if ctx.selected <= 0:
+            refuse("already at the outermost generated frame")
+        return self.select_frame(max(0, ctx.selected - count))
+
+    @engine_method()
+    def down(self, count: int = 1) -> Stop | EngineError:
+        ctx = self._paused()
+        if count < 1:
+            refuse("count must be at least 1")
+        if ctx.selected >= len(ctx.frames) - 1:
+            refuse("already at the innermost frame")
+        return self.select_frame(min(len(ctx.frames) - 1, ctx.selected + count))
+
+    # ==========================================================================================================
+    # values of the selected frame
+    # ==========================================================================================================
+
+    @engine_method()
+    def evaluate(self, expr: str) -> EvalResult | EngineError:
+        if not expr:
+            refuse("usage: p EXPR")
+        g, ns = self.eval_namespace()
+        try:
+            code = compile(expr, "<p>", "eval")
+        except SyntaxError as exc:
+            refuse(f"syntax error: {exc.msg}")
+        try:
+            value = eval(code, g, ns)  # noqa: S307 - the user's own expression in their own program
+        except Exception as exc:  # noqa: BLE001
+            refuse(f"{type(exc).__name__}: {exc}", "eval")
+        try:
+            text = repr(value)
+        except Exception as exc:  # noqa: BLE001
+            text = f"<repr failed: {exc}>"
+        # the whole value, lines kept (a tensor's values as torch prints them), bounded for huge ones
+        if len(text) > MAX_EVAL_TEXT:
+            text = text[: MAX_EVAL_TEXT - 1] + "…"
+        return EvalResult(text, summarize(value))
+
+    @engine_method()
+    def exec_statement(self, stmt: str) -> EvalResult | EngineError:
+        if not stmt:
+            refuse("usage: !STMT")
+        g, ns = self.eval_namespace()
+        try:
+            code = compile(stmt, "<!>", "single")
+        except SyntaxError as exc:
+            refuse(f"syntax error: {exc.msg}")
+        before = dict(ns)
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf):
+                exec(code, g, ns)  # noqa: S102 - the user's own statement
+        except Exception as exc:  # noqa: BLE001
+            refuse(f"{type(exc).__name__}: {exc}", "eval")
+        self._keep_statement_effects(before, ns)
+        return EvalResult(buf.getvalue().rstrip("\n"))
+
+    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> None:
+        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does); any other new
+        name becomes a user variable that later stops still see (pdb keeps them in the frame's dict)."""
+        ctx = self._paused()
+        st = ctx.frame
+        frame = st.frame if st is not None and not ctx.post_mortem else None
+        names = (frame.f_code.co_varnames + frame.f_code.co_cellvars + frame.f_code.co_freevars) if frame else ()
+        changed = False
+        f_locals = frame.f_locals if frame is not None else {}  # read once: each read refreshes it from the frame
+        for name, value in ns.items():
+            if name in ("__stack__", "__builtins__") or (name in before and before[name] is value):
+                continue
+            if name in names:
+                f_locals[name] = value
+                changed = True
+            else:
+                self._user_vars[name] = value
+        if changed:
+            compat.locals_to_fast(frame)
+            self._rebuild_stop()
+
+    @engine_method()
+    def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:
+        """The selected frame's globals whose name contains `pattern` (case-insensitive; every one when None),
+        sorted by name, each summarised (Dynamo's own ``__compiled_fn_*`` / ``__resume_at_*`` globals too)."""
+        g, _ns = self.eval_namespace()
+        needle = (pattern or "").lower()
+        rows = [(name, summarize(value)) for name, value in list(g.items())
+                if name != "__builtins__" and needle in name.lower()]
+        return tuple(sorted(rows))
+
+    @engine_method(anytime=True)
+    def set_verbose(self, on: bool | None = None) -> bool:
+        """Switch verbose mode (None: toggle); returns the new state. While on, every instruction of generated
+        code is printed before it runs (flushed at once, so the last line before a crash names the culprit)."""
+        self.verbose = (not self.verbose) if on is None else bool(on)
+        self._quiet.clear()
+        return self.verbose
+
+    @engine_method()
+    def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:
+        if not name.isidentifier() or not expr:
+            refuse("usage: set NAME = EXPR")
+        ctx = self._paused()
+        st = self._need_frame()
+        frame = st.frame
+        code = frame.f_code
+        if name not in code.co_varnames + code.co_cellvars + code.co_freevars:
+            refuse(f"{name!r} is not a local of {code.co_name}")
+        if ctx.post_mortem:
+            refuse("the frame has finished (post-mortem): locals cannot change", "not here")
+        g, ns = self.eval_namespace()
+        try:
+            value = eval(compile(expr, "<set>", "eval"), g, ns)  # noqa: S307
+        except SyntaxError as exc:
+            refuse(f"syntax error: {exc.msg}")
+        except Exception as exc:  # noqa: BLE001
+            refuse(f"{type(exc).__name__}: {exc}", "eval")
+        frame.f_locals[name] = value
+        compat.locals_to_fast(frame)
+        self._rebuild_stop()
+        return summarize(value)
+
+    # ==========================================================================================================
+    # watches
+    # ==========================================================================================================
+
+    @engine_method(anytime=True)
+    def add_watch(self, expr: str) -> WatchValue | EngineError:
+        expr = expr.strip()
+        if not expr:
+            refuse("usage: watch EXPR")
+        try:
+            code = compile(expr, "<watch>", "eval")
+        except SyntaxError as exc:
+            refuse(f"syntax error: {exc.msg}")
+        self._watch_numbers += 1
+        watch = _Watch(self._watch_numbers, expr, code)
+        self._watches.append(watch)
+        if self.ctx is not None:
+            self._refresh_stop(watches=self.watch_values(self.ctx))
+        return watch.value or WatchValue(watch.number, expr, evaluated=False)
+
+    @engine_method(anytime=True)
+    def remove_watch(self, number: int) -> WatchValue | EngineError:
+        for watch in self._watches:
+            if watch.number == number:
+                self._watches.remove(watch)
+                if self.ctx is not None:
+                    self._refresh_stop(watches=self.watch_values(self.ctx))
+                return watch.value or WatchValue(watch.number, watch.expr, evaluated=False)
+        known = ", ".join(str(w.number) for w in self._watches) or "none"
+        refuse(f"no watch {number} (watches: {known})")
+
+    @engine_method(anytime=True)
+    def watches(self) -> tuple[WatchValue, ...]:
+        return tuple(w.value or WatchValue(w.number, w.expr, evaluated=False) for w in self._watches)
+
+    def watch_values(self, ctx: PauseContext) -> tuple[WatchValue, ...]:
+        """Every watch evaluated in `ctx`'s selected frame (worker thread; a failing expression gives its error).
+
+        ``changed`` compares with the previous stop's value, so re-evaluating at the same stop (another frame
+        selected) keeps comparing with that stop."""
+        if not self._watches:
+            return ()
+        try:
+            g, ns = self.eval_namespace(ctx)
+        except Refused:
+            g = ns = None
+        seq = self.stop_seq
+        out = []
+        for w in self._watches:
+            if w.seq != seq:
+                w.prev_key, w.seq = w.key, seq
+            if g is None:
+                w.key = None
+                w.value = WatchValue(w.number, w.expr, evaluated=False)
+                out.append(w.value)
+                continue
+            error = text = None
+            summary = None
+            try:
+                value = eval(w.code, g, dict(ns))  # noqa: S307 - the user's own expression
+                try:
+                    text = cut(repr(value), MAX_REPR)
+                except Exception as exc:  # noqa: BLE001
+                    text = f"<repr failed: {exc}>"
+                summary = summarize(value)
+            except Exception as exc:  # noqa: BLE001 - a bad watch shows its error; it never stops the program
+                error = cut(f"{type(exc).__name__}: {exc}", MAX_REPR)
+            w.key = error if error is not None else text
+            changed = w.prev_key is not None and w.key != w.prev_key
+            w.value = WatchValue(w.number, w.expr, text or "", summary, error, changed)
+            out.append(w.value)
+        return tuple(out)
+
+    # ==========================================================================================================
+    # recompile decision
+    # ==========================================================================================================
+
+    def _record(self) -> RecompileRecord:
+        """The record of the current recompile stop (refuses elsewhere)."""
+        ctx = self._paused()
+        if ctx.kind is not StopKind.RECOMPILE or ctx.miss_event is None:
+            refuse("only at a recompile stop", "not here")
+        record = ctx.extra.get("recompile")
+        if record is None:
+            ev = ctx.miss_event
+            record = ctx.extra["recompile"] = analyze_miss(ev.code, ev.f_locals, ev.entries)
+        kept = self.recompiles.latest(record.seq)
+        if kept is not None and kept.code_key == record.code_key:
+            record = kept
+        return record
+
+    @engine_method()
+    def decide(self, decision: Decision) -> Resumed | EngineError:
+        ctx = self._paused()
+        if ctx.kind is not StopKind.RECOMPILE:
+            refuse("only at a recompile stop", "not here")
+        kind = decision.kind
+        if kind is DecisionKind.DROP:
+            return self._decide_drop(decision.guard_ids)
+        if kind is DecisionKind.DYNAMIC:
+            if decision.name is None or decision.dim is None:
+                refuse("usage: dynamic NAME DIM   (e.g. dynamic x 0)")
+            return self._decide_dynamic(decision.name, decision.dim)
+        try:
+            record: RecompileRecord | None = self._record()
+        except Refused:
+            record = None
+        ctx.decision = kind.value
+        self.mode = Mode.CONTINUE
+        code = choice_code(kind.value, record)
+        result = Resumed(kind.value, kind.value + (f"\npermanently:\n{code}" if code else ""), permanent=code or None)
+        self._resumed = result
+        return result
+
+    def _resume_recompile(self, action: str, text: str, permanent: str, warnings: tuple[str, ...] = ()) -> Resumed:
+        ctx = self._paused()
+        ctx.decision = "recompile"
+        self.mode = Mode.CONTINUE
+        result = Resumed(action, text, permanent=permanent, warnings=warnings)
+        self._resumed = result
+        return result
+
+    def _decide_drop(self, guard_ids: tuple[str, ...]) -> Resumed:
+        record = self._record()
+        if record.limit is not None and record.limit.hit_now:
+            refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile, "
+                   f"so there is no new entry to drop guards from (eager or skip instead)", "rejected")
+        if not record.entries:
+            refuse("no cache entry was analysed at this stop", "not here")
+        if guard_ids:
+            leaves = [self._leaf_by_id(record, tok) for tok in guard_ids]
+        else:
+            leaves = default_drop_leaves(record)
+            if not leaves:
+                refuse(f"no failing guard of {record.entries[0].compile_id} can be dropped by a guard filter; "
+                       f"name guard ids (see `guards fail`)", "rejected")
+        specs = []
+        for leaf in leaves:
+            try:
+                specs.append(drop_spec(leaf))
+            except ValueError as exc:
+                refuse(str(exc), "rejected")
+        # everything validated: now change state
+        ctx = self._paused()
+        self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
+        what = ", ".join(f"{s.leaf.id} {s.leaf.guard_type} {'; '.join(s.leaf.code)[:120]}" for s in specs)
+        self.recompiles.update(record, action="drop " + " ".join(s.leaf.id for s in specs))
+        lines = [f"recompiling without: {what}"]
+        warnings = tuple(f"WARNING: {spec.warning}" for spec in specs if spec.warning)
+        lines += warnings
+        snippet = filter_snippet(specs, fn_name_for(record))
+        lines.append("permanently:")
+        lines.append(snippet)
+        lines += [f"{hint}   # torch's own hint" for hint in config_hints(record)]
+        return self._resume_recompile("drop", "\n".join(lines), snippet, warnings)
+
+    def _leaf_by_id(self, record: RecompileRecord, token: str) -> Any:
+        """The leaf `token` (``g5`` of the first entry listed, or ``0/1:g5``) names, from the entry's full tree."""
+        from . import guards
+
+        m = _ID_RE.match(token)
+        if m is None:
+            refuse(f"bad guard id {token!r}: use g5 or COMPILE_ID:g5 (e.g. 0/1:g5)")
+        cid, leaf_id = m.group("cid"), m.group("leaf")
+        ev = self._paused().miss_event
+        entries = list(ev.entries)
+        if cid is None:
+            entry = entries[0]
+        else:
+            entry = next((e for e in entries if str(e.compile_id) == cid), None)
+            if entry is None:
+                refuse(f"no cache entry {cid} here (entries: {', '.join(str(e.compile_id) for e in entries)})")
+        for verdict in record.entries:
+            if verdict.compile_id == str(entry.compile_id):
+                for leaf in verdict.failing:
+                    if leaf.id == leaf_id:
+                        return leaf
+        tree = guards.entry_guard_tree(entry, ev.f_locals)
+        for leaf in guards.iter_leaves(tree):
+            if leaf.id == leaf_id:
+                return leaf
+        refuse(f"entry {entry.compile_id} has no guard {leaf_id} (it has g0..g{max(tree.leaf_count - 1, 0)})")
+
+    def _decide_dynamic(self, name: str, dim: int) -> Resumed:
+        record = self._record()
+        if record.limit is not None and record.limit.hit_now:
+            refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile",
+                   "rejected")
+        f_locals = self._paused().miss_event.f_locals
+        value = self._input_value(name, f_locals)
+        compat.load()
+        torch = compat.torch
+        if not isinstance(value, torch.Tensor):
+            kind = type(value).__name__
+            extra = (" (ints and floats become dynamic on their own once they change: automatic dynamic)"
+                     if isinstance(value, (int, float)) else "")
+            refuse(f"{name} is a {kind}, not a tensor{extra}")
+        ndim = value.dim()
+        if not -ndim <= dim < ndim:
+            refuse(f"{name} has {ndim} dimension(s): DIM must be in {-ndim}..{ndim - 1}")
+        dim %= ndim
+        try:
+            compat.mark_dynamic(value, dim)
+        except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
+            refuse(f"torch refused: {type(exc).__name__}: {exc}", "rejected")
+        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
+        self.recompiles.update(record, action=f"mark_dynamic({shown}, {dim})")
+        permanent = f"torch._dynamo.mark_dynamic({shown}, {dim})   # before calling {fn_name_for(record)}"
+        text = (f"marked {shown} dimension {dim} dynamic (size now {int(value.shape[dim])}); recompiling\n"
+                f"permanently:\n{permanent}")
+        return self._resume_recompile("dynamic", text, permanent)
+
+    @staticmethod
+    def _input_value(name: str, f_locals: dict[str, Any]) -> Any:
+        if name.isidentifier():
+            if name not in f_locals:
+                refuse(f"no input named {name!r} (inputs: {', '.join(sorted(f_locals)) or 'none'})")
+            return f_locals[name]
+        try:
+            code = compile(name, "<dynamic>", "eval")
+        except SyntaxError:
+            refuse(f"bad NAME {name!r}: an input name or expression such as L['x'] or batch['x']")
+        try:
+            return eval(code, {"__builtins__": {}, "L": f_locals}, dict(f_locals))  # noqa: S307 - user's own names
+        except Exception as exc:  # noqa: BLE001
+            refuse(f"{name}: {type(exc).__name__}: {exc}", "eval")
+
+    # ==========================================================================================================
+    # queries
+    # ==========================================================================================================
+
+    @engine_method()
+    def listing(self) -> CodeView | EngineError:
+        fv = self._selected_view()
+        if fv is None:
+            refuse("nothing to list here", "not here")
+        return fv.code
+
+    @engine_method()
+    def original_code(self) -> CodeView | EngineError:
+        orig = self._original()
+        if orig is None:
+            refuse("the original code of this frame is not known", "not here")
+        return code_view(orig, generated=False)
+
+    @engine_method()
+    def source(self) -> tuple[str, int, tuple[str, ...]] | EngineError:
+        code = self._original() or self._current_code()
+        if code is None:
+            refuse("no source here", "not here")
+        try:
+            lines, start = inspect.getsourcelines(code)
+        except (OSError, TypeError):
+            lines = [linecache.getline(code.co_filename, code.co_firstlineno)]
+            start = code.co_firstlineno
+            if not lines[0]:
+                refuse(f"source of {code.co_name} is not available", "not here")
+        return code.co_filename, start, tuple(line.rstrip() for line in lines)
+
+    def _compiled_frame(self) -> Any:
+        if self.capture is None:
+            return None
+        orig = self._original()
+        if orig is None:
+            return None
+        for f in self.capture.frames():
+            if f.key == id(orig):
+                return f
+        return None
+
+    @engine_method()
+    def graphs(self, name: str | None = None) -> tuple[GraphView, ...] | EngineError:
+        frame = self._compiled_frame()
+        if frame is None:
+            refuse("no compiled code object here", "not here")
+        graphs = list(frame.graphs)
+        if name:
+            graphs = [g for g in graphs if name in g.name]
+        else:
+            stop = self._paused().stop
+            cid = stop.compile_id if stop else None
+            mine = [g for g in graphs if g.compile_id == cid]
+            graphs = mine or graphs
+        if not graphs:
+            refuse("no FX graph was captured for this code object" + (f" matching {name!r}" if name else ""),
+                   "not here")
+        return tuple(graphs)
+
+    @engine_method()
+    def entries(self) -> FrameRecompiles | EngineError:
+        frame = self._compiled_frame()
+        if frame is None:
+            refuse("no compiled code object here", "not here")
+        serving = None
+        code = self._current_code()
+        if code is not None and self._paused().kind is not StopKind.RECOMPILE:
+            info = self.generated_info(code)
+            serving = info.compile_id if info else None
+        counted = bool(getattr(self.capture, "hits_counted", False))
+        return frame_recompiles(frame, self.recompiles.records(), serving=serving, hits_counted=counted)
+
+    @engine_method(anytime=True)
+    def compiles(self) -> CompilesData:
+        views = list(self.capture.frames()) if self.capture is not None else []
+        records = self.recompiles.records()
+        counted = bool(getattr(self.capture, "hits_counted", False))
+        with_entries = [v for v in views if v.entries or v.recompiles or v.graph_breaks]
+        without = tuple((v.name, v.skipped) for v in views if not (v.entries or v.recompiles or v.graph_breaks))
+        frames = tuple(frame_recompiles(v, records, hits_counted=counted) for v in with_entries)
+        return CompilesData(frames=frames, timeline=tuple(records),
+                            limit_hits=tuple(r for r in records if r.limit_hit), without_entries=without)
+
+    def _serving_entry(self, code: CodeType) -> Any:
+        info = self.generated_info(code)
+        if info is None:
+            return None
+        for e in compat.cache_entries(info.original):
+            if e.code is code:
+                return e
+        # edited code runs from a precompile entry the patch manager installed
+        return self.patch_manager.serving_entry(code)
+
+    def guard_trees_now(self) -> list[GuardTree]:
+        """The guard trees `guard_trees` returns, on the worker thread, [] where there are none."""
+        from . import guards
+
+        ctx = self._paused()
+        if ctx.miss_event is not None:
+            ev = ctx.miss_event
+            return [guards.entry_guard_tree(e, ev.f_locals) for e in ev.entries]
+        if ctx.compile_event is not None:
+            ev = ctx.compile_event
+            inputs = getattr(ev, "f_locals", None)
+            return [guards.build_guard_tree(ev.guard_manager, str(ev.compile_id), inputs)]
+        st = ctx.frame
+        if st is None:
+            return []
+        entry = self._serving_entry(st.frame.f_code)
+        if entry is None:
+            return []
+        return [guards.entry_guard_tree(entry, st.inputs or None)]
+
+    @engine_method()
+    def guard_trees(self) -> tuple[GuardTree, ...] | EngineError:
+        trees = self.guard_trees_now()
+        if not trees:
+            refuse("no cache entry is known for this frame", "not here")
+        return tuple(trees)
+
+    @engine_method()
+    def what_if(self) -> tuple[GuardTree, ...] | EngineError:
+        from . import guards
+
+        ctx = self._paused()
+        if ctx.miss_event is not None:
+            entries, inputs = ctx.miss_event.entries, ctx.miss_event.f_locals
+        else:
+            st = self._need_frame()
+            info = self.generated_info(st.frame.f_code)
+            if info is None:
+                refuse("the original code of this frame is not known", "not here")
+            entries, inputs = compat.cache_entries(info.original), st.inputs
+        return tuple(guards.entry_guard_tree(e, inputs) for e in entries)
+
+    @engine_method()
+    def recompile_records(self, compile_id: str | None = None) -> tuple[RecompileRecord, ...] | EngineError:
+        ctx = self._paused()
+        if ctx.kind is StopKind.RECOMPILE and not compile_id:
+            return (self._record(),)
+        orig = self._original()
+        if orig is None:
+            refuse("no compiled code object here", "not here")
+        records = self.recompiles.for_code(id(orig))
+        if compile_id:
+            if not _COMPILE_ID_RE.match(compile_id):
+                refuse(f"bad compile id {compile_id!r} (e.g. 0/1)")
+            records = tuple(r for r in records if r.compile_id == compile_id)
+            if not records:
+                refuse(f"no recompile of {orig.co_name} produced {compile_id}", "not here")
+        return tuple(records)
+
+    @engine_method()
+    def guard_diffs(self, old: str | None = None, new: str | None = None) -> tuple[EntryDiff, ...] | EngineError:
+        from . import guards
+        if (old is None) != (new is None):
+            refuse("usage: diff [OLD_COMPILE_ID NEW_COMPILE_ID]")
+        orig = self._original()
+        if orig is None:
+            refuse("no compiled code object here", "not here")
+        entries = [e for e in compat.cache_entries(orig) if getattr(e, "code", None) is not None]
+        by_id = {str(e.compile_id): e for e in entries}
+        if old is not None and new is not None:
+            missing = [p for p in (old, new) if p not in by_id]
+            if missing:
+                refuse(f"no live cache entry {', '.join(missing)} (entries: {', '.join(sorted(by_id)) or 'none'})",
+                       "not here")
+            chosen = [by_id[old], by_id[new]]
+        else:
+            chosen = sorted(entries, key=lambda e: _compile_order_key(str(e.compile_id)))
+        if len(chosen) < 2:
+            return ()
+        return tuple(entry_diffs([guards.entry_guard_tree(e) for e in chosen]))
+
+    # ==========================================================================================================
+    # instruction edits and patches
+    # ==========================================================================================================
+
+    def _after_code_change(self) -> None:
+        # a compile stop shows the event's code: rebuild the frozen snapshot so front ends see the edit
+        if self._paused().kind is StopKind.COMPILE:
+            self._rebuild_stop()
+
+    @engine_method()
+    def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
+        return self.patch_manager.preview(self._paused(), op)
+
+    @engine_method()
+    def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
+        outcome = self.patch_manager.edit(self._paused(), op)
+        if outcome.error is None:
+            self._after_code_change()
+        return outcome
+
+    @engine_method()
+    def patch_diff(self) -> PatchDiff | EditError | EngineError:
+        return self.patch_manager.show(self._paused())
+
+    @engine_method(anytime=True)
+    def patches(self) -> tuple[PatchView, ...]:
+        return tuple(self.patch_manager.patches())
+
+    @engine_method()
+    def save_patches(self, path: str) -> int | EditError | EngineError:
+        return self.patch_manager.save(path)
+
+    @engine_method()
+    def load_patches(self, path: str) -> EditOutcome | EngineError:
+        outcome = self.patch_manager.load(self._paused(), path)
+        if outcome.error is None:
+            self._after_code_change()
+        return outcome
+
+    @engine_method()
+    def undo_patch(self, everything: bool = False) -> EditOutcome | EngineError:
+        outcome = self.patch_manager.undo(self._paused(), everything=everything)
+        if outcome.error is None:
+            self._after_code_change()
+        return outcome
+
+    # ==========================================================================================================
+    # guard edits
+    # ==========================================================================================================
+
+    @engine_method()
+    def add_guard(self, expr: str) -> GuardEditOutcome | EngineError:
+        return self.guard_editor.add(self._paused(), expr)
+
+    @engine_method()
+    def drop_guard(self, leaf_id: str) -> GuardEditOutcome | EngineError:
+        return self.guard_editor.drop(self._paused(), leaf_id)
+
+    @engine_method()
+    def undo_guard_edit(self, which: str = "") -> GuardEditOutcome | EngineError:
+        return self.guard_editor.undo(self._paused(), which)
+
+    @engine_method(anytime=True)
+    def guard_edits(self) -> tuple[GuardEditView, ...]:
+        return tuple(self.guard_editor.edits())
+
+    @engine_method(anytime=True)
+    def export_guard_filter(self) -> str:
+        return self.guard_editor.export()

@@ -1,0 +1,286 @@
+"""Plain text of every engine result: stops, listings, value stacks, locals, watches, breakpoints, guard trees,
+recompile records and choices, edits. Used by `--plain`, the command language (`commands`), the console log and
+golden tests; JSON is `report`'s.
+
+One formatting path (like `dis.Formatter`): the TUI renders the same dataclasses with widgets, everything else
+prints these strings. Output is deterministic for a given snapshot. Recompile records are in `format.recompile`,
+edits in `format.edits`; guard trees keep their renderer beside the tree model (`guards.format_guard_tree`) and
+are reached through here.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..guards import format_failing, format_guard_tree
+from ..model import (
+    BreakpointView,
+    CodeView,
+    EditOutcome,
+    FrameView,
+    GraphView,
+    GuardTree,
+    Instr,
+    PatchView,
+    RecompileChoice,
+    Stop,
+    StopKind,
+    ValueSummary,
+    WatchValue,
+)
+from .edits import format_diff, format_stack
+from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
+
+__all__ = [
+    "backtrace_text",
+    "breakpoint_set_text",
+    "breakpoints_text",
+    "choices_lines",
+    "compiles_text",
+    "diffs_text",
+    "edit_outcome_text",
+    "entries_text",
+    "failing_guards_text",
+    "format_diff",
+    "format_stack",
+    "globals_text",
+    "graphs_text",
+    "guard_trees_text",
+    "instr_line",
+    "listing",
+    "locals_text",
+    "patches_text",
+    "record_text",
+    "recompile_choices_text",
+    "source_text",
+    "stack_text",
+    "stop_text",
+    "value_text",
+    "watch_line",
+    "watches_text",
+    "whatif_text",
+    "where_line",
+]
+
+#: Width of the opname column in listings.
+OPNAME_WIDTH = 22
+
+
+def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False) -> str:
+    """One listing line: marker, breakpoint, index, offset, source line, opname, argument, jump target.
+
+    Example: ``"▶ ●   12    24  L18  LOAD_FAST              x"``.
+    """
+    mark = "▶" if current else " "
+    bp = "●" if breakpoint else " "
+    line = f"L{ins.lineno}" if ins.lineno is not None else ""
+    arg = ins.argrepr if ins.argrepr else ("" if ins.arg is None else str(ins.arg))
+    if ins.jump_target is not None and "to " not in arg:
+        arg = f"{arg} → {ins.jump_target}".strip()
+    elif ins.jump_target is not None:
+        arg = f"{arg} (→ {ins.jump_target})"
+    target = ">>" if ins.is_jump_target else "  "
+    return f"{mark}{bp}{target}{ins.index:>5} {ins.offset:>6}  {line:<6}{ins.opname:<{OPNAME_WIDTH}} {arg}".rstrip()
+
+
+def listing(code: CodeView, *, current: int = -1, breakpoints: tuple[int, ...] = (), around: int | None = None,
+            span: tuple[int, int] | None = None) -> str:
+    """The listing of `code`: whole, `around` instructions either side of `current`, or the index range `span`
+    (first, end exclusive)."""
+    rows = code.instructions
+    if span is not None:
+        rows = rows[max(0, span[0]):max(0, span[1])]
+    elif around is not None and current >= 0:
+        lo, hi = max(0, current - around), min(len(rows), current + around + 1)
+        rows = rows[lo:hi]
+    bps = set(breakpoints)
+    head = f"{code.name}  ({code.filename}:{code.firstlineno})"
+    head += f"  compile {code.compile_id}" if code.compile_id else ""
+    body = "\n".join(instr_line(r, current=r.index == current, breakpoint=r.index in bps) for r in rows)
+    return f"{head}\n{body}"
+
+
+def value_text(v: ValueSummary) -> str:
+    if v.is_null:
+        return "NULL"
+    if v.unknown:
+        return "<unknown>"
+    if v.is_tensor:
+        return v.text
+    return f"{v.type_name:<10} {v.text}"
+
+
+def stack_text(frame: FrameView) -> str:
+    """The value stack, bottom first, TOS marked."""
+    if not frame.stack:
+        return "value stack: empty"
+    if len(frame.stack) == 1 and frame.stack[0].unknown:
+        return "value stack: unknown (this frame was not traced from its start)"
+    note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
+    lines = [f"value stack: {len(frame.stack)} slot{'s' if len(frame.stack) != 1 else ''}, TOS last{note}"]
+    for i, v in enumerate(frame.stack):
+        tos = "  <- TOS" if i == len(frame.stack) - 1 else ""
+        lines.append(f"  [{i}] {value_text(v)}{tos}")
+    return "\n".join(lines)
+
+
+def locals_text(frame: FrameView) -> str:
+    if not frame.locals:
+        return "locals: none bound"
+    width = max(len(n) for n, _ in frame.locals)
+    lines = ["locals:"]
+    for name, v in frame.locals:
+        star = "*" if name in frame.changed else " "
+        lines.append(f" {star}{name:<{width}}  {value_text(v)}")
+    return "\n".join(lines)
+
+
+def where_line(stop: Stop) -> str:
+    """``"[entry] f  index 3 (offset 6)  line 12  compile 0/0, entry 1 of 2"``."""
+    parts = [f"[{stop.kind.value}]"]
+    frame = stop.frame
+    if frame is not None:
+        parts.append(frame.code.name)
+        if frame.index >= 0:
+            ins = frame.code.instructions[frame.index]
+            parts.append(f"index {frame.index} (offset {ins.offset}) {ins.opname}")
+        if frame.lineno is not None:
+            parts.append(f"line {frame.lineno}")
+    cid = stop.compile_id
+    if cid:
+        entry = f", entry {stop.entry_index} of {stop.entry_count}" if stop.entry_index else ""
+        parts.append(f"compile {cid}{entry}")
+    return "  ".join(parts)
+
+
+def stop_text(stop: Stop, *, context: int = 2) -> str:
+    """What the plain front end prints when the program stops: where, why, and the instructions around it."""
+    lines = [f"--- {stop.message}", where_line(stop)]
+    for title, text in stop.detail:
+        lines.append(f"{title}:")
+        lines.extend("  " + t for t in text.splitlines())
+    if stop.return_value is not None:
+        lines.append(f"return value: {value_text(stop.return_value)}")
+    if stop.exception and not any(t == "exception" for t, _ in stop.detail):
+        lines.append(f"exception: {stop.exception}")
+    frame = stop.frame
+    if frame is not None and frame.index >= 0:
+        text = listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context)
+        lines.append(text.split("\n", 1)[1])
+    elif frame is not None and stop.kind is StopKind.COMPILE:
+        lines.append(f"({len(frame.code.instructions)} instructions; `ll` lists them)")
+    watches = watches_text(stop.watches)
+    if watches:
+        lines.append(watches)
+    return "\n".join(lines)
+
+
+def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None = None) -> str:
+    """``globals [PATTERN]``: one global a line, name then summary."""
+    if not rows:
+        return f"no globals matching {pattern!r}" if pattern else "no globals"
+    width = min(max(len(n) for n, _ in rows), 48)
+    return "\n".join(f"  {name:<{width}}  {value_text(v)}" for name, v in rows)
+
+
+def backtrace_text(stop: Stop, selected: int) -> str:
+    if not stop.frames:
+        return "no generated frames on the stack"
+    lines = []
+    for i, f in enumerate(stop.frames):
+        mark = ">" if i == selected else " "
+        where = f"index {f.index}" if f.index >= 0 else "not started"
+        lines.append(f"{mark} #{i} {f.code.name}  {where}  line {f.lineno}  ({f.code.filename})")
+    return "\n".join(lines)
+
+
+def watch_line(w: WatchValue) -> str:
+    """``"x.sum() = tensor(6.)"``; ``*`` after the number marks a value changed since the previous stop."""
+    if not w.evaluated:
+        return f"{w.expr} = (not evaluated: no frame at this stop)"
+    if w.error is not None:
+        return f"{w.expr} !! {w.error}"
+    return f"{w.expr} = {w.text}"
+
+
+def watches_text(watches: Sequence[WatchValue]) -> str:
+    """The watch block after a stop (empty when there are no watches)."""
+    if not watches:
+        return ""
+    lines = ["watches:"]
+    for w in watches:
+        mark = "*" if w.changed else " "
+        lines.append(f" {mark}{w.number}: {watch_line(w)}")
+    return "\n".join(lines)
+
+
+def breakpoint_set_text(bp: BreakpointView) -> str:
+    return f"breakpoint {bp.number} at {bp.code_name} index {bp.index} ({bp.opname})" + (
+        f" if {bp.condition}" if bp.condition else "")
+
+
+def breakpoints_text(bps: Sequence[BreakpointView]) -> str:
+    if not bps:
+        return "no breakpoints"
+    return "\n".join(
+        f"{bp.number:>3}  {bp.code_name} index {bp.index}  hits {bp.hits}"
+        + (f"  if {bp.condition}" if bp.condition else "")
+        + ("  (marker: set_trace() / bytecode_debugger.breakpoint())" if bp.marker else "")
+        for bp in bps
+    )
+
+
+def source_text(filename: str, start: int, lines: Sequence[str], current: int | None) -> str:
+    """A function's source, the current line marked with ``▶``."""
+    out = [f"{filename}:{start}"]
+    for i, text in enumerate(lines):
+        no = start + i
+        out.append(f"{'▶' if no == current else ' '}{no:>5}  {text.rstrip()}")
+    return "\n".join(out)
+
+
+def guard_trees_text(trees: Sequence[GuardTree]) -> str:
+    return "\n\n".join(format_guard_tree(t) for t in trees)
+
+
+def failing_guards_text(trees: Sequence[GuardTree]) -> str:
+    return format_failing(list(trees))
+
+
+def whatif_text(trees: Sequence[GuardTree]) -> str:
+    lines = []
+    for t in trees:
+        verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"
+        lines.append(f"entry {t.compile_id}: {verdict}")
+        for leaf in t.failing:
+            where = f"   # {leaf.user_line}" if leaf.user_line else ""
+            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
+    return "\n".join(lines) if lines else "no cache entries"
+
+
+def graphs_text(graphs: Sequence[GraphView]) -> str:
+    return "\n\n".join(f"# {g.name}  (compile {g.compile_id}, {g.node_count} nodes)\n{g.code.strip()}" for g in graphs)
+
+
+def edit_outcome_text(outcome: EditOutcome) -> str:
+    text = outcome.message
+    if outcome.diff is not None:
+        text += "\n" + format_diff(outcome.diff, context=2)
+    return text
+
+
+def patches_text(views: Sequence[PatchView]) -> str:
+    if not views:
+        return "no patches"
+    lines = []
+    for v in views:
+        state = "pending (no compile matched yet)" if v.pending else f"applied to {', '.join(v.compile_ids) or '-'}"
+        lines.append(f"{v.key.describe()}: {len(v.ops)} edit(s), {state}")
+        lines.extend(f"    {op.text}" for op in v.ops)
+    return "\n".join(lines)
+
+
+def recompile_choices_text(choices: Sequence[RecompileChoice], hints: Sequence[str] = ()) -> str:
+    """A recompile stop's choices as line mode prints them."""
+    return choices_lines(choices, hints)
+

@@ -1,0 +1,253 @@
+"""The engine API every front end uses (`Engine`), and the narrow view of the session its services get (`Host`).
+
+`Engine` is written in the manner of `bdb.Bdb` (``set_step``, ``set_next``, ``set_return``, ``set_continue``,
+``set_until``, ``set_break``, ``clear_break``): each method returns a frozen `dynadbg.core.model` value or an
+`EngineError` with its reason, never prose for a front end to parse. `dynadbg.core.session.Session` implements
+it; the tests' fake engine implements it with canned data.
+
+Threads: every method may be called from any thread. While the program is paused, the call is run on the
+program's worker thread (every torch call, frame read, eval and edit happens there) and blocks until it is done;
+called on the worker thread itself (the command language, an inline driver) it runs directly. While the program
+runs, methods that need a stop return ``EngineError(kind="not paused")``; `compiles`, `list_breakpoints`,
+`set_break_on`, `watches`, `add_watch`, `remove_watch`, `quit` and `interrupt` work at any time.
+
+Control methods and `decide` return `Resumed`: the program goes on as soon as the call returns, and the next
+`Listener.on_stop` brings the next `Stop`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from types import CodeType, FrameType
+
+    from .model import (
+        BreakpointView,
+        CodeView,
+        CommandResult,
+        CompilesData,
+        Decision,
+        EditError,
+        EditOp,
+        EditOutcome,
+        EditPreview,
+        EngineError,
+        EntryDiff,
+        EvalResult,
+        FrameRecompiles,
+        GeneratedInfo,
+        GraphView,
+        GuardEditOutcome,
+        GuardEditView,
+        GuardTree,
+        PatchDiff,
+        PatchView,
+        RecompileRecord,
+        Resumed,
+        Stop,
+        ValueSummary,
+        WatchValue,
+    )
+
+
+class Engine(Protocol):
+    """What a front end calls on the engine. Results are frozen model values or `EngineError`."""
+
+    # -- the stop ------------------------------------------------------------------------------------------------
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    def current_stop(self) -> "Stop | EngineError":
+        """The stop the program is paused at, rebuilt after any change (breakpoints, selection, edits)."""
+
+    # -- control (bdb's set_*) ---------------------------------------------------------------------------------------
+    def set_step(self, count: int = 1) -> "Resumed | EngineError":
+        """Run `count` (≥ 1) instructions, into generated callees (resume functions)."""
+
+    def set_next(self, count: int = 1) -> "Resumed | EngineError":
+        """Run `count` instructions of the selected frame, over calls."""
+
+    def set_return(self) -> "Resumed | EngineError":
+        """Run until the selected frame returns (stops with the return value)."""
+
+    def set_continue(self) -> "Resumed | EngineError":
+        """Run until a breakpoint or an active stop kind."""
+
+    def set_until(self, index: int | None = None) -> "Resumed | EngineError":
+        """Run until the selected frame reaches instruction `index` or later (default: the next one), or returns."""
+
+    def detach(self) -> "Resumed | EngineError":
+        """Clear breakpoints and every stop kind, then continue to the end."""
+
+    def quit(self) -> None:
+        """End the program and restore every hook (returns at once)."""
+
+    def interrupt(self) -> None:
+        """Stop at the next generated instruction the program runs."""
+
+    # -- breakpoints ---------------------------------------------------------------------------------------------
+    def set_break(self, index: int, condition: str | None = None) -> "BreakpointView | EngineError":
+        """A breakpoint at instruction `index` of the selected frame's code (or the compile stop's code)."""
+
+    def clear_break(self, index: int | None = None) -> "tuple[BreakpointView, ...] | EngineError":
+        """Clear the breakpoint at `index` of this code (None: every one in this code); the cleared ones."""
+
+    def list_breakpoints(self) -> "tuple[BreakpointView, ...]":
+        """Every breakpoint of the session, by number."""
+
+    def set_break_on(self, kind: str | None = None, on: bool = True) -> "frozenset[str] | EngineError":
+        """Switch a stop kind (`model.BREAK_ON_KINDS`); None only reads. The active kinds after the change."""
+
+    # -- frames --------------------------------------------------------------------------------------------------
+    def select_frame(self, index: int) -> "Stop | EngineError":
+        """Select frame `index` of `Stop.frames` (0 = outermost); the stop with its `selected` and watches updated."""
+
+    def up(self, count: int = 1) -> "Stop | EngineError":
+        """Select the frame `count` levels toward the caller."""
+
+    def down(self, count: int = 1) -> "Stop | EngineError":
+        """Select the frame `count` levels toward the innermost frame."""
+
+    # -- values of the selected frame ----------------------------------------------------------------------------
+    def evaluate(self, expr: str) -> "EvalResult | EngineError":
+        """``p EXPR``: evaluate over the selected frame's locals, globals and ``__stack__``."""
+
+    def exec_statement(self, stmt: str) -> "EvalResult | EngineError":
+        """``!STMT``: run a statement in the selected frame; what it printed. A frame local it assigns is
+        written back to the frame (as `set_local`); any other name it binds is kept for later commands."""
+
+    def global_values(self, pattern: str | None = None) -> "tuple[tuple[str, ValueSummary], ...] | EngineError":
+        """``globals [PATTERN]``: (name, summary) of the selected frame's globals containing `pattern`."""
+
+    def set_verbose(self, on: bool | None = None) -> bool:
+        """``v``: print each generated instruction before it runs (None toggles); the new state. Any time."""
+
+    def set_local(self, name: str, expr: str) -> "ValueSummary | EngineError":
+        """Change a local of the selected frame for the rest of the run; the new value."""
+
+    # -- watches -------------------------------------------------------------------------------------------------
+    def add_watch(self, expr: str) -> "WatchValue | EngineError":
+        """Evaluate `expr` in the selected frame at every stop (a bad expression shows its error, never stops)."""
+
+    def remove_watch(self, number: int) -> "WatchValue | EngineError":
+        """Remove watch `number`; the removed watch."""
+
+    def watches(self) -> "tuple[WatchValue, ...]":
+        """Every watch with its value at the current stop (or the last one, while running)."""
+
+    # -- recompile decision --------------------------------------------------------------------------------------
+    def decide(self, decision: "Decision") -> "Resumed | EngineError":
+        """At a recompile stop: recompile / eager / skip / drop guard ids / dynamic name dim, then resume."""
+
+    # -- queries -------------------------------------------------------------------------------------------------
+    def listing(self) -> "CodeView | EngineError":
+        """The selected frame's code (or the compile stop's new code, the recompile stop's original)."""
+
+    def original_code(self) -> "CodeView | EngineError":
+        """The original bytecode of the function this code came from."""
+
+    def source(self) -> "tuple[str, int, tuple[str, ...]] | EngineError":
+        """(file name, first line number, source lines) of the original function."""
+
+    def graphs(self, name: str | None = None) -> "tuple[GraphView, ...] | EngineError":
+        """The FX graphs of this entry (or the graphs whose name contains `name`)."""
+
+    def entries(self) -> "FrameRecompiles | EngineError":
+        """This code object's cache entries with hits and its recompile timeline."""
+
+    def guard_trees(self) -> "tuple[GuardTree, ...] | EngineError":
+        """Guard tree(s) of the entry serving the selected frame, evaluated on its inputs (every entry at a
+        recompile stop; the tree being built at a compile stop)."""
+
+    def what_if(self) -> "tuple[GuardTree, ...] | EngineError":
+        """This call's inputs against every cache entry of the code object."""
+
+    def recompile_records(self, compile_id: str | None = None) -> "tuple[RecompileRecord, ...] | EngineError":
+        """The recompile record of this stop (recompile stop) or every record of this code object."""
+
+    def guard_diffs(self, old: str | None = None, new: str | None = None) -> "tuple[EntryDiff, ...] | EngineError":
+        """Guard differences between this code object's entries (consecutive, or `old` → `new`)."""
+
+    def compiles(self) -> "CompilesData":
+        """Every code object Dynamo compiled so far (any time)."""
+
+    # -- instruction edits and patches ---------------------------------------------------------------------------
+    def preview_edit(self, op: "EditOp") -> "EditPreview | EngineError":
+        """What `op` would do to this generated code, without installing anything."""
+
+    def apply_edit(self, op: "EditOp") -> "EditOutcome | EngineError":
+        """Install `op` (compile stop: this call; else from the next call)."""
+
+    def patch_diff(self) -> "PatchDiff | EditError | EngineError": ...
+
+    def patches(self) -> "tuple[PatchView, ...]": ...
+
+    def save_patches(self, path: str) -> "int | EditError | EngineError": ...
+
+    def load_patches(self, path: str) -> "EditOutcome | EngineError": ...
+
+    def undo_patch(self, everything: bool = False) -> "EditOutcome | EngineError": ...
+
+    # -- guard edits ---------------------------------------------------------------------------------------------
+    def add_guard(self, expr: str) -> "GuardEditOutcome | EngineError": ...
+
+    def drop_guard(self, leaf_id: str) -> "GuardEditOutcome | EngineError": ...
+
+    def undo_guard_edit(self, which: str = "") -> "GuardEditOutcome | EngineError": ...
+
+    def guard_edits(self) -> "tuple[GuardEditView, ...]": ...
+
+    def export_guard_filter(self) -> str: ...
+
+    # -- the command language (one parser over the methods above) -----------------------------------------------
+    def execute(self, line: str) -> "CommandResult":
+        """Parse and run one command line (`dynadbg.core.commands`); its output formatted as plain text."""
+
+
+class Host(Protocol):
+    """What the session's services (patches, guard edits, recompile analysis) may use of the session.
+
+    Worker thread only. Services get this, never the `Session` and its private attributes.
+    """
+
+    ctx: Any
+    generated: dict[int, "CodeType"]
+    compile_hooks: list[Callable[[Any], None]]
+    teardown_hooks: list[Callable[[], None]]
+    capture: Any
+
+    @property
+    def quitting(self) -> bool:
+        """The program is ending (``q``): services stop installing things."""
+
+    def message(self, text: str) -> None:
+        """An information line for the front end (`Listener.on_message`)."""
+
+    def mark_changed(self, code_key: int | None = None) -> None:
+        """Tracing decisions cached for generated code (all, or one code object) are stale: recompute them."""
+
+    def generated_info(self, code: "CodeType") -> "GeneratedInfo | None":
+        """(original code, compile id, is resume function) of a generated code object, when known."""
+
+
+class TraceHandler(Protocol):
+    """What a back end reports to. All calls happen on the traced (worker) thread."""
+
+    def wants_frame(self, code: CodeType) -> bool:
+        """Whether a new frame running `code` should get instruction events."""
+
+    def on_call(self, frame: FrameType) -> None:
+        """A wanted frame starts (before its first instruction event)."""
+
+    def on_instruction(self, frame: FrameType, offset: int) -> None:
+        """The instruction at byte `offset` of `frame` is about to run."""
+
+    def on_return(self, frame: FrameType, value: Any) -> None:
+        """`frame` is returning `value` (also called when it unwinds with an exception: value is None)."""
+
+    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """An exception was raised in (or propagated into) `frame` at `offset`."""

@@ -1,0 +1,264 @@
+"""One contract, two engines: the same assertions on the real engine (a small torch.compile program) and the fake.
+
+The TUI is written against `dynadbg.core.protocol.Engine`; its fast tests use `fake_engine.FakeEngine`. These tests
+keep the fake honest: whatever the TUI relies on (result types, error values and their kinds, the stop that
+follows a control call, breakpoint marks in the next snapshot, watch values and errors, the command language's
+errors) behaves the same on both.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_engine import FakeEngine
+from fake_scenarios import forward_scenario
+
+from dynadbg.core.model import (
+    BreakpointView,
+    CodeView,
+    Decision,
+    DecisionKind,
+    EditPreview,
+    EngineError,
+    EvalResult,
+    GuardTree,
+    Resumed,
+    Stop,
+    StopKind,
+    WatchValue,
+)
+from dynadbg.core.edits import parse_edit
+
+
+class Recorder:
+    """A `Listener` that queues every stop and the exit."""
+
+    def __init__(self) -> None:
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def on_stop(self, stop: Stop) -> None:
+        self.events.put(("stop", stop))
+
+    def on_running(self, message: str) -> None:
+        pass
+
+    def on_message(self, text: str) -> None:
+        pass
+
+    def on_exit(self, result: Any) -> None:
+        self.events.put(("exit", result))
+
+    def next(self, timeout: float = 120.0) -> tuple[str, Any]:
+        return self.events.get(timeout=timeout)
+
+
+def _program() -> None:
+    import torch
+
+    def forward(x, n):  # noqa: ANN001, ANN202
+        y = x * n
+        return y + 1
+
+    compiled = torch.compile(forward, backend="eager")
+    compiled(torch.ones(4, 4), 3)
+
+
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
+def engine(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder]]:
+    """A paused engine at the entry of ``forward``'s generated code (x: a 4x4 tensor, n: 3), and its listener."""
+    listener = Recorder()
+    if request.param == "fake":
+        session: Any = FakeEngine(listener, forward_scenario())
+        threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
+    else:
+        from dynadbg.core.session import Session
+
+        session = Session(listener)
+        session.start_callable(_program)
+    kind, stop = listener.next()
+    assert kind == "stop", stop
+    yield session, listener
+    session.quit()
+    session.wait(timeout=10)
+
+
+def _stop(engine: Any) -> Stop:
+    stop = engine.current_stop()
+    assert isinstance(stop, Stop), stop
+    return stop
+
+
+def test_first_stop_is_the_entry_of_generated_code(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    stop = _stop(session)
+    assert stop.kind is StopKind.ENTRY
+    frame = stop.selected_frame
+    assert frame is not None and frame.code.generated and 0 <= frame.index <= 2  # at the code's start
+    assert frame is stop.frames[-1]
+    names = [name for name, _ in frame.locals]
+    assert "x" in names and "n" in names
+    assert session.paused and not session.finished
+
+
+def test_step_resumes_and_the_next_stop_follows(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    before = _stop(session)
+    resumed = session.set_step()
+    assert isinstance(resumed, Resumed) and resumed.action == "step"
+    kind, stop = listener.next()
+    assert kind == "stop" and stop.kind is StopKind.STEP
+    assert stop.seq > before.seq
+    assert stop.frame.index > before.frame.index
+    # the same listing object at every stop in one code object: front ends compare it by identity, not by value
+    assert stop.frame.code is before.frame.code
+    assert session.set_step(0).kind == "usage"
+
+
+def test_breakpoints_are_values_and_marked_in_the_next_snapshot(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    code = _stop(session).frame.code
+    index = len(code.instructions) - 1
+    bp = session.set_break(index)
+    assert isinstance(bp, BreakpointView)
+    assert (bp.index, bp.code_key, bp.opname) == (index, code.key, code.instructions[index].opname)
+    assert bp in session.list_breakpoints()
+    assert index in _stop(session).frame.breakpoints
+    cleared = session.clear_break(index)
+    assert isinstance(cleared, tuple) and [b.index for b in cleared] == [index]
+    assert index not in _stop(session).frame.breakpoints
+    again = session.clear_break(index)
+    assert isinstance(again, EngineError) and "no breakpoint" in again.message
+    outside = session.set_break(len(code.instructions) + 100)
+    assert isinstance(outside, EngineError) and outside.kind == "usage"
+
+
+def test_watches_evaluate_in_the_selected_frame_and_errors_are_values(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    good = session.add_watch("x")
+    assert isinstance(good, WatchValue) and good.number == 1 and good.error is None
+    bad = session.add_watch("not_a_name_here")
+    assert isinstance(bad, WatchValue) and bad.error is not None and "NameError" in bad.error
+    refused = session.add_watch("x +")
+    assert isinstance(refused, EngineError) and refused.message.startswith("syntax error")
+    watches = _stop(session).watches
+    assert [w.expr for w in watches] == ["x", "not_a_name_here"]
+    assert watches[0].value is not None and watches[0].value.shape == (4, 4)
+    assert not watches[0].changed
+    session.set_step()
+    kind, stop = listener.next()
+    assert kind == "stop" and [w.number for w in stop.watches] == [1, 2]
+    assert not stop.watches[0].changed  # x is the same tensor one instruction later
+    removed = session.remove_watch(2)
+    assert isinstance(removed, WatchValue) and removed.expr == "not_a_name_here"
+    assert isinstance(session.remove_watch(2), EngineError)
+    assert [w.number for w in session.watches()] == [1]
+
+
+def test_queries_answer_with_model_types(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    value = session.evaluate("x")
+    assert isinstance(value, EvalResult) and value.value is not None and value.value.shape == (4, 4)
+    missing = session.evaluate("not_a_name_here")
+    assert isinstance(missing, EngineError) and missing.kind == "eval"
+    trees = session.guard_trees()
+    assert isinstance(trees, tuple) and trees and isinstance(trees[0], GuardTree) and trees[0].leaf_count > 0
+    original = session.original_code()
+    assert isinstance(original, CodeView) and not original.generated
+    assert session.recompile_records() == ()  # not a recompile stop, and nothing recompiled
+
+
+def test_wrong_place_and_bad_input_are_error_values(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    up = session.up()
+    assert isinstance(up, EngineError) and "outermost" in up.message
+    decision = session.decide(Decision(DecisionKind.EAGER))
+    assert isinstance(decision, EngineError) and decision.kind == "not here"
+    assert _stop(session).choices == ()
+    unknown = session.execute("frobnicate")
+    assert unknown.error is not None and "unknown command 'frobnicate'" in unknown.error
+    assert _stop(session).kind is StopKind.ENTRY  # nothing changed
+
+
+def test_edit_preview_installs_nothing(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    frame = _stop(session).frame
+    op = parse_edit("insert", f"{len(frame.code.instructions) - 1} NOP")
+    preview = session.preview_edit(op)
+    assert isinstance(preview, EditPreview) and preview.op == op and preview.error is None
+    assert preview.diff is not None and preview.diff.added == 1 and preview.diff.removed == 0
+    assert session.patch_diff().changed is False  # nothing was installed
+
+
+def test_after_the_end_methods_answer_not_paused(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    session.set_continue()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        kind, _ = listener.next()
+        if kind == "exit":
+            break
+        session.set_continue()
+    assert session.finished and not session.paused
+    for result in (session.current_stop(), session.set_step(), session.guard_trees(), session.set_break(0)):
+        assert isinstance(result, EngineError) and result.kind == "not paused", result
+    assert session.execute("s").error == "the program has finished"
+
+
+def _recompiling_program() -> None:
+    import torch
+
+    def forward(x, n):  # noqa: ANN001, ANN202
+        return x * n
+
+    compiled = torch.compile(forward, backend="eager")
+    compiled(torch.ones(2, 4), 1)
+    compiled(torch.ones(2, 4), 2)  # L['n'] == 1 fails: a recompile stop
+
+
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
+def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder, Stop]]:
+    """An engine paused at a recompile stop (the fake: case 002's third call; the real one: ``n`` 1 → 2)."""
+    from fake_scenarios import counter_recompile_scenario
+
+    listener = Recorder()
+    if request.param == "fake":
+        session: Any = FakeEngine(listener, counter_recompile_scenario())
+        threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
+    else:
+        from dynadbg.core.session import Session
+
+        session = Session(listener)
+        session.start_callable(_recompiling_program)
+    kind, stop = listener.next()
+    while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
+        session.set_continue()
+        kind, stop = listener.next()
+    assert kind == "stop", stop
+    yield session, listener, stop
+    session.quit()
+    session.wait(timeout=10)
+
+
+def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # noqa: ANN001
+    from dynadbg.core.model import RecompileRecord
+
+    session, listener, stop = at_recompile
+    kinds = [c.kind for c in stop.choices]
+    assert kinds[:4] == [DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP, DecisionKind.DROP]
+    assert set(kinds[4:]) == {DecisionKind.DYNAMIC}
+    by_kind = {c.kind: c for c in stop.choices}
+    assert all(by_kind[k].available for k in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP))
+    assert by_kind[DecisionKind.DROP].syntax == "drop [ID...]"
+    assert 'set_stance("eager_on_recompile")' in (by_kind[DecisionKind.EAGER].permanent or "")
+    assert by_kind[DecisionKind.SKIP].permanent != by_kind[DecisionKind.EAGER].permanent
+    records = session.recompile_records()
+    assert isinstance(records, tuple) and len(records) == 1 and isinstance(records[0], RecompileRecord)
+    assert records[0].entries and records[0].entries[0].failing
+    resumed = session.decide(Decision(DecisionKind.EAGER))
+    assert isinstance(resumed, Resumed) and resumed.action == "eager"
+    assert 'set_stance("eager_on_recompile")' in (resumed.permanent or "")

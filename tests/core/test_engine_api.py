@@ -1,0 +1,220 @@
+"""The typed engine API (`dynadbg.core.protocol.Engine`) on the real engine: each method returns a frozen model
+value or an `EngineError`; control methods resume; watches are evaluated at every stop and never stop the
+program; the recompile stop carries its choices as data; line mode prints the watches after each stop."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+
+from dynadbg.core import commands
+from dynadbg.core.model import (
+    BreakpointView,
+    CodeView,
+    DecisionKind,
+    EngineError,
+    EvalResult,
+    Resumed,
+    Stop,
+    StopKind,
+    WatchValue,
+)
+from dynadbg.core.session import Session
+from helpers import QueueListener
+from programs import recompiles as progs
+from programs import simple
+
+
+def drive_typed(start: Callable[[Session], None], handler: Callable[[Session, Stop, int], Any], *,
+                break_on=("entry",), timeout: float = 120.0) -> tuple[list[Stop], Session, Any]:
+    """Run a program; at each stop call ``handler(session, stop, n)`` from this (non-worker) thread. When the
+    handler did not resume the program, detach."""
+    listener = QueueListener()
+    session = Session(listener, break_on=break_on)
+    stops: list[Stop] = []
+    start(session)
+    while True:
+        kind, payload = listener.events.get(timeout=timeout)
+        if kind == "exit":
+            return stops, session, payload
+        stops.append(payload)
+        resumed = handler(session, payload, len(stops) - 1)
+        if not isinstance(resumed, Resumed):
+            session.detach()
+
+
+def test_control_and_breakpoints_return_values_not_text():
+    results: list = []
+    seen: dict[str, Any] = {}
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        if n == 0:
+            assert stop.kind is StopKind.ENTRY
+            assert s.set_step(0) == EngineError("count must be at least 1", "usage")
+            bad = s.set_break(10_000)
+            assert isinstance(bad, EngineError) and "outside 0.." in bad.message
+            target = stop.frame.index + 3
+            bp = s.set_break(target, "n > 1")
+            assert isinstance(bp, BreakpointView) and bp.index == target and bp.condition == "n > 1"
+            assert bp.opname == stop.frame.code.instructions[target].opname
+            assert s.list_breakpoints() == (bp,)
+            # the stop the front end reads back shows the new breakpoint in the gutter
+            assert target in s.current_stop().frame.breakpoints
+            seen["bp"] = bp
+            return s.set_continue()
+        if n == 1:
+            assert stop.kind is StopKind.BREAKPOINT and stop.frame.index == seen["bp"].index
+            cleared = s.clear_break(seen["bp"].index)
+            assert [b.number for b in cleared] == [seen["bp"].number]
+            assert isinstance(s.clear_break(seen["bp"].index), EngineError)
+            assert s.list_breakpoints() == ()
+            return s.set_continue()
+        return None
+
+    stops, session, result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, results), at_stop)
+    assert result.status == 0 and results == [19.0]
+    # while running or after the end, methods that need a stop say so
+    assert session.set_step() == EngineError("the program has finished", "not paused")
+
+
+def test_frame_selection_moves_every_query_to_the_caller():
+    results: list = []
+    seen: dict[str, Any] = {}
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        if stop.kind is not StopKind.GRAPH_BREAK:
+            return s.set_continue()
+        assert len(stop.frames) == 2 and stop.selected in (-1, 1)
+        inner = s.listing()
+        up = s.up()
+        assert isinstance(up, Stop) and up.seq == stop.seq and up.selected == 0
+        outer = s.listing()
+        assert isinstance(outer, CodeView) and outer.key != inner.key and outer.key == stop.frames[0].code.key
+        assert s.evaluate("n") == EvalResult("2", s.evaluate("n").value)
+        assert s.up() == EngineError("already at the outermost generated frame", "usage")
+        down = s.down()
+        assert isinstance(down, Stop) and down.selected == 1
+        assert isinstance(s.select_frame(5), EngineError)
+        seen["ok"] = True
+        return s.set_continue()
+
+    _stops, _session, result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, results), at_stop,
+                                           break_on=("graph-break",))
+    assert seen.get("ok") and result.status == 0 and results == [19.0]
+
+
+def test_watches_are_evaluated_at_every_stop_and_a_bad_one_never_stops_the_program():
+    results: list = []
+    watched: list[tuple[WatchValue, ...]] = []
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        if n == 0:
+            depth = s.add_watch("len(__stack__)")
+            assert isinstance(depth, WatchValue) and depth.error is None and depth.text == str(len(stop.frame.stack))
+            bad = s.add_watch("no_such_name + 1")
+            assert isinstance(bad, WatchValue) and bad.error and "NameError" in bad.error
+            assert s.add_watch("1 +").kind == "usage"          # a syntax error is refused outright
+            assert [w.number for w in s.watches()] == [1, 2]
+            assert [w.number for w in s.current_stop().watches] == [1, 2]
+        watched.append(stop.watches)
+        if n < 3:
+            return s.set_step(1)
+        if n == 3:
+            removed = s.remove_watch(2)
+            assert isinstance(removed, WatchValue) and removed.expr == "no_such_name + 1"
+            assert isinstance(s.remove_watch(2), EngineError)
+            return s.set_step(1)
+        return None
+
+    stops, _session, result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, results), at_stop)
+    assert result.status == 0 and results == [19.0]
+    assert watched[0] == ()                       # added after the first stop was built
+    for i, ws in enumerate(watched[1:4], start=1):
+        depth, bad = ws
+        assert depth.text == str(len(stops[i].frame.stack)), (i, depth, stops[i].frame.stack)
+        assert bad.error is not None and not bad.changed
+    # the stack depth changes between those steps: the watch says so
+    assert any(ws[0].changed for ws in watched[2:4])
+    assert [w.number for w in watched[4]] == [1]
+
+
+def test_a_recompile_stop_carries_its_choices_as_data():
+    results: list = []
+    seen: dict[str, Any] = {}
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        assert stop.kind is StopKind.RECOMPILE
+        kinds = [c.kind for c in stop.choices]
+        assert kinds[:4] == [DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP, DecisionKind.DROP]
+        drop = stop.choices[3]
+        assert drop.available and drop.decision.guard_ids and "guard_filter_fn" in drop.permanent
+        assert drop.decision.command.startswith("drop g")
+        eager = stop.choices[1]
+        assert "set_stance" in eager.permanent
+        seen["drop"] = drop
+        result = s.decide(drop.decision)
+        assert isinstance(result, Resumed) and result.action == "drop" and result.permanent == drop.permanent
+        return result
+
+    _stops, session, result = drive_typed(lambda s: s.start_callable(progs.run_counter, results, 2), at_stop,
+                                          break_on=("recompile",))
+    assert result.status == 0 and seen
+    assert session.recompiles.records()[0].action.startswith("drop g")
+
+
+def test_decisions_and_edits_elsewhere_are_refused_with_a_reason():
+    results: list = []
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        from dynadbg.core.model import Decision
+
+        refused = s.decide(Decision(DecisionKind.EAGER))
+        assert refused == EngineError("only at a recompile stop", "not here")
+        assert isinstance(s.recompile_records(), tuple)
+        assert isinstance(s.guard_trees(), tuple) and s.guard_trees()[0].compile_id == stop.compile_id
+        return s.set_continue()
+
+    _stops, _session, result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, results), at_stop)
+    assert result.status == 0
+
+
+def test_the_command_table_is_the_one_place_verbs_are_known():
+    assert {"s", "step", "n", "next", "c", "cont", "continue", "r", "until", "eager", "drop", "q"} <= commands.RESUMING
+    assert not {"b", "p", "watch", "guards", "u"} & commands.RESUMING
+    assert commands.help_text().splitlines() == [c.help for c in commands.COMMANDS]
+    assert commands.split("display x") == ("watch", "x")
+
+
+def test_line_mode_prints_the_watches_after_each_stop(tmp_path: Path):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+
+        def f(x):
+            y = x + 1
+            return y * 2
+
+        print(torch.compile(f, backend="eager")(torch.ones(3)).tolist())
+    """))
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    out = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "watch x.sum(); s 3; c",
+                          str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "watch 1: x.sum() = tensor(3.)" in text
+    after_step = text.split("(dynadbg) s 3", 1)[1].split("(dynadbg) c", 1)[0]
+    assert "--- step" in after_step and "watches:\n  1: x.sum() = tensor(3.)" in after_step
+    assert "[4.0, 4.0, 4.0]" in text
+
+
+def test_session_implements_every_method_of_the_engine_protocol():
+    from dynadbg.core.protocol import Engine
+
+    names = [n for n in vars(Engine) if not n.startswith("_")]
+    assert len(names) > 40
+    assert [n for n in names if not hasattr(Session, n)] == []
