@@ -123,14 +123,21 @@ class CacheMissEvent:
         cache_entries: torch's ``_CacheEntry`` objects, newest first (``compile_id``, ``guard_manager``, ``code``).
         compile_ids: their compile ids as text, newest first.
         frame_name: ``co_qualname`` of `code`.
+        backend: the backend object this call would compile with (``compat.innermost_backend`` of the callback
+            that missed; torch skips an entry whose ``backend`` differs: BACKEND_MATCH), None when unknown.
+        callback: torch's callback that missed (``CatchErrorsWrapper``): what this ``torch.compile`` region
+            fixed, e.g. its own ``recompile_limit`` (``compat.callback_compile_options``); None when unknown.
     """
 
-    __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name")
+    __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name", "backend", "callback")
 
-    def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any]) -> None:
+    def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any],
+                 backend: Any = None, callback: Any = None) -> None:
         self.code = code
         self.f_locals = f_locals
         self.cache_entries = cache_entries
+        self.backend = backend
+        self.callback = callback
         self.compile_ids = tuple(str(e.compile_id) for e in cache_entries)
         self.frame_name = getattr(code, "co_qualname", code.co_name)
 
@@ -585,7 +592,7 @@ class Capture:
                 return orig(wrapper, frame, *args, **kwargs)
             code = frame.f_code
             if cap.on_cache_miss is not None:
-                action = cap._cache_miss(frame, code)
+                action = cap._cache_miss(frame, code, wrapper)
                 if action is not None:
                     if action == "skip":
                         cap._record_skip(code, "dynadbg: compiling stopped for this code by the debugger")
@@ -610,7 +617,7 @@ class Capture:
 
         return __call__
 
-    def _cache_miss(self, frame: Any, code: CodeType) -> str | None:
+    def _cache_miss(self, frame: Any, code: CodeType, wrapper: Any = None) -> str | None:
         try:
             entries = compat.cache_entries(code)
         except Exception as exc:  # noqa: BLE001
@@ -618,7 +625,8 @@ class Capture:
             return None
         if not entries:
             return None  # first time Dynamo sees this code: not a recompile
-        event = CacheMissEvent(code, dict(frame.f_locals), entries)
+        backend = compat.innermost_backend(wrapper) if wrapper is not None else None
+        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper)
         action = self.on_cache_miss(event) if self.on_cache_miss is not None else None
         if action is None or action == "recompile":
             return None

@@ -505,7 +505,7 @@ class CommandSet(RecompileCommands, EditCommands):
             return []
         if ctx.miss_event is not None:
             ev = ctx.miss_event
-            return [guards.entry_guard_tree(e, ev.f_locals) for e in ev.entries]
+            return [guards.entry_guard_tree(e, ev.f_locals, backend=getattr(ev, "backend", None)) for e in ev.entries]
         if ctx.compile_event is not None:
             ev = ctx.compile_event
             inputs = getattr(ev, "f_locals", None)
@@ -549,15 +549,17 @@ class CommandSet(RecompileCommands, EditCommands):
         ctx = self.ctx
         if guards is None:
             raise _Usage("guard trees are not available in this build")
+        backend = None
         if ctx.miss_event is not None:
             entries, inputs = ctx.miss_event.entries, ctx.miss_event.f_locals
+            backend = getattr(ctx.miss_event, "backend", None)
         else:
             st = self.need_frame()
             info = self.s.generated_info(st.frame.f_code)
             if info is None:
                 raise _Usage("the original code of this frame is not known")
             entries, inputs = compat.cache_entries(info[0]), st.inputs
-        trees = [guards.entry_guard_tree(e, inputs) for e in entries]
+        trees = [guards.entry_guard_tree(e, inputs, backend=backend) for e in entries]
         lines = []
         for t in trees:
             verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"

@@ -72,7 +72,7 @@ _OTHER_FILTER_TYPES: dict[str, tuple[str, ...]] = {
     "DICT_CONTAINS": ("DICT_CONTAINS", "DICT_NOT_CONTAINS"),
 }
 #: Pseudo-leaves of `guards` that are no guard of any compile.
-_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE"})
+_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH", "DICT_LENGTH"})
 #: Failure kinds that are not about the call's inputs.
 NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "default device", "saved-tensors hooks",
                    "dispatch keys", "torch check", "backend")
@@ -96,9 +96,18 @@ class LimitStatus:
         accumulated_limit: ``torch._dynamo.config.accumulated_recompile_limit``.
         exceeds: the limit this compile hits (``"recompile_limit"`` / ``"accumulated_recompile_limit"``), else
             None. When set, Dynamo does not compile: the code runs its existing entries only, else eagerly, for
-            the rest of the run (``RUN_ONLY``).
+            the rest of the run (``RUN_ONLY``) — unless `raises`.
         is_recompile: torch counts and logs this compile as a recompile (False when only entries for other
             ID_MATCH'd objects exist).
+        limit_source: where `limit` comes from: ``"torch.compile(recompile_limit=2)"`` (the per-compile option,
+            which torch puts in place of the config value for that region) or
+            ``"torch._dynamo.config.recompile_limit"``.
+        raises: why a limit hit raises ``FailOnRecompileLimitHit`` in the program instead of running the call
+            eagerly (``"fail_on_recompile_limit_hit=True"``, ``"fullgraph=True"``), else None.
+
+    What a LIMIT HIT stop may offer follows from these facts: torch will not compile (so "recompile" is not
+    what torch does: with `raises` torch raises in the program, else the call runs eagerly and so do all later
+    misses of this code); only "eager" (run this call uncompiled) and "skip" remain meaningful.
     """
 
     entries: int
@@ -108,6 +117,8 @@ class LimitStatus:
     accumulated_limit: int
     exceeds: str | None = None
     is_recompile: bool = True
+    limit_source: str = "torch._dynamo.config.recompile_limit"
+    raises: str | None = None
 
     @property
     def hit_now(self) -> bool:
@@ -124,9 +135,18 @@ class LimitStatus:
         head = f"{self.counted} of recompile_limit {self.limit} used"
         if self.counted != self.entries:
             head += f" ({self.entries} entries; only those for the same ID_MATCH'd objects count)"
+        if self.limit_source != "torch._dynamo.config.recompile_limit":
+            head += f" (set by {self.limit_source})"
         if self.exceeds is not None:
-            value = self.limit if self.exceeds == "recompile_limit" else self.accumulated_limit
-            return (f"{head}: LIMIT HIT — this compile exceeds torch._dynamo.config.{self.exceeds} ({value}); "
+            if self.exceeds == "recompile_limit":
+                where = (self.limit_source if self.limit_source != "torch._dynamo.config.recompile_limit"
+                         else f"torch._dynamo.config.recompile_limit ({self.limit})")
+            else:
+                where = f"torch._dynamo.config.accumulated_recompile_limit ({self.accumulated_limit})"
+            if self.raises is not None:
+                return (f"{head}: LIMIT HIT — this compile exceeds {where}; Dynamo will not compile and RAISES "
+                        f"FailOnRecompileLimitHit in the program ({self.raises})")
+            return (f"{head}: LIMIT HIT — this compile exceeds {where}; "
                     f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
         if self.hit_next:
             return (f"{head}; after this compile {self.counted + 1} of {self.limit}: "
@@ -245,6 +265,8 @@ class RecompileRecord:
         if self.decision == "skip":
             return "compiling stopped for this code; existing entries still serve"
         if self.limit_hit:
+            if self.limit is not None and self.limit.raises is not None:
+                return f"recompile limit hit: not compiled; torch raised FailOnRecompileLimitHit ({self.limit.raises})"
             return "recompile limit hit: not compiled"
         return "no entry (the compile gave none)"
 
@@ -255,18 +277,21 @@ class RecompileRecord:
 
 
 def what_if(cache_entries: Sequence[Any], f_locals: dict[str, Any], *,
-            closure: dict[str, Any] | None = None) -> list[GuardTree]:
+            closure: dict[str, Any] | None = None, backend: Any = None) -> list[GuardTree]:
     """Every entry's guard tree evaluated on `f_locals` (synthetic inputs welcome). Values that cannot be
     produced (a missing closure variable, a missing dict key) make their guards NO_VALUE; nothing raises for
-    them. Relational guards (``NO_TENSOR_ALIASING``) are judged through the root's ``check_verbose``."""
+    them. Relational guards (``NO_TENSOR_ALIASING``) are judged through the root's ``check_verbose``. With
+    `backend` (the call's backend object), an entry compiled with another backend fails with a
+    ``BACKEND_MATCH`` pseudo-leaf (`guards.entry_guard_tree`)."""
     from . import guards
 
-    return [_safe_tree(guards, entry, f_locals, closure) for entry in cache_entries]
+    return [_safe_tree(guards, entry, f_locals, closure, backend) for entry in cache_entries]
 
 
-def _safe_tree(guards: Any, entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None) -> GuardTree | str:
+def _safe_tree(guards: Any, entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None,
+               backend: Any = None) -> GuardTree | str:
     try:
-        return guards.entry_guard_tree(entry, f_locals, closure=closure)
+        return guards.entry_guard_tree(entry, f_locals, closure=closure, backend=backend)
     except Exception as exc:  # noqa: BLE001 - one odd entry must not hide the others
         return f"{type(exc).__name__}: {exc}"
 
@@ -283,6 +308,8 @@ def failure_kind(leaf: LeafGuardView) -> str:
         return "invalidated"
     if gtype == "CHECK_VERBOSE":
         return "torch check"
+    if gtype == "BACKEND_MATCH":
+        return "backend"
     if gtype == "GLOBAL_STATE":
         return "global state"
     if gtype == "TORCH_FUNCTION_MODE_STACK":
@@ -293,7 +320,8 @@ def failure_kind(leaf: LeafGuardView) -> str:
         return "shape"
     if leaf.source == "L" and "saved_tensors_hooks" in " ".join(leaf.code):
         return "saved-tensors hooks"
-    if gtype == "TENSOR_MATCH" and leaf.reason and "dispatch key set mismatch" in leaf.reason:
+    if gtype == "TENSOR_MATCH" and leaf.reason and "dispatch key set mismatch" in leaf.reason \
+            and " device mismatch. " not in leaf.reason:
         return "dispatch keys"
     if leaf.source.startswith("G"):
         return "global"
@@ -348,6 +376,8 @@ def _non_input(verdict: EntryVerdict) -> list[NonGuardFailure]:
             text = leaf.reason or "dispatch keys differ"
         elif kind == "torch check":
             text = leaf.reason or "torch's check fails where no single guard does"
+        elif kind == "backend":
+            text = f"{cid} was {leaf.reason}" if leaf.reason else "compiled with another backend callable"
         else:
             text = f"{kind} changed: {'; '.join(leaf.code)}" + (f" (now {leaf.actual})" if leaf.actual else "")
         out.append(NonGuardFailure(kind, cid, text))
@@ -393,6 +423,11 @@ def _torch_leaf(tree: GuardTree) -> str | None:
     for leaf in tree.failing:
         if leaf.code and head.startswith(leaf.code[0]) or (leaf.reason and leaf.reason.strip() in head):
             return leaf.id
+    for leaf in tree.failing:
+        # torch's tensor-check text names the source (``tensor 'L['x']' ...``) even where ours is reworded
+        if leaf.guard_type == "TENSOR_MATCH" and (head.startswith(f"tensor '{leaf.source}' ")
+                                                  or head.startswith(f"expected type of '{leaf.source}'")):
+            return leaf.id
     return None
 
 
@@ -424,8 +459,14 @@ def _compile_order_key(compile_id: str) -> tuple[int, ...]:
 
 
 def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequence[Any], *, seq: int = 0,
-                 diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None) -> RecompileRecord:
+                 diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None,
+                 backend: Any = None, callback: Any = None) -> RecompileRecord:
     """Everything `RecompileRecord` holds for one cache miss, computed now (worker thread, before the compile).
+
+    `backend` is the backend object of the call that missed (``CacheMissEvent.backend``): entries compiled with
+    another backend callable are reported as rejected for it (BACKEND_MATCH), with both backends named.
+    `callback` is torch's callback that missed (``CacheMissEvent.callback``): the recompile limit is read from
+    it when ``torch.compile(..., recompile_limit=N)`` set one for this region.
 
     Never raises: a failure is kept in ``record.error`` with whatever could be computed.
     """
@@ -434,7 +475,7 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
     base = RecompileRecord(seq, id(code), name, code.co_filename, code.co_firstlineno,
                            compat.next_compile_id(entries))
     try:
-        trees = what_if(entries, f_locals)
+        trees = what_if(entries, f_locals, backend=backend)
         verdicts = tuple(_verdict(t, e) for t, e in zip(trees, entries))
         non_input = tuple(f for v in verdicts for f in _non_input(v))
         inputs = tuple((str(k), summarize(v).text) for k, v in list(f_locals.items())[:40])
@@ -446,9 +487,10 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         return replace(base, error=f"{type(exc).__name__}: {exc}")
     limit = None
     try:
-        state = compat.recompile_limit_state(code, f_locals, entries)
+        state = compat.recompile_limit_state(code, f_locals, entries, callback)
         limit = LimitStatus(state["entries"], state["counted"], state["total"], state["limit"],
-                            state["accumulated_limit"], state["exceeds"], state["is_recompile"])
+                            state["accumulated_limit"], state["exceeds"], state["is_recompile"],
+                            state["limit_source"], state["raises"])
     except Exception:  # noqa: BLE001 - no limit information on this torch
         limit = None
     return replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit)
@@ -472,7 +514,8 @@ class RecompileLog:
         `pending` while a stop decides: `update` it with ``decision=..., pending=False``)."""
         with self._lock:
             seq = len(self._records) + 1
-        record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache)
+        record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache,
+                              backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
         with self._lock:
             record = replace(record, seq=len(self._records) + 1, pending=pending)
             self._records.append(record)
@@ -562,6 +605,9 @@ def drop_spec(leaf: LeafGuardView) -> DropSpec:
             ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries).
     """
     gtype = leaf.guard_type
+    if gtype == "DICT_LENGTH":
+        raise ValueError(f"{leaf.id} (DICT_LENGTH) is the length check of the dict's own guard manager; no guard "
+                         f"filter removes it alone")
     if gtype in _PSEUDO:
         raise ValueError(f"{leaf.id} ({gtype}) is not a guard: nothing to drop")
     if leaf.relational:
@@ -846,8 +892,9 @@ def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
     if where:
         lines.append(f"{_IND}   line: {where}")
     if leaf.expected is not None or leaf.actual is not None:
-        actual = leaf.actual if leaf.actual is not None else ("no value" if leaf.status is GuardStatus.NO_VALUE else "?")
-        lines.append(f"{_IND}   expected {leaf.expected if leaf.expected is not None else '?'}, actual {actual}")
+        from .guards import expected_actual_text
+
+        lines.append(f"{_IND}   {expected_actual_text(leaf)}")
     if leaf.reason and leaf.reason not in leaf.code:
         lines.append(f"{_IND}   reason: {cut(leaf.reason, 300)}")
     if leaf.note:
@@ -908,9 +955,17 @@ def inputs_text(record: RecompileRecord) -> str:
     newest = record.entries[0] if record.entries else None
     changed = []
     if newest is not None:
+        seen: set[str] = set()
         for leaf in newest.failing:
-            if leaf.actual is not None and failure_kind(leaf) in ("input", "global"):
-                changed.append(f"{compat.strip_local_scope(leaf.source)}: {leaf.expected if leaf.expected is not None else '?'} → {leaf.actual}")
+            # one line per input: its first failing guard with both values (a tensor input can fail several)
+            if leaf.actual is None or failure_kind(leaf) not in ("input", "global", "shape"):
+                continue
+            name = compat.strip_local_scope(leaf.source if not leaf.epilogue else "; ".join(leaf.code))
+            if name in seen:
+                continue
+            seen.add(name)
+            before = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
+            changed.append(f"{name}: {before} → {leaf.actual}")
     head = (["changed since " + newest.compile_id + ":"] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 
@@ -1007,7 +1062,8 @@ def limit_json(limit: LimitStatus | None) -> dict[str, Any] | None:
         return None
     return {"entries": limit.entries, "counted": limit.counted, "total": limit.total, "limit": limit.limit,
             "accumulated_limit": limit.accumulated_limit, "exceeds": limit.exceeds, "hit_now": limit.hit_now,
-            "hit_next": limit.hit_next, "is_recompile": limit.is_recompile}
+            "hit_next": limit.hit_next, "is_recompile": limit.is_recompile, "limit_source": limit.limit_source,
+            "raises": limit.raises}
 
 
 def record_json(record: RecompileRecord) -> dict[str, Any]:
