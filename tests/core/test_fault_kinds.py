@@ -122,3 +122,20 @@ def test_meta_device_input_is_an_input_guard():
     assert leaf.reason == "tensor 'L['x']' device mismatch. expected cpu, actual meta"
     assert record.entries[0].torch_leaf == leaf.id
     assert leaf.actual.endswith("device=meta")
+
+
+def test_exception_stop_stack_holds_only_live_slots():
+    """A call in generated code raises: its operands (the callable, its argument) are consumed and no result
+    was pushed, so neither they nor stale slots above them are on the stack the stop shows or `__stack__`."""
+    run = drive(lambda s: s.start_script(str(PROGRAMS / "exception_in_compiled.py"), []),
+                ["s 100000", "stack", "p len(__stack__)", "p [type(v).__name__ for v in __stack__]", "c"],
+                break_on=("entry", "exception"), timeout=300)
+    assert run.result is not None and run.result.status == 0
+    stop = next(s for s in run.stops if s.kind.value == "exception")
+    frame = stop.frame
+    assert frame.code.instructions[frame.index].opname.startswith("CALL")
+    types = [v.type_name for v in frame.stack]
+    assert "function" not in types and "Tensor" not in " ".join(types)   # check() and its tensor: consumed
+    assert run.output_of("p len(__stack__)").output.strip() == str(len(frame.stack))
+    shown = run.output_of("stack").output
+    assert f"value stack: {len(frame.stack)} slot" in shown and "FrameState" not in shown
