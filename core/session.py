@@ -17,6 +17,7 @@ import enum
 import queue
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Iterable, Protocol
@@ -323,8 +324,18 @@ class Session:
         self._trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
-        """Wait for the program to end; its `ExitResult`, or None on timeout."""
+        """Wait for the program to end; its `ExitResult`, or None on timeout.
+
+        Also waits (within `timeout`) for the worker thread itself to finish: the result is set before the
+        thread's last steps (the exit callback, the thread's own teardown, torch's thread-local state), and a
+        process that exits while those still run can abort in torch's C++ teardown
+        (``terminate called without an active exception``). Front ends call this before they return.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._done.wait(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread() and self._done.is_set():
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self._result
 
     @property
