@@ -584,6 +584,36 @@ def tensor_metadata_now(value: Any) -> tuple[bool, Any]:
         return False, None
 
 
+#: keys under which torch stashes Python objects in its C++ thread-local map (``torch._C._stash_obj_in_tls``):
+#: inductor's cudagraph tree managers (stashed by the thread that imports ``torch._inductor.cudagraph_trees``) and
+#: autograd's compile context (``torch.autograd.graph._engine_run_backward``; torch erases it itself)
+_TLS_PYTHON_KEYS = ("tree_manager_containers", "tree_manager_locks", "context")
+
+
+def release_thread_python_objects() -> list[str]:
+    """Drop the Python objects torch keeps in this thread's C++ thread-local map; the keys dropped.
+
+    Call at the very end of a thread that ran torch code, while the interpreter still runs. Otherwise the map's
+    destructor runs after the thread's Python state is gone (``__call_tls_dtors`` at thread exit), decrefs
+    them, needs the GIL, and when the main thread is already finalizing the interpreter the thread is ended
+    inside that noexcept destructor: the process aborts with ``terminate called without an active exception``
+    (seen under gdb: ``at::impl::ThreadLocalPythonObjects::~ThreadLocalPythonObjects`` → ``take_gil`` →
+    ``PyThread_exit_thread``). Rests on ``torch._C._is_key_in_tls`` / ``_remove_obj_from_tls`` (PRIVATE, torch
+    2.13); keys torch may add later are not known here.
+    """
+    dropped: list[str] = []
+    if torch is None:                    # torch never loaded in this process: nothing was stashed
+        return dropped
+    for key in _TLS_PYTHON_KEYS:
+        try:
+            if torch._C._is_key_in_tls(key):
+                torch._C._remove_obj_from_tls(key)
+                dropped.append(key)
+        except Exception:  # noqa: BLE001 - an older/newer torch without these functions: nothing to drop
+            continue
+    return dropped
+
+
 def sympy_interp() -> dict[str, Any]:
     """``torch.fx.experimental.symbolic_shapes.SYMPY_INTERP``: the names symbolic-shape guard code uses."""
     from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP

@@ -371,6 +371,7 @@ class Session:
         finally:
             try:
                 self._teardown()
+                compat.release_thread_python_objects()   # before this thread ends: see its docstring
             finally:
                 if self._quitting and not result.quit:
                     result = ExitResult(result.status, result.traceback, result.exception, quit=True)
