@@ -992,8 +992,11 @@ def entry_guard_tree(
 def _with_backend_mismatch(tree: GuardTree, cache_entry: Any, backend: Any) -> GuardTree:
     cached = compat.describe_backend(getattr(cache_entry, "backend", None))
     new = compat.describe_backend(backend)
+    # torch's recompile-log text, verbatim (guards.py, get_guard_fail_reason_helper), so "torch reports" matches
     text = (f"BACKEND_MATCH failure: torch.compile detected different backend callables. "
-            f"Cached backend: {cached}. New backend: {new}.")
+            f"Cached backend: {cached}. New backend: {new}. If this is unexpected, wrap your backend in "
+            f"functools.partial (or reuse the same cached backend) to avoid creating a new backend function each "
+            f"time. More details: https://github.com/pytorch/pytorch/issues/168373")
     ids = [int(leaf.id[1:]) for leaf in iter_leaves(tree) if leaf.id[1:].isdigit()]
     ids += [int(leaf.id[1:]) for leaf in tree.failing if leaf.id[1:].isdigit()]
     leaf = LeafGuardView(f"g{max(ids, default=-1) + 1}", "BACKEND_MATCH", "L", (text,), status=_FAIL,

@@ -8,6 +8,7 @@ from torch._dynamo.backends.common import aot_autograd
 from functorch.compile import make_boxed_func
 
 
+# backend name: compiler_fn  (what torch calls the backend aot_autograd returns)
 def make_backend():
     def compiler(gm, example_inputs):
         return make_boxed_func(gm.forward)

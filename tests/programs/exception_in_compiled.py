@@ -20,6 +20,7 @@ def guarded(x, bias):
 
 def main():
     f = torch.compile(guarded, backend="eager")
+    print("first:", f(-torch.ones(2), 1.0).tolist())     # check passes: every resume function runs once
     try:
         f(torch.ones(2), 1.0)
     except ValueError as exc:
