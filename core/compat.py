@@ -341,6 +341,43 @@ def convert_frame_return(action: str) -> Any:
     raise ValueError(f"unknown cache-miss action {action!r}")
 
 
+def is_run_only_for_code(result: Any) -> bool:
+    """Whether a ``ConvertFrameReturn`` puts its code in RUN_ONLY for good: what torch 2.13 returns when a
+    compile hits the recompile limit (``FrameExecStrategy(RUN_ONLY, RUN_ONLY)``, ``apply_to_code=True``;
+    convert_frame.py). From then on C++ runs the code's existing entries, else the code eagerly, without
+    calling back into Python on a miss."""
+    try:
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
+    except ImportError:
+        from torch._dynamo.types import FrameAction  # type: ignore[no-redef]
+    strategy = getattr(result, "frame_exec_strategy", None)
+    return (strategy is not None and getattr(result, "apply_to_code", False)
+            and getattr(strategy, "cur_action", None) == FrameAction.RUN_ONLY)
+
+
+def for_this_call_only(result: Any) -> Any:
+    """The same ``ConvertFrameReturn`` for this call only (``apply_to_code=False``): torch calls back on the
+    code's next miss instead of remembering the strategy, so each later miss can be seen and answered the same
+    way (`run_only_once`)."""
+    import dataclasses
+
+    return dataclasses.replace(result, apply_to_code=False)
+
+
+def run_only_once() -> Any:
+    """``ConvertFrameReturn`` that runs this call the way RUN_ONLY does (existing entries, else eagerly, and the
+    same for the frames it calls), without storing the strategy on the code."""
+    from torch._dynamo.types import ConvertFrameReturn
+
+    try:
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
+        from torch._C._dynamo.eval_frame import _FrameExecStrategy as FrameExecStrategy  # type: ignore[attr-defined]
+    except ImportError:
+        from torch._dynamo.types import FrameAction, FrameExecStrategy  # type: ignore[no-redef]
+    return ConvertFrameReturn(frame_exec_strategy=FrameExecStrategy(FrameAction.RUN_ONLY, FrameAction.RUN_ONLY),
+                              apply_to_code=False, skip_reason="recompile limit hit: runs its entries or eagerly")
+
+
 def backend_name_of(callback: Any) -> str | None:
     """The compiler name of a ``CatchErrorsWrapper`` (or any backend wrapper): ``"eager"``, ``"inductor"``, ...
 

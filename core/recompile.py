@@ -514,10 +514,30 @@ class RecompileLog:
         `pending` while a stop decides: `update` it with ``decision=..., pending=False``)."""
         with self._lock:
             seq = len(self._records) + 1
+        if getattr(event, "after_limit", False):
+            return self._record_after_limit(event)
         record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache,
                               backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
         with self._lock:
             record = replace(record, seq=len(self._records) + 1, pending=pending)
+            self._records.append(record)
+        return record
+
+    def _record_after_limit(self, event: Any) -> RecompileRecord:
+        """A miss torch answers without compiling because the code hit its recompile limit: kept in the
+        timeline (decision ``eager``, no compile id), without re-checking every entry (it may happen on every
+        call from then on); the limit is the one the hit was recorded with."""
+        code = event.code
+        name = getattr(code, "co_qualname", code.co_name)
+        with self._lock:
+            limit = next((r.limit for r in reversed(self._records)
+                          if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), None)
+            record = RecompileRecord(len(self._records) + 1, id(code), name, code.co_filename, code.co_firstlineno,
+                                     None, inputs=tuple((str(k), summarize(v).text)
+                                                        for k, v in list(event.f_locals.items())[:40]),
+                                     limit=limit, decision="eager",
+                                     outcome="ran eagerly: the recompile limit was hit earlier, torch compiles "
+                                             "this code no more (its entries still serve calls they accept)")
             self._records.append(record)
         return record
 

@@ -490,6 +490,9 @@ class Session:
 
     def _on_cache_miss(self, event: Any) -> str | None:
         """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
+        if getattr(event, "after_limit", False):   # past the recompile limit: no recompile follows, no stop
+            self.recompiles.record_miss(event)
+            return None
         stopping = "recompile" in self.break_on and threading.get_ident() == self._worker_ident
         record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
         if not stopping:

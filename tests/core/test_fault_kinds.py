@@ -88,12 +88,19 @@ def test_expected_values_are_the_compile_time_values_never_question_marks():
 
 
 def test_per_compile_recompile_limit_is_the_one_reported():
-    _run, records = _records("recompile_limit.py")
-    assert [r.limit.limit for r in records] == [2, 2]
-    assert records[-1].limit.exceeds == "recompile_limit" and records[-1].limit_hit
-    assert records[-1].limit.limit_source == "torch.compile(recompile_limit=2)"
-    assert "exceeds torch.compile(recompile_limit=2)" in records[-1].limit.text()
-    assert records[-1].limit.raises is None
+    run, records = _records("recompile_limit.py")
+    # five calls, each a new int: two misses compile or hit the limit, the last two run eagerly after it
+    assert [r.limit.limit for r in records] == [2, 2, 2, 2]
+    hit = records[1]
+    assert hit.limit.exceeds == "recompile_limit" and hit.limit_hit
+    assert hit.limit.limit_source == "torch.compile(recompile_limit=2)"
+    assert "exceeds torch.compile(recompile_limit=2)" in hit.limit.text()
+    assert hit.limit.raises is None
+    # the misses served eagerly after the limit are in the timeline too (torch answers them without Python)
+    assert [(r.decision, r.compile_id) for r in records[2:]] == [("eager", None), ("eager", None)]
+    assert all("recompile limit was hit earlier" in r.outcome_text() for r in records[2:])
+    assert len(run.stops) == 2                            # and they are not recompile stops
+    assert "ok: 5 calls right" in "".join(run.messages) or run.result.status == 0
 
 
 def test_fail_on_recompile_limit_hit_says_torch_raises():
