@@ -428,6 +428,11 @@ def _torch_leaf(tree: GuardTree) -> str | None:
         if leaf.guard_type == "TENSOR_MATCH" and (head.startswith(f"tensor '{leaf.source}' ")
                                                   or head.startswith(f"expected type of '{leaf.source}'")):
             return leaf.id
+    real = [leaf for leaf in tree.failing if leaf.guard_type != "BACKEND_MATCH"]
+    if len(real) == 1:
+        # torch's text is its own wording (e.g. "_has_dynamo_dim_marking is present on runtime tensor ..."),
+        # but only one guard fails: that is the one torch reports
+        return real[0].id
     return None
 
 
@@ -940,7 +945,7 @@ def failing_text(record: RecompileRecord) -> str:
             continue
         n = len(v.failing)
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
-                 f"{_IND}torch reports: {cut(v.torch_reason or '?', 400)}"]
+                 f"{_IND}torch reports: {cut(v.torch_reason or '?', 800)}"]
         for leaf in v.failing:
             lines += _leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))

@@ -109,7 +109,7 @@ def guard_expression(reason: str) -> str:
     first = reason.splitlines()[0] if reason else ""
     expr = re.split(r"\s{2,}#", first, maxsplit=1)[0].strip()
     # object ids: decimal (also inside names such as ___check_metadata_<id>_c0/0) and hex (id=0x7f...)
-    return re.sub(r"\b0x[0-9a-f]{6,}\b", "<id>", re.sub(r"(?<!\d)\d{8,}(?!\d)", "<id>", expr))
+    return re.sub(r"(?<!\d)\d{8,}(?!\d)", "<id>", re.sub(r"\b0x[0-9a-f]{6,}\b", "<id>", expr))
 
 
 def mask_floats(text: str) -> str:
