@@ -120,6 +120,10 @@ class LockedStream:
         return getattr(self._stream, name)
 
 
+#: how long the front end waits for the program's thread to finish after the program ended
+_JOIN_TIMEOUT_S = 60.0
+
+
 def _drive(
     start: Callable[[Session], None],
     break_on: Iterable[str],
@@ -142,6 +146,7 @@ def _drive(
             if result.quit:
                 out.write("dynadbg: program ended by quit\n")
             out.flush()
+            session.wait(timeout=_JOIN_TIMEOUT_S)   # the worker thread must be gone before the process exits
             return result
         assert isinstance(payload, Stop)
         out.write(fmt.stop_text(payload) + "\n")

@@ -129,14 +129,25 @@ class CacheMissEvent:
         cache_entries: torch's ``_CacheEntry`` objects, newest first (``compile_id``, ``guard_manager``, ``code``).
         compile_ids: their compile ids as text, newest first.
         frame_name: ``co_qualname`` of `code`.
+        backend: the backend object this call would compile with (``compat.innermost_backend`` of the callback
+            that missed; torch skips an entry whose ``backend`` differs: BACKEND_MATCH), None when unknown.
+        callback: torch's callback that missed (``CatchErrorsWrapper``): what this ``torch.compile`` region
+            fixed, e.g. its own ``recompile_limit`` (``compat.callback_compile_options``); None when unknown.
+        after_limit: the code already hit its recompile limit: torch will not compile, the call runs its
+            entries or eagerly whatever the hook answers (the hook is told, for the record, and should not stop).
     """
 
-    __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name")
+    __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name", "backend", "callback",
+                 "after_limit")
 
-    def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any]) -> None:
+    def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any],
+                 backend: Any = None, callback: Any = None, *, after_limit: bool = False) -> None:
+        self.after_limit = after_limit
         self.code = code
         self.f_locals = f_locals
         self.cache_entries = cache_entries
+        self.backend = backend
+        self.callback = callback
         self.compile_ids = tuple(str(e.compile_id) for e in cache_entries)
         self.frame_name = getattr(code, "co_qualname", code.co_name)
 
@@ -277,6 +288,9 @@ class Capture:
         self._lock = threading.RLock()
         self._tls = threading.local()
         self._serials = itertools.count(1)
+        #: code objects that hit the recompile limit (id → code): torch runs them RUN_ONLY from then on; the
+        #: capture keeps answering their misses itself so each one is seen (`CacheMissEvent.after_limit`)
+        self._run_only: dict[int, CodeType] = {}
         self._frames: dict[int, _Frame] = {}          # id(original code) -> record, first-seen order
         self._generated: dict[int, _Entry] = {}       # id(generated code) -> entry (Dynamo's and replacements)
         self._skips: dict[int, tuple[CodeType, str]] = {}  # frames skipped before any compile attempt
@@ -625,9 +639,13 @@ class Capture:
             if not cap.installed:
                 return orig(wrapper, frame, *args, **kwargs)
             code = frame.f_code
+            if id(code) in cap._run_only and cap._run_only[id(code)] is code:
+                answer = cap._miss_after_limit(frame, code, wrapper)
+                if answer is not None:
+                    return answer
             if cap.on_cache_miss is not None:
                 try:
-                    action = cap._cache_miss(frame, code)
+                    action = cap._cache_miss(frame, code, wrapper)
                 except Exception as exc:  # noqa: BLE001 - a debugger fault must not break the compile
                     cap._error("cache miss", exc)
                     action = None
@@ -641,6 +659,11 @@ class Capture:
             try:
                 result = orig(wrapper, frame, *args, **kwargs)
                 try:
+                    if cap.on_cache_miss is not None and compat.is_run_only_for_code(result):
+                        # the recompile limit was hit: torch would answer later misses in C++ unseen; answer
+                        # them the same way here instead, so the timeline holds every miss
+                        cap._run_only[id(code)] = code
+                        result = compat.for_this_call_only(result)
                     if getattr(result, "guarded_code", None) is not None:
                         cap._set_backend(code, tls.serial, wrapper)
                     else:
@@ -655,7 +678,27 @@ class Capture:
 
         return __call__
 
-    def _cache_miss(self, frame: Any, code: CodeType) -> str | None:
+    def _miss_after_limit(self, frame: Any, code: CodeType, wrapper: Any) -> Any:
+        """A miss of a code object past its recompile limit: report it (``after_limit=True``; the hook's answer
+        is not asked for) and run the call as torch's RUN_ONLY does. None when the code has no entries any
+        more (``torch._dynamo.reset()`` / ``reset_code``): torch compiles it again, so the capture forgets it."""
+        try:
+            entries = compat.cache_entries(code)
+        except Exception:  # noqa: BLE001
+            entries = []
+        if not entries:
+            self._run_only.pop(id(code), None)
+            return None
+        if self.on_cache_miss is not None:
+            event = CacheMissEvent(code, dict(frame.f_locals), entries, compat.innermost_backend(wrapper), wrapper,
+                                   after_limit=True)
+            try:
+                self.on_cache_miss(event)
+            except Exception as exc:  # noqa: BLE001 - recording must never break the program
+                self._error("on_cache_miss (after the recompile limit)", exc)
+        return compat.run_only_once()
+
+    def _cache_miss(self, frame: Any, code: CodeType, wrapper: Any = None) -> str | None:
         try:
             entries = compat.cache_entries(code)
         except Exception as exc:  # noqa: BLE001
@@ -663,7 +706,8 @@ class Capture:
             return None
         if not entries:
             return None  # first time Dynamo sees this code: not a recompile
-        event = CacheMissEvent(code, dict(frame.f_locals), entries)
+        backend = compat.innermost_backend(wrapper) if wrapper is not None else None
+        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper)
         action = self.on_cache_miss(event) if self.on_cache_miss is not None else None
         if action is None or action == "recompile":
             return None

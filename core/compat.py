@@ -456,6 +456,43 @@ def convert_frame_return(action: str) -> Any:
     raise ValueError(f"unknown cache-miss action {action!r}")
 
 
+def is_run_only_for_code(result: Any) -> bool:
+    """Whether a ``ConvertFrameReturn`` puts its code in RUN_ONLY for good: what torch 2.13 returns when a
+    compile hits the recompile limit (``FrameExecStrategy(RUN_ONLY, RUN_ONLY)``, ``apply_to_code=True``;
+    convert_frame.py). From then on C++ runs the code's existing entries, else the code eagerly, without
+    calling back into Python on a miss."""
+    try:
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
+    except ImportError:
+        from torch._dynamo.types import FrameAction  # type: ignore[no-redef]
+    strategy = getattr(result, "frame_exec_strategy", None)
+    return (strategy is not None and getattr(result, "apply_to_code", False)
+            and getattr(strategy, "cur_action", None) == FrameAction.RUN_ONLY)
+
+
+def for_this_call_only(result: Any) -> Any:
+    """The same ``ConvertFrameReturn`` for this call only (``apply_to_code=False``): torch calls back on the
+    code's next miss instead of remembering the strategy, so each later miss can be seen and answered the same
+    way (`run_only_once`)."""
+    import dataclasses
+
+    return dataclasses.replace(result, apply_to_code=False)
+
+
+def run_only_once() -> Any:
+    """``ConvertFrameReturn`` that runs this call the way RUN_ONLY does (existing entries, else eagerly, and the
+    same for the frames it calls), without storing the strategy on the code."""
+    from torch._dynamo.types import ConvertFrameReturn
+
+    try:
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
+        from torch._C._dynamo.eval_frame import _FrameExecStrategy as FrameExecStrategy  # type: ignore[attr-defined]
+    except ImportError:
+        from torch._dynamo.types import FrameAction, FrameExecStrategy  # type: ignore[no-redef]
+    return ConvertFrameReturn(frame_exec_strategy=FrameExecStrategy(FrameAction.RUN_ONLY, FrameAction.RUN_ONLY),
+                              apply_to_code=False, skip_reason="recompile limit hit: runs its entries or eagerly")
+
+
 def backend_name_of(callback: Any) -> str | None:
     """The compiler name of a ``CatchErrorsWrapper`` (or any backend wrapper): ``"eager"``, ``"inductor"``, ...
 
@@ -473,6 +510,45 @@ def backend_name_of(callback: Any) -> str | None:
         return name
     name = getattr(fn, "__name__", None)
     return name if isinstance(name, str) else None
+
+
+def innermost_backend(callback: Any) -> Any:
+    """The backend object a ``CatchErrorsWrapper`` (or any backend wrapper) ends in: what torch compares with
+    ``cache_entry.backend`` (``torch._dynamo.eval_frame.innermost_backend``; usually a
+    ``torch._TorchCompileWrapper``). Unwraps ``_torchdynamo_orig_backend`` as `backend_name_of` does."""
+    fn = callback
+    for _ in range(16):
+        inner = getattr(fn, "_torchdynamo_orig_backend", None)
+        if inner is None:
+            break
+        fn = inner
+    return fn
+
+
+def backend_mismatch(entry: Any, backend: Any) -> bool:
+    """Whether torch skips cache entry `entry` for a call compiled with `backend` (the BACKEND_MATCH check).
+
+    torch 2.13's recompile reasons test ``cache_entry.backend != backend`` (guards.py,
+    ``get_guard_fail_reason_helper``); an entry without a backend never mismatches.
+    """
+    cached = getattr(entry, "backend", None)
+    if cached is None or backend is None:
+        return False
+    try:
+        return bool(cached is not backend and cached != backend)
+    except Exception:  # noqa: BLE001 - an odd __eq__: compare by identity
+        return cached is not backend
+
+
+def describe_backend(backend: Any) -> str:
+    """How torch's recompile log names a backend: ``_TorchCompileWrapper(compiler='eager', dynamic=None)
+    (id=0x7f...)`` (``torch._dynamo.guards.describe_backend``, PRIVATE); ``repr`` where torch lacks it."""
+    try:
+        from torch._dynamo.guards import describe_backend as _describe
+
+        return str(_describe(backend))
+    except Exception:  # noqa: BLE001
+        return f"{backend!r} (id={id(backend):#x})"
 
 
 def entry_backend_name(entry: Any) -> str | None:
@@ -610,6 +686,84 @@ def guard_eval_scope(guard_manager: Any) -> dict[str, Any]:
     global_scope = getattr(guard_manager, "global_scope", None) or {}
     scope["G"] = global_scope.get("G", {})
     return scope
+
+
+def tensor_metadata_at_compile(code: str) -> tuple[bool, Any]:
+    """(found, metadata) a tensor-subclass metadata guard compares with: the compile-time
+    ``__tensor_flatten__()[1]`` of the input (e.g. ``{"scale": 1.0}``).
+
+    torch 2.13 (guards.py, ``TENSOR_SUBCLASS_METADATA_MATCH``, PRIVATE) installs a LAMBDA_GUARD around a local
+    function ``metadata_checker`` whose closure cell ``original_metadata`` holds that value (deep-copied, SymInts
+    replaced by a match-anything object), and names the guard ``___check_metadata_<id(metadata_checker)>_c<compile
+    id>``; the function is reachable only through that id. Call this only while the guard's cache entry (or the
+    guard manager being built) is alive: the LAMBDA_GUARD holds the function, so the id names a live object; it
+    is still checked to be that function before it is read.
+    """
+    import ctypes
+    import re as _re
+    import types as _types_mod
+
+    match = _re.match(r"^___check_metadata_(\d+)_c", code.strip())
+    if match is None:
+        return False, None
+    try:
+        fn = ctypes.cast(int(match[1]), ctypes.py_object).value
+    except Exception:  # noqa: BLE001
+        return False, None
+    if not isinstance(fn, _types_mod.FunctionType) or fn.__code__.co_name != "metadata_checker":
+        return False, None
+    func = fn.__code__
+    cells = getattr(fn, "__closure__", None) or ()
+    if func is None:
+        return False, None
+    for name, cell in zip(func.co_freevars, cells):
+        if name == "original_metadata":
+            try:
+                return True, cell.cell_contents
+            except ValueError:
+                return False, None
+    return False, None
+
+
+def tensor_metadata_now(value: Any) -> tuple[bool, Any]:
+    """(found, ``value.__tensor_flatten__()[1]``): a traceable tensor subclass's metadata, as the guard reads it."""
+    flatten = getattr(value, "__tensor_flatten__", None)
+    if flatten is None:
+        return False, None
+    try:
+        return True, flatten()[1]
+    except Exception:  # noqa: BLE001 - a subclass whose flatten fails: no metadata to show
+        return False, None
+
+
+#: keys under which torch stashes Python objects in its C++ thread-local map (``torch._C._stash_obj_in_tls``):
+#: inductor's cudagraph tree managers (stashed by the thread that imports ``torch._inductor.cudagraph_trees``) and
+#: autograd's compile context (``torch.autograd.graph._engine_run_backward``; torch erases it itself)
+_TLS_PYTHON_KEYS = ("tree_manager_containers", "tree_manager_locks", "context")
+
+
+def release_thread_python_objects() -> list[str]:
+    """Drop the Python objects torch keeps in this thread's C++ thread-local map; the keys dropped.
+
+    Call at the very end of a thread that ran torch code, while the interpreter still runs. Otherwise the map's
+    destructor runs after the thread's Python state is gone (``__call_tls_dtors`` at thread exit), decrefs
+    them, needs the GIL, and when the main thread is already finalizing the interpreter the thread is ended
+    inside that noexcept destructor: the process aborts with ``terminate called without an active exception``
+    (seen under gdb: ``at::impl::ThreadLocalPythonObjects::~ThreadLocalPythonObjects`` → ``take_gil`` →
+    ``PyThread_exit_thread``). Rests on ``torch._C._is_key_in_tls`` / ``_remove_obj_from_tls`` (PRIVATE, torch
+    2.13); keys torch may add later are not known here.
+    """
+    dropped: list[str] = []
+    if torch is None:                    # torch never loaded in this process: nothing was stashed
+        return dropped
+    for key in _TLS_PYTHON_KEYS:
+        try:
+            if torch._C._is_key_in_tls(key):
+                torch._C._remove_obj_from_tls(key)
+                dropped.append(key)
+        except Exception:  # noqa: BLE001 - an older/newer torch without these functions: nothing to drop
+            continue
+    return dropped
 
 
 def sympy_interp() -> dict[str, Any]:
@@ -766,18 +920,48 @@ def next_compile_id(cache_entries: list[Any]) -> str | None:
     return None
 
 
-def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any]) -> dict[str, Any]:
+def callback_compile_options(callback: Any) -> dict[str, Any]:
+    """What a ``torch.compile`` callback fixes for its region's recompile limit: ``{"recompile_limit": int | None,
+    "fullgraph": bool}``.
+
+    torch 2.13 (convert_frame.py, PRIVATE): ``torch.compile(f, recompile_limit=N)`` is kept as
+    ``_recompile_limit`` on the ``ConvertFrame`` / ``ConvertFrameAssert`` the ``CatchErrorsWrapper`` wraps
+    (``_torchdynamo_orig_backend``; ``ConvertFrame._inner_convert``) and patched into
+    ``config.recompile_limit`` around each compile; ``ConvertFrameAssert._one_graph`` (``fullgraph=True``) makes
+    a limit hit raise ``FailOnRecompileLimitHit``.
+    """
+    out: dict[str, Any] = {"recompile_limit": None, "fullgraph": False}
+    fn = callback
+    for _ in range(16):
+        if fn is None:
+            break
+        limit = getattr(fn, "_recompile_limit", None)
+        if isinstance(limit, int) and out["recompile_limit"] is None:
+            out["recompile_limit"] = limit
+        if getattr(fn, "_one_graph", False) is True:
+            out["fullgraph"] = True
+        fn = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "_inner_convert", None)
+    return out
+
+
+def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any],
+                          callback: Any = None) -> dict[str, Any]:
     """How the next compile of `code` stands against Dynamo's recompile limits, computed as ``convert_frame`` does.
 
     Rests on ``torch._dynamo.cache_size.compute_cache_size`` (only ``frame.f_locals`` is read, for the ID_MATCH'd
     objects each entry remembers in ``guard_manager.id_matched_objs``), ``torch._C._dynamo.eval_frame.
     _get_total_cache_entry_count`` and ``torch._dynamo.config.recompile_limit`` / ``accumulated_recompile_limit``
-    (``cache_size_limit`` is an alias). A ``torch.compile(..., recompile_limit=N)`` override is not seen.
+    (``cache_size_limit`` is an alias). With `callback` (the ``CatchErrorsWrapper`` that missed), a
+    ``torch.compile(..., recompile_limit=N)`` override replaces the config value, as torch does
+    (`callback_compile_options`).
 
     Returns:
         ``{"entries": int, "counted": int (entries with the same ID_MATCH'd objects: what recompile_limit counts),
         "total": int, "limit": int, "accumulated_limit": int, "is_recompile": bool (torch logs it as a
-        recompile), "exceeds": "recompile_limit" | "accumulated_recompile_limit" | None (this compile hits it)}``.
+        recompile), "exceeds": "recompile_limit" | "accumulated_recompile_limit" | None (this compile hits it),
+        "limit_source": "torch.compile(recompile_limit=N)" | "torch._dynamo.config.recompile_limit",
+        "raises": None | "fail_on_recompile_limit_hit=True" | "fullgraph=True" (a limit hit raises
+        ``FailOnRecompileLimitHit`` instead of running the call eagerly)}``.
     """
     import types as _types
 
@@ -788,19 +972,32 @@ def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entrie
     except Exception:  # noqa: BLE001
         total = len(cache_entries)
     size = cache_size.compute_cache_size(_types.SimpleNamespace(f_locals=f_locals), list(cache_entries), total)
+    options = callback_compile_options(callback) if callback is not None else {"recompile_limit": None,
+                                                                                 "fullgraph": False}
+    limit = options["recompile_limit"]
+    source = f"torch.compile(recompile_limit={limit})" if limit is not None else "torch._dynamo.config.recompile_limit"
+    if limit is None:
+        limit = int(config.recompile_limit)
     exceeds = None
     if size.will_compilation_exceed_accumulated_limit():
         exceeds = "accumulated_recompile_limit"
-    elif size.will_compilation_exceed_specific_limit(config.recompile_limit):
+    elif size.will_compilation_exceed_specific_limit(limit):
         exceeds = "recompile_limit"
+    raises = None
+    if config.fail_on_recompile_limit_hit:
+        raises = "fail_on_recompile_limit_hit=True"
+    elif options["fullgraph"]:
+        raises = "fullgraph=True"
     return {
         "entries": size.num_cache_entries,
         "counted": size.num_cache_entries_with_same_id_matched_objs,
         "total": size.total_cache_entries_all_regions,
-        "limit": int(config.recompile_limit),
+        "limit": int(limit),
         "accumulated_limit": int(config.accumulated_recompile_limit),
         "is_recompile": bool(cache_size.is_recompilation(size)),
         "exceeds": exceeds,
+        "limit_source": source,
+        "raises": raises,
     }
 
 

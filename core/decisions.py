@@ -74,6 +74,9 @@ def drop_spec(leaf: LeafGuardView) -> DropSpec:
             ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries).
     """
     gtype = leaf.guard_type
+    if gtype == "DICT_LENGTH":
+        raise ValueError(f"{leaf.id} (DICT_LENGTH) is the length check of the dict's own guard manager; no guard "
+                         f"filter removes it alone")
     if gtype in _PSEUDO:
         raise ValueError(f"{leaf.id} ({gtype}) is not a guard: nothing to drop")
     if leaf.relational:

@@ -841,7 +841,7 @@ class EngineMethods:
         ctx = self._paused()
         if ctx.miss_event is not None:
             ev = ctx.miss_event
-            return [guards.entry_guard_tree(e, ev.f_locals) for e in ev.entries]
+            return [guards.entry_guard_tree(e, ev.f_locals, backend=getattr(ev, "backend", None)) for e in ev.entries]
         if ctx.compile_event is not None:
             ev = ctx.compile_event
             inputs = getattr(ev, "f_locals", None)
@@ -866,15 +866,17 @@ class EngineMethods:
         from . import guards
 
         ctx = self._paused()
+        backend = None
         if ctx.miss_event is not None:
             entries, inputs = ctx.miss_event.entries, ctx.miss_event.f_locals
+            backend = getattr(ctx.miss_event, "backend", None)
         else:
             st = self._need_frame()
             info = self.generated_info(st.frame.f_code)
             if info is None:
                 refuse("the original code of this frame is not known", "not here")
             entries, inputs = compat.cache_entries(info.original), st.inputs
-        return tuple(guards.entry_guard_tree(e, inputs) for e in entries)
+        return tuple(guards.entry_guard_tree(e, inputs, backend=backend) for e in entries)
 
     @engine_method()
     def recompile_records(self, compile_id: str | None = None) -> tuple[RecompileRecord, ...] | EngineError:

@@ -104,8 +104,15 @@ def _normalize_part(part: str) -> str:
 
 _COMPARE_TYPES = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
 _LENGTH_TYPES = frozenset({"LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN"})
+_ID_MATCH_RE = re.compile(r"^___check_obj_id\((?P<src>.+), (?P<id>\d+)\)(?:, type=<class '(?P<type>[^']+)'>)?$")
+_DYNAMIC_MARKS = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices",
+                  "_dynamo_strict_unbacked_indices", "_dynamo_static_indices")
 _CODE_IS_EXPECTED = frozenset({"TYPE_MATCH", "ID_MATCH", "DICT_CONTAINS", "NO_HASATTR", "DICT_VERSION",
                                "DISPATCH_KEY_SET_MATCH", "SET_CONTAINS", "MAPPING_KEYS_MATCH"})
+#: the failure text of a ``DictGuardManager``'s own length check (guards.cpp: ``"len(" + source + ") != " + size``)
+_DICT_LENGTH_RE = re.compile(r"^len\((?P<src>.+)\) != (?P<n>\d+)$")
+#: placeholder id of a leaf the builder adds; replaced by `_number_extra_leaves`
+_EXTRA_ID = "g?"
 _TENSOR_RE = re.compile(
     r"^check_tensor\((?P<src>.*), (?P<cls>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), (?P<dtype>torch\.\w+), "
     r"device=(?P<device>[^,]+), requires_grad=(?P<rg>\w+), size=\[(?P<size>[^\]]*)\], "
@@ -122,19 +129,34 @@ def _expected(guard_type: str, source: str, code: str) -> str | None:
                 return rest if op == " == " else op.strip() + " " + rest
         return code
     if guard_type in _LENGTH_TYPES:
+        if code.startswith("not "):                   # torch's spelling of "len == 0" for dicts
+            return "empty (len 0)"
         _, sep, rest = code.rpartition(") == ")
         return f"len {rest}" if sep else code
+    if guard_type == "DIMENSION_DYNAMIC_MARKING_GUARD":
+        return "no dynamic marking" if code.endswith("== False") else code
+    if guard_type == "ID_MATCH":
+        match = _ID_MATCH_RE.match(code)
+        if match is not None:
+            kind = f"{match['type']} " if match["type"] else ""
+            return f"the {kind}object with id {match['id']} (the one there at compile time)"
+        return code
     if guard_type == "TENSOR_MATCH":
         match = _TENSOR_RE.match(code)
         if match is None:
             return code
         text = (f"{match['cls']} {match['dtype'].removeprefix('torch.')} size=[{match['size']}] "
                 f"stride=[{match['stride']}] requires_grad={match['rg']}")
-        return text if match["device"] == "None" else f"{text} device={match['device']}"
+        device_type = _device_type_of_keys(match["keys"]) or "cpu"
+        if match["device"] != "None":
+            return f"{text} device={device_type}:{match['device']}"
+        return text if device_type == "cpu" else f"{text} device={device_type}"
     if guard_type in _CODE_IS_EXPECTED:
         return code
     if guard_type == "TORCH_FUNCTION_MODE_STACK":
         return "the mode stack at compile time"
+    if guard_type == "NO_TENSOR_ALIASING":
+        return "distinct: " + ", ".join(_call_arguments(code)) if _call_arguments(code) else "distinct tensors"
     if source == "L" and " == " in code:                 # ambient root guards: utils_device.CURRENT_DEVICE == None
         return code.rpartition(" == ")[2]
     return None
@@ -148,6 +170,10 @@ def _actual(guard_type: str, value: Any, summary: Callable[[Any], str]) -> str:
             return f"type={type(value)!r} (type id {id(type(value))})"
         if guard_type == "ID_MATCH":
             return f"{summary(value)} (id {id(value)})"
+        if guard_type == "DIMENSION_DYNAMIC_MARKING_GUARD":
+            marks = [f"{name.removeprefix('_dynamo_')}={getattr(value, name)!r}" for name in _DYNAMIC_MARKS
+                     if hasattr(value, name)]
+            return "marked: " + ", ".join(marks) if marks else "no dynamic marking"
         if guard_type == "TENSOR_MATCH" and hasattr(value, "stride") and hasattr(value, "dtype"):
             dtype = str(value.dtype).removeprefix("torch.")
             text = (f"{type(value).__name__} {dtype} size={list(value.shape)} stride={list(value.stride())} "
@@ -156,6 +182,23 @@ def _actual(guard_type: str, value: Any, summary: Callable[[Any], str]) -> str:
     except Exception:  # noqa: BLE001 - describing a value must never fail
         pass
     return summary(value)
+
+
+#: the backend dispatch keys that name a device type (the first of them in a tensor's key set is its device)
+_DEVICE_KEYS = {"CPU": "cpu", "CUDA": "cuda", "Meta": "meta", "MPS": "mps", "XPU": "xpu", "HIP": "cuda",
+                "HPU": "hpu", "XLA": "xla", "Lazy": "lazy", "MTIA": "mtia", "PrivateUse1": "privateuseone",
+                "IPU": "ipu", "VE": "ve", "MAIA": "maia"}
+
+
+def _device_type_of_keys(keys: str) -> str | None:
+    """``"CPU, BackendSelect, ADInplaceOrView, AutogradCPU"`` → ``"cpu"``: the device type a TENSOR_MATCH was
+    compiled for, read off its dispatch key set (its ``device=`` field holds only the index). Sparse and
+    quantized keys name their device the same way (``SparseCPU``)."""
+    for key in (k.strip() for k in keys.split(",")):
+        for prefix in ("", "Sparse", "SparseCsr", "Quantized", "Nested"):
+            if key.startswith(prefix) and key[len(prefix):] in _DEVICE_KEYS:
+                return _DEVICE_KEYS[key[len(prefix):]]
+    return None
 
 
 def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
@@ -171,6 +214,9 @@ def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
             return f"expected type of '{source}' to be a tensor type of {match['cls']}, but found {type(value)!r}"
         if str(value.dtype) != match["dtype"]:
             return f"{head} dtype mismatch. expected {match['dtype']}, actual {value.dtype}"
+        device_type = _device_type_of_keys(match["keys"])
+        if device_type is not None and value.device.type != device_type:
+            return f"{head} device mismatch. expected {device_type}, actual {value.device.type}"
         index = None if match["device"] == "None" else int(match["device"])
         if value.device.index != index and value.device.type != "cpu":
             return f"{head} Tensor device index mismatch. Expected device index to be {index}, actual {value.device}"
@@ -293,6 +339,21 @@ class _Evaluator:
         return eval(_compiled(code), scope)  # noqa: S307 - torch's own guard code
 
 
+_COMPARE_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+                ast.Is: "is", ast.IsNot: "is not"}
+
+
+def _call_arguments(code: str) -> list[str]:
+    """The argument expressions of a call such as ``check_no_aliasing(L['a'], L['b'])`` (empty if not a call)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    if not isinstance(node, ast.Call):
+        return []
+    return [ast.get_source_segment(code, arg) or "" for arg in node.args]
+
+
 def _no_aliasing(*values: Any) -> bool:
     return len({id(v) for v in values}) == len(values)
 
@@ -316,6 +377,10 @@ class _Builder:
         self.cv_norm: list[str] = []
         self.cv_error: str | None = None
         self.summaries: dict[int, tuple[Any, str]] = {}
+        #: torch's recompile-log text for a failed no-aliasing check (``Duplicate tensors found: [...]``)
+        self.aliasing_text: str | None = None
+        #: leaves the builder adds for checks torch makes without a leaf object (numbered last)
+        self.extra_leaves: list[LeafGuardView] = []
         if f_locals is not None:
             scope = compat.guard_eval_scope(guard_manager)
             scope["L"] = f_locals
@@ -354,7 +419,7 @@ class _Builder:
 
     def _leaf_view(self, raw: compat.RawLeafGuard, source: str, status: GuardStatus, *, actual: str | None = None,
                    reason: str | None = None, epilogue: bool = False,
-                   parts: Sequence[str] | None = None) -> LeafGuardView:
+                   parts: Sequence[str] | None = None, expected: str | None = None) -> LeafGuardView:
         if parts is None:
             parts = raw.parts
         if len(parts) == 1:                                   # the common case, kept cheap (20,000-leaf trees)
@@ -370,8 +435,10 @@ class _Builder:
         ident = f"g{self.next_leaf}"
         self.next_leaf += 1
         # positional, in LeafGuardView's field order (faster than keywords on big trees)
+        if expected is None:
+            expected = _expected(raw.guard_type, source, first)
         return LeafGuardView(ident, raw.guard_type, source, codes, user_line, location, raw.relational, epilogue,
-                             status, _expected(raw.guard_type, source, first), actual, reason, note)
+                             status, expected, actual, reason, note)
 
     def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
         """For a failed multi-part leaf, the first code part that evaluates False (torch's helper does the same)."""
@@ -394,17 +461,33 @@ class _Builder:
         if isinstance(value, _Missing):
             return self._leaf_view(raw, source, GuardStatus.NO_VALUE, reason=missing_reason or value.error)
         actual = None if is_root else _actual(raw.guard_type, value, self._summary)
+        expected = None
+        if raw.guard_type == "LAMBDA_GUARD" and not is_root and len(raw.parts) == 1:
+            expected, actual = self._metadata_values(raw, value, actual)
         try:
             ok = bool(raw.guard(value))
         except Exception as exc:  # noqa: BLE001 - a guard that raises counts as failed in torch
-            return self._leaf_view(raw, source, GuardStatus.ERROR, actual=actual,
+            return self._leaf_view(raw, source, GuardStatus.ERROR, actual=actual, expected=expected,
                                    reason=f"{type(exc).__name__}: {cut(str(exc), 200)}")
         if ok:
-            return self._leaf_view(raw, source, GuardStatus.PASS, actual=actual)
+            return self._leaf_view(raw, source, GuardStatus.PASS, actual=actual, expected=expected)
         if is_root:
             actual = self._root_actual(raw)
-        return self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual,
+        return self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual, expected=expected,
                                reason=self._fail_reason(raw, source, value))
+
+    def _metadata_values(self, raw: compat.RawLeafGuard, value: Any,
+                         actual: str | None) -> tuple[str | None, str | None]:
+        """(expected, actual) of a tensor-subclass metadata guard (``___check_metadata_...``): the metadata
+        ``__tensor_flatten__`` gave at compile time and gives now (e.g. ``{'scale': 1.0}`` / ``{'scale': 3.0}``);
+        (None, `actual`) for any other lambda guard."""
+        assert self.evaluator is not None
+        code = parse_code_part(raw.parts[0])[0]
+        found, then = compat.tensor_metadata_at_compile(code)
+        if not found:
+            return None, actual
+        have, now = compat.tensor_metadata_now(value)
+        return f"metadata {cut(repr(then), 120)}", (f"metadata {cut(repr(now), 120)}" if have else actual)
 
     def _root_actual(self, raw: compat.RawLeafGuard) -> str | None:
         """The current global state a failed root guard looked at, when it can be named: the torch-function mode
@@ -422,6 +505,11 @@ class _Builder:
         return None
 
     def _fail_reason(self, raw: compat.RawLeafGuard, source: str, value: Any) -> str:
+        if raw.guard_type == "TENSOR_MATCH" and raw.parts:
+            # torch words a device move as a dispatch key set mismatch (its device check reads only the index)
+            text = _tensor_mismatch(source, parse_code_part(raw.parts[0])[0], value)
+            if text is not None and " device mismatch. " in text:
+                return text
         if self._cv_is_about(raw, source) and self.cv_parts != raw.parts:
             return "; ".join(self.cv_norm)       # torch's own text (tensor mismatch, GLOBAL_STATE changed, ...)
         if raw.guard_type == "GLOBAL_STATE":
@@ -441,11 +529,41 @@ class _Builder:
                 return code
         return "; ".join(parse_code_part(p)[0] for p in raw.parts)
 
+    def _aliasing_failure(self, raw: compat.RawLeafGuard, source: str) -> LeafGuardView | None:
+        """A failed ``NO_TENSOR_ALIASING`` guard with the inputs that are one tensor named, as torch's recompile
+        log does (``Duplicate tensors found: ["L['a']", "L['c']"]``): expected "distinct", actual the groups of
+        sources that hold the same tensor object. None when the groups cannot be worked out."""
+        groups = self._aliased_groups(raw)
+        if not groups:
+            return None
+        names = ", ".join(str(group) for group in groups)
+        same = "; ".join(" is ".join(group) for group in groups)
+        return self._leaf_view(raw, source, GuardStatus.FAIL, actual=f"same storage: {same}",
+                               reason=f"Duplicate tensors found: {names}")
+
+    def _aliased_groups(self, raw: compat.RawLeafGuard) -> list[list[str]]:
+        """Sources of the guard's arguments grouped by the object they hold (groups of two or more only)."""
+        assert self.evaluator is not None
+        code = parse_code_part(raw.parts[0])[0] if raw.parts else ""
+        by_id: dict[int, list[str]] = {}
+        for arg in _call_arguments(code):
+            value = self.evaluator.eval_source(arg)
+            if isinstance(value, _Missing):
+                continue
+            by_id.setdefault(id(value), []).append(arg)
+        return [group for group in by_id.values() if len(group) > 1]
+
     def _evaluate_relational(self, raw: compat.RawLeafGuard, source: str) -> LeafGuardView:
         """Relational guards are not callable: torch checks them while walking the whole tree. check_verbose
         tells FAIL when it is the first failure; when everything passes, they pass; when something else fails
-        first, NO_TENSOR_ALIASING / OBJECT_ALIASING are recomputed from their code, others stay unevaluated."""
+        first, NO_TENSOR_ALIASING / OBJECT_ALIASING are recomputed from their code, others stay unevaluated.
+        A failing ``NO_TENSOR_ALIASING`` names the inputs that are the same tensor (`_aliasing_failure`)."""
         if self._cv_is_about(raw, source):
+            if raw.guard_type == "NO_TENSOR_ALIASING":
+                view = self._aliasing_failure(raw, source)
+                if view is not None:
+                    self.aliasing_text = view.reason
+                    return view
             return self._leaf_view(raw, source, GuardStatus.FAIL, reason="; ".join(self.cv_norm))
         if self.cv_passed:
             return self._leaf_view(raw, source, GuardStatus.PASS)
@@ -460,6 +578,10 @@ class _Builder:
                 return self._leaf_view(raw, source, GuardStatus.ERROR, reason=f"{type(exc).__name__}: {exc}")
             if ok:
                 return self._leaf_view(raw, source, GuardStatus.PASS)
+            if raw.guard_type == "NO_TENSOR_ALIASING":
+                view = self._aliasing_failure(raw, source)
+                if view is not None:
+                    return view
             reason = "Duplicate tensor found where not expected!" if raw.guard_type == "NO_TENSOR_ALIASING" else code
             return self._leaf_view(raw, source, GuardStatus.FAIL, reason=reason)
         return self._leaf_view(raw, source, GuardStatus.NOT_EVALUATED)
@@ -504,6 +626,12 @@ class _Builder:
         else:
             pending = missing_here
 
+        if evaluating and not missing and node.manager_type.endswith("DictGuardManager"):
+            length_leaf = self._dict_length_leaf(source, value)
+            if length_leaf is not None:
+                leaves.append(length_leaf)
+                self.failing.append(length_leaf)
+
         children: list[GuardNodeView] = []
         leaf_count = len(leaves)
         if node.children:
@@ -539,6 +667,31 @@ class _Builder:
         # positional, in GuardNodeView's field order
         return GuardNodeView(ident, source, node.manager_type, accessor, node.value_type, tuple(leaves),
                              tuple(children), status, leaf_count)
+
+    def _dict_length_leaf(self, source: str, value: Any) -> LeafGuardView | None:
+        """The length check a ``DictGuardManager`` makes itself, before its key/value managers, as a leaf.
+
+        Torch keeps no leaf for it (the manager compares ``len(dict)`` with the size it saw at compile time, a
+        number no API exposes); its ``check_verbose`` names it ``len(L['d']) != 1``. When that is the first
+        failure torch reports for this manager's source, the check becomes a failing ``DICT_LENGTH`` leaf on
+        the dict's own source, expected the compile-time length, actual the dict's length now (any key type:
+        the check never looks at the keys). Its id is given after the whole tree is numbered
+        (`_number_extra_leaves`), so the ids of torch's own leaves do not depend on it.
+        """
+        if self.cv_passed or len(self.cv_parts) != 1:
+            return None
+        match = _DICT_LENGTH_RE.match(self.cv_parts[0].strip())
+        if match is None or match["src"] != source:
+            return None
+        want = match["n"]
+        try:
+            actual = f"len {len(value)}"
+        except Exception:  # noqa: BLE001 - an odd mapping: leave the actual value out
+            actual = None
+        view = LeafGuardView(_EXTRA_ID, "DICT_LENGTH", source, (f"len({source}) == {want}",), status=_FAIL,
+                             expected=f"len {want}", actual=actual, reason=self.cv_norm[0])
+        self.extra_leaves.append(view)
+        return view
 
     def _aggregate(self, value: Any, leaves: list[LeafGuardView], children: list[GuardNodeView]) -> GuardStatus:
         if not self.evaluating:
@@ -584,11 +737,13 @@ class _Builder:
                                            reason=f"{type(exc).__name__}: {cut(str(exc), 120)}")
                     found_failure = True
                 else:
+                    expected, actual = self._comparison_sides(code, interp)
                     if ok:
-                        view = self._leaf_view(raw, "L", GuardStatus.PASS, epilogue=True, parts=[part])
+                        view = self._leaf_view(raw, "L", GuardStatus.PASS, epilogue=True, parts=[part],
+                                               expected=expected, actual=actual)
                     else:
                         view = self._leaf_view(raw, "L", GuardStatus.FAIL, epilogue=True, parts=[part],
-                                               reason=code)
+                                               reason=code, expected=expected, actual=actual)
                         found_failure = True
                 views.append(view)
             if whole_ok is False and not found_failure and views:
@@ -599,6 +754,32 @@ class _Builder:
         self.failing.extend(v for v in views if v.status in (GuardStatus.FAIL, GuardStatus.ERROR))
         return views
 
+    def _comparison_sides(self, code: str, interp: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(expected, actual) of a symbolic guard that is one comparison (``L['start'] == 4``): the right side as
+        written (``"4"``, ``"<= 8"``) and the left side's value on these inputs (``"5"``); when the right side
+        is not a constant, its value too (``"3 vs 4"``). (None, None) for anything else."""
+        try:
+            node = ast.parse(code, mode="eval").body
+        except SyntaxError:
+            return None, None
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            return None, None
+        lhs = ast.get_source_segment(code, node.left) or ""
+        rhs = ast.get_source_segment(code, node.comparators[0]) or ""
+        op = _COMPARE_OPS.get(type(node.ops[0]))
+        if op is None:
+            return None, None
+        assert self.evaluator is not None
+        expected = rhs if op == "==" else f"{op} {rhs}"
+        try:
+            left = self.evaluator.eval_code(lhs, interp)
+            actual = self._summary(left)
+            if not isinstance(node.comparators[0], ast.Constant):
+                actual = f"{actual} vs {self._summary(self.evaluator.eval_code(rhs, interp))}"
+        except Exception:  # noqa: BLE001 - a side that does not evaluate: no actual value
+            actual = None
+        return expected, actual
+
     def first_failure(self, epilogue: list[LeafGuardView], epilogue_parts: set[tuple[str, ...]]) -> str | None:
         if not self.evaluating or self.cv_passed:
             return None
@@ -608,6 +789,8 @@ class _Builder:
             for view in epilogue:
                 if view.status is GuardStatus.FAIL:
                     return _leaf_text(view)
+        if self.aliasing_text is not None:
+            return self.aliasing_text           # what torch's recompile log prints in place of check_verbose's text
         return "; ".join(self.cv_norm) or "guard check failed"
 
 
@@ -717,6 +900,7 @@ def build_guard_tree(
         builder = _Builder(guard_manager_wrapper, merged)
         root = builder.manager(raw_root, merged, False)
         epilogue = builder.epilogue(raw_epilogue)
+    _number_extra_leaves(builder)
     first_failure = builder.first_failure(epilogue, {tuple(r.parts) for r in raw_epilogue})
     if first_failure is not None and not builder.failing:
         # torch fails the entry but no single leaf did on its own (e.g. an accessor behaves differently from the
@@ -735,6 +919,15 @@ def build_guard_tree(
         first_failure=first_failure,
         text=compat.guard_manager_text(guard_manager_wrapper) if with_text else "",
     )
+
+
+def _number_extra_leaves(builder: _Builder) -> None:
+    """Give the leaves the builder added (`_Builder.extra_leaves`) ids after torch's own leaves, so those keep
+    the ids they have in an unevaluated tree. The views are this build's own objects, not yet shared: setting
+    the frozen field in place keeps the same object in its manager and in `failing`."""
+    for view in builder.extra_leaves:
+        object.__setattr__(view, "id", f"g{builder.next_leaf}")
+        builder.next_leaf += 1
 
 
 def _invalidated_tree(compile_id: str, reason: str, evaluated: bool) -> GuardTree:
@@ -767,8 +960,15 @@ def entry_guard_tree(
     *,
     closure: dict[str, Any] | None = None,
     with_text: bool = False,
+    backend: Any = None,
 ) -> GuardTree:
     """`build_guard_tree` for a live torch ``_CacheEntry`` (fields ``code``, ``compile_id``, ``guard_manager``).
+
+    With `backend` (the backend object of the call being checked, e.g. ``CacheMissEvent.backend``), an entry
+    compiled with another backend callable also fails: torch skips it whatever its guards say (BACKEND_MATCH,
+    e.g. a fresh ``aot_autograd(...)`` per ``torch.compile``). `failing` then gets a ``BACKEND_MATCH``
+    pseudo-leaf naming both backends, and when every guard passes it is also ``first_failure``, as in torch's
+    recompile log.
 
     An entry torch invalidated (``code`` is None; its guard manager a ``DeletedGuardManagerWrapper`` with
     ``invalidation_reason``, e.g. ``"Cache line invalidated because type(L['o']) got deallocated"``) gives a
@@ -784,7 +984,29 @@ def entry_guard_tree(
     if code is None and compat.guard_manager_invalidation(guard_manager) is None:
         merged = _merge_locals(f_locals, closure)
         return _invalidated_tree(compile_id, "cache entry invalidated (its code is gone)", merged is not None)
-    return build_guard_tree(guard_manager, compile_id, f_locals, closure=closure, with_text=with_text)
+    tree = build_guard_tree(guard_manager, compile_id, f_locals, closure=closure, with_text=with_text)
+    if (backend is not None and tree.evaluated and not tree.invalidated
+            and compat.backend_mismatch(cache_entry, backend)):
+        tree = _with_backend_mismatch(tree, cache_entry, backend)
+    return tree
+
+
+def _with_backend_mismatch(tree: GuardTree, cache_entry: Any, backend: Any) -> GuardTree:
+    cached = compat.describe_backend(getattr(cache_entry, "backend", None))
+    new = compat.describe_backend(backend)
+    # torch's recompile-log text, verbatim (guards.py, get_guard_fail_reason_helper), so "torch reports" matches
+    text = (f"BACKEND_MATCH failure: torch.compile detected different backend callables. "
+            f"Cached backend: {cached}. New backend: {new}. If this is unexpected, wrap your backend in "
+            f"functools.partial (or reuse the same cached backend) to avoid creating a new backend function each "
+            f"time. More details: https://github.com/pytorch/pytorch/issues/168373")
+    ids = [int(leaf.id[1:]) for leaf in iter_leaves(tree) if leaf.id[1:].isdigit()]
+    ids += [int(leaf.id[1:]) for leaf in tree.failing if leaf.id[1:].isdigit()]
+    leaf = LeafGuardView(f"g{max(ids, default=-1) + 1}", "BACKEND_MATCH", "L", (text,), status=_FAIL,
+                         expected=f"the backend this entry was compiled with: {cached}",
+                         actual=f"this call's backend: {new}",
+                         reason=f"compiled with another backend callable (cached {cached}; this call {new})")
+    first = tree.first_failure if tree.first_failure is not None else text
+    return replace(tree, failing=(*tree.failing, leaf), first_failure=first)
 
 
 def all_failing_guards(
@@ -793,6 +1015,7 @@ def all_failing_guards(
     *,
     closure: dict[str, Any] | None = None,
     with_text: bool = False,
+    backend: Any = None,
 ) -> list[GuardTree]:
     """Evaluate every cache entry of a code object against the same inputs: what the recompile stop shows.
 
@@ -802,12 +1025,14 @@ def all_failing_guards(
         f_locals: the frame's locals (free variables included), e.g. ``dict(frame.f_locals)`` at the recompile
             stop.
         closure, with_text: as in `build_guard_tree`.
+        backend: the call's backend object (see `entry_guard_tree`): entries of another backend fail too.
 
     Returns:
         One evaluated `GuardTree` per entry, in the given order; ``tree.failing`` lists every failing guard of
         that entry, ``tree.first_failure`` what torch itself would report.
     """
-    return [entry_guard_tree(entry, f_locals, closure=closure, with_text=with_text) for entry in cache_entries]
+    return [entry_guard_tree(entry, f_locals, closure=closure, with_text=with_text, backend=backend)
+            for entry in cache_entries]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -985,13 +1210,17 @@ def _failing_line(leaf: LeafGuardView) -> str:
     return text
 
 
-def _expected_actual(leaf: LeafGuardView) -> str:
-    expected = leaf.expected if leaf.expected is not None else "?"
+def expected_actual_text(leaf: LeafGuardView) -> str:
+    """``"expected 3, actual 4"``; a side that cannot be read says so in words (never a bare ``?``)."""
+    expected = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
     if leaf.actual is not None:
         actual = leaf.actual
     else:
-        actual = "no value" if leaf.status is GuardStatus.NO_VALUE else "?"
+        actual = "no value" if leaf.status is GuardStatus.NO_VALUE else "(not evaluated)"
     return f"expected {expected}, actual {actual}"
+
+
+_expected_actual = expected_actual_text
 
 
 def format_failing(trees: Sequence[GuardTree]) -> str:

@@ -1027,9 +1027,18 @@ class LimitStatus:
         accumulated_limit: ``torch._dynamo.config.accumulated_recompile_limit``.
         exceeds: the limit this compile hits (``"recompile_limit"`` / ``"accumulated_recompile_limit"``), else
             None. When set, Dynamo does not compile: the code runs its existing entries only, else eagerly, for
-            the rest of the run (``RUN_ONLY``).
+            the rest of the run (``RUN_ONLY``) — unless `raises`.
         is_recompile: torch counts and logs this compile as a recompile (False when only entries for other
             ID_MATCH'd objects exist).
+        limit_source: where `limit` comes from: ``"torch.compile(recompile_limit=2)"`` (the per-compile option,
+            which torch puts in place of the config value for that region) or
+            ``"torch._dynamo.config.recompile_limit"``.
+        raises: why a limit hit raises ``FailOnRecompileLimitHit`` in the program instead of running the call
+            eagerly (``"fail_on_recompile_limit_hit=True"``, ``"fullgraph=True"``), else None.
+
+    What a LIMIT HIT stop may offer follows from these facts: torch will not compile (so "recompile" is not
+    what torch does: with `raises` torch raises in the program, else the call runs eagerly and so do all later
+    misses of this code); only "eager" (run this call uncompiled) and "skip" remain meaningful.
     """
 
     entries: int
@@ -1039,6 +1048,8 @@ class LimitStatus:
     accumulated_limit: int
     exceeds: str | None = None
     is_recompile: bool = True
+    limit_source: str = "torch._dynamo.config.recompile_limit"
+    raises: str | None = None
 
     @property
     def hit_now(self) -> bool:
@@ -1055,9 +1066,18 @@ class LimitStatus:
         head = f"{self.counted} of recompile_limit {self.limit} used"
         if self.counted != self.entries:
             head += f" ({self.entries} entries; only those for the same ID_MATCH'd objects count)"
+        if self.limit_source != "torch._dynamo.config.recompile_limit":
+            head += f" (set by {self.limit_source})"
         if self.exceeds is not None:
-            value = self.limit if self.exceeds == "recompile_limit" else self.accumulated_limit
-            return (f"{head}: LIMIT HIT — this compile exceeds torch._dynamo.config.{self.exceeds} ({value}); "
+            if self.exceeds == "recompile_limit":
+                where = (self.limit_source if self.limit_source != "torch._dynamo.config.recompile_limit"
+                         else f"torch._dynamo.config.recompile_limit ({self.limit})")
+            else:
+                where = f"torch._dynamo.config.accumulated_recompile_limit ({self.accumulated_limit})"
+            if self.raises is not None:
+                return (f"{head}: LIMIT HIT — this compile exceeds {where}; Dynamo will not compile and RAISES "
+                        f"FailOnRecompileLimitHit in the program ({self.raises})")
+            return (f"{head}: LIMIT HIT — this compile exceeds {where}; "
                     f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
         if self.hit_next:
             return (f"{head}; after this compile {self.counted + 1} of {self.limit}: "
@@ -1176,6 +1196,8 @@ class RecompileRecord:
         if self.decision == "skip":
             return "compiling stopped for this code; existing entries still serve"
         if self.limit_hit:
+            if self.limit is not None and self.limit.raises is not None:
+                return f"recompile limit hit: not compiled; torch raised FailOnRecompileLimitHit ({self.limit.raises})"
             return "recompile limit hit: not compiled"
         return "no entry (the compile gave none)"
 

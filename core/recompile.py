@@ -62,7 +62,7 @@ __all__ = [
 #: Leaf types that compare the guarded value with a constant Dynamo traced (it specialised on the value).
 VALUE_GUARDS = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
 #: Pseudo-leaves of `guards` that are no guard of any compile.
-_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE"})
+_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH", "DICT_LENGTH"})
 #: Failure kinds that are not about the call's inputs.
 NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "default device", "saved-tensors hooks",
                    "dispatch keys", "torch check", "backend")
@@ -79,18 +79,21 @@ NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "defaul
 
 
 def what_if(cache_entries: Sequence[Any], f_locals: dict[str, Any], *,
-            closure: dict[str, Any] | None = None) -> list[GuardTree]:
+            closure: dict[str, Any] | None = None, backend: Any = None) -> list[GuardTree]:
     """Every entry's guard tree evaluated on `f_locals` (synthetic inputs welcome). Values that cannot be
     produced (a missing closure variable, a missing dict key) make their guards NO_VALUE; nothing raises for
-    them. Relational guards (``NO_TENSOR_ALIASING``) are judged through the root's ``check_verbose``."""
+    them. Relational guards (``NO_TENSOR_ALIASING``) are judged through the root's ``check_verbose``. With
+    `backend` (the call's backend object), an entry compiled with another backend fails with a
+    ``BACKEND_MATCH`` pseudo-leaf (`guards.entry_guard_tree`)."""
     from . import guards
 
-    return [_safe_tree(guards, entry, f_locals, closure) for entry in cache_entries]
+    return [_safe_tree(guards, entry, f_locals, closure, backend) for entry in cache_entries]
 
 
-def _safe_tree(guards: Any, entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None) -> GuardTree | str:
+def _safe_tree(guards: Any, entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None,
+               backend: Any = None) -> GuardTree | str:
     try:
-        return guards.entry_guard_tree(entry, f_locals, closure=closure)
+        return guards.entry_guard_tree(entry, f_locals, closure=closure, backend=backend)
     except Exception as exc:  # noqa: BLE001 - one odd entry must not hide the others
         return f"{type(exc).__name__}: {exc}"
 
@@ -107,6 +110,8 @@ def failure_kind(leaf: LeafGuardView) -> str:
         return "invalidated"
     if gtype == "CHECK_VERBOSE":
         return "torch check"
+    if gtype == "BACKEND_MATCH":
+        return "backend"
     if gtype == "GLOBAL_STATE":
         return "global state"
     if gtype == "TORCH_FUNCTION_MODE_STACK":
@@ -117,7 +122,8 @@ def failure_kind(leaf: LeafGuardView) -> str:
         return "shape"
     if leaf.source == "L" and "saved_tensors_hooks" in " ".join(leaf.code):
         return "saved-tensors hooks"
-    if gtype == "TENSOR_MATCH" and leaf.reason and "dispatch key set mismatch" in leaf.reason:
+    if gtype == "TENSOR_MATCH" and leaf.reason and "dispatch key set mismatch" in leaf.reason \
+            and " device mismatch. " not in leaf.reason:
         return "dispatch keys"
     if leaf.source.startswith("G"):
         return "global"
@@ -172,6 +178,8 @@ def _non_input(verdict: EntryVerdict) -> list[NonGuardFailure]:
             text = leaf.reason or "dispatch keys differ"
         elif kind == "torch check":
             text = leaf.reason or "torch's check fails where no single guard does"
+        elif kind == "backend":
+            text = f"{cid} was {leaf.reason}" if leaf.reason else "compiled with another backend callable"
         else:
             text = f"{kind} changed: {'; '.join(leaf.code)}" + (f" (now {leaf.actual})" if leaf.actual else "")
         out.append(NonGuardFailure(kind, cid, text))
@@ -217,6 +225,16 @@ def _torch_leaf(tree: GuardTree) -> str | None:
     for leaf in tree.failing:
         if leaf.code and head.startswith(leaf.code[0]) or (leaf.reason and leaf.reason.strip() in head):
             return leaf.id
+    for leaf in tree.failing:
+        # torch's tensor-check text names the source (``tensor 'L['x']' ...``) even where ours is reworded
+        if leaf.guard_type == "TENSOR_MATCH" and (head.startswith(f"tensor '{leaf.source}' ")
+                                                  or head.startswith(f"expected type of '{leaf.source}'")):
+            return leaf.id
+    real = [leaf for leaf in tree.failing if leaf.guard_type != "BACKEND_MATCH"]
+    if len(real) == 1:
+        # torch's text is its own wording (e.g. "_has_dynamo_dim_marking is present on runtime tensor ..."),
+        # but only one guard fails: that is the one torch reports
+        return real[0].id
     return None
 
 
@@ -248,8 +266,14 @@ def _compile_order_key(compile_id: str) -> tuple[int, ...]:
 
 
 def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequence[Any], *, seq: int = 0,
-                 diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None) -> RecompileRecord:
+                 diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None,
+                 backend: Any = None, callback: Any = None) -> RecompileRecord:
     """Everything `RecompileRecord` holds for one cache miss, computed now (worker thread, before the compile).
+
+    `backend` is the backend object of the call that missed (``CacheMissEvent.backend``): entries compiled with
+    another backend callable are reported as rejected for it (BACKEND_MATCH), with both backends named.
+    `callback` is torch's callback that missed (``CacheMissEvent.callback``): the recompile limit is read from
+    it when ``torch.compile(..., recompile_limit=N)`` set one for this region.
 
     Never raises: a failure is kept in ``record.error`` with whatever could be computed.
     """
@@ -258,7 +282,7 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
     base = RecompileRecord(seq, id(code), name, code.co_filename, code.co_firstlineno,
                            compat.next_compile_id(entries))
     try:
-        trees = what_if(entries, f_locals)
+        trees = what_if(entries, f_locals, backend=backend)
         verdicts = tuple(_verdict(t, e) for t, e in zip(trees, entries))
         non_input = tuple(f for v in verdicts for f in _non_input(v))
         inputs = tuple((str(k), summarize(v).text) for k, v in list(f_locals.items())[:40])
@@ -270,9 +294,10 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         return replace(base, error=f"{type(exc).__name__}: {exc}")
     limit = None
     try:
-        state = compat.recompile_limit_state(code, f_locals, entries)
+        state = compat.recompile_limit_state(code, f_locals, entries, callback)
         limit = LimitStatus(state["entries"], state["counted"], state["total"], state["limit"],
-                            state["accumulated_limit"], state["exceeds"], state["is_recompile"])
+                            state["accumulated_limit"], state["exceeds"], state["is_recompile"],
+                            state["limit_source"], state["raises"])
     except Exception:  # noqa: BLE001 - no limit information on this torch
         limit = None
     return replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit)
@@ -296,9 +321,30 @@ class RecompileLog:
         `pending` while a stop decides: `update` it with ``decision=..., pending=False``)."""
         with self._lock:
             seq = len(self._records) + 1
-        record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache)
+        if getattr(event, "after_limit", False):
+            return self._record_after_limit(event)
+        record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache,
+                              backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
         with self._lock:
             record = replace(record, seq=len(self._records) + 1, pending=pending)
+            self._records.append(record)
+        return record
+
+    def _record_after_limit(self, event: Any) -> RecompileRecord:
+        """A miss torch answers without compiling because the code hit its recompile limit: kept in the
+        timeline (decision ``eager``, no compile id), without re-checking every entry (it may happen on every
+        call from then on); the limit is the one the hit was recorded with."""
+        code = event.code
+        name = getattr(code, "co_qualname", code.co_name)
+        with self._lock:
+            limit = next((r.limit for r in reversed(self._records)
+                          if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), None)
+            record = RecompileRecord(len(self._records) + 1, id(code), name, code.co_filename, code.co_firstlineno,
+                                     None, inputs=tuple((str(k), summarize(v).text)
+                                                        for k, v in list(event.f_locals.items())[:40]),
+                                     limit=limit, decision="eager",
+                                     outcome="ran eagerly: the recompile limit was hit earlier, torch compiles "
+                                             "this code no more (its entries still serve calls they accept)")
             self._records.append(record)
         return record
 

@@ -588,7 +588,8 @@ def limit_json(limit: LimitStatus | None) -> dict[str, Any] | None:
         return None
     return {"entries": limit.entries, "counted": limit.counted, "total": limit.total, "limit": limit.limit,
             "accumulated_limit": limit.accumulated_limit, "exceeds": limit.exceeds, "hit_now": limit.hit_now,
-            "hit_next": limit.hit_next, "is_recompile": limit.is_recompile}
+            "hit_next": limit.hit_next, "is_recompile": limit.is_recompile, "limit_source": limit.limit_source,
+            "raises": limit.raises}
 
 
 def record_json(record: RecompileRecord) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 from types import CodeType, FrameType
 from typing import Any, Callable, Iterable, Protocol
 
@@ -400,8 +401,18 @@ class Session(EngineMethods):
         self._trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
-        """Wait for the program to end; its `ExitResult`, or None on timeout."""
+        """Wait for the program to end; its `ExitResult`, or None on timeout.
+
+        Also waits (within `timeout`) for the worker thread itself to finish: the result is set before the
+        thread's last steps (the exit callback, the thread's own teardown, torch's thread-local state), and a
+        process that exits while those still run can abort in torch's C++ teardown
+        (``terminate called without an active exception``). Front ends call this before they return.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._done.wait(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread() and self._done.is_set():
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self._result
 
     @property
@@ -437,6 +448,7 @@ class Session(EngineMethods):
         finally:
             try:
                 self._teardown()
+                compat.release_thread_python_objects()   # before this thread ends: see its docstring
             finally:
                 if self._quitting and not result.quit:
                     result = ExitResult(result.status, result.traceback, result.exception, quit=True)
@@ -687,6 +699,9 @@ class Session(EngineMethods):
 
     def _on_cache_miss(self, event: Any) -> str | None:
         """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
+        if getattr(event, "after_limit", False):   # past the recompile limit: no recompile follows, no stop
+            self.recompiles.record_miss(event)
+            return None
         stopping = "recompile" in self.break_on and threading.get_ident() == self._worker_ident
         record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
         if not stopping:

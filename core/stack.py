@@ -61,6 +61,23 @@ class CodeIndex:
 _RETURNS = frozenset({"RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE"})
 _RAISES = frozenset({"RERAISE", "RAISE_VARARGS"})
 
+#: instructions that push nothing (they store, delete, pop, jump, raise or return)
+_PUSH_NOTHING_PREFIXES = ("STORE_", "DELETE_", "POP_", "JUMP", "RETURN_", "RAISE_", "RERAISE", "IMPORT_STAR",
+                          "PRINT_EXPR", "SETUP_ANNOTATIONS", "LIST_APPEND", "LIST_EXTEND", "SET_ADD", "SET_UPDATE",
+                          "MAP_ADD", "DICT_UPDATE", "DICT_MERGE", "END_FOR", "END_SEND", "CHECK_EG_MATCH")
+
+
+def _pushes(opname: str, effect: int) -> int:
+    """How many results an instruction pushes when it completes: 0 for stores, pops, jumps, raises and
+    container updates; UNPACK_* push one per element (their effect plus the one they pop); every other
+    instruction that can raise pushes one result."""
+    if opname.startswith(_PUSH_NOTHING_PREFIXES):
+        return 0
+    if opname in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+        return effect + 1
+    return 1
+
+
 _indexes: dict[int, CodeIndex] = {}
 
 
@@ -83,7 +100,8 @@ class FrameState:
         depth: tracked value-stack depth before that instruction.
         inputs: the frame's locals at its first traced event (the call's inputs, what guards are checked on).
         last_ids: local name → id() at the previous stop, to mark changed locals.
-        pending_exception_offset: set by an exception event; the next instruction re-bases the depth.
+        pending_exception_offset: set by an exception event; the next instruction re-bases the depth (a property
+            over ``_pending_exception``; ``_raise_depth`` keeps the depth when it was set).
     """
 
     frame: FrameType
@@ -92,7 +110,21 @@ class FrameState:
     depth: int = 0
     inputs: dict[str, Any] = field(default_factory=dict)
     last_ids: dict[str, int] = field(default_factory=dict)
-    pending_exception_offset: int | None = None
+    _pending_exception: int | None = None
+    _raise_depth: int = 0
+
+    @property
+    def pending_exception_offset(self) -> int | None:
+        """Offset of the instruction an exception was raised at, until the next instruction event re-bases the
+        depth; setting it also keeps the tracked depth at that moment (what `exception_depth` starts from,
+        whatever a stop does to `depth` meanwhile)."""
+        return self._pending_exception
+
+    @pending_exception_offset.setter
+    def pending_exception_offset(self, offset: int | None) -> None:
+        if offset is not None and self._pending_exception is None:
+            self._raise_depth = self.depth
+        self._pending_exception = offset
 
     def advance(self, offset: int) -> None:
         """Move to the instruction at `offset`, applying the previous instruction's stack effect."""
@@ -125,15 +157,43 @@ class FrameState:
         self.index = new_index
 
     def exact_stack(self) -> list[Any] | None:
-        """The live stack of this frame when the interpreter exposes its top (3.11, current frame), else None."""
+        """The live stack of this frame when the interpreter exposes its top (3.11, current frame), else None.
+
+        At an exception event (before the handler runs) the interpreter exposes no valid top (3.11 leaves it
+        unset there, so a read returns slots up to ``co_stacksize``: popped, even freed objects); the stack is
+        then read at `exception_depth`.
+        """
         if not compat.STACKTOP_IS_EXACT:
             return None
+        if self.pending_exception_offset is not None:
+            return self._read(self.exception_depth())
         return compat.frame_value_stack(self.frame, self.frame.f_code.co_stacksize)
 
     def tracked_stack(self) -> list[Any]:
-        """The current frame's stack read at the tracked depth (where the interpreter exposes no stack top)."""
-        depth = max(0, min(self.depth, self.frame.f_code.co_stacksize))
+        """The current frame's stack read at the tracked depth (where the interpreter exposes no stack top);
+        at an exception event, at `exception_depth`."""
+        if self.pending_exception_offset is not None:
+            return self._read(self.exception_depth())
+        return self._read(self.depth)
+
+    def _read(self, depth: int) -> list[Any]:
+        depth = max(0, min(depth, self.frame.f_code.co_stacksize))
         return compat.frame_value_stack(self.frame, depth) if depth else []
+
+    def exception_depth(self) -> int:
+        """Slots still live while the instruction at `index` raises: its operands are consumed and its result
+        was never pushed, i.e. the depth after it would have run, less what it pushes (`_pushes`). The tracked
+        depth is before the instruction (3.11's PRECALL/CALL split included, both sides counted the same way).
+        """
+        depth = self._raise_depth if self._pending_exception is not None else self.depth
+        if not 0 <= self.index < len(self.table.instructions):
+            return depth
+        ins = self.table.instructions[self.index]
+        try:
+            effect = compat.stack_effect(ins.opcode, ins.arg, False)
+        except ValueError:
+            return depth
+        return max(0, depth + effect - _pushes(ins.opname, effect))
 
     def safe_stack(self) -> list[Any]:
         """Slots the tracked depth can vouch for in a frame suspended in a call (the call's operands excluded).

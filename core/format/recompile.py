@@ -21,6 +21,7 @@ from ..model import (
     RecompileChoice,
     RecompileRecord,
 )
+from ..guards import expected_actual_text
 from ..recompile import analyze_miss, failure_kind, reason_head
 from ..values import cut
 
@@ -45,9 +46,7 @@ def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
     if where:
         lines.append(f"{_IND}   line: {where}")
     if leaf.expected is not None or leaf.actual is not None:
-        actual = leaf.actual if leaf.actual is not None else (
-            "no value" if leaf.status is GuardStatus.NO_VALUE else "?")
-        lines.append(f"{_IND}   expected {leaf.expected if leaf.expected is not None else '?'}, actual {actual}")
+        lines.append(f"{_IND}   {expected_actual_text(leaf)}")
     if leaf.reason and leaf.reason not in leaf.code:
         lines.append(f"{_IND}   reason: {cut(leaf.reason, 300)}")
     if leaf.note:
@@ -73,7 +72,7 @@ def failing_text(record: RecompileRecord) -> str:
             continue
         n = len(v.failing)
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
-                 f"{_IND}torch reports: {cut(v.torch_reason or '?', 400)}"]
+                 f"{_IND}torch reports: {cut(v.torch_reason or '?', 800)}"]
         for leaf in v.failing:
             lines += _leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
@@ -109,10 +108,17 @@ def inputs_text(record: RecompileRecord) -> str:
     newest = record.entries[0] if record.entries else None
     changed = []
     if newest is not None:
+        seen: set[str] = set()
         for leaf in newest.failing:
-            if leaf.actual is not None and failure_kind(leaf) in ("input", "global"):
-                expected = leaf.expected if leaf.expected is not None else "?"
-                changed.append(f"{compat.strip_local_scope(leaf.source)}: {expected} → {leaf.actual}")
+            # one line per input: its first failing guard with both values (a tensor input can fail several)
+            if leaf.actual is None or failure_kind(leaf) not in ("input", "global", "shape"):
+                continue
+            name = compat.strip_local_scope(leaf.source if not leaf.epilogue else "; ".join(leaf.code))
+            if name in seen:
+                continue
+            seen.add(name)
+            before = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
+            changed.append(f"{name}: {before} → {leaf.actual}")
     head = (["changed since " + newest.compile_id + ":"] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 

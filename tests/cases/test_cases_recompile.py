@@ -1,4 +1,4 @@
-"""Recompile insight on the real programs in ../shared/cases: every recompile reason torch 2.13 logged (the case's
+"""Recompile insight on the real programs of the corpora (tests/programs, and ../shared/cases when present): every recompile reason torch 2.13 logged (the case's
 ``.expected.md``) must be found both by ``report`` (its per-recompile analysis) and by the recompile stop, compared
 on compile id and guard expression (torch prints ``self.counter == 0`` where the tree keeps
 ``L['self'].counter``; object ids are masked). Case 002 also runs in ``--plain`` with ``--break-on recompile``:
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus import case_path, expected_path, file_stem
 from test_cases_report import CASES, CASES_DIR, RECORDED_ON_THIS_STACK, guard_expression, mask_floats, parse_expected
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,6 @@ CASE_002 = "002_module_int_counter_attr.py"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
 ]
 
 
@@ -53,11 +53,12 @@ def _env() -> dict[str, str]:
 
 
 def _run_case(name: str, out_dir: Path) -> Runs:
-    report_json, report_text, stops_json = (out_dir / f"{name}.report.json", out_dir / f"{name}.report.txt",
-                                            out_dir / f"{name}.stops.json")
-    rep = subprocess.run([sys.executable, str(REPORT_DRIVER), str(report_json), str(report_text), str(CASES_DIR / name)],
+    stem = file_stem(name)
+    report_json, report_text, stops_json = (out_dir / f"{stem}.report.json", out_dir / f"{stem}.report.txt",
+                                            out_dir / f"{stem}.stops.json")
+    rep = subprocess.run([sys.executable, str(REPORT_DRIVER), str(report_json), str(report_text), str(case_path(name))],
                          capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
-    stops = subprocess.run([sys.executable, str(STOP_DRIVER), str(stops_json), str(CASES_DIR / name)],
+    stops = subprocess.run([sys.executable, str(STOP_DRIVER), str(stops_json), str(case_path(name))],
                            capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
     return Runs(
         report=json.loads(report_json.read_text()) if report_json.exists() else None,
@@ -108,7 +109,7 @@ def _old_id(reason: str) -> str:
 
 @pytest.mark.parametrize("case", CASES)
 def test_report_analysis_finds_every_recompile_reason(runs, case):
-    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    exp = parse_expected(expected_path(case))
     report = runs.report
     recompiles = {(f["name"], r["compile_id"]): r for f in report["frames"] for r in f["recompiles"]}
     for compile_id, name, reasons in exp.recompiles:
@@ -155,7 +156,7 @@ def _torch_lines(text: str) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_recompile_stop_finds_every_recompile_reason(runs, case):
-    exp = parse_expected(CASES_DIR / case.replace(".py", ".expected.md"))
+    exp = parse_expected(expected_path(case))
     stops = runs.stops["stops"]
     by_id: dict[str, list[dict]] = {}
     for stop in stops:

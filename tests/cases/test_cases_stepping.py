@@ -1,4 +1,5 @@
-"""Stepping every generated instruction of the real programs in ../shared/cases changes nothing.
+"""Stepping every generated instruction of the real programs of the corpora (tests/programs, and ../shared/cases
+when present; see corpus.py) changes nothing.
 
 Each case runs twice in subprocesses, side by side: plainly, and under the debugger with `s 1000000` at every
 stop (`step_all.py`: every instruction of every generated code object is traced, its stack depth tracked — and
@@ -20,22 +21,23 @@ from pathlib import Path
 
 import pytest
 
-CASES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "cases"
+from corpus import CASES, case_path
+
 STEP_ALL = Path(__file__).resolve().parent / "step_all.py"
-CASES = sorted(p.name for p in CASES_DIR.glob("[0-9]*.py")) if CASES_DIR.is_dir() else []
 TIMEOUT_S = 600
 _TIMING = re.compile(r"\s*\d+(\.\d+)?\s*(us|µs|ms|s)/call")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CASES, reason=f"no case programs found in {CASES_DIR} (the shared corpus is missing)"),
 ]
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONHASHSEED="0")
+    env.pop("TORCH_LOGS", None)
     return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(CASES_DIR), env=env
+        [sys.executable, *args], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(Path(args[-1]).parent),
+        env=env,
     )
 
 
@@ -51,7 +53,7 @@ def _both(case: str):
     """(plain run, stepped run) of `case`; all cases are started together the first time one is needed."""
     if not _futures:
         for c in CASES:
-            path = str(CASES_DIR / c)
+            path = str(case_path(c))
             _futures[c] = (_pool().submit(_run, [path]), _pool().submit(_run, [str(STEP_ALL), path]))
     plain, stepped = _futures[case]
     return plain.result(), stepped.result()  # type: ignore[attr-defined]

@@ -285,7 +285,10 @@ def test_relational_guard_listed_once_and_judged_through_the_root():
         is GuardStatus.PASS
     same = entry_guard_tree(entry, {"x": t, "y": t})
     assert [(leaf.guard_type, leaf.status) for leaf in same.failing] == [("NO_TENSOR_ALIASING", GuardStatus.FAIL)]
-    assert "Duplicate tensor found" in same.failing[0].reason
+    # the inputs that are one tensor are named, in torch's recompile-log words
+    assert same.failing[0].reason == """Duplicate tensors found: ["L['x']", "L['y']"]"""
+    assert same.failing[0].expected == "distinct: L['x'], L['y']"
+    assert same.failing[0].actual == "same storage: L['x'] is L['y']"
     # another guard failing first (x's size) masks the aliasing guard in check_verbose; it is still judged
     small = torch.ones(3)
     masked = entry_guard_tree(entry, {"x": small, "y": small})

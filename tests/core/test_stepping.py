@@ -130,14 +130,16 @@ def test_handled_exception_rebases_stack_depth():
 @exact_only
 def test_exception_stop_table():
     # exceptions are seen in traced generated frames (stepping, breakpoints) and post-mortem when uncaught
-    run = drive(lambda s: s.start_callable(simple.run_with_block, []), ["c", "s 100000", "stack"],
+    run = drive(lambda s: s.start_callable(simple.run_with_block, []), ["c", "s 100000", "stack", "p len(__stack__)"],
                 break_on=("entry", "exception"))
     rows = [stop_row(s) for s in run.stops]
     assert rows[:2] == [("entry", "with_block", 1, "LOAD_GLOBAL", ()),
                         ("entry", "torch_dynamo_resume_in_with_block_at_22", 1, "LOAD_GLOBAL", ())]
     assert rows[2][:4] == ("exception", "with_block", 69, "CALL")
-    # the with block's __exit__ and the call's operands are still on the stack when the call raised
-    assert "set_grad_enabled" in rows[2][4] and "Tensor" in rows[2][4]
+    # the call that raised consumed its operands (the resume function and its tensor argument) and pushed no
+    # result: only the slots below them are live (the context manager itself sits in a local, not on the stack)
+    assert "Tensor" not in rows[2][4] and "function" not in rows[2][4] and rows[2][4]
+    assert run.outputs[-1][1].output.strip() == str(len(rows[2][4]))
 
 
 def test_quit_ends_the_program_and_restores_hooks():
