@@ -445,13 +445,8 @@ def guard_line(guard_type: str) -> str:
 
 
 def torch_guard_types() -> list[str]:
-    """The leaf guard type names this torch's guard manager defines (``torch._C._dynamo.guards``); [] when the
-    module is missing."""
-    try:
-        from torch._C._dynamo import guards as g  # noqa: PLC0415 - torch is imported lazily
-    except Exception:  # noqa: BLE001
-        return []
-    return sorted(n for n in dir(g) if n.isupper() and not n.startswith("_"))
+    """The leaf guard type names this torch's guard manager defines (`compat.guard_leaf_type_names`)."""
+    return compat.guard_leaf_type_names()
 
 
 __all__ = [

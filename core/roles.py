@@ -225,6 +225,8 @@ class _Exprs:
             return self.temps.get(v, v)
         if name == "LOAD_GLOBAL":
             return readable_global(str(op.argval))
+        if name == "PUSH_NULL":
+            return "NULL"
         if name == "LOAD_CONST":
             return _const(op.argval)
         if name in ("LOAD_ATTR", "LOAD_METHOD") and st:
@@ -371,6 +373,7 @@ class _Tagger:
             self._resume_function(facts is not None and facts.is_resume_function)
         else:
             self._generated()
+        self._attach_call_preparation()
         n = len(self.ops)
         roles = tuple(
             InstrRole(i, self.role[i] or Role.UNKNOWN, self.source[i], self.detail[i], self.kind[i])
@@ -380,6 +383,19 @@ class _Tagger:
             key=id(self.code), name=self.code.co_name, roles=roles, regions=_regions(roles, self),
             graph_calls=tuple(self.graph_calls), resume_calls=tuple(self.resume_calls),
         )
+
+    def _attach_call_preparation(self) -> None:
+        """PRECALL / KW_NAMES belong to the call they prepare."""
+        ops = self.ops
+        for i in range(len(ops) - 1, -1, -1):
+            if ops[i].opname in ("PRECALL", "KW_NAMES"):
+                j = i + 1
+                while j < len(ops) and ops[j].opname in ("PRECALL", "KW_NAMES"):
+                    j += 1
+                if j < len(ops) and ops[j].opname in _CALLS and self.role[j] is not None:
+                    if self.role[j] != Role.USER_CODE:
+                        self.set(i, self.role[j], "gets the next call ready", self.source[j], self.kind[j],
+                                 force=True)
 
     def _has_resume_marker(self) -> bool:
         # a resume function's own code stores this marker; Dynamo's transformed code of it keeps the name in
@@ -518,6 +534,17 @@ class _Tagger:
             if ops[j].opname in ("PRECALL", "KW_NAMES"):
                 self.set(j, Role.GRAPH_CALL, f"prepares the call of {short}", src)
                 continue
+            if ops[j].opname in ("COPY", "STORE_FAST", "LOAD_FAST") and j not in arg_of and (
+                    ops[j].opname == "COPY" or str(ops[j].argval).startswith("tmp_")):
+                st = state.before[j] or ()
+                if ops[j].opname == "COPY" and st:
+                    what = self.exprs.slot(st[-(ops[j].arg or 1)])
+                    self.set(j, Role.GRAPH_INPUT, f"keeps {what} for several inputs of {short}", "shape")
+                    continue
+                if ops[j].opname == "STORE_FAST":
+                    self.set(j, Role.GRAPH_INPUT, f"caches a value several inputs of {short} share in "
+                                                  f"{ops[j].argval}", "shape")
+                    continue
             pos = arg_of.get(j)
             if pos is None:
                 pos = self._feeds(j, arg_of, call)
@@ -705,8 +732,27 @@ class _Tagger:
                 elif op.opname in ("BUILD_LIST", "LIST_EXTEND", "SWAP", "COPY", "POP_TOP", "BUILD_TUPLE"):
                     d = "arranges the rebuilt stack values and locals"
                 else:
-                    d = "rebuilds a Python value the original code would have (a stack value or a local)"
+                    d = self._rebuild_detail(j, hi)
                 self.set(j, Role.REBUILD, d)
+
+    def _rebuild_detail(self, j: int, break_index: int) -> str:
+        """Say which value `j` helps rebuild, and for whom (the graph-break instruction, the return)."""
+        expr = self.exprs.of(j)
+        cur, hops = j, 0
+        while hops < 64:
+            cons = self.state.consumers[cur]
+            if not cons:
+                break
+            cur = cons[0]
+            hops += 1
+            name = self.ops[cur].opname
+            if cur == break_index:
+                return f"puts {expr} back on the value stack for the graph-break instruction"
+            if name in _RETURNS:
+                return f"rebuilds {expr}, the value the function returns"
+            if name in ("BUILD_LIST", "BUILD_TUPLE", "LIST_EXTEND"):
+                return f"rebuilds {expr}, saved for the resume function (a stack value or local)"
+        return f"rebuilds {expr} (a value the original code has at this point)"
 
     def _side_effect(self, j: int) -> tuple[str | None, str]:
         ops, state = self.ops, self.state

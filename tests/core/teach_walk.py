@@ -179,11 +179,27 @@ def main() -> int:
                 for k in range(reg.start, reg.end + 1):
                     r = cr.roles[k]
                     print(f"     {k:4} {ops[k].opname:26} {ops[k].argrepr[:40]:40} {r.role.value:15} {r.detail}")
+    guard_types: set[str] = set()
+
+    def walk(node: Any) -> None:
+        for leaf in node.leaves:
+            guard_types.add(leaf.guard_type)
+        for child in node.children:
+            walk(child)
+
+    for fv in cap.frames(guards=True):
+        for entry in fv.entries:
+            tree = entry.guard_tree
+            if tree is not None:
+                walk(tree.root)
+                for leaf in tree.epilogue:
+                    guard_types.add(leaf.guard_type)
     summary = {
         "status": status, "codes": len(codes), "instructions": n_instr, "stepped": stepped,
         "unknown": unknown[:50], "unexplained": sorted(unexplained), "provenance_problems": problems[:50],
         "roles": dict(role_counts), "sources": dict(sources), "opnames": sorted(opnames),
-        "capture_errors": cap.errors[:5],
+        "capture_errors": cap.errors[:5], "guard_types": sorted(guard_types),
+        "guard_types_unexplained": sorted(g for g in guard_types if explain.guard_help(g) is None),
     }
     sys.stdout.flush()
     sys.stderr.write("\n" + json.dumps(summary) + "\n")
