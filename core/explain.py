@@ -274,7 +274,7 @@ def stack_effect(code: CodeType, index: int, live: Sequence[ValueSummary] | None
     """
     ops, state = flow_of(code)
     op = ops[index]
-    prov = provenance(code, index, path=path)
+    prov = provenance(code, index, path=path, generated=False)
     depth = len(prov.slots)
     if live is not None and len(live) != depth:
         depth = len(live)

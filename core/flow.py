@@ -323,6 +323,73 @@ def _popped(stack: Sequence[Slot], op: Op) -> list[int]:
     return [s[0] for s in stack[len(stack) - pops:]]
 
 
+def step_inplace(stack: list[Slot], op: Op, jump: bool = False) -> None:
+    """`step` on a mutable list (no copy of the whole stack per instruction: deep stacks stay cheap).
+
+    Raises:
+        ValueError: as `step`; `stack` is then left as it was.
+    """
+    name = op.opname
+    if name == "COPY":
+        n = op.arg or 1
+        if n > len(stack):
+            raise ValueError(f"COPY {n} with {len(stack)} slot(s) at index {op.index}")
+        stack.append((op.index, f"copy:{origin_of(stack[-n])}"))
+        return
+    if name == "SWAP":
+        n = op.arg or 2
+        if n > len(stack):
+            raise ValueError(f"SWAP {n} with {len(stack)} slot(s) at index {op.index}")
+        stack[-1], stack[-n] = stack[-n], stack[-1]
+        return
+    pops, pushes = pops_pushes(op, jump)
+    if pops > len(stack):
+        raise ValueError(f"{name} pops {pops} with {len(stack)} slot(s) at index {op.index}")
+    if pops:
+        del stack[len(stack) - pops:]
+    if name in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP") and jump:
+        return
+    if name == "STORE_FAST_LOAD_FAST":
+        stack.append((op.index, ""))
+        return
+    if pushes:
+        stack.extend(_push_slots(op, pushes))
+
+
+class PathReplayer:
+    """Replays executed paths of one code object, reusing the previous replay when the new path extends it
+    (a stepping engine's path grows by one instruction per stop, so each stop costs O(1) amortised)."""
+
+    __slots__ = ("ops", "path", "stack")
+
+    def __init__(self, ops: Sequence[Op]) -> None:
+        self.ops = ops
+        self.path: list[int] = []      # the stack below is the one before path[-1]
+        self.stack: list[Slot] = []
+
+    def before(self, path: Sequence[int]) -> tuple[Slot, ...]:
+        """The abstract stack before the last index of `path` (see `run_path`).
+
+        Raises:
+            ValueError: the path is not a possible execution.
+        """
+        if not path:
+            return ()
+        n = len(self.path)
+        if not (n and n <= len(path) and self.path[-1] == path[n - 1] and list(path[:n]) == self.path):
+            self.path, self.stack, n = [path[0]], [], 1
+        ops, stack = self.ops, self.stack
+        try:
+            for k in range(n, len(path)):
+                prev = path[k - 1]
+                step_inplace(stack, ops[prev], jump=(path[k] != prev + 1))
+                self.path.append(path[k])
+        except ValueError:
+            self.path, self.stack = [], []
+            raise
+        return tuple(stack)
+
+
 def run_path(ops: Sequence[Op], path: Iterable[int]) -> tuple[Slot, ...]:
     """The abstract stack before the last index of `path`, replaying the executed instructions in order.
 

@@ -31,6 +31,20 @@ def _exprs(code: CodeType, ops: Sequence[flow.Op], state: flow.FlowState) -> _Ex
     return ex
 
 
+_replayers: dict[int, tuple[CodeType, flow.PathReplayer]] = {}
+
+
+def _replayer(code: CodeType, ops: Sequence[flow.Op]) -> flow.PathReplayer:
+    hit = _replayers.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    rep = flow.PathReplayer(ops)
+    if len(_replayers) > 512:
+        _replayers.clear()
+    _replayers[id(code)] = (code, rep)
+    return rep
+
+
 def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
                facts: CodegenFacts | None = None, roles: CodeRoles | None = None,
                generated: bool = True) -> Provenance:
@@ -62,7 +76,7 @@ def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
         if p[-1] != index:
             p.append(index)
         try:
-            stack = flow.run_path(ops, p)
+            stack = _replayer(code, ops).before(p)
             how = "executed"
         except ValueError:
             stack = None

@@ -299,7 +299,8 @@ _CONTAINER_METHODS = frozenset({"extend", "clear", "update", "append", "insert",
                                 "remove", "setdefault", "popitem", "iter_next"})
 _NEW_CONTAINERS = frozenset({"BUILD_LIST", "BUILD_MAP", "BUILD_TUPLE", "BUILD_SET", "BUILD_CONST_KEY_MAP"})
 
-_cache: dict[int, tuple[CodeType, CodegenFacts | None, CodeRoles]] = {}
+#: id(code) -> ((code,), [(facts, roles), ...]): a few fact sets per code object (with and without capture).
+_cache: dict[int, tuple[tuple[CodeType], list[tuple[CodegenFacts | None, CodeRoles]]]] = {}
 _flow_cache: dict[int, tuple[CodeType, tuple[flow.Op, ...], flow.FlowState]] = {}
 
 
@@ -327,14 +328,21 @@ def code_roles(code: CodeType, facts: CodegenFacts | None = None) -> CodeRoles:
         `CodeRoles` with one `InstrRole` per instruction (same indexes as `disasm.code_view`) and the
         maximal runs of equal role as `RoleRegion`s. Cached per (code object, facts).
     """
-    hit = _cache.get(id(code))
-    if hit is not None and hit[0] is code and hit[1] == facts:
-        return hit[2]
+    hits = _cache.get(id(code))
+    if hits is not None and hits[0][0] is code:
+        for cached_facts, result in hits[1]:
+            if cached_facts is facts:
+                return result
+        for cached_facts, result in hits[1]:
+            if cached_facts == facts:
+                return result
     ops, state = flow_of(code)
     result = _Tagger(code, ops, state, facts).run()
     if len(_cache) > 512:
         _cache.clear()
-    _cache[id(code)] = (code, facts, result)
+    if hits is None or hits[0][0] is not code:
+        hits = _cache[id(code)] = ((code,), [])
+    hits[1][:] = hits[1][-3:] + [(facts, result)]
     return result
 
 
