@@ -191,6 +191,9 @@ def _push_slots(op: Op, n: int) -> list[Slot]:
         return [(i, "method"), (i, "self")]
     if name == "PUSH_NULL":
         return [(i, "null")]
+    if name == "UNPACK_SEQUENCE":
+        # the last item goes deepest, item 0 ends on top
+        return [(i, f"item:{n - 1 - j}") for j in range(n)]
     return [(i, "")] * n
 
 
@@ -243,6 +246,7 @@ class FlowState:
     before: tuple[tuple[Slot, ...] | None, ...]
     merged: frozenset[int]
     consumers: tuple[tuple[int, ...], ...]
+    handler_only: frozenset[int] = frozenset()
 
 
 def analyse(code: CodeType, ops: Sequence[Op] | None = None) -> FlowState:
@@ -310,7 +314,26 @@ def analyse(code: CodeType, ops: Sequence[Op] | None = None) -> FlowState:
             if before[i + 1] != nxt:
                 merged.add(i + 1)
             break
-    return FlowState(ops, tuple(before), frozenset(merged), tuple(tuple(c) for c in consumers))
+    return FlowState(ops, tuple(before), frozenset(merged), tuple(tuple(c) for c in consumers),
+                     frozenset(range(n)) - _normal_reach(ops))
+
+
+def _normal_reach(ops: Sequence[Op]) -> set[int]:
+    """Indexes reachable from the entry without going through an exception handler."""
+    seen: set[int] = set()
+    todo = [0] if ops else []
+    n = len(ops)
+    while todo:
+        i = todo.pop()
+        while 0 <= i < n and i not in seen:
+            seen.add(i)
+            op = ops[i]
+            if op.target is not None:
+                todo.append(op.target)
+            if op.opname in _ENDS_FLOW:
+                break
+            i += 1
+    return seen
 
 
 def _popped(stack: Sequence[Slot], op: Op) -> list[int]:
@@ -360,12 +383,14 @@ class PathReplayer:
     """Replays executed paths of one code object, reusing the previous replay when the new path extends it
     (a stepping engine's path grows by one instruction per stop, so each stop costs O(1) amortised)."""
 
-    __slots__ = ("ops", "path", "stack")
+    __slots__ = ("ops", "path", "stack", "handlers", "index_of")
 
-    def __init__(self, ops: Sequence[Op]) -> None:
+    def __init__(self, ops: Sequence[Op], handlers: Sequence[tuple[int, int, int, int, bool]] = ()) -> None:
         self.ops = ops
         self.path: list[int] = []      # the stack below is the one before path[-1]
         self.stack: list[Slot] = []
+        self.handlers = tuple(handlers)
+        self.index_of = {op.offset: op.index for op in ops}
 
     def before(self, path: Sequence[int]) -> tuple[Slot, ...]:
         """The abstract stack before the last index of `path` (see `run_path`).
@@ -382,12 +407,36 @@ class PathReplayer:
         try:
             for k in range(n, len(path)):
                 prev = path[k - 1]
-                step_inplace(stack, ops[prev], jump=(path[k] != prev + 1))
-                self.path.append(path[k])
+                nxt = path[k]
+                op = ops[prev]
+                if op.opname in ("RERAISE", "RAISE_VARARGS"):
+                    # never falls through: the next instruction is a handler even when it is adjacent
+                    handled = self._handler_stack(stack, op, nxt)
+                    if handled is None:
+                        raise ValueError(f"no handler leads from {prev} to {nxt}")
+                    stack[:] = handled
+                elif nxt != prev + 1 and op.target != nxt and op.opname not in _ENDS_FLOW:
+                    # control went to an exception handler: its stack is the exception table's depth, plus
+                    # the saved offset when the entry says so, plus the exception
+                    handled = self._handler_stack(stack, op, nxt)
+                    if handled is None:
+                        raise ValueError(f"no jump or handler leads from {prev} to {nxt}")
+                    stack[:] = handled
+                else:
+                    step_inplace(stack, op, jump=(nxt != prev + 1))
+                self.path.append(nxt)
         except ValueError:
             self.path, self.stack = [], []
             raise
         return tuple(stack)
+
+    def _handler_stack(self, stack: list[Slot], op: Op, target: int) -> list[Slot] | None:
+        for start, end, handler, depth, lasti in self.handlers:
+            if start <= op.offset < end:
+                if self.index_of.get(handler) != target or depth > len(stack):
+                    return None
+                return stack[:depth] + [(op.index, "lasti")] * (1 if lasti else 0) + [(op.index, "exc")]
+        return None
 
 
 def run_path(ops: Sequence[Op], path: Iterable[int]) -> tuple[Slot, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import CodeType
 from typing import Sequence
 
-from . import flow
+from . import compat, flow
 from .model import CodeRoles, Provenance, Role, SlotOrigin
 from .roles import CodegenFacts, _Exprs, code_roles, flow_of
 
@@ -38,7 +38,7 @@ def _replayer(code: CodeType, ops: Sequence[flow.Op]) -> flow.PathReplayer:
     hit = _replayers.get(id(code))
     if hit is not None and hit[0] is code:
         return hit[1]
-    rep = flow.PathReplayer(ops)
+    rep = flow.PathReplayer(ops, compat.parse_exception_table(code))
     if len(_replayers) > 512:
         _replayers.clear()
     _replayers[id(code)] = (code, rep)
@@ -115,8 +115,14 @@ def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: C
         v = flow.origin_of(s)
         if 0 <= v < len(rs):
             r = rs[v]
-            if r.role == Role.GRAPH_OUTPUT and r.detail.startswith(("takes output", "unpacks")):
+            if r.role == Role.GRAPH_OUTPUT and r.detail.startswith("takes output"):
                 out[pos] = r.detail.replace("takes ", "", 1)
+            elif r.role == Role.GRAPH_OUTPUT and s[1].startswith("item:") and v == s[0]:
+                k = int(s[1][5:])
+                for g in roles.graph_calls:
+                    if g.call_index < v:
+                        node = f" (FX node {g.outputs[k]})" if k < len(g.outputs) else ""
+                        out[pos] = f"output {k} of {g.short_name}{node}"
         for g in roles.graph_calls:
             if v == g.call_index:
                 outs = ", ".join(g.outputs) if g.outputs else "?"

@@ -203,6 +203,10 @@ class _Exprs:
             return "NULL"
         if s[1] in ("exc", "lasti"):
             return "<exception>" if s[1] == "exc" else "<lasti>"
+        if s[1].startswith("item:"):
+            st = self.state.before[s[0]] if 0 <= s[0] < len(self.ops) else None
+            seq = self.slot(st[-1], depth + 1) if st else "…"
+            return f"{seq}[{s[1][5:]}]"
         return self.of(flow.origin_of(s), depth)
 
     def of(self, i: int, depth: int = 0) -> str:
@@ -290,7 +294,8 @@ _PACKING = frozenset({
     "BUILD_LIST", "BUILD_TUPLE", "BUILD_SLICE", "BUILD_MAP", "SWAP", "COPY", "LOAD_CONST", "LOAD_FAST",
     "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_DEREF", "LOAD_CLOSURE",
     "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_SLICE", "STORE_SLICE", "POP_TOP", "LIST_EXTEND",
-    "LIST_APPEND", "DELETE_FAST", "PUSH_NULL", "STORE_FAST", "NOP", "EXTENDED_ARG",
+    "LIST_APPEND", "DELETE_FAST", "PUSH_NULL", "STORE_FAST", "NOP", "EXTENDED_ARG", "LOAD_FAST_AND_CLEAR",
+    "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "BUILD_CONST_KEY_MAP", "BUILD_SET", "UNPACK_SEQUENCE",
 })
 _PREGRAPH_HELPERS = frozenset({"record_pregraph_bytecode_enter", "record_pregraph_bytecode_exit"})
 _ATTR_HELPERS = frozenset({"object_setattr_ignore_descriptor", "object_delattr_ignore_descriptor", "__setattr__",
@@ -479,18 +484,23 @@ class _Tagger:
             first_load = min(self._first_load_of_resume(c) for _call, c in resume_calls)
             break_index = self._find_break(max(graph_end + 1, start), first_load, resumes)
             tail_from = (break_index + 1) if break_index is not None else first_load
+            if break_index is not None:
+                self._graph_break(break_index, resumes)
+                self._with_block_around_break(max(graph_end + 1, start), first_load, callees)
             for call, c in resume_calls:
                 self._resume_call(call, c, resumes)
             for j in range(tail_from, n):
                 if ops[j].opname in _RETURNS:
                     self.set(j, Role.RETURN, "returns what the resume function returned")
+                elif ops[j].opname == "NOP":
+                    self.set(j, Role.RESUME_CALL, "does nothing (a placeholder left by code generation)")
+                elif ops[j].opname in flow._UNCONDITIONAL:
+                    self.set(j, Role.RESUME_CALL, "jumps past the exception handler to the resume call")
                 else:
                     self.set(j, Role.RESUME_CALL, "packs the arguments of the resume function")
         # --- the suffix: outputs, side effects, rebuilt values
         suffix_end = break_index if break_index is not None else n
-        if break_index is not None:
-            self._graph_break(break_index, resumes)
-        else:
+        if break_index is None:
             for j in range(n - 1, graph_end, -1):
                 if ops[j].opname in _RETURNS:
                     self.set(j, Role.RETURN, "returns the function's result")
@@ -645,18 +655,55 @@ class _Tagger:
         return c
 
     def _find_break(self, lo: int, first_load: int, resumes: dict[str, ResumeFact]) -> int | None:
+        """The unsupported instruction: the last one before the resume call that is not Dynamo's packing,
+        not in an exception handler, and not the with-block re-entry Dynamo wraps around it; when the
+        capture knows the user's instruction that broke, it must have the same opname."""
         ops = self.ops
+        handler_only = self.state.handler_only
         wanted = {r.break_opname for r in resumes.values() if r.break_opname}
+
+        def ok(j: int) -> bool:
+            return j not in handler_only and not self._is_with_call(j)
+
         if wanted:
             for j in range(first_load - 1, lo - 1, -1):
-                if ops[j].opname in wanted:
+                if ops[j].opname in wanted and ok(j):
                     self._break_source = "capture"
                     return j
         for j in range(first_load - 1, lo - 1, -1):
-            if ops[j].opname not in _PACKING:
+            if ops[j].opname not in _PACKING and ops[j].opname not in ("PRECALL", "KW_NAMES", "NOP") and ok(j) \
+                    and ops[j].opname not in flow._UNCONDITIONAL:
                 self._break_source = "shape"
                 return j
         return None
+
+    def _is_with_call(self, j: int) -> bool:
+        """A call of ``__enter__`` / ``__exit__`` (Dynamo re-enters the user's with block around the
+        graph-break instruction and leaves it after)."""
+        if self.ops[j].opname not in _CALLS:
+            return False
+        c = callee_index(self.ops, self.state, j)
+        return c is not None and self.ops[c].opname in ("LOAD_ATTR", "LOAD_METHOD") and \
+            self.ops[c].argval in ("__enter__", "__exit__")
+
+    def _with_block_around_break(self, lo: int, first_load: int, callees: dict[int, int]) -> None:
+        """Tag the with-block re-entry and exit around the graph-break instruction, and the handler that
+        leaves the block when it raises."""
+        ops = self.ops
+        for j in range(lo, first_load):
+            if self._is_with_call(j):
+                c = callees.get(j)
+                enter = c is not None and ops[c].argval == "__enter__"
+                d = ("re-enters the user's with block, so the graph-break instruction runs inside it" if enter
+                     else "leaves the user's with block after the graph-break instruction")
+                self._mark_tree(j, Role.GRAPH_BREAK, d, None, lo)  # type: ignore[arg-type]
+                k = j + 1
+                if k < len(ops) and ops[k].opname == "POP_TOP":
+                    self.set(k, Role.GRAPH_BREAK, d)
+        for j in range(lo, first_load):
+            if j in self.state.handler_only:
+                self.set(j, Role.GRAPH_BREAK, "runs only if the graph-break instruction raises: leaves the with "
+                                              "block and re-raises")
 
     def _graph_break(self, b: int, resumes: dict[str, ResumeFact]) -> None:
         ops = self.ops
@@ -737,6 +784,8 @@ class _Tagger:
                 elif op.opname in _RETURNS:
                     self.set(j, Role.RETURN, "returns the function's result")
                     continue
+                elif op.opname == "NOP":
+                    d = "does nothing (a placeholder left by code generation)"
                 elif op.opname in ("BUILD_LIST", "LIST_EXTEND", "SWAP", "COPY", "POP_TOP", "BUILD_TUPLE"):
                     d = "arranges the rebuilt stack values and locals"
                 else:

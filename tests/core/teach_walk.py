@@ -97,9 +97,9 @@ def main() -> int:
         def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
             st = self.states.get(frame)
             if st is not None:
+                # the next instruction is the handler (or the frame unwinds): FrameState re-bases its depth
+                # from the exception table, provenance replays the same jump
                 st[0].pending_exception_offset = offset
-                # the handler's stack is not a replay of the path: stop checking this frame
-                self.states.pop(frame, None)
 
     handler = Handler()
     backend = make_backend(handler)  # type: ignore[arg-type]
