@@ -577,8 +577,10 @@ class SlotOrigin:
 
     Attributes:
         slot: position, 0 = bottom (the last slot is TOS).
-        index: the instruction that pushed it; -1 when it was there before the analysed path began.
-        opname, argrepr: that instruction's opname and readable argument.
+        index: the instruction that pushed it; -1 when the interpreter pushed it on entering an exception
+            handler (the exception, or the saved offset to re-raise from).
+        opname, argrepr: that instruction's opname and readable argument (``"(exception handler)"`` and what
+            was pushed, for index -1).
         value_index: the instruction that produced the value (differs from `index` for a COPY).
         is_null: True when the instruction pushed a NULL into this slot (PUSH_NULL, LOAD_GLOBAL's NULL).
         expression: the value as a Python expression where it can be told (``"self.fc1.weight"``).

@@ -31,6 +31,9 @@ def _exprs(code: CodeType, ops: Sequence[flow.Op], state: flow.FlowState) -> _Ex
     return ex
 
 
+#: `SlotOrigin.opname` of a slot the interpreter pushed when it entered an exception handler.
+HANDLER = "(exception handler)"
+
 _replayers: dict[int, tuple[CodeType, flow.PathReplayer]] = {}
 
 
@@ -87,6 +90,17 @@ def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
     slots = []
     for pos, s in enumerate(stack):
         idx, kind = s
+        if kind in ("exc", "lasti"):
+            # pushed by the interpreter's unwinding, not by an instruction
+            raised = ops[idx] if 0 <= idx < len(ops) else None
+            where = f"{idx} {raised.opname}" if raised is not None else "?"
+            slots.append(SlotOrigin(
+                slot=pos, index=-1, opname=HANDLER, argrepr=(
+                    f"the exception raised at {where}" if kind == "exc" else f"the offset of {where}, saved to "
+                    "re-raise from"), value_index=idx, expression="<exception>" if kind == "exc" else "<lasti>",
+                note=notes.get(pos, ""),
+            ))
+            continue
         op = ops[idx] if 0 <= idx < len(ops) else None
         value_index = flow.origin_of(s)
         slots.append(SlotOrigin(

@@ -84,6 +84,9 @@ def main() -> int:
             ran = set(path[:-1])
             for s in prov.slots:
                 if s.index < 0:
+                    # pushed by the interpreter when it entered a handler: the raising instruction ran
+                    if s.opname != provenance.HANDLER or s.value_index not in set(path[:-1]):
+                        problems.append(f"{code.co_name}@{fs.index}: slot {s.slot} has no origin ({s})")
                     continue
                 op = ops[s.index]
                 pushes = 1 if op.opname == "COPY" else flow.pops_pushes(op)[1]
