@@ -712,6 +712,10 @@ class _Tagger:
         if op.opname in _CALLS:
             c = callee_index(ops, self.state, b)
             what = self.exprs.of(c) if c is not None else "a callable"
+            if c is not None and ops[c].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                owner_st = self.state.before[c] or ()
+                owner = self._pretty(self.exprs.slot(owner_st[-1])) if owner_st else "an object"
+                what = f".{ops[c].argval}() on {owner}"
             d = f"the graph-break instruction: calls {what} eagerly (Dynamo could not put it in the graph)"
         elif op.opname.startswith(("POP_JUMP", "JUMP_IF")):
             d = "the graph-break instruction: branches on a value only known at run time"
@@ -722,6 +726,17 @@ class _Tagger:
         while j >= 0 and ops[j].opname in ("PRECALL", "KW_NAMES"):
             self.set(j, Role.GRAPH_BREAK, "prepares the graph-break call", src, force=True)
             j -= 1
+
+    def _pretty(self, expr: str) -> str:
+        """``graph_out_0[1]`` → ``output 1 of __compiled_fn_2 (FX node y)``."""
+        m = re.fullmatch(r"(graph_out_\d+)\[(\d+)\]", expr)
+        outs = getattr(self, "_graph_out_names", {})
+        if m and m.group(1) in outs:
+            short, names, _ = outs[m.group(1)]
+            k = int(m.group(2))
+            node = f" (FX node {names[k]})" if k < len(names) else ""
+            return f"output {k} of {short}{node}"
+        return expr
 
     def _resume_call(self, call: int, c: int, resumes: dict[str, ResumeFact]) -> None:
         ops = self.ops

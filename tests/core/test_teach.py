@@ -259,6 +259,7 @@ CASES_DIR = HERE.parents[1].parent / "shared" / "cases"
 PROGRAMS = sorted(
     [str(p) for p in CASES_DIR.glob("[0-9]*.py")] if CASES_DIR.is_dir() else []
 ) + [str(HERE / "programs" / n) for n in ("simple.py", "recompiles.py", "three_guards_script.py", "teach.py")]
+PROGRAMS.append(str(HERE.parents[1] / "app" / "demos" / "mlp.py"))
 if (HERE.parents[1] / "tests" / "programs").is_dir():
     PROGRAMS += sorted(str(p) for p in (HERE.parents[1] / "tests" / "programs").glob("*.py"))
 
