@@ -191,6 +191,8 @@ def _push_slots(op: Op, n: int) -> list[Slot]:
         return [(i, "method"), (i, "self")]
     if name == "PUSH_NULL":
         return [(i, "null")]
+    if name == "LOAD_FAST_LOAD_FAST":
+        return [(i, "fast:0"), (i, "fast:1")]
     if name == "UNPACK_SEQUENCE":
         # the last item goes deepest, item 0 ends on top
         return [(i, f"item:{n - 1 - j}") for j in range(n)]

@@ -203,6 +203,11 @@ class _Exprs:
             return "NULL"
         if s[1] in ("exc", "lasti"):
             return "<exception>" if s[1] == "exc" else "<lasti>"
+        if s[1].startswith("fast:") and 0 <= s[0] < len(self.ops):
+            names = self.ops[s[0]].argval
+            k = int(s[1][5:])
+            if isinstance(names, tuple) and k < len(names):
+                return self.temps.get(str(names[k]), str(names[k]))
         if s[1].startswith("item:"):
             st = self.state.before[s[0]] if 0 <= s[0] < len(self.ops) else None
             seq = self.slot(st[-1], depth + 1) if st else "…"
@@ -563,6 +568,12 @@ class _Tagger:
                     self.set(j, Role.GRAPH_INPUT, f"caches a value several inputs of {short} share in "
                                                   f"{ops[j].argval}", "shape")
                     continue
+            several = [p for p, sl in enumerate(arg_slots) if sl[0] == j]
+            if len(several) > 1:  # a fused load (3.13 LOAD_FAST_LOAD_FAST) feeds two inputs
+                exprs = ", ".join(inputs[p] for p in several)
+                self.set(j, Role.GRAPH_INPUT, f"loads inputs {', '.join(map(str, several))} of {short}: {exprs}",
+                         "capture" if placeholders else "shape")
+                continue
             pos = arg_of.get(j)
             if pos is None:
                 pos = self._feeds(j, arg_of, call)
