@@ -417,6 +417,13 @@ class PathReplayer:
                     if handled is None:
                         raise ValueError(f"no handler leads from {prev} to {nxt}")
                     stack[:] = handled
+                elif op.opname == "FOR_ITER" and op.target is not None and nxt > op.target and \
+                        all(ops[j].opname in ("END_FOR", "POP_TOP") for j in range(op.target, nxt)):
+                    # 3.12+: an exhausted FOR_ITER jumps past the END_FOR (and 3.13's POP_TOP) that `dis`
+                    # names as its target; the net effect is the same as running them
+                    step_inplace(stack, op, jump=True)
+                    for j in range(op.target, nxt):
+                        step_inplace(stack, ops[j])
                 elif nxt != prev + 1 and op.target != nxt and op.opname not in _ENDS_FLOW:
                     # control went to an exception handler: its stack is the exception table's depth, plus
                     # the saved offset when the entry says so, plus the exception

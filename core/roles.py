@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from . import flow
 from .model import CodeRoles, GraphCallInfo, GraphView, InstrRole, ResumeCallInfo, Role, RoleRegion
@@ -76,12 +76,13 @@ def resume_fact(global_name: str, resume_code: CodeType | None,
     args = tuple(resume_code.co_varnames[: resume_code.co_argcount])
     brk = None
     if origin is not None and origin[1] is not None:
-        before = None
-        for op in flow.ops_of(origin[0]):
-            if op.offset >= origin[1]:
+        # the user's instruction that broke is the last real operation before the resume offset (3.13 resumes
+        # after the STORE that takes the call's result, 3.11 right after the call)
+        before = [op for op in flow.ops_of(origin[0]) if op.offset < origin[1]]
+        for op in reversed(before[-4:]):
+            if op.opname not in _PACKING and op.opname not in ("PRECALL", "KW_NAMES"):
+                brk = op.opname
                 break
-            before = op
-        brk = before.opname if before is not None else None
     return ResumeFact(global_name, resume_code.co_name, args, brk)
 
 
@@ -371,6 +372,9 @@ class _Tagger:
         self.exprs = _Exprs(ops, state)
         self.graph_calls: list[GraphCallInfo] = []
         self.resume_calls: list[ResumeCallInfo] = []
+        #: graph_out_N local -> (short graph name, FX output node names, captured)
+        self._graph_out_names: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+        self._break_source = "shape"
 
     def set(self, i: int, role: Role, detail: str = "", source: str = "shape", kind: str | None = None,
             force: bool = False) -> None:
@@ -534,7 +538,7 @@ class _Tagger:
                     marker_calls.append((j, c))
         for j, c in marker_calls:
             helper = str(ops[c].argval)
-            first = min(c, self._operand_start(j))
+            first = min(self._tree(j))
             d = ("starts timing the pre-graph bytecode (torch._dynamo.utils." + helper + ")"
                  if helper.endswith("enter") else
                  "stops timing the pre-graph bytecode (torch._dynamo.utils." + helper + ")")
@@ -615,10 +619,26 @@ class _Tagger:
             call_index=call, load_index=load, name=name, short_name=short, inputs=inputs,
             placeholders=placeholders, outputs=outputs, captured=graph is not None,
         ))
-        self._graph_out_names = getattr(self, "_graph_out_names", {})
         if end > call and ops[end].opname == "STORE_FAST":
             self._graph_out_names[str(ops[end].argval)] = (short, outputs, graph is not None)
         return end
+
+    def _tree(self, j: int) -> set[int]:
+        """`j` and every instruction whose pushed value flows into it (its operands, their operands, ...)."""
+        out: set[int] = set()
+        todo = [j]
+        while todo:
+            k = todo.pop()
+            if k in out or not 0 <= k < len(self.ops):
+                continue
+            out.add(k)
+            op = self.ops[k]
+            if op.opname in ("COPY", "SWAP"):
+                continue
+            st = self.state.before[k] or ()
+            pops, _ = flow.pops_pushes(op)
+            todo.extend(sl[0] for sl in (st[len(st) - pops:] if pops else ()))
+        return out
 
     def _operand_start(self, call: int) -> int:
         """The lowest instruction index among those that pushed the operands `call` consumes."""
@@ -718,7 +738,7 @@ class _Tagger:
 
     def _graph_break(self, b: int, resumes: dict[str, ResumeFact]) -> None:
         ops = self.ops
-        src = getattr(self, "_break_source", "shape")
+        src = self._break_source
         op = ops[b]
         if op.opname in _CALLS:
             c = callee_index(ops, self.state, b)
@@ -741,7 +761,7 @@ class _Tagger:
     def _pretty(self, expr: str) -> str:
         """``graph_out_0[1]`` → ``output 1 of __compiled_fn_2 (FX node y)``."""
         m = re.fullmatch(r"(graph_out_\d+)\[(\d+)\]", expr)
-        outs = getattr(self, "_graph_out_names", {})
+        outs = self._graph_out_names
         if m and m.group(1) in outs:
             short, names, _ = outs[m.group(1)]
             k = int(m.group(2))
@@ -769,7 +789,7 @@ class _Tagger:
     def _suffix(self, lo: int, hi: int, graphs: dict[str, GraphView]) -> None:
         """codegen_suffix: graph outputs, side effects, rebuilt stack values and locals."""
         ops, state = self.ops, self.state
-        outs = getattr(self, "_graph_out_names", {})
+        outs = self._graph_out_names
         # graph outputs: LOAD_FAST graph_out_N; LOAD_CONST k; BINARY_SUBSCR
         for j in range(lo, hi):
             op = ops[j]

@@ -205,9 +205,10 @@ def test_graph_output_slot_names_its_fx_node(compiled: Compiled) -> None:
     arg = prov.slots[-1]  # int's argument: y.sum() computed in the graph
     assert ops[arg.index].opname == "BINARY_SUBSCR"
     assert arg.note.startswith("output 0 of __compiled_fn_") and "(FX node sum_1)" in arg.note
-    callee = prov.slots[-2]
-    assert callee.expression == "builtins.int"
-    assert prov.slots[-3].is_null and prov.slots[-3].opname == "PUSH_NULL"
+    # the callable and its NULL: (NULL, callable) on 3.11/3.12, (callable, NULL) on 3.13
+    pair = prov.slots[-3:-1]
+    assert [s.expression for s in pair if not s.is_null] == ["builtins.int"]
+    assert [s.opname for s in pair if s.is_null] == ["PUSH_NULL"]
 
 
 def test_executed_path_and_static_flow_agree_on_straight_line_code(compiled: Compiled) -> None:
@@ -295,3 +296,102 @@ def test_corpus_every_generated_instruction_has_role_explanation_and_provenance(
     assert s["unexplained"] == [], "opcodes in generated code with no explanation"
     assert s["provenance_problems"] == [], "slot provenance disagreed with the live stack"
     assert s["guard_types_unexplained"] == [], "guard types in the tree with no explanation"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# executed paths through loops and exception handlers (plain Python, traced by the engine's own back end)
+# --------------------------------------------------------------------------------------------------------------
+
+def _loops_and_handlers(n):
+    total = 0
+    i = -1
+    while i < n - 1:
+        i += 1
+        try:
+            if i % 3 == 0:
+                raise ValueError(i)
+            total += [i, i * 2][i % 2]
+        except ValueError:
+            total -= 1
+    with open(os.devnull) as fh:
+        total += len(fh.name)
+    return total
+
+
+def _for_loop(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def test_executed_path_provenance_matches_live_depth_through_loops_and_handlers() -> None:
+    """Replaying what a frame really ran (jumps back, exceptions caught) gives exactly as many slots as the
+    tracked depth (and, on 3.11, the live stack), and every slot names an instruction that pushes."""
+    _check_executed_path(_loops_and_handlers, 7, handlers=True)
+
+
+@pytest.mark.xfail(compat.PY312_PLUS, strict=True, reason="stack.FrameState charges an exhausted FOR_ITER with "
+                   "dis's jump effect (+1) although 3.12+ pops the iterator and skips END_FOR: the tracked depth is "
+                   "2 too high after a for loop")
+def test_executed_path_provenance_after_a_for_loop() -> None:
+    _check_executed_path(_for_loop, 5, handlers=False)
+
+
+def _check_executed_path(fn, arg, *, handlers: bool) -> None:
+    from dynadbg.core import stack as stack_mod
+    from dynadbg.core.tracing import make_backend
+
+    compat.load()
+    code = fn.__code__
+    seen: list[tuple[int, int, int]] = []  # (index, provenance slots, depth)
+    problems: list[str] = []
+
+    class Handler:
+        state = None
+        path: list[int] = []
+
+        def wants_frame(self, c):
+            return c is code
+
+        def on_call(self, frame):
+            self.state = stack_mod.FrameState(frame, stack_mod.code_index(code))
+            self.path = []
+
+        def on_instruction(self, frame, offset):
+            st = self.state
+            st.advance(offset)
+            if st.index < 0:
+                return
+            self.path.append(st.index)
+            live = st.exact_stack() if compat.STACKTOP_IS_EXACT else None
+            depth = len(live) if live is not None else st.depth
+            prov = provenance.provenance(code, st.index, path=self.path, generated=False)
+            seen.append((st.index, len(prov.slots), depth))
+            if prov.path != "executed":
+                problems.append(f"{st.index}: fell back to the static flow")
+            ops = flow.ops_of(code)
+            for s in prov.slots:
+                if s.index >= 0 and (1 if ops[s.index].opname == "COPY" else flow.pops_pushes(ops[s.index])[1]) < 1:
+                    problems.append(f"{st.index}: slot {s.slot} names {ops[s.index].opname}")
+
+        def on_return(self, frame, value):
+            pass
+
+        def on_exception(self, frame, offset, exc):
+            self.state.pending_exception_offset = offset
+
+    handler = Handler()
+    backend = make_backend(handler)  # type: ignore[arg-type]
+    backend.watch(code)
+    try:
+        result = fn(arg)
+    finally:
+        backend.release()
+    assert result == fn(arg)
+    assert len(seen) > 30
+    if handlers:
+        entered = {op.index for op in flow.ops_of(code) if op.opname == "PUSH_EXC_INFO"}
+        assert entered & {s[0] for s in seen}, "the run never entered an exception handler"
+    assert [s for s in seen if s[1] != s[2]] == []
+    assert problems == []
