@@ -239,6 +239,23 @@ def test_explain_gives_meaning_version_note_stack_effect_and_role(compiled: Comp
     assert "leaves its outputs as a tuple" in ex.role_sentence
 
 
+def test_plain_text_of_explain_and_stack(compiled: Compiled) -> None:
+    code, cr = compiled.roles("breaks_on_item")
+    g = cr.graph_calls[0]
+    text = explain.explanation_text(explain.explain(code, g.call_index, facts=compiled.facts(code)))
+    lines = text.splitlines()
+    assert lines[0] == f"{g.call_index} CALL"
+    assert lines[1].startswith("  what it does: Calls a function.")
+    assert any(line.startswith("  stack: pops ") for line in lines)
+    assert lines[-1].startswith(f"  role: Graph call: calls the FX graph {g.short_name} with x, w")
+    prov = provenance.provenance(code, g.call_index, facts=compiled.facts(code))
+    out = explain.provenance_lines(prov)
+    assert out[0].startswith(f"[{len(prov.slots) - 1}] (TOS) w  ← pushed by ")
+    assert out[0].endswith(f"— input 1 of {g.short_name}: w (FX placeholder L_w_)")
+    assert out[-1].startswith("(origins follow the code's control flow")
+    assert len(explain.role_legend()) == len(Role) - 1
+
+
 def test_every_guard_type_torch_defines_has_an_explanation() -> None:
     names = explain.torch_guard_types()
     assert len(names) >= 20
