@@ -10,6 +10,7 @@ for a code object (the flow analysis is cached per code object).
 
 from __future__ import annotations
 
+import threading
 from types import CodeType
 from typing import Sequence
 
@@ -35,6 +36,7 @@ def _exprs(code: CodeType, ops: Sequence[flow.Op], state: flow.FlowState) -> _Ex
 HANDLER = "(exception handler)"
 
 _replayers: dict[int, tuple[CodeType, flow.PathReplayer]] = {}
+_replay_lock = threading.Lock()
 
 
 def _replayer(code: CodeType, ops: Sequence[flow.Op]) -> flow.PathReplayer:
@@ -79,7 +81,8 @@ def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
         if p[-1] != index:
             p.append(index)
         try:
-            stack = _replayer(code, ops).before(p)
+            with _replay_lock:  # one replayer per code object: the UI and the worker may both ask
+                stack = _replayer(code, ops).before(p)
             how = "executed"
         except ValueError:
             stack = None
