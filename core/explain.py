@@ -15,7 +15,7 @@ from typing import Sequence
 
 from . import compat, flow
 from .model import Explanation, GuardHelp, InstrRole, Provenance, Role, StackEffectView, ValueSummary
-from .provenance import provenance
+from .provenance import raw_stack, slot_expression
 from .roles import CodegenFacts, ROLE_HELP, code_roles, flow_of
 
 _V = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -274,17 +274,16 @@ def stack_effect(code: CodeType, index: int, live: Sequence[ValueSummary] | None
     """
     ops, state = flow_of(code)
     op = ops[index]
-    prov = provenance(code, index, path=path, generated=False)
-    depth = len(prov.slots)
+    slots, _how = raw_stack(code, index, path)
+    depth = len(slots)
     if live is not None and len(live) != depth:
         depth = len(live)
 
     def val(pos: int) -> str:
         if live is not None and 0 <= pos < len(live):
             return live[pos].text
-        if 0 <= pos < len(prov.slots):
-            s = prov.slots[pos]
-            return "NULL" if s.is_null else (s.expression or f"pushed by {s.index} {s.opname}")
+        if 0 <= pos < len(slots):
+            return slot_expression(code, slots[pos])
         return "?"
 
     if op.opname == "COPY":

@@ -72,22 +72,7 @@ def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
         IndexError: `index` is out of range.
     """
     ops, state = flow_of(code)
-    if not 0 <= index < len(ops):
-        raise IndexError(f"instruction index {index} out of range (0..{len(ops) - 1})")
-    how = "static"
-    stack: tuple[flow.Slot, ...] | None = None
-    if path:
-        p = list(path)
-        if p[-1] != index:
-            p.append(index)
-        try:
-            with _replay_lock:  # one replayer per code object: the UI and the worker may both ask
-                stack = _replayer(code, ops).before(p)
-            how = "executed"
-        except ValueError:
-            stack = None
-    if stack is None:
-        stack = state.before[index] or ()
+    stack, how = raw_stack(code, index, path)
     ex = _exprs(code, ops, state)
     notes = _role_notes(code, index, stack, facts, roles) if generated else {}
     slots = []
@@ -117,6 +102,34 @@ def provenance(code: CodeType, index: int, *, path: Sequence[int] | None = None,
             note=notes.get(pos, ""),
         ))
     return Provenance(index, tuple(slots), how, ambiguous=(how == "static" and index in state.merged))
+
+
+def raw_stack(code: CodeType, index: int, path: Sequence[int] | None = None) -> tuple[tuple[flow.Slot, ...], str]:
+    """(abstract slots before `index`, ``"executed"`` or ``"static"``): what `provenance` builds on, without
+    the per-slot records (cheap for deep stacks).
+
+    Raises:
+        IndexError: `index` is out of range.
+    """
+    ops, state = flow_of(code)
+    if not 0 <= index < len(ops):
+        raise IndexError(f"instruction index {index} out of range (0..{len(ops) - 1})")
+    if path:
+        p = list(path)
+        if p[-1] != index:
+            p.append(index)
+        try:
+            with _replay_lock:  # one replayer per code object: the UI and the worker may both ask
+                return _replayer(code, ops).before(p), "executed"
+        except ValueError:
+            pass
+    return state.before[index] or (), "static"
+
+
+def slot_expression(code: CodeType, slot: flow.Slot) -> str:
+    """The Python expression for one abstract slot (``"self.fc1.weight"``, ``"NULL"``)."""
+    ops, state = flow_of(code)
+    return _exprs(code, ops, state).slot(slot)
 
 
 def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: CodegenFacts | None,
