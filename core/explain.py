@@ -219,6 +219,31 @@ OPCODES: dict[str, tuple[str, str]] = {
     "EXIT_INIT_CHECK": ("Checks that __init__ returned None.", "3.13+."),
     "INTERPRETER_EXIT": ("Leaves the interpreter loop (internal).", "3.12+."),
     "COPY_DICT_WITHOUT_KEYS": ("Copies a mapping without some keys (match statement).", "3.11 only."),
+    "CHECK_EG_MATCH": ("Splits an exception group for except*: pushes the part that matches and the rest.", ""),
+    "ENTER_EXECUTOR": ("Hands control to code the interpreter optimised for this loop (internal).", "3.13+."),
+    "RESERVED": ("A reserved opcode number; never runs.", "3.12+."),
+    # pseudo-instructions: the compiler's names, replaced before the code object is made (a listing from
+    # the `bytecode` library or an edit may still show them)
+    "SETUP_FINALLY": ("Compiler pseudo-instruction: starts a try block (becomes an exception-table entry).",
+                      "3.12+ names it in dis; never in real bytecode."),
+    "SETUP_CLEANUP": ("Compiler pseudo-instruction: starts a cleanup region (becomes an exception-table entry).",
+                      "3.12+ names it in dis; never in real bytecode."),
+    "SETUP_WITH": ("Compiler pseudo-instruction: starts a with block's protected region.",
+                   "3.12+ names it in dis; never in real bytecode."),
+    "POP_BLOCK": ("Compiler pseudo-instruction: ends a protected region (becomes a NOP or disappears).",
+                  "3.12+ names it in dis; never in real bytecode."),
+    "JUMP": ("Compiler pseudo-instruction: a jump the compiler turns into JUMP_FORWARD or JUMP_BACKWARD.",
+             "3.12+; never in real bytecode."),
+    "JUMP_NO_INTERRUPT": ("Compiler pseudo-instruction: a jump that skips the interrupt check.",
+                          "3.12+; never in real bytecode."),
+    "LOAD_SUPER_METHOD": ("Compiler pseudo-instruction for super().method(): becomes LOAD_SUPER_ATTR.",
+                          "3.12+; never in real bytecode."),
+    "LOAD_ZERO_SUPER_METHOD": ("Compiler pseudo-instruction for a zero-argument super().method().",
+                               "3.12+; never in real bytecode."),
+    "LOAD_ZERO_SUPER_ATTR": ("Compiler pseudo-instruction for a zero-argument super().name.",
+                             "3.12+; never in real bytecode."),
+    "STORE_FAST_MAYBE_NULL": ("Compiler pseudo-instruction: a STORE_FAST whose value may be NULL.",
+                              "3.12+; never in real bytecode."),
 }
 
 

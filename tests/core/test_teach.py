@@ -256,6 +256,14 @@ def test_plain_text_of_explain_and_stack(compiled: Compiled) -> None:
     assert len(explain.role_legend()) == len(Role) - 1
 
 
+def test_every_opcode_of_this_python_has_an_explanation() -> None:
+    """Resume functions carry copies of user code, so any opcode can show up in generated code."""
+    import dis
+
+    missing = [n for n in dis.opmap if n not in explain.OPCODES and not n.startswith(("INSTRUMENTED_", "<"))]
+    assert missing == []
+
+
 def test_every_guard_type_torch_defines_has_an_explanation() -> None:
     names = explain.torch_guard_types()
     assert len(names) >= 20
