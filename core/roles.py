@@ -449,6 +449,10 @@ class _Tagger:
                 d = f"puts {op.argval} back on the value stack"
             elif op.argval == "__is_tracing_resume_prologue":
                 d = "marks the resume prologue for Dynamo's tracer"
+            elif op.opname in ("BEFORE_WITH", "SETUP_WITH"):
+                d = "re-enters the with block the original function was inside at the graph break"
+            elif op.opname in _CALLS:
+                d = "rebuilds the context manager of that with block"
             else:
                 d = "restores the state the original frame had at the graph break"
             self.set(j, Role.RESUME_PROLOGUE, d, src)
