@@ -167,7 +167,7 @@ def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: C
                     out[pos] = f"input {k} of {g.short_name}: {g.inputs[k]}{ph}"
     for r in roles.resume_calls:
         if index == r.call_index and r.carries:
-            op = roles_op(code, index)
+            op = _opname_at(code, index)
             if op == "CALL_FUNCTION_EX":
                 pos = len(stack) - 1
                 out[pos] = f"the arguments of {r.function_name or r.global_name}: " + "; ".join(r.carries)
@@ -180,7 +180,7 @@ def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: C
     return out
 
 
-def roles_op(code: CodeType, index: int) -> str:
+def _opname_at(code: CodeType, index: int) -> str:
     ops, _ = flow_of(code)
     return ops[index].opname
 
