@@ -1314,3 +1314,13 @@ def torchrun_rank() -> tuple[int, int] | None:
         return int(rank), int(world)
     except ValueError:
         return None
+
+
+def guard_leaf_type_names() -> list[str]:
+    """Names of the leaf guard types torch's C++ guard manager defines (``TYPE_MATCH``, ``TENSOR_MATCH``, ...),
+    read from the private ``torch._C._dynamo.guards`` module (torch 2.13: 31 names); [] when it is missing."""
+    try:
+        from torch._C._dynamo import guards as _g
+    except Exception:  # noqa: BLE001 - missing on this torch: the caller shows no list
+        return []
+    return sorted(n for n in dir(_g) if n.isupper() and not n.startswith("_"))

@@ -817,6 +817,202 @@ class DiffLine:
     tag: str
     old_index: int | None
     new_index: int | None
+
+
+# Teaching views (built by `dynadbg.core.roles`, `provenance` and `explain`)
+# --------------------------------------------------------------------------------------------------------------
+
+class Role(str, Enum):
+    """What part of Dynamo's code generation an instruction of generated code belongs to."""
+
+    PROLOGUE = "prologue"
+    RESUME_PROLOGUE = "resume prologue"
+    PRE_GRAPH = "pre-graph"
+    GRAPH_INPUT = "graph input"
+    GRAPH_CALL = "graph call"
+    GRAPH_OUTPUT = "graph output"
+    SIDE_EFFECT = "side effect"
+    REBUILD = "rebuild"
+    GRAPH_BREAK = "graph break"
+    RESUME_CALL = "resume call"
+    RETURN = "return"
+    USER_CODE = "user code"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class InstrRole:
+    """The role of one instruction.
+
+    Attributes:
+        index: instruction index (as in `CodeView.instructions`).
+        role: its role.
+        source: ``"capture"`` when the role rests on what the capture recorded for this compile (graph names
+            and signatures, resume functions and their origins), ``"shape"`` when it is read off the code's
+            shape and Dynamo's emission order.
+        detail: one line saying what this instruction does for that role (``"loads input 1 of
+            __compiled_fn_2: self.fc1.weight"``).
+        effect_kind: for a side effect: ``"attribute"``, ``"global"``, ``"cell"`` or ``"container"``.
+    """
+
+    index: int
+    role: Role
+    source: str
+    detail: str = ""
+    effect_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class RoleRegion:
+    """A maximal run of instructions with the same role (a region header in the bytecode pane).
+
+    Attributes:
+        start, end: first and last instruction index, inclusive.
+        role: the role.
+        source: ``"capture"``, ``"shape"`` or ``"mixed"``.
+        title: the header text (``"call of the FX graph __compiled_fn_2 (3 inputs)"``).
+    """
+
+    start: int
+    end: int
+    role: Role
+    source: str
+    title: str
+
+
+@dataclass(frozen=True)
+class GraphCallInfo:
+    """One call of a compiled FX graph in generated code.
+
+    Attributes:
+        call_index: index of the CALL.
+        load_index: index of the LOAD_GLOBAL of the ``__compiled_fn_*`` global.
+        name: the global's full name; short_name without its uuid (``"__compiled_fn_2"``).
+        inputs: the Python expression each graph input is loaded from (``"self.fc1.weight"``), in order.
+        placeholders: the FX placeholder names (``"L_self_modules_fc1_parameters_weight_"``), when captured.
+        outputs: the FX node names the graph returns, in order, when captured.
+        captured: True when the capture recorded this graph.
+    """
+
+    call_index: int
+    load_index: int
+    name: str
+    short_name: str
+    inputs: tuple[str, ...]
+    placeholders: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    captured: bool = False
+
+
+@dataclass(frozen=True)
+class ResumeCallInfo:
+    """One call of a resume function in generated code.
+
+    Attributes:
+        call_index: index of the CALL_FUNCTION_EX / CALL.
+        load_index: index of the instruction that loaded the resume function.
+        global_name: ``"__resume_at_60_3"``.
+        function_name: ``"torch_dynamo_resume_in_f_at_48"`` when the capture saw it installed.
+        arg_names: its parameters in order (what each packed argument stands for).
+        carries: one line per argument (``"___stack0: value 0 of the original frame's value stack ..."``).
+    """
+
+    call_index: int
+    load_index: int
+    global_name: str
+    function_name: str | None
+    arg_names: tuple[str, ...] = ()
+    carries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CodeRoles:
+    """Roles of every instruction of one generated code object.
+
+    Attributes:
+        key: ``id`` of the code object.
+        name: its ``co_name``.
+        roles: one per instruction, in order.
+        regions: maximal runs of equal role, in order, covering every instruction.
+        graph_calls: the FX graph calls found.
+        resume_calls: the resume-function calls found.
+    """
+
+    key: int
+    name: str
+    roles: tuple[InstrRole, ...]
+    regions: tuple[RoleRegion, ...]
+    graph_calls: tuple[GraphCallInfo, ...] = ()
+    resume_calls: tuple[ResumeCallInfo, ...] = ()
+
+    def region_at(self, index: int) -> RoleRegion | None:
+        for r in self.regions:
+            if r.start <= index <= r.end:
+                return r
+        return None
+
+
+@dataclass(frozen=True)
+class SlotOrigin:
+    """Where one value-stack slot came from.
+
+    Attributes:
+        slot: position, 0 = bottom (the last slot is TOS).
+        index: the instruction that pushed it; -1 when the interpreter pushed it on entering an exception
+            handler (the exception, or the saved offset to re-raise from).
+        opname, argrepr: that instruction's opname and readable argument (``"(exception handler)"`` and what
+            was pushed, for index -1).
+        value_index: the instruction that produced the value (differs from `index` for a COPY).
+        is_null: True when the instruction pushed a NULL into this slot (PUSH_NULL, LOAD_GLOBAL's NULL).
+        expression: the value as a Python expression where it can be told (``"self.fc1.weight"``).
+        note: what the slot stands for in Dynamo's code: ``"output 0 of __compiled_fn_2 (FX node add)"``,
+            at a resume call the arguments it carries; else empty.
+    """
+
+    slot: int
+    index: int
+    opname: str
+    argrepr: str
+    value_index: int
+    is_null: bool = False
+    expression: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Provenance of every value-stack slot before one instruction.
+
+    Attributes:
+        index: the instruction about to run.
+        slots: bottom first.
+        path: ``"executed"`` when computed along the instructions the frame really ran, ``"static"`` when
+            along the code's control flow (the first path reaching `index`).
+        ambiguous: True when paths with different origins meet at `index` and the static path was used.
+    """
+
+    index: int
+    slots: tuple[SlotOrigin, ...]
+    path: str
+    ambiguous: bool = False
+
+
+@dataclass(frozen=True)
+class StackEffectView:
+    """What one instruction does to the value stack, with the live values at a stop.
+
+    Attributes:
+        index: the instruction.
+        pops: the slots it consumes, bottom first, as (slot position, value summary text or ``"?"``).
+        pushes: what it leaves, bottom first (``"the result of calling …"``).
+        net: net change in depth.
+        text: one line (``"pops 2 (slot 3: Tensor[3] float32 cpu, slot 4: 0); pushes 1: the item"``).
+    """
+
+    index: int
+    pops: tuple[tuple[int, str], ...]
+    pushes: tuple[str, ...]
+    net: int
     text: str
 
 
@@ -1237,3 +1433,40 @@ class CompilesData:
     timeline: tuple[RecompileRecord, ...] = ()
     limit_hits: tuple[RecompileRecord, ...] = ()
     without_entries: tuple[tuple[str, str | None], ...] = field(default=())
+
+
+class Explanation:
+    """Everything `explain IDX` says about one instruction.
+
+    Attributes:
+        index, opname, argrepr: the instruction.
+        meaning: what the opcode does, in plain words, on this Python version.
+        version_note: how it differs on other Python versions (3.11–3.13), else empty.
+        stack: its stack effect with the live values (when a stop gave them).
+        role: its role in Dynamo's code, or None for code without roles.
+        role_sentence: the role in a sentence.
+    """
+
+    index: int
+    opname: str
+    argrepr: str
+    meaning: str
+    version_note: str
+    stack: StackEffectView | None
+    role: InstrRole | None
+    role_sentence: str
+
+
+@dataclass(frozen=True)
+class GuardHelp:
+    """Plain-words help for one guard type.
+
+    Attributes:
+        guard_type: ``"TENSOR_MATCH"``.
+        checks: what it checks.
+        fails_when: what change of input makes it fail.
+    """
+
+    guard_type: str
+    checks: str
+    fails_when: str
