@@ -30,6 +30,9 @@ USE_SYS_MONITORING = PY312
 #: On 3.11 a frame paused in a trace function exposes its real stack top, and torch clamps the requested depth
 #: to it, so reading ``co_stacksize`` slots gives exactly the live stack (torch-internals §7).
 STACKTOP_IS_EXACT = not PY312
+#: An exhausted ``FOR_ITER`` pops the iterator and jumps past the ``END_FOR`` at its target (3.12; 3.13 also
+#: past the ``POP_TOP`` after it), where 3.11 jumps to the target with the iterator popped.
+FOR_ITER_EXIT_SKIPS_END_FOR = PY312
 
 # --------------------------------------------------------------------------------------------------------------
 # torch (imported lazily: `import dynadbg` must stay cheap and must not fail without torch)

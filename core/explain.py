@@ -260,7 +260,7 @@ def _pushed_words(op: flow.Op, pushes: int) -> list[str]:
     name = op.opname
     if name == "LOAD_GLOBAL" and pushes == 2:
         g = f"the global {op.argval}"
-        return [g, "NULL"] if compat.PY313_PLUS else ["NULL", g]
+        return [g, "NULL"] if compat.PY313 else ["NULL", g]
     if name in ("LOAD_ATTR", "LOAD_METHOD") and pushes == 2:
         return [f"the method {op.argval} (or NULL)", "self (or the attribute)"]
     if name == "PUSH_NULL":

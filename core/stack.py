@@ -140,6 +140,14 @@ class FrameState:
         if self.index >= 0:
             prev = table.instructions[self.index]
             jumped = new_index != self.index + 1
+            if jumped and prev.opname == "FOR_ITER" and compat.FOR_ITER_EXIT_SKIPS_END_FOR:
+                target = table.jump_target.get(self.index)
+                if target is not None and new_index > target:
+                    # the loop ended: the interpreter popped the iterator and went past END_FOR (3.12+), so
+                    # neither dis's jump effect (+1, meant for landing on END_FOR) nor END_FOR's pops applies
+                    self.depth = max(self.depth - 1, 0)
+                    self.index = new_index
+                    return
             raised = prev.opname in _RAISES
             if raised or (jumped and table.jump_target.get(self.index) != new_index and prev.opname not in _RETURNS):
                 # control reached an exception handler without an 'exception' event (RERAISE, or a raise in

@@ -356,9 +356,6 @@ def test_executed_path_provenance_matches_live_depth_through_loops_and_handlers(
     _check_executed_path(_loops_and_handlers, 7, handlers=True)
 
 
-@pytest.mark.xfail(compat.PY312_PLUS, strict=True, reason="stack.FrameState charges an exhausted FOR_ITER with "
-                   "dis's jump effect (+1) although 3.12+ pops the iterator and skips END_FOR: the tracked depth is "
-                   "2 too high after a for loop")
 def test_executed_path_provenance_after_a_for_loop() -> None:
     _check_executed_path(_for_loop, 5, handlers=False)
 
