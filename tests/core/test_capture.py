@@ -314,7 +314,8 @@ def test_on_cache_miss_skip_stops_compiling_that_code():
         cap.uninstall()
 
 
-def test_on_cache_miss_bad_action_is_an_error():
+def test_on_cache_miss_bad_action_is_reported_and_the_program_goes_on():
+    # the miss hook runs inside torch's frame callback: its faults are recorded, never raised into torch
     cap = Capture(on_cache_miss=lambda event: "bogus").install()
     try:
         def b(x, n):
@@ -322,8 +323,8 @@ def test_on_cache_miss_bad_action_is_an_error():
 
         cb = torch.compile(b, backend="eager", dynamic=False)
         cb(torch.ones(2), 1)
-        with pytest.raises(ValueError, match="bogus"):
-            cb(torch.ones(2), 2)
+        assert cb(torch.ones(2), 2).tolist() == [2.0, 2.0]  # recompiled as without the hook
+        assert any("bogus" in e and "ValueError" in e for e in cap.errors)
     finally:
         cap.uninstall()
 
