@@ -1435,6 +1435,7 @@ class CompilesData:
     without_entries: tuple[tuple[str, str | None], ...] = field(default=())
 
 
+@dataclass(frozen=True)
 class Explanation:
     """Everything `explain IDX` says about one instruction.
 
