@@ -83,7 +83,7 @@ def pops_pushes(op: Op, jump: bool = False) -> tuple[int, int]:
     if name == "LOAD_GLOBAL":
         return (0, 2 if arg & 1 else 1)
     if name == "LOAD_ATTR":
-        return (1, 2 if compat.PY312_PLUS and arg & 1 else 1)
+        return (1, 2 if compat.PY312 and arg & 1 else 1)
     if name == "LOAD_SUPER_ATTR":
         return (3, 2 if arg & 1 else 1)
     if name == "CALL":
@@ -103,7 +103,7 @@ def pops_pushes(op: Op, jump: bool = False) -> tuple[int, int]:
     if name == "UNPACK_EX":
         return (1, (arg & 0xFF) + (arg >> 8) + 1)
     if name == "MAKE_FUNCTION":
-        if compat.PY313_PLUS:
+        if compat.PY313:
             return (1, 1)
         return (1 + bin(arg & 0x0F).count("1"), 1)
     if name == "FORMAT_VALUE":
@@ -121,10 +121,10 @@ def pops_pushes(op: Op, jump: bool = False) -> tuple[int, int]:
         if jump:
             # exhausted: 3.11 pops the iterator; 3.12+ jumps past END_FOR, which pops both (modelled there as
             # a push of the sentinel here and END_FOR's pops)
-            return (1, 0) if not compat.PY312_PLUS else (0, 1)
+            return (1, 0) if not compat.PY312 else (0, 1)
         return (0, 1)
     if name == "END_FOR":
-        return (1, 0) if compat.PY313_PLUS else (2, 0)
+        return (1, 0) if compat.PY313 else (2, 0)
     if name == "SEND" and not jump:
         return (1, 1)
     return _generic(op, jump)
@@ -184,7 +184,7 @@ def _push_slots(op: Op, n: int) -> list[Slot]:
     name, arg = op.opname, op.arg or 0
     if n == 2 and name == "LOAD_GLOBAL" and arg & 1:
         # 3.11/3.12: NULL below the callable; 3.13: the callable, then NULL
-        return [(i, ""), (i, "null")] if compat.PY313_PLUS else [(i, "null"), (i, "")]
+        return [(i, ""), (i, "null")] if compat.PY313 else [(i, "null"), (i, "")]
     if n == 2 and name in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"):
         # a method and its self (or, for a plain attribute, NULL and the attribute on 3.12 / attribute and
         # NULL on 3.13): which one depends on the object, so neither is statically NULL
