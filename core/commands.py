@@ -406,7 +406,10 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:
     index = _int(arg, what="IDX") if arg.strip() else None
-    ex = _check(engine.explain(index))
+    explain = getattr(engine, "explain", None)  # an engine written before the teaching methods lacks it
+    if explain is None:
+        raise _Usage("explain: this engine has no explanations")
+    ex = _check(explain(index))
     return _ok(fmt.explanation_text(ex), data=ex)
 
 

@@ -156,8 +156,7 @@ def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
     n = len(frame.stack)
     lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{note}"]
     for i, v in enumerate(frame.stack):
-        tos = "  <- TOS" if i == n - 1 else ""
-        lines.append(f"  [{i}] {value_text(v)}{tos}{slot_suffix(provenance, i, n)}")
+        lines.append(f"  [{i}] {value_text(v)}{slot_suffix(provenance, i, n)}")
     if provenance is not None:
         if len(provenance.slots) != n:
             lines.append(f"(no origins: the code's flow gives {len(provenance.slots)} slots here)")

@@ -112,12 +112,14 @@ def provenance_note(prov: Provenance) -> str:
 
 
 def slot_suffix(prov: Provenance | None, slot: int, depth: int) -> str:
-    """What `stack` appends to slot `slot`: ``"  <- pushed by 12 LOAD_FAST x  — output 0 of ..."``; empty when
-    the provenance does not cover this depth (the tracked and the modelled depth disagree)."""
+    """What `stack` appends to slot `slot`: ``"  <- pushed by 12 LOAD_FAST x  — output 0 of ..."`` (``"  <- TOS,
+    pushed by ..."`` for the top slot); without origins (none given, or the provenance does not cover this
+    depth: the tracked and the modelled depth disagree) only the TOS mark."""
+    tos = slot == depth - 1
     if prov is None or len(prov.slots) != depth or not 0 <= slot < depth:
-        return ""
+        return "  <- TOS" if tos else ""
     s = prov.slots[slot]
-    return f"  <- {pushed_by(s)}" + (f"  — {s.note}" if s.note else "")
+    return f"  <- {'TOS, ' if tos else ''}{pushed_by(s)}" + (f"  — {s.note}" if s.note else "")
 
 
 def guard_types_text(trees: Sequence[GuardTree]) -> str:
