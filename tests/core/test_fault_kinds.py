@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 
-from dynadbg.core.recompile import failure_kind, failing_text, inputs_text, record_json, record_text
+from dynadbg.core.format.recompile import failing_text, inputs_text, record_text
+from dynadbg.core.recompile import failure_kind
+from dynadbg.core.report import record_json
 
 from helpers import drive
 
