@@ -817,6 +817,7 @@ class DiffLine:
     tag: str
     old_index: int | None
     new_index: int | None
+    text: str
 
 
 # Teaching views (built by `dynadbg.core.roles`, `provenance` and `explain`)
