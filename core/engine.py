@@ -767,7 +767,11 @@ class EngineMethods:
         # the roles are read from the code's shape alone
         if self.capture is None:
             return None
-        return _roles.facts_from_capture(self.capture, code)
+        try:
+            return _roles.facts_from_capture(self.capture, code)
+        except Exception as exc:  # noqa: BLE001 - a capture fault costs the capture-based roles, not the listing
+            self.message(f"roles: the capture's records could not be read ({type(exc).__name__}: {exc})")
+            return None
 
     @engine_method()
     def roles(self) -> CodeRoles | EngineError:
