@@ -31,6 +31,7 @@ _ENDS_FLOW = frozenset({
     "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
     "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT", "INTERPRETER_EXIT",
 })
+#: Jumps that always go to their target (no fall-through).
 UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
                             "JUMP_NO_INTERRUPT"})
 

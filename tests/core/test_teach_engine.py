@@ -117,14 +117,14 @@ def test_stack_names_the_real_pushing_instruction_of_each_slot():
     seen, outs = walked()
     text = outs["stack call"].output
     instrs = seen["code"].instructions
-    pushed = re.findall(r"<- pushed by (\d+) (\S+)", text)
+    pushed = re.findall(r"<- (?:TOS, )?pushed by (\d+) (\S+)", text)
     depth = len(seen["stop at call"].frame.stack)
     assert len(pushed) == depth > 0
     for idx, opname in pushed:
         assert instrs[int(idx)].opname == opname and int(idx) < seen["call"]
     # the graph's inputs: each names the local it was loaded from
     assert re.search(r"<- pushed by \d+ LOAD_FAST x\s+— input 0 of __compiled_fn_\d+: x", text), text
-    assert re.search(r"<- pushed by \d+ LOAD_FAST w\s+— input 1 of __compiled_fn_\d+: w", text), text
+    assert re.search(r"<- TOS, pushed by \d+ LOAD_FAST w\s+— input 1 of __compiled_fn_\d+: w", text), text
     prov = seen["api provenance"]
     assert isinstance(prov, Provenance) and len(prov.slots) == depth
 
