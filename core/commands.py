@@ -72,10 +72,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("d", "down", "d [N]: select the callee's frame (inner), N levels down."),
     _c("l", "list", "l [FIRST[, LAST]]: 11 instructions around the current one; again: the next 11; `l .`: around "
        "the current one again; FIRST: from index FIRST; FIRST, LAST: that range (LAST < FIRST: a count)."),
-    _c("ll", "longlist", "ll: the whole listing of this code object."),
+    _c("ll", "longlist", "ll: the whole listing of this code object, with each instruction's role in Dynamo's "
+       "code (column) and a header above each region (prologue, graph call, side effects, graph break, ...)."),
     _c("src", "", "src: the source of this function, the current line marked."),
     _c("orig", "", "orig: the original bytecode of the function this generated code came from."),
-    _c("stack", "", "stack: the value stack of the selected frame, bottom first, TOS last."),
+    _c("stack", "", "stack: the value stack of the selected frame, bottom first, TOS last; after each slot the "
+       "instruction that pushed it (a graph output names its FX node, a resume argument what it carries)."),
+    _c("explain", "", "explain [IDX]: what instruction IDX (default: the current one) does on this Python, its "
+       "stack effect with the live values at this stop, and its role in Dynamo's generated code."),
     _c("locals", "", "locals [NAME]: the selected frame's local variables (* marks values changed since the last "
        "stop); NAME: that local's whole value (a tensor's values, not only its summary)."),
     _c("globals", "", "globals [PATTERN]: the selected frame's globals whose name contains PATTERN (Dynamo's "
@@ -89,7 +93,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("watch", "display", "watch [EXPR]: evaluate EXPR in the selected frame at every stop (* marks a change); "
        "no EXPR lists the watches.", anytime=True),
     _c("unwatch", "undisplay", "unwatch N: remove watch N.", anytime=True),
-    _c("guards", "", "guards [fail]: the guard tree of this cache entry, each leaf checked on this call's inputs."),
+    _c("guards", "", "guards [fail]: the guard tree of this cache entry, each leaf checked on this call's inputs, "
+       "then one line per guard type: what it checks, what change of input fails it."),
     _c("whatif", "", "whatif: check this call's inputs against every cache entry of the code object: which would "
        "serve it."),
     _c("entries", "", "entries: the cache entries of this code object, newest first, with hit counts and its "
@@ -358,14 +363,26 @@ def _list(engine: "Engine", arg: str) -> CommandResult:
             raise _Usage(f"index {first} is outside 0..{n - 1}")
     end = min(end, n)
     _LIST_NEXT[id(engine)] = (stop.seq, stop.selected, end)
-    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end)))
+    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end),
+                           roles=_teaching(engine, "roles")))
 
 
 def _longlist(engine: "Engine", arg: str) -> CommandResult:
     fv = _stop(engine).selected_frame
     if fv is None:
         raise _Usage("nothing to list here")
-    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints), data=fv.code)
+    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, roles=_teaching(engine, "roles")),
+               data=fv.code)
+
+
+def _teaching(engine: "Engine", method: str) -> Any:
+    """A teaching view (`roles`, `stack_provenance`) that only adds to a listing or the stack: None when the
+    engine cannot give it here, so the plain listing still prints."""
+    call = getattr(engine, method, None)  # an engine written before the teaching methods lacks them
+    if call is None:
+        return None
+    value = call()
+    return None if isinstance(value, EngineError) else value
 
 
 def _orig(engine: "Engine", arg: str) -> CommandResult:
@@ -383,7 +400,17 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     fv = _stop(engine).selected_frame
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
-    return _ok(fmt.stack_text(fv))
+    prov = _teaching(engine, "stack_provenance")
+    return _ok(fmt.stack_text(fv, prov), data=prov)
+
+
+def _explain(engine: "Engine", arg: str) -> CommandResult:
+    index = _int(arg, what="IDX") if arg.strip() else None
+    explain = getattr(engine, "explain", None)  # an engine written before the teaching methods lacks it
+    if explain is None:
+        raise _Usage("explain: this engine has no explanations")
+    ex = _check(explain(index))
+    return _ok(fmt.explanation_text(ex), data=ex)
 
 
 def _locals(engine: "Engine", arg: str) -> CommandResult:
@@ -459,7 +486,7 @@ def _guards(engine: "Engine", arg: str) -> CommandResult:
     trees = _check(engine.guard_trees())
     if arg == "fail":
         return _ok(fmt.failing_guards_text(trees), data=list(trees))
-    return _ok(fmt.guard_trees_text(trees), data=trees[0])
+    return _ok(fmt.guard_trees_text(trees, explain=True), data=trees[0])
 
 
 def _whatif(engine: "Engine", arg: str) -> CommandResult:
@@ -635,6 +662,6 @@ _HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
     "eager": _decide(DecisionKind.EAGER), "skip": _decide(DecisionKind.SKIP), "drop": _drop, "dynamic": _dynamic,
     "why": _why, "diff": _diff, "edit": _edit_verb("edit"), "insert": _edit_verb("insert"),
     "delete": _edit_verb("delete"), "patch": _patch, "guard": _guard, "break-on": _break_on, "h": _help,
-    "globals": _globals, "v": _verbose,
+    "globals": _globals, "v": _verbose, "explain": _explain,
 }
 assert set(_HANDLERS) == set(BY_NAME), "every verb of COMMANDS has a handler"

@@ -26,6 +26,7 @@ from .disasm import code_view
 from .model import (
     BREAK_ON_KINDS,
     BreakpointView,
+    CodeRoles,
     CodeView,
     CompilesData,
     Decision,
@@ -37,6 +38,7 @@ from .model import (
     EngineError,
     EntryDiff,
     EvalResult,
+    Explanation,
     FrameRecompiles,
     GeneratedInfo,
     GraphView,
@@ -45,6 +47,7 @@ from .model import (
     GuardTree,
     PatchDiff,
     PatchView,
+    Provenance,
     RecompileRecord,
     Resumed,
     Stop,
@@ -52,6 +55,9 @@ from .model import (
     ValueSummary,
     WatchValue,
 )
+from . import explain as _explain
+from . import provenance as _provenance
+from . import roles as _roles
 from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
@@ -103,6 +109,10 @@ def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
         return method  # type: ignore[return-value]
 
     return wrap
+
+
+def _unknown_stack(stack: tuple[ValueSummary, ...]) -> bool:
+    return len(stack) == 1 and stack[0].unknown
 
 
 @dataclass
@@ -742,6 +752,54 @@ class EngineMethods:
     # ==========================================================================================================
     # queries
     # ==========================================================================================================
+
+    # -- teaching: roles, explanations, provenance of the selected frame's code ----------------------------------
+
+    def _teach_target(self) -> tuple[CodeType, Any]:
+        """(code object, its `FrameView` or None) of the selected frame, or the compile stop's new code."""
+        code = self._current_code()
+        if code is None:
+            refuse("no generated code here", "not here")
+        return code, self._selected_view()
+
+    def _facts(self, code: CodeType) -> "_roles.CodegenFacts | None":
+        # what the capture recorded for this compile (graph signatures, resume functions); without a capture
+        # the roles are read from the code's shape alone
+        if self.capture is None:
+            return None
+        try:
+            return _roles.facts_from_capture(self.capture, code)
+        except Exception as exc:  # noqa: BLE001 - a capture fault costs the capture-based roles, not the listing
+            self.message(f"roles: the capture's records could not be read ({type(exc).__name__}: {exc})")
+            return None
+
+    @engine_method()
+    def roles(self) -> CodeRoles | EngineError:
+        code, _fv = self._teach_target()
+        return _roles.code_roles(code, self._facts(code))
+
+    @engine_method()
+    def explain(self, index: int | None = None) -> Explanation | EngineError:
+        code, fv = self._teach_target()
+        here = fv.index if fv is not None else -1
+        if index is None:
+            if here < 0:
+                refuse("no current instruction here: give an index (`explain IDX`)")
+            index = here
+        n = len(_roles.flow_of(code)[0])
+        if not 0 <= index < n:
+            refuse(f"index {index} is outside 0..{n - 1}")
+        # the live values only describe the stack before the instruction the frame is stopped at
+        live = fv.stack if fv is not None and index == here and not _unknown_stack(fv.stack) else None
+        return _explain.explain(code, index, live, facts=self._facts(code))
+
+    @engine_method()
+    def stack_provenance(self) -> Provenance | EngineError:
+        code, fv = self._teach_target()
+        if fv is None or fv.index < 0:
+            refuse("no value stack at this stop", "not here")
+        facts = self._facts(code)
+        return _provenance.provenance(code, fv.index, facts=facts, roles=_roles.code_roles(code, facts))
 
     @engine_method()
     def listing(self) -> CodeView | EngineError:

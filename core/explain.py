@@ -14,7 +14,7 @@ from types import CodeType
 from typing import Sequence
 
 from . import compat, flow
-from .model import Explanation, GuardHelp, InstrRole, Provenance, Role, StackEffectView, ValueSummary
+from .model import Explanation, GuardHelp, InstrRole, StackEffectView, ValueSummary
 from .provenance import raw_stack, slot_expression
 from .roles import CodegenFacts, ROLE_HELP, code_roles, flow_of
 
@@ -379,46 +379,6 @@ def explain(code: CodeType, index: int, live: Sequence[ValueSummary] | None = No
 
 
 # --------------------------------------------------------------------------------------------------------------
-# plain text (for `explain IDX`, `stack` and `ll` in line mode; the TUI renders the records itself)
-# --------------------------------------------------------------------------------------------------------------
-
-def explanation_text(ex: Explanation) -> str:
-    """`explain IDX` as plain text: the instruction, what it does, version note, stack effect, role."""
-    head = f"{ex.index} {ex.opname}" + (f" {ex.argrepr}" if ex.argrepr else "")
-    lines = [head, f"  what it does: {ex.meaning}"]
-    if ex.version_note:
-        lines.append(f"  other Pythons: {ex.version_note} (this is {_V})")
-    if ex.stack is not None:
-        lines.append(f"  stack: {ex.stack.text}")
-    if ex.role_sentence:
-        lines.append(f"  role: {ex.role_sentence}")
-    return "\n".join(lines)
-
-
-def provenance_lines(prov: Provenance, values: Sequence[ValueSummary] | None = None) -> list[str]:
-    """One line per value-stack slot, TOS first (as `stack` prints it): value, who pushed it, what it is."""
-    out = []
-    n = len(prov.slots)
-    for s in reversed(prov.slots):
-        val = values[s.slot].text if values is not None and s.slot < len(values) else (
-            "NULL" if s.is_null else s.expression)
-        who = f"pushed by {s.index} {s.opname}" + (f" {s.argrepr}" if s.argrepr else "") if s.index >= 0 else \
-            f"pushed on entering the handler: {s.argrepr}"
-        tos = " (TOS)" if s.slot == n - 1 else ""
-        note = f"  — {s.note}" if s.note else ""
-        out.append(f"[{s.slot}]{tos} {val}  ← {who}{note}")
-    if prov.path == "static":
-        out.append("(origins follow the code's control flow" + (
-            "; paths with different origins meet here" if prov.ambiguous else "") + ")")
-    return out
-
-
-def role_legend() -> list[str]:
-    """One line per role: its name and what it means (for a legend or help screen)."""
-    return [f"{r.value:16} {ROLE_HELP[r]}" for r in Role if r != Role.UNKNOWN]
-
-
-# --------------------------------------------------------------------------------------------------------------
 # Guards: every leaf guard type torch 2.13's guard manager can hold (torch._C._dynamo.guards), in plain words.
 # --------------------------------------------------------------------------------------------------------------
 
@@ -515,5 +475,5 @@ def torch_guard_types() -> list[str]:
 
 __all__ = [
     "OPCODES", "GUARD_HELP", "opcode_help", "stack_effect", "explain", "role_sentence", "guard_help",
-    "guard_line", "torch_guard_types", "explanation_text", "provenance_lines", "role_legend",
+    "guard_line", "torch_guard_types",
 ]

@@ -817,6 +817,7 @@ class DiffLine:
     tag: str
     old_index: int | None
     new_index: int | None
+    text: str
 
 
 # Teaching views (built by `dynadbg.core.roles`, `provenance` and `explain`)
@@ -1435,6 +1436,7 @@ class CompilesData:
     without_entries: tuple[tuple[str, str | None], ...] = field(default=())
 
 
+@dataclass(frozen=True)
 class Explanation:
     """Everything `explain IDX` says about one instruction.
 

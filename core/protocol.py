@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from .model import (
         BreakpointView,
+        CodeRoles,
         CodeView,
         CommandResult,
         CompilesData,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         EngineError,
         EntryDiff,
         EvalResult,
+        Explanation,
         FrameRecompiles,
         GeneratedInfo,
         GraphView,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
         GuardTree,
         PatchDiff,
         PatchView,
+        Provenance,
         RecompileRecord,
         Resumed,
         Stop,
@@ -171,6 +174,22 @@ class Engine(Protocol):
 
     def guard_diffs(self, old: str | None = None, new: str | None = None) -> "tuple[EntryDiff, ...] | EngineError":
         """Guard differences between this code object's entries (consecutive, or `old` → `new`)."""
+
+    # -- teaching (dynadbg.core.roles, explain, provenance) -------------------------------------------------------
+    def roles(self) -> "CodeRoles | EngineError":
+        """The role of every instruction of the selected frame's code (the compile stop's new code) in Dynamo's
+        code generation, one frozen `InstrRole` per instruction index, and the `RoleRegion` spans; graph calls
+        and resume calls found. Rests on the capture's records where it has them (``source="capture"``)."""
+
+    def explain(self, index: int | None = None) -> "Explanation | EngineError":
+        """Instruction `index` (default: the current one) of the selected frame's code: what the opcode does on
+        this Python, its stack effect (the live values when `index` is the current instruction), its role in a
+        sentence. ``EngineError(kind="usage")`` for an index out of range."""
+
+    def stack_provenance(self) -> "Provenance | EngineError":
+        """For each value-stack slot of the selected frame before its current instruction, bottom first, the
+        instruction that pushed it (static flow of the code), with a note for graph outputs (their FX node),
+        graph inputs and resume-function arguments."""
 
     def compiles(self) -> "CompilesData":
         """Every code object Dynamo compiled so far (any time)."""

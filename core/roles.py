@@ -436,14 +436,14 @@ class _Tagger:
             i += 1
         end = None
         for j in range(i, len(ops)):
-            if ops[j].opname in flow._UNCONDITIONAL:
+            if ops[j].opname in flow.UNCONDITIONAL:
                 end = j
                 break
         if end is None:
             end = i - 1
         for j in range(i, end + 1):
             op = ops[j]
-            if op.opname in flow._UNCONDITIONAL:
+            if op.opname in flow.UNCONDITIONAL:
                 d = "jumps to the instruction where the original function stopped"
             elif op.opname == "LOAD_FAST" and str(op.argval).startswith("___stack"):
                 d = f"puts {op.argval} back on the value stack"
@@ -507,7 +507,7 @@ class _Tagger:
                     self.set(j, Role.RETURN, "returns what the resume function returned")
                 elif ops[j].opname == "NOP":
                     self.set(j, Role.RESUME_CALL, "does nothing (a placeholder left by code generation)")
-                elif ops[j].opname in flow._UNCONDITIONAL:
+                elif ops[j].opname in flow.UNCONDITIONAL:
                     self.set(j, Role.RESUME_CALL, "jumps past the exception handler to the resume call")
                 else:
                     self.set(j, Role.RESUME_CALL, "packs the arguments of the resume function")
@@ -707,7 +707,7 @@ class _Tagger:
                     return j
         for j in range(first_load - 1, lo - 1, -1):
             if ops[j].opname not in _PACKING and ops[j].opname not in ("PRECALL", "KW_NAMES", "NOP") and ok(j) \
-                    and ops[j].opname not in flow._UNCONDITIONAL:
+                    and ops[j].opname not in flow.UNCONDITIONAL:
                 self._break_source = "shape"
                 return j
         return None

@@ -15,6 +15,7 @@ from typing import Sequence
 from ..guards import format_failing, format_guard_tree
 from ..model import (
     BreakpointView,
+    CodeRoles,
     CodeView,
     EditOutcome,
     FrameView,
@@ -22,6 +23,7 @@ from ..model import (
     GuardTree,
     Instr,
     PatchView,
+    Provenance,
     RecompileChoice,
     Stop,
     StopKind,
@@ -30,6 +32,17 @@ from ..model import (
 )
 from .edits import format_diff, format_stack
 from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
+from .teach import (
+    ROLE_WIDTH,
+    explanation_text,
+    guard_types_text,
+    provenance_lines,
+    provenance_note,
+    region_header,
+    role_legend,
+    role_tag,
+    slot_suffix,
+)
 
 __all__ = [
     "backtrace_text",
@@ -40,18 +53,23 @@ __all__ = [
     "diffs_text",
     "edit_outcome_text",
     "entries_text",
+    "explanation_text",
     "failing_guards_text",
     "format_diff",
     "format_stack",
     "globals_text",
     "graphs_text",
     "guard_trees_text",
+    "guard_types_text",
     "instr_line",
     "listing",
     "locals_text",
     "patches_text",
+    "provenance_lines",
+    "provenance_note",
     "record_text",
     "recompile_choices_text",
+    "role_legend",
     "source_text",
     "stack_text",
     "stop_text",
@@ -66,10 +84,11 @@ __all__ = [
 OPNAME_WIDTH = 22
 
 
-def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False) -> str:
-    """One listing line: marker, breakpoint, index, offset, source line, opname, argument, jump target.
+def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False, tag: str | None = None) -> str:
+    """One listing line: marker, breakpoint, index, offset, source line, [role tag,] opname, argument, jump target.
 
-    Example: ``"▶ ●   12    24  L18  LOAD_FAST              x"``.
+    Example: ``"▶ ●   12    24  L18  LOAD_FAST              x"``; with `tag` (the role column, see
+    `format.teach.ROLE_TAGS`): ``"▶ ●   12    24  L18  g-input  LOAD_FAST              x"``.
     """
     mark = "▶" if current else " "
     bp = "●" if breakpoint else " "
@@ -80,24 +99,40 @@ def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False) -
     elif ins.jump_target is not None:
         arg = f"{arg} (→ {ins.jump_target})"
     target = ">>" if ins.is_jump_target else "  "
-    return f"{mark}{bp}{target}{ins.index:>5} {ins.offset:>6}  {line:<6}{ins.opname:<{OPNAME_WIDTH}} {arg}".rstrip()
+    role = "" if tag is None else f"{tag:<{ROLE_WIDTH}} "
+    return (f"{mark}{bp}{target}{ins.index:>5} {ins.offset:>6}  {line:<6}{role}{ins.opname:<{OPNAME_WIDTH}} "
+            f"{arg}").rstrip()
 
 
 def listing(code: CodeView, *, current: int = -1, breakpoints: tuple[int, ...] = (), around: int | None = None,
-            span: tuple[int, int] | None = None) -> str:
+            span: tuple[int, int] | None = None, roles: CodeRoles | None = None) -> str:
     """The listing of `code`: whole, `around` instructions either side of `current`, or the index range `span`
-    (first, end exclusive)."""
+    (first, end exclusive). With `roles` (`Engine.roles()`): a role column, and a header line above the first
+    instruction of each region (and above the first row shown, when it starts mid-region)."""
     rows = code.instructions
     if span is not None:
         rows = rows[max(0, span[0]):max(0, span[1])]
     elif around is not None and current >= 0:
         lo, hi = max(0, current - around), min(len(rows), current + around + 1)
         rows = rows[lo:hi]
+    if roles is not None and len(roles.roles) != len(code.instructions):
+        roles = None  # roles of another code object (edited since): no column rather than a wrong one
     bps = set(breakpoints)
     head = f"{code.name}  ({code.filename}:{code.firstlineno})"
     head += f"  compile {code.compile_id}" if code.compile_id else ""
-    body = "\n".join(instr_line(r, current=r.index == current, breakpoint=r.index in bps) for r in rows)
-    return f"{head}\n{body}"
+    lines = [head]
+    for k, r in enumerate(rows):
+        tag = None
+        if roles is not None:
+            header = region_header(roles, r.index)
+            if header is None and k == 0:
+                region = roles.region_at(r.index)
+                header = f"      -- (continued) {region.title}  [{region.source}]" if region is not None else None
+            if header is not None:
+                lines.append(header)
+            tag = role_tag(roles.roles[r.index])
+        lines.append(instr_line(r, current=r.index == current, breakpoint=r.index in bps, tag=tag))
+    return "\n".join(lines)
 
 
 def value_text(v: ValueSummary) -> str:
@@ -110,17 +145,23 @@ def value_text(v: ValueSummary) -> str:
     return f"{v.type_name:<10} {v.text}"
 
 
-def stack_text(frame: FrameView) -> str:
-    """The value stack, bottom first, TOS marked."""
+def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
+    """The value stack, bottom first, TOS marked; with `provenance` (`Engine.stack_provenance()`), after each
+    slot the instruction that pushed it and what it stands for (``<- pushed by 12 LOAD_FAST x``)."""
     if not frame.stack:
         return "value stack: empty"
     if len(frame.stack) == 1 and frame.stack[0].unknown:
         return "value stack: unknown (this frame was not traced from its start)"
     note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
-    lines = [f"value stack: {len(frame.stack)} slot{'s' if len(frame.stack) != 1 else ''}, TOS last{note}"]
+    n = len(frame.stack)
+    lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{note}"]
     for i, v in enumerate(frame.stack):
-        tos = "  <- TOS" if i == len(frame.stack) - 1 else ""
-        lines.append(f"  [{i}] {value_text(v)}{tos}")
+        lines.append(f"  [{i}] {value_text(v)}{slot_suffix(provenance, i, n)}")
+    if provenance is not None:
+        if len(provenance.slots) != n:
+            lines.append(f"(no origins: the code's flow gives {len(provenance.slots)} slots here)")
+        elif provenance_note(provenance):
+            lines.append(provenance_note(provenance))
     return "\n".join(lines)
 
 
@@ -239,8 +280,12 @@ def source_text(filename: str, start: int, lines: Sequence[str], current: int | 
     return "\n".join(out)
 
 
-def guard_trees_text(trees: Sequence[GuardTree]) -> str:
-    return "\n\n".join(format_guard_tree(t) for t in trees)
+def guard_trees_text(trees: Sequence[GuardTree], *, explain: bool = False) -> str:
+    """Each guard tree (`guards.format_guard_tree`); `explain`: then one line per guard type present saying
+    what it checks and what change of input makes it fail."""
+    text = "\n\n".join(format_guard_tree(t) for t in trees)
+    legend = guard_types_text(trees) if explain else ""
+    return f"{text}\n{legend}" if legend else text
 
 
 def failing_guards_text(trees: Sequence[GuardTree]) -> str:

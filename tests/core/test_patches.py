@@ -126,7 +126,8 @@ def test_compile_stop_snapshot_shows_the_edit():
         return ex("c")
 
     drive_with(lambda s: s.start_callable(run_double_sum, results, 1), respond, ("compile",))
-    tail = seen["ll"].strip().splitlines()[-3:]
+    rows = [line for line in seen["ll"].strip().splitlines() if not line.startswith("      -- ")]  # no headers
+    tail = rows[-3:]
     assert "POP_TOP" in tail[0] and "LOAD_CONST" in tail[1] and "7" in tail[1] and "RETURN_VALUE" in tail[2]
 
 
