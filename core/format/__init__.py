@@ -115,7 +115,7 @@ def stack_text(frame: FrameView) -> str:
     if not frame.stack:
         return "value stack: empty"
     if len(frame.stack) == 1 and frame.stack[0].unknown:
-        return "value stack: unknown (this frame was not traced from its start)"
+        return "value stack: unknown (this frame was not traced from its start, or it has unwound: post-mortem)"
     note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
     lines = [f"value stack: {len(frame.stack)} slot{'s' if len(frame.stack) != 1 else ''}, TOS last{note}"]
     for i, v in enumerate(frame.stack):

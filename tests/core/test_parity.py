@@ -147,7 +147,7 @@ def test_exception_stops_at_the_faulting_instruction_while_continuing():
     torch._dynamo.reset()
     results: list = []
     run = drive_fn(lambda s: s.start_callable(parity.run_catching, results),
-                   scripted("locals", "1 + 1", "p y", "c"), break_on=("exception",))
+                   scripted("locals", "1 + 1", "p y", "stack", "c"), break_on=("exception",))
     assert run.result is not None and run.result.status == 0
     assert len(run.stops) == 1
     stop = run.stops[0]
@@ -158,6 +158,7 @@ def test_exception_stops_at_the_faulting_instruction_while_continuing():
     assert stop.frame.code.instructions[stop.frame.index].opname in ("CALL", "PRECALL")
     assert "x" in run.output_of("locals").output
     assert run.output_of("1 + 1").output == "2"
+    assert "post-mortem" in run.output_of("stack").output  # not "empty": the stack is gone, not empty
     # the stop came before the program's own `except`, and the program went on unchanged
     assert results == [[4.0, 4.0], "caught 31415 / 0", [4.0, 4.0]]
     assert run.session.traced_instructions == 0  # nothing was traced to get there
