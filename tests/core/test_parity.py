@@ -177,7 +177,7 @@ def test_return_stop_shows_the_value_on_the_stack_and_returned_lines():
     stack = run.output_of("stack").output
     assert "value stack: 1 slot" in stack and "Tensor[2] float32 cpu" in stack
     assert run.output_of("p __stack__").output == "[tensor([-2., -1.])]"
-    assert "inner returned: tensor([-2., -1.])" in run.messages
+    assert [m for m in run.messages if "returned" in m] == ["inner returned: tensor([-2., -1.])"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -419,3 +419,13 @@ def test_marker_code_does_not_outlive_a_debug_region(monkeypatch, capsys):
         api._active.clear()
     assert "(bdb)" not in capsys.readouterr().out
     assert "--- dynadbg.set_trace()" in after.getvalue()
+
+
+def test_continue_after_a_stop_reports_what_the_call_returned():
+    # upstream: test_debug_context_manager_basic / test_multiple_calls ("returned:" after `c`)
+    torch._dynamo.reset()
+    run = drive_fn(lambda s: s.start_callable(parity.run, parity.inner, torch.tensor([1.0, 2.0]), calls=2),
+                   scripted("c"), break_on=("entry",))
+    assert len(run.stops) == 1
+    assert [m for m in run.messages if "returned" in m] == ["inner returned: tensor([-2., -1.])"]  # once: the
+    # second call did not stop, so it reports nothing
