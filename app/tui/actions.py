@@ -20,6 +20,7 @@ the same in the console (shown in the help, the palette and the README).
 | dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
 | edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
 | console | ``:`` | focus the console input (``execute(line)``) |
+| maximize | ``z`` | ``screen.maximize(focused pane)``, or ``screen.minimize()`` when one is maximised |
 | help | ``?`` | open the help screen |
 | interrupt | ``Ctrl+C`` | ``interrupt()`` (only while the program runs) |
 | quit | ``q`` | ``quit()``, then exit |
@@ -126,6 +127,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("view_recompile", "7", "Recompile", "Show why this code recompiled, and the choices",
            "why", footer=False, group="Views"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
+    Action("maximize", "z", "Zoom", "Maximise the focused pane; again (or Escape) restores it", group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
            priority=True, footer=False, group="Program", when="running"),

@@ -274,6 +274,8 @@ class DebuggerApp(App[int]):
                 self.push_screen(HelpScreen(self.keymap))
         elif entry.id == "console":
             screen.console.input.focus()
+        elif entry.id == "maximize":
+            screen.toggle_maximize()
         elif entry.id == "interrupt":
             self.interrupt()
         elif entry.id == "quit":

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from dynadbg.core.model import (
@@ -77,6 +78,9 @@ class MainScreen(Screen[None]):
     ``-tiny``) reflow and hide panes (``dynadbg.tcss``). At a recompile stop (``-recompile``) the source and the
     (empty) value stack make room for the Recompile view, the inputs (locals) and the failing guards.
     """
+
+    ALLOW_IN_MAXIMIZED_VIEW = "#status, Footer"
+    """A maximised pane keeps the status line above it and the footer (its keys) below."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-cramped"), (60, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (16, "-short"), (32, "-tall")]
@@ -263,9 +267,30 @@ class MainScreen(Screen[None]):
         self.views.active = pane_id
         if isinstance(self.focused, Input):
             return
-        target = _VIEW_FOCUS.get(pane_id)
+        target = self._view_widget(pane_id)
         if target is not None:
-            self.query_one(target).focus()
+            target.focus()
+
+    def _view_widget(self, pane_id: str) -> Widget | None:
+        """The widget of view `pane_id` that takes the focus (the Original view: its listing, or its note)."""
+        if pane_id == "tab-orig":
+            listing = self.query_one("#orig-bytecode", BytecodeView)
+            return listing if listing.display else self.query_one("#orig-text")
+        target = _VIEW_FOCUS.get(pane_id)
+        return self.query_one(target) if target is not None else None
+
+    def toggle_maximize(self) -> None:
+        """Maximise the focused pane (the active view when the tab row has the focus), or restore the maximised
+        one. Nothing focused: the bytecode pane."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is None or focused is self.query_one("#views").query_one("ContentTabs"):
+            focused = self._view_widget(self.views.active or "tab-bytecode") or self.bytecode
+            focused.focus()
+        if not self.maximize(focused):
+            self.app.bell()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
@@ -296,9 +321,13 @@ class MainScreen(Screen[None]):
             listing.show(code)
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
+            if self.focused is text:
+                listing.focus()
         else:
             text.content = Text(code or "(no output)")
             listing.display, text.display = False, True
+            if self.focused is listing:
+                text.focus()
 
     def show_graph(self, graphs: tuple[GraphView, ...] | str) -> None:
         """Fill the Graph view with the entry's FX graphs (or why there are none)."""
