@@ -521,9 +521,9 @@ def counter_choices() -> tuple[RecompileChoice, ...]:
                         permanent=EAGER_SNIPPET + '\n# or, around one call: with torch.compiler.set_stance('
                                                   '"force_eager"): ...'),
         RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent='torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never '
-                                  'compile again\n# or: torch._dynamo.config.recompile_limit = 2   # every code '
-                                  'object: at most 2 entries, then existing entries only (global)'),
+                        permanent='torch._dynamo.config.recompile_limit = 2   # every code object: at most 2 '
+                                  'entries, then existing entries only (global)\n# or: torch.compiler.set_stance('
+                                  '"eager_on_recompile")   # keep the entries, never compile again (every function)'),
         RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
                         "drop guards from the new entry and recompile", permanent=DROP_SNIPPET,
                         warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),

@@ -78,6 +78,22 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         assert not {"return", "breakpoint", "up", "down", "edit"} & shown
 
 
+async def test_skip_and_eager_show_different_permanent_code() -> None:
+    """The Recompile view: under ``S skip`` the code that stops compiling (the entry limit), not eager's line."""
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        lines = plain(app.main_screen.recompile_view.content).splitlines()
+        starts = {key: next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"{key}  {cmd}"))
+                  for key, cmd in (("E", "eager"), ("S", "skip"), ("D", "drop"))}
+        eager = "\n".join(lines[starts["E"]:starts["S"]])
+        skip = "\n".join(lines[starts["S"]:starts["D"]])
+        assert "for good" in skip and "recompile_limit = 2" in skip
+        assert 'set_stance("eager_on_recompile")   # run eagerly' in eager
+        first_code = [ln for ln in skip.splitlines() if "for good" in ln][0]
+        assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
+
+
 @pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop g6")])
 async def test_recompile_choice_keys_send_their_command(key: str, command: str) -> None:
     app = make_app(counter_recompile_scenario())
