@@ -467,10 +467,20 @@ class DebuggerApp(App[int]):
             return
         self._view_seq[pane] = key
         engine = self.session
-        self._enqueue(_Call(lambda: getattr(engine, query)(), lambda result: self._query_done(pane, result),
-                            False, query))
+        if pane == "tab-recompile":
+            # The records keep the diffs of the entries that existed at each miss; the Why view also shows the
+            # entries' diffs now (after the decision compiled a new entry), as `diff` does.
+            def call() -> Any:
+                return engine.recompile_records(), engine.guard_diffs()
+        else:
+            def call() -> Any:
+                return getattr(engine, query)()
+        self._enqueue(_Call(call, lambda result: self._query_done(pane, result), False, query))
 
     def _query_done(self, pane: str, result: Any) -> None:
+        if pane == "tab-recompile" and isinstance(result, tuple):  # (records, diffs) from `_fill_view`
+            result, diffs = result
+            self._main.recompile_view.live_diffs = diffs if isinstance(diffs, tuple) else ()
         self._main.show_query(pane, result)
         if isinstance(result, EngineError):
             self._log_error(result)

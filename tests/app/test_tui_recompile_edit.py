@@ -342,3 +342,27 @@ def test_readme_keys_table_is_the_registry() -> None:
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert actions.markdown_table() in readme
+
+
+async def test_why_view_after_recompile_shows_the_diff_with_the_entry_compiled_since() -> None:
+    """After ``R`` the miss's record saw one entry; the Why view shows what ``diff`` shows now, not
+    "nothing to compare"."""
+    import dataclasses
+
+    from fake_scenarios import counter_recompile_record
+
+    live = counter_recompile_record()
+    (diff,) = live.diffs
+    past = dataclasses.replace(live, seq=1, compile_id="0/1", entries=live.entries[1:], diffs=(),
+                               decision="recompile", pending=False)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.session.recompile_records = lambda compile_id=None: (past,)
+        app.session.guard_diffs = lambda old=None, new=None: (diff,)
+        await pilot.press("7")
+        await _settled(pilot)
+        text = plain(app.main_screen.recompile_view.content)
+        assert "recompiled → 0/1: recompile" in text
+        assert "nothing to compare" not in text
+        assert "0/0 → 0/1: 1 changed" in text and "L['self'].counter == 0" in text
