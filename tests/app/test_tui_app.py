@@ -81,7 +81,7 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
         assert app.session.sent == ["set_step()"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
-        assert seen[2].startswith("TOS [1] <function __compiled_fn_1") and seen[2].endswith("[0] NULL")
+        assert seen[2].startswith("TOS [1] <graph __compiled_fn_1 of 0/0>") and seen[2].endswith("[0] NULL")
         assert seen[3].startswith("TOS [2] Tensor[4, 4] float32 cpu")
         assert "instr 3/32" in rendered(app.main_screen.query_one(StatusLine))
 

@@ -208,3 +208,26 @@ def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
     names = ("main-mid-step", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
     for name in names:
         assert (tmp_path / f"{name}.svg").read_text(encoding="utf-8").lstrip().startswith("<svg"), name
+
+
+async def test_the_compiled_graph_on_the_stack_is_labelled_as_the_graph(tmp_path) -> None:  # noqa: ANN001
+    """After ``LOAD_GLOBAL __compiled_fn_…`` the stack pane names the graph and its compile id, not
+    ``<function forward at …>`` (the FX module's method, which reads as the user's own function)."""
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.stack_view import StackView
+
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stack = app.main_screen.query_one(StackView)
+        for _ in range(8):
+            if "__compiled_fn" in stack.text:
+                break
+            await pilot.press("s")
+            await _until(pilot, lambda: app.phase == "stopped" and app.last_stop.kind is StopKind.STEP)
+        assert "<graph __compiled_fn_1 of 0/0>" in stack.text, stack.text
+        assert "<function" not in stack.text
+        await pilot.press("q")
+        await pilot.pause(0.2)
