@@ -81,9 +81,28 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
         assert app.session.sent == ["set_step()"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
-        assert seen[2].startswith("TOS [1] <graph __compiled_fn_1 of 0/0>") and seen[2].endswith("[0] NULL")
-        assert seen[3].startswith("TOS [2] Tensor[4, 4] float32 cpu")
+        # bottom first, TOS last and marked (the `stack` command's order)
+        assert seen[2].startswith("    [0] NULL") and seen[2].splitlines()[-1].startswith("TOS [1] <graph __compiled_fn_1 of 0/0>")
+        assert seen[3].splitlines()[-1].startswith("TOS [2] Tensor[4, 4] float32 cpu")
         assert "instr 3/32" in rendered(app.main_screen.query_one(StatusLine))
+
+
+async def test_stack_pane_and_stack_command_list_slots_in_one_order() -> None:
+    import re
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("s")
+            await settle(pilot)
+        pane = rendered(app.main_screen.query_one(StackView)).splitlines()
+        app.submit("stack")
+        await settle(pilot)
+        listed = [ln for ln in log_text(app).splitlines() if re.match(r"\s+\[\d\]", ln)]
+        assert [re.search(r"\[(\d)\]", ln).group(1) for ln in pane] == ["0", "1", "2"]
+        assert [re.search(r"\[(\d)\]", ln).group(1) for ln in listed] == ["0", "1", "2"]
+        assert pane[-1].startswith("TOS") and listed[-1].endswith("<- TOS")
 
 
 async def test_changed_locals_are_marked() -> None:
