@@ -359,10 +359,12 @@ class MainScreen(Screen[None]):
             view.content = Text(frame if isinstance(frame, str) else "(no cache entries)")
             return
         stop = self.stop
-        parts: list[RenderableType] = []
-        for i, entry in enumerate(frame.entries, 1):
+        # Entries are named by compile id, not numbered: the status line's "checked i of n" is torch's lookup order
+        # (most recently used first), which a position in this list would contradict.
+        parts: list[RenderableType] = [Text("in compile order; ▶ serves this frame", style="dim")]
+        for entry in frame.entries:
             serving = stop is not None and stop.compile_id == entry.compile_id
-            head = Text(f"{'▶' if serving else ' '} {i}. entry {entry.compile_id}", style="bold")
+            head = Text(f"{'▶' if serving else ' '} entry {entry.compile_id}", style="bold")
             head.append(f"  backend {entry.backend or '?'}  hits {'?' if entry.hits < 0 else entry.hits}",
                         style="default")
             if entry.invalidated or entry.code is None:

@@ -78,7 +78,8 @@ class StatusLine(Static):
         if stop.compile_id:
             fields.append(f"compile {stop.compile_id}")
         if stop.entry_index is not None and stop.entry_count is not None:
-            fields.append(f"entry {stop.entry_index} of {stop.entry_count}")
+            # torch's lookup order (most recently used first): the Entries view names entries by compile id
+            fields.append(f"checked {_ordinal(stop.entry_index)} of {stop.entry_count} entries")
         if frame is not None:
             if frame.index >= 0:
                 fields.append(f"instr {frame.index}/{len(frame.code.instructions)}")
@@ -97,3 +98,9 @@ class StatusLine(Static):
             text.append("  — ", dim)
             text.append(stop.message, dim)
         return text
+
+
+def _ordinal(n: int) -> str:
+    """``1`` → ``"1st"``, ``2`` → ``"2nd"``, ``11`` → ``"11th"``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -62,7 +62,7 @@ async def test_first_stop_renders_every_pane() -> None:
         assert [str(c.label).split("  ")[0] for c in tree.root.children] == [
             "✓ GLOBAL_STATE", "✓ L['x']", "✓ L['n']", "✓ L['self']", "✓ G"]
         status = rendered(screen.query_one(StatusLine))
-        assert "entry" in status and "forward" in status and "compile 0/0" in status and "entry 1 of 2" in status
+        assert "forward" in status and "compile 0/0" in status and "checked 1st of 2 entries" in status
         assert app.phase == "stopped"
 
 
@@ -103,6 +103,29 @@ async def test_stack_pane_and_stack_command_list_slots_in_one_order() -> None:
         assert [re.search(r"\[(\d)\]", ln).group(1) for ln in pane] == ["0", "1", "2"]
         assert [re.search(r"\[(\d)\]", ln).group(1) for ln in listed] == ["0", "1", "2"]
         assert pane[-1].startswith("TOS") and listed[-1].endswith("<- TOS")
+
+
+async def test_entries_view_and_status_line_do_not_number_one_entry_two_ways() -> None:
+    """The status line gives the serving entry's compile id and its place in torch's lookup order; the Entries view
+    names each entry by compile id (no second numbering) and marks the serving one."""
+    import re
+
+    from rich.console import Console as RichConsole
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = rendered(app.main_screen.query_one(StatusLine))
+        assert "compile 0/0" in status and "checked 1st of 2 entries" in status
+        await pilot.press("4")
+        await settle(pilot)
+        console = RichConsole(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.query_one("#entries").content)
+        text = console.export_text()
+        serving = [ln for ln in text.splitlines() if ln.startswith("▶")]
+        assert len(serving) == 1 and serving[0].startswith("▶ entry 0/0"), text
+        assert "  entry 0/1" in text
+        assert not re.search(r"\d+\. entry", text)
 
 
 async def test_changed_locals_are_marked() -> None:
