@@ -472,6 +472,10 @@ class DebuggerApp(App[int]):
             # entries' diffs now (after the decision compiled a new entry), as `diff` does.
             def call() -> Any:
                 return engine.recompile_records(), engine.guard_diffs()
+        elif pane == "tab-entries":
+            # The resume functions' code names (`compiles`) beside their global names: one function, two names.
+            def call() -> Any:
+                return engine.entries(), engine.compiles()
         else:
             def call() -> Any:
                 return getattr(engine, query)()
@@ -481,6 +485,9 @@ class DebuggerApp(App[int]):
         if pane == "tab-recompile" and isinstance(result, tuple):  # (records, diffs) from `_fill_view`
             result, diffs = result
             self._main.recompile_view.live_diffs = diffs if isinstance(diffs, tuple) else ()
+        elif pane == "tab-entries" and isinstance(result, tuple):  # (entries, compiles) from `_fill_view`
+            result, compiles = result
+            self._main.learn_resume_aliases(result, compiles)
         self._main.show_query(pane, result)
         if isinstance(result, EngineError):
             self._log_error(result)

@@ -124,6 +124,21 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._stop_detail_stale = False
+        self.resume_aliases: dict[str, str] = {}
+        """A resume function's global name (``__resume_at_196_3``) → its code name
+        (``torch_dynamo_resume_in_forward_at_26``), learnt from `Engine.entries` and `Engine.compiles`."""
+
+    def learn_resume_aliases(self, frame: object, compiles: object) -> None:
+        """Pair each resume function's global name with its code's name (`CacheEntryView.resume_keys` against
+        `CompilesData.frames`), for the Entries view and the status line."""
+        names = {f.key: f.name for f in getattr(compiles, "frames", ())}
+        for entry in getattr(frame, "entries", ()):
+            for global_name, key in zip(entry.resume_functions, entry.resume_keys):
+                if key in names:
+                    self.resume_aliases[global_name] = names[key]
+        status = self.query_one(StatusLine)
+        status.aliases = {code: glob for glob, code in self.resume_aliases.items()}
+        status.refresh()
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status").data_bind(MainScreen.stop, MainScreen.activity, MainScreen.exit_result)
@@ -373,7 +388,9 @@ class MainScreen(Screen[None]):
                 head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
             parts.append(head)
             parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
-            parts.append(Text(f"     resume functions: {', '.join(entry.resume_functions) or '-'}", style="dim"))
+            resumes = [f"{name} (= {self.resume_aliases[name]})" if name in self.resume_aliases else name
+                       for name in entry.resume_functions]
+            parts.append(Text(f"     resume functions: {', '.join(resumes) or '-'}", style="dim"))
         view.content = Group(*parts)
 
     # Detail text -----------------------------------------------------------------------------------------------
@@ -391,7 +408,9 @@ class MainScreen(Screen[None]):
             selected = stop.selected_frame
             for frame in stop.frames:
                 mark = "▶" if frame is selected else " "
-                parts.append(Text(f"{mark} {frame.code.name}  index {frame.index}  line {frame.lineno}"))
+                alias = {code: glob for glob, code in self.resume_aliases.items()}.get(frame.code.name)
+                name = frame.code.name + (f" (= {alias})" if alias else "")
+                parts.append(Text(f"{mark} {name}  index {frame.index}  line {frame.lineno}"))
         return Group(*parts)
 
     def _exit_details(self, result: ExitResult) -> RenderableType:

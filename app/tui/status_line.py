@@ -41,6 +41,8 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self.aliases: dict[str, str] = {}
+        """A resume function's code name → its global name (``__resume_at_196_3``), shown beside it."""
         self._styles: tuple[Style, ...] | None = None
 
     def notify_style_update(self) -> None:
@@ -74,7 +76,8 @@ class StatusLine(Static):
         frame = stop.selected_frame
         fields: list[str] = []
         if frame is not None:
-            fields.append(frame.code.name)
+            alias = self.aliases.get(frame.code.name)
+            fields.append(frame.code.name + (f" (= {alias})" if alias else ""))
         if stop.compile_id:
             fields.append(f"compile {stop.compile_id}")
         if stop.entry_index is not None and stop.entry_count is not None:

@@ -128,6 +128,34 @@ async def test_entries_view_and_status_line_do_not_number_one_entry_two_ways() -
         assert not re.search(r"\d+\. entry", text)
 
 
+async def test_resume_function_global_and_code_names_are_linked() -> None:
+    """``__resume_at_38_2`` (the global the Entries view lists) and ``torch_dynamo_resume_in_forward_at_26`` (its
+    code's name, which the status line and the frames show) are the same function: the views say so."""
+    import dataclasses
+
+    from rich.console import Console as RichConsole
+
+    from dynadbg.core.model import CompilesData
+
+    scenario = forward_scenario()
+    first, second = scenario.compiled.entries
+    compiled = dataclasses.replace(scenario.compiled, entries=(dataclasses.replace(first, resume_keys=(0xAB,)),
+                                                               second))
+    resume_frame = dataclasses.replace(scenario.compiled, key=0xAB, name="torch_dynamo_resume_in_forward_at_26")
+    scenario = dataclasses.replace(scenario, compiled=compiled)
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.session.compiles = lambda: CompilesData((compiled, resume_frame))
+        await pilot.press("4")
+        await settle(pilot)
+        console = RichConsole(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.query_one("#entries").content)
+        assert "__resume_at_38_2 (= torch_dynamo_resume_in_forward_at_26)" in console.export_text()
+        status = app.main_screen.query_one(StatusLine)
+        assert status.aliases == {"torch_dynamo_resume_in_forward_at_26": "__resume_at_38_2"}
+
+
 async def test_changed_locals_are_marked() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
