@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Input, RichLog, TabbedContent, TabPane
 
 from dynadbg.core.model import (
     BreakpointView,
@@ -67,6 +67,7 @@ _VIEW_FOCUS: dict[str, str] = {
     "tab-recompile": "#recompile",
     "tab-graph": "#graph",
     "tab-entries": "#entries",
+    "tab-stderr": "#stderr",
 }
 
 
@@ -160,6 +161,8 @@ class MainScreen(Screen[None]):
                         yield DiffView(id="diff")
                     with TabPane("Recompile", id="tab-recompile"):
                         yield RecompileView(id="recompile")
+                    with TabPane("Stderr", id="tab-stderr"):
+                        yield RichLog(id="stderr", max_lines=10_000, wrap=False)
                 yield SourceView(id="source")
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
@@ -179,6 +182,7 @@ class MainScreen(Screen[None]):
         self.query_one("#orig-bytecode").border_title = "original bytecode"
         self.query_one("#diff").border_title = "instruction edits"
         self.query_one("#recompile").border_title = "why it recompiles"
+        self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
@@ -317,6 +321,13 @@ class MainScreen(Screen[None]):
     def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
         if event.view.id == "bytecode":
             self.post_message(self.BreakpointRequested(event.index))
+
+    def on_console_stderr_written(self, event: Console.StderrWritten) -> None:
+        """The program's stderr goes to the Stderr view; the status line counts its lines."""
+        self.query_one("#stderr", RichLog).write(Text(event.text))
+        status = self.query_one(StatusLine)
+        status.stderr_lines += event.text.count("\n") + 1
+        status.refresh()
 
     def on_console_left(self) -> None:
         self.bytecode.focus()

@@ -41,6 +41,8 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self.stderr_lines = 0
+        """Lines the program wrote to stderr so far (they are in the Stderr view, key 8)."""
         self.aliases: dict[str, str] = {}
         """A resume function's code name → its global name (``__resume_at_196_3``), shown beside it."""
         self._styles: tuple[Style, ...] | None = None
@@ -94,6 +96,9 @@ class StatusLine(Static):
         for i, field in enumerate(fields):
             text.append(" · " if i else "", dim)
             text.append(field)
+        if self.stderr_lines:
+            text.append(" · ", dim)
+            text.append(f"stderr {self.stderr_lines}", "bold")
         if stop.exception:
             text.append("  ")
             text.append(stop.exception, error)

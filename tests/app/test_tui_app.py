@@ -716,3 +716,29 @@ async def test_q_typed_in_the_console_ends_the_program_and_the_app() -> None:
                 break
         assert not app.is_running
     assert app.session.quit_called >= 1
+
+
+async def test_stderr_goes_to_its_own_view_with_a_count_not_to_the_console() -> None:
+    """torch's warning lines (the program's stderr) land in the Stderr view (key 8) and the status line counts
+    them; the console keeps the debugger's lines and the program's stdout."""
+    import sys
+
+    from textual.widgets import RichLog
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        print("W1130 12:00:00.000 torch/_dynamo/convert_frame.py graph break", file=sys.stderr)
+        print("Failed to initialize NumPy", file=sys.stderr)
+        print("result 42")
+        await pilot.pause(0.2)
+        await settle(pilot)
+        assert "graph break" not in log_text(app) and "NumPy" not in log_text(app)
+        assert "result 42" in log_text(app)
+        assert "stderr 2" in rendered(app.main_screen.query_one(StatusLine))
+        await pilot.press("8")
+        await settle(pilot)
+        view = app.main_screen.query_one("#stderr", RichLog)
+        assert app.main_screen.views.active == "tab-stderr" and app.focused is view
+        text = "\n".join(strip.text for strip in view.lines)
+        assert "W1130" in text and "Failed to initialize NumPy" in text
