@@ -223,6 +223,19 @@ async def test_edit_dialog_opens_on_the_cursor_instruction_and_previews_it() -> 
         assert app.session.sent == []  # previews install nothing
 
 
+async def test_typing_in_the_edit_dialog_replaces_the_prefilled_instruction() -> None:
+    """The dialog opens with the instruction selected: what the user types replaces it (no ctrl+u first)."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot)
+        field = dialog.query_one("#edit-input", Input)
+        assert field.value == "LOAD_CONST 0"
+        await pilot.press(*"LOAD_CONST 1")
+        await _settled(pilot)
+        assert field.value == "LOAD_CONST 1"
+        assert app.session.previews[-1] == "edit 8 LOAD_CONST 1"
+
+
 async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
