@@ -459,9 +459,11 @@ class DebuggerApp(App[int]):
     def _fill_view(self, pane: str, *, force: bool = False) -> None:
         """Fill a view from its engine query, once per stop and selected frame (unless `force`)."""
         stop = self.last_stop
-        query = QUERY_VIEWS.get(pane)
+        query = QUERY_VIEWS.get(pane) or ("compiles" if pane == "tab-stop" else None)
         if query is None or not self.stopped or stop is None:
             return
+        if pane == "tab-stop" and self._main._resume_frame_name() is None:
+            return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(pane) == key:
             return
@@ -488,6 +490,9 @@ class DebuggerApp(App[int]):
         elif pane == "tab-entries" and isinstance(result, tuple):  # (entries, compiles) from `_fill_view`
             result, compiles = result
             self._main.learn_resume_aliases(result, compiles)
+        elif pane == "tab-stop":  # the graph break behind a resume function (`compiles`)
+            self._main.show_break_context(result)
+            return
         self._main.show_query(pane, result)
         if isinstance(result, EngineError):
             self._log_error(result)

@@ -125,6 +125,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._stop_detail_stale = False
+        self._break_context: RenderableType | None = None
         self.resume_aliases: dict[str, str] = {}
         """A resume function's global name (``__resume_at_196_3``) → its code name
         (``torch_dynamo_resume_in_forward_at_26``), learnt from `Engine.entries` and `Engine.compiles`."""
@@ -224,6 +225,7 @@ class MainScreen(Screen[None]):
 
     def watch_stop(self, stop: Stop | None) -> None:
         self.breakpoints = None
+        self._break_context = None
         self._show_frame()
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
         self.recompile_view.show_stop(stop)
@@ -231,6 +233,8 @@ class MainScreen(Screen[None]):
             self._stop_detail_stale = True
             if self.views.active == "tab-stop":
                 self._fill_stop_detail()
+                if self._resume_frame_name() is not None:
+                    self.post_message(self.ViewRequested("tab-stop"))
             self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
                 else "tracked depth"
             self.query_one(StackView).return_value = stop.return_value
@@ -315,6 +319,8 @@ class MainScreen(Screen[None]):
         pane_id = event.pane.id or ""
         if pane_id == "tab-stop":
             self._fill_stop_detail()
+            if self._resume_frame_name() is not None:
+                self.post_message(self.ViewRequested("tab-stop"))
         if pane_id in QUERY_VIEWS:
             self.post_message(self.ViewRequested(pane_id))
 
@@ -406,6 +412,51 @@ class MainScreen(Screen[None]):
 
     # Detail text -----------------------------------------------------------------------------------------------
 
+    def _resume_frame_name(self) -> str | None:
+        """The code name of the selected frame when it is a resume function (``torch_dynamo_resume_in_*``)."""
+        frame = self.frame
+        name = frame.code.name if frame is not None else ""
+        return name if name.startswith("torch_dynamo_resume_in_") else None
+
+    def show_break_context(self, compiles: object) -> None:
+        """At a stop in a resume function: add to the Stop view the graph break that made it (torch's reason,
+        where the original frame stopped), where it resumes the original code, and what was handed over: the
+        ``___stack*`` arguments were on the original frame's value stack at the break, the rest are locals
+        carried over. `compiles` is `Engine.compiles`' answer."""
+        name, stop = self._resume_frame_name(), self.stop
+        if name is None or stop is None or not hasattr(compiles, "frames"):
+            return
+        frames = compiles.frames
+        keys = {f.key for f in frames if f.name == name and f.is_resume}
+        globals_ = {g for f in frames for e in f.entries for g, k in zip(e.resume_functions, e.resume_keys)
+                    if k in keys}
+        breaks = [b for f in frames for b in f.graph_breaks if globals_ & set(b.resume_functions)]
+        resume = next((f for f in frames if f.key in keys), None)
+        parts: list[RenderableType] = [Text(""), Text("graph break: why this resume function runs",
+                                                      style="bold underline")]
+        for b in breaks[:1]:
+            parts.append(Text(f"compile {b.compile_id} stopped tracing: {b.reason.splitlines()[0]}"))
+            if b.filename:
+                parts.append(Text(f"  at {b.filename}:{b.lineno}" + (f"  {b.user_line.strip()}" if b.user_line
+                                                                      else ""), style="dim"))
+        if not breaks:
+            parts.append(Text("the graph break that made it was not captured", style="dim"))
+        if resume is not None and resume.resume_origin:
+            parts.append(Text(f"resumes {resume.resume_origin} at offset {resume.resume_offset}"
+                              + (f" (global {', '.join(sorted(globals_))})" if globals_ else "")))
+        frame = self.frame
+        if frame is not None and frame.locals:
+            handed = [n for n, _ in frame.locals if n.startswith("___stack")]
+            carried = [n for n, _ in frame.locals if not n.startswith("___stack")]
+            if handed:
+                parts.append(Text(f"values from the original frame's stack: {', '.join(handed)}"))
+            if carried:
+                parts.append(Text(f"locals carried over: {', '.join(carried)}"))
+        self._stop_detail_stale = True
+        self._break_context = Group(*parts)
+        if self.views.active == "tab-stop":
+            self._fill_stop_detail()
+
     def _stop_details(self, stop: Stop) -> RenderableType:
         parts: list[RenderableType] = [Text(f"{stop.kind.value} stop", style="bold"), Text(stop.message)]
         if stop.exception:
@@ -414,6 +465,8 @@ class MainScreen(Screen[None]):
             parts.append(Text("return value: ") + highlight.value_text(stop.return_value))
         for title, body in stop.detail:
             parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
+        if self._break_context is not None and not any(title == "graph break" for title, _ in stop.detail):
+            parts.append(self._break_context)
         if len(stop.frames) > 1:
             parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
             selected = stop.selected_frame
