@@ -154,6 +154,15 @@ async def test_resume_function_global_and_code_names_are_linked() -> None:
         assert "__resume_at_38_2 (= torch_dynamo_resume_in_forward_at_26)" in console.export_text()
         status = app.main_screen.query_one(StatusLine)
         assert status.aliases == {"torch_dynamo_resume_in_forward_at_26": "__resume_at_38_2"}
+        # a stop in that resume function: the status line shows both names
+        resumed = app.last_stop
+        frame = resumed.selected_frame
+        renamed = dataclasses.replace(frame, code=dataclasses.replace(frame.code,
+                                                                      name="torch_dynamo_resume_in_forward_at_26"))
+        app.main_screen.stop = dataclasses.replace(resumed, frames=tuple(
+            renamed if f is frame else f for f in resumed.frames), seq=resumed.seq + 1)
+        await pilot.pause()
+        assert "torch_dynamo_resume_in_forward_at_26 (= __resume_at_38_2)" in rendered(status)
 
 
 async def test_changed_locals_are_marked() -> None:
