@@ -67,11 +67,15 @@ class StatusLine(Static):
                 text.append(" ")
                 text.append(result.exception, error)
             text.append(f"  · {self.quit_key} to leave", dim)
+            if self.stderr_lines:
+                text.append(f" · stderr {self.stderr_lines} (8)", dim)
             return text
         if self.activity is not None or self.stop is None:
             activity = self.activity or "starting"
             text.append(f" ▶ {activity}… ", kind_style)
             text.append(f"  · {self.interrupt_key} to interrupt", dim)
+            if self.stderr_lines:
+                text.append(f" · stderr {self.stderr_lines} (8)", dim)
             return text
         stop = self.stop
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
