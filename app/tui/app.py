@@ -462,7 +462,7 @@ class DebuggerApp(App[int]):
         query = QUERY_VIEWS.get(pane) or ("compiles" if pane == "tab-stop" else None)
         if query is None or not self.stopped or stop is None:
             return
-        if pane == "tab-stop" and self._main._resume_frame_name() is None:
+        if pane == "tab-stop" and self._main.resume_frame_name() is None:
             return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(pane) == key:

@@ -233,7 +233,7 @@ class MainScreen(Screen[None]):
             self._stop_detail_stale = True
             if self.views.active == "tab-stop":
                 self._fill_stop_detail()
-                if self._resume_frame_name() is not None:
+                if self.resume_frame_name() is not None:
                     self.post_message(self.ViewRequested("tab-stop"))
             self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
                 else "tracked depth"
@@ -319,7 +319,7 @@ class MainScreen(Screen[None]):
         pane_id = event.pane.id or ""
         if pane_id == "tab-stop":
             self._fill_stop_detail()
-            if self._resume_frame_name() is not None:
+            if self.resume_frame_name() is not None:
                 self.post_message(self.ViewRequested("tab-stop"))
         if pane_id in QUERY_VIEWS:
             self.post_message(self.ViewRequested(pane_id))
@@ -412,7 +412,7 @@ class MainScreen(Screen[None]):
 
     # Detail text -----------------------------------------------------------------------------------------------
 
-    def _resume_frame_name(self) -> str | None:
+    def resume_frame_name(self) -> str | None:
         """The code name of the selected frame when it is a resume function (``torch_dynamo_resume_in_*``)."""
         frame = self.frame
         name = frame.code.name if frame is not None else ""
@@ -423,7 +423,7 @@ class MainScreen(Screen[None]):
         where the original frame stopped), where it resumes the original code, and what was handed over: the
         ``___stack*`` arguments were on the original frame's value stack at the break, the rest are locals
         carried over. `compiles` is `Engine.compiles`' answer."""
-        name, stop = self._resume_frame_name(), self.stop
+        name, stop = self.resume_frame_name(), self.stop
         if name is None or stop is None or not hasattr(compiles, "frames"):
             return
         frames = compiles.frames
