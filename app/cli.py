@@ -56,22 +56,7 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     run = sub.add_parser("run", help="run a script under the debugger (TUI on a terminal, else --plain)")
-    run.add_argument("--plain", action="store_true", help="line-mode front end (pipes, CI logs, screen readers)")
-    run.add_argument("--tui", action="store_true", help="the Textual front end even when stdout is not a terminal")
-    run.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
-    run.add_argument("--commands", metavar="FILE", help="a file of commands, one per line")
-    run.add_argument(
-        "--break-on",
-        type=parse_break_on,
-        default=None,
-        metavar="KINDS",
-        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} "
-             f"(default: {','.join(sorted(DEFAULT_BREAK_ON))})",
-    )
-    run.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) to the "
-                     "compiles they match")
-    run.add_argument("--keymap", metavar="FILE",
-                     help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
+    _add_session_flags(run)
     run.add_argument("--rank", type=int, default=None, metavar="R",
                      help="under torchrun: debug rank R only (default 0); the other ranks run without stops")
     run.add_argument("--out", metavar="DIR", help="write each rank's report to DIR/rank{R}.json (JSON report schema)")
@@ -87,8 +72,7 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="open the debugger on a bundled example")
     demo.add_argument("name", nargs="?", default=None, help="which example (default: the first)")
-    demo.add_argument("--plain", action="store_true", help="line-mode front end")
-    demo.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
+    _add_session_flags(demo)  # the same flags as `run`
     demo.add_argument("--list", action="store_true", help="list the bundled examples")
 
     diff = sub.add_parser("diff", help="compare two `report --json` files, or the rank reports of a torchrun job")
@@ -109,6 +93,26 @@ def parse_fail_on(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"unknown measure(s) {', '.join(unknown) or '(none)'}; choose from {','.join(FAIL_ON)}")
     return measures
+
+
+def _add_session_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags `run` and `demo` share: front end, scripted commands, stop kinds, patches, keymap."""
+    parser.add_argument("--plain", action="store_true", help="line-mode front end (pipes, CI logs, screen readers)")
+    parser.add_argument("--tui", action="store_true", help="the Textual front end even when stdout is not a terminal")
+    parser.add_argument("-c", dest="command_string", metavar="CMDS", help='commands to run at stops, ";"-separated')
+    parser.add_argument("--commands", metavar="FILE", help="a file of commands, one per line")
+    parser.add_argument(
+        "--break-on",
+        type=parse_break_on,
+        default=None,
+        metavar="KINDS",
+        help=f"comma-separated stop kinds from {','.join(BREAK_ON_KINDS)} "
+             f"(default: {','.join(sorted(DEFAULT_BREAK_ON))})",
+    )
+    parser.add_argument("--patch", metavar="FILE", help="apply the instruction patches of FILE (`patch save`) "
+                        "to the compiles they match")
+    parser.add_argument("--keymap", metavar="FILE",
+                        help='TUI key remapping, JSON {"action id": "key,key"} (or $DYNADBG_KEYMAP)')
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
@@ -333,13 +337,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
         path = demo_path(args.name)
     except KeyError:
         return _fail(f"no demo named {args.name!r} (choose from {', '.join(DEMOS)})")
-    commands = split_commands(args.command_string) if args.command_string else None
-    break_on = set(DEFAULT_BREAK_ON)
+    try:
+        commands = _commands_from(args)
+        patch_specs = _patches_from(args)
+    except _CliError as exc:
+        return _fail(str(exc))
+    break_on = args.break_on if args.break_on is not None else set(DEFAULT_BREAK_ON)
 
     def start(session):  # noqa: ANN001, ANN202
+        if patch_specs:
+            session.patch_manager.add_pending(patch_specs)
         session.start_script(path, [])
 
-    return debug_program(start, break_on=break_on, commands=commands, plain=args.plain)
+    return debug_program(start, break_on=break_on, commands=commands, plain=args.plain, tui=args.tui,
+                         keymap=args.keymap)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from dataclasses import replace
 from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import compat
+from . import compat, values
 from .disasm import code_view
 from .format.recompile import short_reason
 from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
@@ -777,6 +777,8 @@ class Capture:
                     if name.startswith("__compiled_fn"):
                         compile_id = compat.current_compile_id()
                         code = compat.output_graph_code(output_graph)
+                        if compile_id is not None:
+                            values.label_graph(value, name, str(compile_id))
                         if compile_id is not None and code is not None:
                             with cap._lock:
                                 pending = cap._pending_graph.pop(compile_id, None)

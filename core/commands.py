@@ -59,13 +59,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
        resumes=True),
     _c("n", "next", "n [N]: step N instructions in this frame, over calls (stops in the caller after a return).",
        resumes=True),
-    _c("r", "return", "r: run until this frame returns; stops with the return value before it leaves.",
-       resumes=True),
+    _c("r", "return", "r: run until this frame returns; stops with the return value before it leaves (at a return "
+       "stop: until the generated caller returns).", resumes=True),
     _c("c", "continue cont", "c: continue until the next breakpoint or active stop.", resumes=True),
     _c("until", "unt", "until IDX: continue until this frame reaches instruction index IDX or later (or returns).",
        resumes=True),
     _c("b", "break", "b [IDX] [if EXPR]: set a breakpoint at instruction index IDX of this code object; no IDX "
-       "lists them."),
+       "lists them (with the markers set_trace() and bytecode_debugger.breakpoint() compiled in; `cl` clears those "
+       "too)."),
     _c("cl", "clear", "cl [IDX]: clear the breakpoint at index IDX of this code object (all of them without IDX)."),
     _c("bt", "where w", "bt: the generated frames on the call stack, outermost first (> marks the selected one)."),
     _c("u", "up", "u [N]: select the caller's frame (outer), N levels up."),

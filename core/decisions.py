@@ -274,11 +274,12 @@ def choice_code(decision: str, record: RecompileRecord | None) -> str:
         lines = ['torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
                  '# or, around one call: with torch.compiler.set_stance("force_eager"): ...']
     elif decision == "skip":
+        # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
         n = record.limit.counted if record is not None and record.limit is not None else None
-        lines = ['torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never compile again']
-        if n:
-            lines.append(f"# or: torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} "
-                         f"entries, then existing entries only (global)")
+        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} entries, then "
+                 f"existing entries only (global)"] if n else []
+        lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
+                     f'never compile again (every function)')
     else:
         lines = []
     if record is not None:

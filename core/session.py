@@ -180,6 +180,8 @@ class Session(EngineMethods):
         self._scanned: set[int] = set()
         #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
         self._hooked_contexts: list[Any] = []
+        #: the program stopped inside the compiled call now running: report what it returns (`_report_return`)
+        self._stopped_in_call = False
         #: set_trace() from eager code: stop in the next generated frame this frame calls (its resume function)
         self._resume_parent: FrameType | None = None
         # services, made on first use (each registers compile and teardown hooks)
@@ -588,8 +590,7 @@ class Session(EngineMethods):
                 self.add_breakpoint(code, index, None).marker = True
         if markers and not self.teardown_hooks.count(self._forget_marker_code):
             self.teardown_hooks.append(self._forget_marker_code)
-        if "exception" in self.break_on:
-            self._hook_exceptions()
+        self._hook_wrapper()
 
     def _forget_marker_code(self) -> None:
         """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
@@ -608,8 +609,9 @@ class Session(EngineMethods):
             except Exception as exc:  # noqa: BLE001
                 self._message(f"could not drop the marker code of {original.co_name}: {exc}")
 
-    def _hook_exceptions(self) -> None:
-        """Catch exceptions leaving compiled code while nothing is traced (continue mode).
+    def _hook_wrapper(self) -> None:
+        """See every compiled call end while nothing is traced (continue mode): exceptions leaving it, and the
+        value it returns after a stop inside it.
 
         torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
         returns or raises; one more hook there sees the exception while it propagates, before the program's own
@@ -629,7 +631,12 @@ class Session(EngineMethods):
 
     def _after_compiled_call(self) -> None:
         exc = sys.exc_info()[1]
-        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
+        if exc is None:
+            if self._stopped_in_call:
+                self._report_return(sys._getframe(1))  # noqa: SLF001 - torch's wrapper, in its finally
+            return
+        self._stopped_in_call = False
+        if id(exc) == self._last_exc_id or "exception" not in self.break_on:
             return
         if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
             return
@@ -644,6 +651,17 @@ class Session(EngineMethods):
         where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
         self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
                          "the frame has unwound (post-mortem)")
+
+    def _report_return(self, wrapper: FrameType) -> None:
+        """The "NAME returned: VALUE" line for a compiled call the program stopped in (continue mode)."""
+        self._stopped_in_call = False
+        if threading.get_ident() != self._worker_ident or self._quitting:
+            return
+        f_locals = wrapper.f_locals
+        if "result" not in f_locals:
+            return
+        name = getattr(f_locals.get("fn"), "__name__", "compiled function")
+        self._message(f"{name} returned: {_value_line(f_locals['result'])}")
 
     @staticmethod
     def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
@@ -854,16 +872,23 @@ class Session(EngineMethods):
 
     def on_return(self, frame: FrameType, value: Any) -> None:
         st = self.states.get(frame)
-        if (self.mode is not Mode.CONTINUE or self.verbose) and not self._quitting:
-            self._message(f"{frame.f_code.co_name} returned: {_value_line(value)}")
+        report = self.mode is not Mode.CONTINUE or self.verbose
         if frame is self._resume_parent and not self._quitting:
             # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
             self._resume_parent = None
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
+            report = True
         if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"{frame.f_code.co_name} is returning")
+            report = True
+        if report and not self._quitting:
+            # after the return stop, if any: the frame is leaving now
+            self._message(f"{frame.f_code.co_name} returned: {_value_line(value)}")
+            caller = frame.f_back
+            if caller is None or id(caller.f_code) not in self.generated:
+                self._stopped_in_call = False  # reported here: the wrapper need not say it again
         if frame is self.target and self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN):
             # the frame we were stepping in is done: stop at the next generated instruction, in the caller if any
             self.mode, self.count, self.target = Mode.STEP, 1, None
@@ -940,6 +965,7 @@ class Session(EngineMethods):
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
+        self._stopped_in_call = ctx.kind not in (StopKind.COMPILE, StopKind.RECOMPILE)
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         with self._lock:

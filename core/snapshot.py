@@ -51,6 +51,8 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
             stack = tuple(value(v) for v in st.safe_stack())
         else:
             stack = (UNKNOWN,)
+    else:
+        stack = (UNKNOWN,)  # the frame has unwound: its value stack is gone
     names = code.co_varnames + code.co_cellvars + code.co_freevars
     loc = frame_locals(frame)
     pairs = []

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import reprlib
+import types
+import weakref
 from typing import Any
 
 from .model import ValueSummary
@@ -35,6 +38,20 @@ class NullSlot:
 NULL_SLOT = NullSlot()
 UNKNOWN = ValueSummary(type_name="?", text="<unknown>", unknown=True)
 
+#: Compiled-graph functions Dynamo installed as ``__compiled_fn_*`` globals → their label. Their own repr names the
+#: FX module's method (``<function forward at …>``), which reads as the user's original ``forward``.
+_GRAPH_LABELS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def label_graph(fn: Any, global_name: str, compile_id: str) -> None:
+    """Summaries of `fn` read ``<graph __compiled_fn_2 of 0/0>`` from now on (the uuid suffix of the global
+    name dropped). Called when Dynamo installs the global (``OutputGraph.install_global_unsafe``)."""
+    short = re.sub(r"_[0-9a-f]{8}(_[0-9a-f]{4}){3}_[0-9a-f]{12}$", "", global_name)
+    try:
+        _GRAPH_LABELS[fn] = f"<graph {short} of {compile_id}>"
+    except TypeError:  # not weak-referenceable: keep its own repr
+        pass
+
 
 def cut(text: str, limit: int = MAX_REPR) -> str:
     """`text` on one line, at most `limit` characters (an ellipsis marks the cut)."""
@@ -62,6 +79,10 @@ def summarize(value: Any, null_sentinel: Any = None) -> ValueSummary:
     tensor = _tensor_summary(value)
     if tensor is not None:
         return tensor
+    if type(value) is types.FunctionType:
+        label = _GRAPH_LABELS.get(value)
+        if label is not None:
+            return ValueSummary(type_name="function", text=label, identity=id(value))
     try:
         text = _repr.repr(value)
     except Exception as exc:  # noqa: BLE001 - user reprs can raise anything

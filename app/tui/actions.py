@@ -16,10 +16,12 @@ the same in the console (shown in the help, the palette and the README).
 | view_orig, view_graph, view_entries | ``2``, ``3``, ``4`` | ``original_code()``, ``graphs()``, ``entries()`` |
 | view_diff, view_recompile | ``6``, ``7`` | ``patch_diff()``, ``recompile_records()`` |
 | view_bytecode, view_stop | ``1``, ``5`` | - (the stop itself) |
+| view_stderr | ``8`` | - (the program's stderr, captured by the app) |
 | recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``decide(choice.decision)`` (recompile stop only) |
 | dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
 | edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
 | console | ``:`` | focus the console input (``execute(line)``) |
+| maximize | ``z`` | ``screen.maximize(focused pane)``, or ``screen.minimize()`` when one is maximised |
 | help | ``?`` | open the help screen |
 | interrupt | ``Ctrl+C`` | ``interrupt()`` (only while the program runs) |
 | quit | ``q`` | ``quit()``, then exit |
@@ -125,7 +127,10 @@ ACTIONS: tuple[Action, ...] = (
            "patch show", footer=False, group="Views"),
     Action("view_recompile", "7", "Recompile", "Show why this code recompiled, and the choices",
            "why", footer=False, group="Views"),
+    Action("view_stderr", "8", "Stderr", "Show what the program and torch wrote to stderr (warnings)",
+           footer=False, group="Views"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
+    Action("maximize", "z", "Zoom", "Maximise the focused pane; again (or Escape) restores it", group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
            priority=True, footer=False, group="Program", when="running"),

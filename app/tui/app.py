@@ -274,6 +274,8 @@ class DebuggerApp(App[int]):
                 self.push_screen(HelpScreen(self.keymap))
         elif entry.id == "console":
             screen.console.input.focus()
+        elif entry.id == "maximize":
+            screen.toggle_maximize()
         elif entry.id == "interrupt":
             self.interrupt()
         elif entry.id == "quit":
@@ -457,18 +459,40 @@ class DebuggerApp(App[int]):
     def _fill_view(self, pane: str, *, force: bool = False) -> None:
         """Fill a view from its engine query, once per stop and selected frame (unless `force`)."""
         stop = self.last_stop
-        query = QUERY_VIEWS.get(pane)
+        query = QUERY_VIEWS.get(pane) or ("compiles" if pane == "tab-stop" else None)
         if query is None or not self.stopped or stop is None:
             return
+        if pane == "tab-stop" and self._main.resume_frame_name() is None:
+            return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(pane) == key:
             return
         self._view_seq[pane] = key
         engine = self.session
-        self._enqueue(_Call(lambda: getattr(engine, query)(), lambda result: self._query_done(pane, result),
-                            False, query))
+        if pane == "tab-recompile":
+            # The records keep the diffs of the entries that existed at each miss; the Why view also shows the
+            # entries' diffs now (after the decision compiled a new entry), as `diff` does.
+            def call() -> Any:
+                return engine.recompile_records(), engine.guard_diffs()
+        elif pane == "tab-entries":
+            # The resume functions' code names (`compiles`) beside their global names: one function, two names.
+            def call() -> Any:
+                return engine.entries(), engine.compiles()
+        else:
+            def call() -> Any:
+                return getattr(engine, query)()
+        self._enqueue(_Call(call, lambda result: self._query_done(pane, result), False, query))
 
     def _query_done(self, pane: str, result: Any) -> None:
+        if pane == "tab-recompile" and isinstance(result, tuple):  # (records, diffs) from `_fill_view`
+            result, diffs = result
+            self._main.recompile_view.live_diffs = diffs if isinstance(diffs, tuple) else ()
+        elif pane == "tab-entries" and isinstance(result, tuple):  # (entries, compiles) from `_fill_view`
+            result, compiles = result
+            self._main.learn_resume_aliases(result, compiles)
+        elif pane == "tab-stop":  # the graph break behind a resume function (`compiles`)
+            self._main.show_break_context(result)
+            return
         self._main.show_query(pane, result)
         if isinstance(result, EngineError):
             self._log_error(result)

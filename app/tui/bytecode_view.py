@@ -190,7 +190,18 @@ class BytecodeView(ScrollView, can_focus=True):
         self._keep_cursor_visible()
 
     def action_page(self, direction: int) -> None:
-        self.cursor += direction * max(1, self.scrollable_content_region.height - 1)
+        # The view turns a whole page at once and the cursor keeps its row on screen, as in an editor; at either
+        # end the cursor goes to the first / last instruction.
+        height = self.scrollable_content_region.height
+        page = max(1, height - 1)
+        top = self.scroll_offset.y
+        row = min(max(self.cursor - top, 0), max(height - 1, 0))
+        new_top = min(max(top + direction * page, 0), int(self.max_scroll_y))
+        if new_top == top:
+            self.cursor += direction * page
+        else:
+            self.scroll_to(y=new_top, animate=False, immediate=True, force=True)
+            self.cursor = new_top + row
         self._keep_cursor_visible()
 
     def action_cursor_to(self, index: int) -> None:

@@ -43,7 +43,7 @@ class Console(Vertical):
     | `console--error` | Error lines (a command failed; nothing changed). |
     | `console--info` | Engine info and warning lines. |
     | `console--output` | Command output. |
-    | `console--program` | What the debugged program printed (stdout and stderr). |
+    | `console--program` | What the debugged program printed to stdout (its stderr has its own view). |
     """
 
     class Submitted(Message):
@@ -61,6 +61,14 @@ class Console(Vertical):
             """The console it came from."""
             return self.console
 
+    class StderrWritten(Message):
+        """The program (or torch inside it) wrote to stderr: it goes to the Stderr view, not the console log."""
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+            """The text written, lines joined (flushed 20 times a second)."""
+            super().__init__()
+
     class Left(Message):
         """The user pressed Escape in the input: focus should go back to the panes."""
 
@@ -69,6 +77,7 @@ class Console(Vertical):
         self._history: list[str] = []
         self._history_pos = 0
         self._printed: list[str] = []
+        self._stderr: list[str] = []
         self._flush_scheduled = False
 
     def compose(self) -> ComposeResult:
@@ -118,8 +127,9 @@ class Console(Vertical):
     # Program output ----------------------------------------------------------------------------------------
 
     def on_print(self, event: events.Print) -> None:
-        """Text the program printed (the app captures stdout/stderr while it runs): logged, 20 times a second."""
-        self._printed.append(event.text)
+        """Text the program printed (the app captures stdout/stderr while it runs): stdout is logged here, stderr
+        (torch's warning lines, library noise) goes to the Stderr view (`StderrWritten`); 20 times a second."""
+        (self._stderr if event.stderr else self._printed).append(event.text)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.set_timer(0.05, self._flush_printed)
@@ -129,6 +139,9 @@ class Console(Vertical):
         text, self._printed = "".join(self._printed), []
         if text.strip():
             self._write(text.rstrip("\n"), "console--program")
+        errors, self._stderr = "".join(self._stderr), []
+        if errors.strip():
+            self.post_message(self.StderrWritten(errors.rstrip("\n")))
 
     # Input -----------------------------------------------------------------------------------------------------
 

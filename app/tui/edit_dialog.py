@@ -192,7 +192,8 @@ class EditDialog(ModalScreen[None]):
             field = self.query_one("#edit-input", Input)
             field.cursor_blink = False
             field.focus()
-            field.cursor_position = len(field.value)
+            # Selected, so typing replaces the pre-filled instruction (arrow keys keep it to change one part).
+            self.call_after_refresh(field.select_all)
         self._request_preview()
 
     def _current_text(self) -> Text:

@@ -17,6 +17,18 @@ from dynadbg.core import commands
 
 from . import actions
 
+#: Keys every pane understands (Textual's own focus, scroll and tree keys, and the panes' bindings).
+PANE_KEYS: tuple[tuple[str, str], ...] = (
+    ("Tab / Shift+Tab", "Focus the next / previous pane (bytecode or the open view, source, value stack, "
+                        "locals, watches, guards, console log, console input, view tabs)"),
+    ("Up / Down, PageUp / PageDown", "Move the cursor / scroll a line or a page (Home / End: first / last)"),
+    ("Left / Right (view tabs)", "Switch view when the tab row has the focus"),
+    ("Enter / Space (guards)", "Expand or collapse a guard manager; on a leaf guard: its detail"),
+    (". (bytecode)", "Back to the current instruction"),
+    ("Escape", "Restore a maximised pane; leave the console input"),
+)
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys (from the action registry, after the keymap) and the command language. Escape, q or ? closes it."""
 
@@ -42,6 +54,13 @@ class HelpScreen(ModalScreen[None]):
                     table.add_row(Text(actions.display_keys(self._keys[action.id])), Text(action.id),
                                   Text(action.description), Text(action.command or ""))
             sections.append(table)
+        panes = Table(box=None, show_header=False, pad_edge=False, title="In a pane", title_justify="left",
+                      title_style="bold underline", expand=False)
+        panes.add_column(width=28, no_wrap=True, style="bold")
+        panes.add_column()
+        for keys, what in PANE_KEYS:
+            panes.add_row(Text(keys), Text(what))
+        sections.append(panes)
         language = Table(box=None, show_header=False, pad_edge=False)
         language.add_column()
         language.add_column(no_wrap=True, style="dim")

@@ -53,6 +53,7 @@ class PromptScreen(ModalScreen[str | None]):
         field = self.query_one("#prompt-input", Input)
         field.cursor_blink = False
         field.focus()
+        self.call_after_refresh(field.select_all)  # typing replaces the suggestion
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

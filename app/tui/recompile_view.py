@@ -95,6 +95,8 @@ class RecompileView(OutputView):
         self._stop: Stop | None = None
         self._records: tuple[RecompileRecord, ...] | str | None = None
         self._stale = False
+        self.live_diffs: tuple[EntryDiff, ...] = ()
+        """The code object's guard diffs now (`Engine.guard_diffs`), for past records whose miss had none."""
 
     @property
     def record(self) -> RecompileRecord | None:
@@ -203,7 +205,13 @@ class RecompileView(OutputView):
                                          self._style("recompile--section"))])
             lines.extend(changed)
         lines.extend([Text(""), Text("guard diff of the entries (compile order)", self._style("recompile--section"))])
-        lines.extend(self._diffs(record.diffs))
+        diffs = record.diffs
+        if not diffs and not live:
+            # At the miss one entry had nothing to compare with; the entry compiled since has (what `diff` shows).
+            diffs = tuple(d for d in self.live_diffs if d.new == record.compile_id) or self.live_diffs
+            if diffs:
+                lines.append(Text("  (with the entries compiled since)", self._style("recompile--dim")))
+        lines.extend(self._diffs(diffs))
         return lines
 
     def _verdict(self, verdict: EntryVerdict, notes: set[str]) -> list[RenderableType]:

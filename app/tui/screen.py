@@ -17,7 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Footer, Input, RichLog, TabbedContent, TabPane
 
 from dynadbg.core.model import (
     BreakpointView,
@@ -66,6 +67,7 @@ _VIEW_FOCUS: dict[str, str] = {
     "tab-recompile": "#recompile",
     "tab-graph": "#graph",
     "tab-entries": "#entries",
+    "tab-stderr": "#stderr",
 }
 
 
@@ -77,6 +79,9 @@ class MainScreen(Screen[None]):
     ``-tiny``) reflow and hide panes (``dynadbg.tcss``). At a recompile stop (``-recompile``) the source and the
     (empty) value stack make room for the Recompile view, the inputs (locals) and the failing guards.
     """
+
+    ALLOW_IN_MAXIMIZED_VIEW = "#status, Footer"
+    """A maximised pane keeps the status line above it and the footer (its keys) below."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-cramped"), (60, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (16, "-short"), (32, "-tall")]
@@ -120,6 +125,22 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._stop_detail_stale = False
+        self._break_context: RenderableType | None = None
+        self.resume_aliases: dict[str, str] = {}
+        """A resume function's global name (``__resume_at_196_3``) → its code name
+        (``torch_dynamo_resume_in_forward_at_26``), learnt from `Engine.entries` and `Engine.compiles`."""
+
+    def learn_resume_aliases(self, frame: object, compiles: object) -> None:
+        """Pair each resume function's global name with its code's name (`CacheEntryView.resume_keys` against
+        `CompilesData.frames`), for the Entries view and the status line."""
+        names = {f.key: f.name for f in getattr(compiles, "frames", ())}
+        for entry in getattr(frame, "entries", ()):
+            for global_name, key in zip(entry.resume_functions, entry.resume_keys):
+                if key in names:
+                    self.resume_aliases[global_name] = names[key]
+        status = self.query_one(StatusLine)
+        status.aliases = {code: glob for glob, code in self.resume_aliases.items()}
+        status.refresh()
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status").data_bind(MainScreen.stop, MainScreen.activity, MainScreen.exit_result)
@@ -141,6 +162,8 @@ class MainScreen(Screen[None]):
                         yield DiffView(id="diff")
                     with TabPane("Recompile", id="tab-recompile"):
                         yield RecompileView(id="recompile")
+                    with TabPane("Stderr", id="tab-stderr"):
+                        yield RichLog(id="stderr", max_lines=10_000, wrap=False)
                 yield SourceView(id="source")
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
@@ -160,6 +183,7 @@ class MainScreen(Screen[None]):
         self.query_one("#orig-bytecode").border_title = "original bytecode"
         self.query_one("#diff").border_title = "instruction edits"
         self.query_one("#recompile").border_title = "why it recompiles"
+        self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
@@ -201,6 +225,7 @@ class MainScreen(Screen[None]):
 
     def watch_stop(self, stop: Stop | None) -> None:
         self.breakpoints = None
+        self._break_context = None
         self._show_frame()
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
         self.recompile_view.show_stop(stop)
@@ -208,6 +233,8 @@ class MainScreen(Screen[None]):
             self._stop_detail_stale = True
             if self.views.active == "tab-stop":
                 self._fill_stop_detail()
+                if self.resume_frame_name() is not None:
+                    self.post_message(self.ViewRequested("tab-stop"))
             self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
                 else "tracked depth"
             self.query_one(StackView).return_value = stop.return_value
@@ -263,20 +290,50 @@ class MainScreen(Screen[None]):
         self.views.active = pane_id
         if isinstance(self.focused, Input):
             return
-        target = _VIEW_FOCUS.get(pane_id)
+        target = self._view_widget(pane_id)
         if target is not None:
-            self.query_one(target).focus()
+            target.focus()
+
+    def _view_widget(self, pane_id: str) -> Widget | None:
+        """The widget of view `pane_id` that takes the focus (the Original view: its listing, or its note)."""
+        if pane_id == "tab-orig":
+            listing = self.query_one("#orig-bytecode", BytecodeView)
+            return listing if listing.display else self.query_one("#orig-text")
+        target = _VIEW_FOCUS.get(pane_id)
+        return self.query_one(target) if target is not None else None
+
+    def toggle_maximize(self) -> None:
+        """Maximise the focused pane (the active view when the tab row has the focus), or restore the maximised
+        one. Nothing focused: the bytecode pane."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is None or focused is self.query_one("#views").query_one("ContentTabs"):
+            focused = self._view_widget(self.views.active or "tab-bytecode") or self.bytecode
+            focused.focus()
+        if not self.maximize(focused):
+            self.app.bell()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
         if pane_id == "tab-stop":
             self._fill_stop_detail()
+            if self.resume_frame_name() is not None:
+                self.post_message(self.ViewRequested("tab-stop"))
         if pane_id in QUERY_VIEWS:
             self.post_message(self.ViewRequested(pane_id))
 
     def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
         if event.view.id == "bytecode":
             self.post_message(self.BreakpointRequested(event.index))
+
+    def on_console_stderr_written(self, event: Console.StderrWritten) -> None:
+        """The program's stderr goes to the Stderr view; the status line counts its lines."""
+        self.query_one("#stderr", RichLog).write(Text(event.text))
+        status = self.query_one(StatusLine)
+        status.stderr_lines += event.text.count("\n") + 1
+        status.refresh()
 
     def on_console_left(self) -> None:
         self.bytecode.focus()
@@ -296,9 +353,13 @@ class MainScreen(Screen[None]):
             listing.show(code)
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
+            if self.focused is text:
+                listing.focus()
         else:
             text.content = Text(code or "(no output)")
             listing.display, text.display = False, True
+            if self.focused is listing:
+                text.focus()
 
     def show_graph(self, graphs: tuple[GraphView, ...] | str) -> None:
         """Fill the Graph view with the entry's FX graphs (or why there are none)."""
@@ -330,10 +391,12 @@ class MainScreen(Screen[None]):
             view.content = Text(frame if isinstance(frame, str) else "(no cache entries)")
             return
         stop = self.stop
-        parts: list[RenderableType] = []
-        for i, entry in enumerate(frame.entries, 1):
+        # Entries are named by compile id, not numbered: the status line's "checked i of n" is torch's lookup order
+        # (most recently used first), which a position in this list would contradict.
+        parts: list[RenderableType] = [Text("in compile order; ▶ serves this frame", style="dim")]
+        for entry in frame.entries:
             serving = stop is not None and stop.compile_id == entry.compile_id
-            head = Text(f"{'▶' if serving else ' '} {i}. entry {entry.compile_id}", style="bold")
+            head = Text(f"{'▶' if serving else ' '} entry {entry.compile_id}", style="bold")
             head.append(f"  backend {entry.backend or '?'}  hits {'?' if entry.hits < 0 else entry.hits}",
                         style="default")
             if entry.invalidated or entry.code is None:
@@ -342,10 +405,57 @@ class MainScreen(Screen[None]):
                 head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
             parts.append(head)
             parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
-            parts.append(Text(f"     resume functions: {', '.join(entry.resume_functions) or '-'}", style="dim"))
+            resumes = [f"{name} (= {self.resume_aliases[name]})" if name in self.resume_aliases else name
+                       for name in entry.resume_functions]
+            parts.append(Text(f"     resume functions: {', '.join(resumes) or '-'}", style="dim"))
         view.content = Group(*parts)
 
     # Detail text -----------------------------------------------------------------------------------------------
+
+    def resume_frame_name(self) -> str | None:
+        """The code name of the selected frame when it is a resume function (``torch_dynamo_resume_in_*``)."""
+        frame = self.frame
+        name = frame.code.name if frame is not None else ""
+        return name if name.startswith("torch_dynamo_resume_in_") else None
+
+    def show_break_context(self, compiles: object) -> None:
+        """At a stop in a resume function: add to the Stop view the graph break that made it (torch's reason,
+        where the original frame stopped), where it resumes the original code, and what was handed over: the
+        ``___stack*`` arguments were on the original frame's value stack at the break, the rest are locals
+        carried over. `compiles` is `Engine.compiles`' answer."""
+        name, stop = self.resume_frame_name(), self.stop
+        if name is None or stop is None or not hasattr(compiles, "frames"):
+            return
+        frames = compiles.frames
+        keys = {f.key for f in frames if f.name == name and f.is_resume}
+        globals_ = {g for f in frames for e in f.entries for g, k in zip(e.resume_functions, e.resume_keys)
+                    if k in keys}
+        breaks = [b for f in frames for b in f.graph_breaks if globals_ & set(b.resume_functions)]
+        resume = next((f for f in frames if f.key in keys), None)
+        parts: list[RenderableType] = [Text(""), Text("graph break: why this resume function runs",
+                                                      style="bold underline")]
+        for b in breaks[:1]:
+            parts.append(Text(f"compile {b.compile_id} stopped tracing: {b.reason.splitlines()[0]}"))
+            if b.filename:
+                parts.append(Text(f"  at {b.filename}:{b.lineno}" + (f"  {b.user_line.strip()}" if b.user_line
+                                                                      else ""), style="dim"))
+        if not breaks:
+            parts.append(Text("the graph break that made it was not captured", style="dim"))
+        if resume is not None and resume.resume_origin:
+            parts.append(Text(f"resumes {resume.resume_origin} at offset {resume.resume_offset}"
+                              + (f" (global {', '.join(sorted(globals_))})" if globals_ else "")))
+        frame = self.frame
+        if frame is not None and frame.locals:
+            handed = [n for n, _ in frame.locals if n.startswith("___stack")]
+            carried = [n for n, _ in frame.locals if not n.startswith("___stack")]
+            if handed:
+                parts.append(Text(f"values from the original frame's stack: {', '.join(handed)}"))
+            if carried:
+                parts.append(Text(f"locals carried over: {', '.join(carried)}"))
+        self._stop_detail_stale = True
+        self._break_context = Group(*parts)
+        if self.views.active == "tab-stop":
+            self._fill_stop_detail()
 
     def _stop_details(self, stop: Stop) -> RenderableType:
         parts: list[RenderableType] = [Text(f"{stop.kind.value} stop", style="bold"), Text(stop.message)]
@@ -355,12 +465,16 @@ class MainScreen(Screen[None]):
             parts.append(Text("return value: ") + highlight.value_text(stop.return_value))
         for title, body in stop.detail:
             parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
+        if self._break_context is not None and not any(title == "graph break" for title, _ in stop.detail):
+            parts.append(self._break_context)
         if len(stop.frames) > 1:
             parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
             selected = stop.selected_frame
             for frame in stop.frames:
                 mark = "▶" if frame is selected else " "
-                parts.append(Text(f"{mark} {frame.code.name}  index {frame.index}  line {frame.lineno}"))
+                alias = {code: glob for glob, code in self.resume_aliases.items()}.get(frame.code.name)
+                name = frame.code.name + (f" (= {alias})" if alias else "")
+                parts.append(Text(f"{mark} {name}  index {frame.index}  line {frame.lineno}"))
         return Group(*parts)
 
     def _exit_details(self, result: ExitResult) -> RenderableType:

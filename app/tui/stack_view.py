@@ -1,4 +1,4 @@
-"""The value-stack pane: the frame's value stack, top of stack (TOS) first."""
+"""The value-stack pane: the frame's value stack, bottom first and TOS last (as the `stack` command lists it)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from .lines_view import LinesView
 
 
 class StackView(LinesView):
-    """The value-stack slots of a frame, TOS first, each with its depth.
+    """The value-stack slots of a frame, bottom first, each with its depth; the last is marked ``TOS`` and kept in
+    sight (the pane scrolls to it), as the ``stack`` command lists them.
 
     NULL slots read ``NULL``; slots the engine cannot vouch for (a tracked depth rather than the real stack top)
     read ``?``; tensors show shape, dtype and device. At a return stop the value being returned is shown above.
@@ -35,10 +36,18 @@ class StackView(LinesView):
     def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
         if old is None or new is None or old.code.key != new.code.key:
             self.reset_virtual_height()
-        self.set_lines(self._build())
+        self._show(self._build())
 
     def watch_return_value(self) -> None:
-        self.set_lines(self._build())
+        self._show(self._build())
+
+    def _show(self, lines: list[Text]) -> None:
+        self.set_lines(lines)
+        height = self.scrollable_content_region.height
+        if height > 0:  # keep TOS (the last line) in sight
+            top = max(0, len(lines) - height)
+            if top != self.scroll_offset.y:
+                self.scroll_to(y=top, animate=False, immediate=True, force=True)
 
     def _build(self) -> list[Text]:
         frame = self.frame
@@ -53,7 +62,7 @@ class StackView(LinesView):
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))
-        for depth in range(len(frame.stack) - 1, -1, -1):
+        for depth in range(len(frame.stack)):
             line = Text()
             line.append("TOS " if depth == len(frame.stack) - 1 else "    ", tos)
             line.append(f"[{depth:>{width}}] ", depth_style)

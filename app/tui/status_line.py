@@ -41,6 +41,10 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self.stderr_lines = 0
+        """Lines the program wrote to stderr so far (they are in the Stderr view, key 8)."""
+        self.aliases: dict[str, str] = {}
+        """A resume function's code name → its global name (``__resume_at_196_3``), shown beside it."""
         self._styles: tuple[Style, ...] | None = None
 
     def notify_style_update(self) -> None:
@@ -63,22 +67,28 @@ class StatusLine(Static):
                 text.append(" ")
                 text.append(result.exception, error)
             text.append(f"  · {self.quit_key} to leave", dim)
+            if self.stderr_lines:
+                text.append(f" · stderr {self.stderr_lines} (8)", dim)
             return text
         if self.activity is not None or self.stop is None:
             activity = self.activity or "starting"
             text.append(f" ▶ {activity}… ", kind_style)
             text.append(f"  · {self.interrupt_key} to interrupt", dim)
+            if self.stderr_lines:
+                text.append(f" · stderr {self.stderr_lines} (8)", dim)
             return text
         stop = self.stop
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
         frame = stop.selected_frame
         fields: list[str] = []
         if frame is not None:
-            fields.append(frame.code.name)
+            alias = self.aliases.get(frame.code.name)
+            fields.append(frame.code.name + (f" (= {alias})" if alias else ""))
         if stop.compile_id:
             fields.append(f"compile {stop.compile_id}")
         if stop.entry_index is not None and stop.entry_count is not None:
-            fields.append(f"entry {stop.entry_index} of {stop.entry_count}")
+            # torch's lookup order (most recently used first): the Entries view names entries by compile id
+            fields.append(f"checked {_ordinal(stop.entry_index)} of {stop.entry_count} entries")
         if frame is not None:
             if frame.index >= 0:
                 fields.append(f"instr {frame.index}/{len(frame.code.instructions)}")
@@ -90,6 +100,9 @@ class StatusLine(Static):
         for i, field in enumerate(fields):
             text.append(" · " if i else "", dim)
             text.append(field)
+        if self.stderr_lines:
+            text.append(" · ", dim)
+            text.append(f"stderr {self.stderr_lines}", "bold")
         if stop.exception:
             text.append("  ")
             text.append(stop.exception, error)
@@ -97,3 +110,9 @@ class StatusLine(Static):
             text.append("  — ", dim)
             text.append(stop.message, dim)
         return text
+
+
+def _ordinal(n: int) -> str:
+    """``1`` → ``"1st"``, ``2`` → ``"2nd"``, ``11`` → ``"11th"``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -151,7 +151,7 @@ def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
     if not frame.stack:
         return "value stack: empty"
     if len(frame.stack) == 1 and frame.stack[0].unknown:
-        return "value stack: unknown (this frame was not traced from its start)"
+        return "value stack: unknown (this frame was not traced from its start, or it has unwound: post-mortem)"
     note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
     n = len(frame.stack)
     lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{note}"]

@@ -145,7 +145,7 @@ def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, Val
 
 def forward_ops() -> list[Op]:
     """Dynamo-style generated code for `fake_program.Scale.forward` (n=3): graph call, branch, graph break."""
-    fn1 = obj("function", "<function __compiled_fn_1 at 0x7f00c0de0001>")
+    fn1 = obj("function", "<graph __compiled_fn_1 of 0/0>")
     out = obj("tuple", "(Tensor[4, 4] float32 cpu,)")
     y = tensor(4, 4)
     relu = obj("builtin_function_or_method", "<built-in method relu of Tensor object at 0x7f00c0de0002>")
@@ -211,7 +211,7 @@ def big_ops(count: int = 2000) -> list[Op]:
     block = 0
     while len(ops) < count - 1:
         start = len(ops)
-        fn = obj("function", f"<function __compiled_fn_{block} at 0x7f00c0de{block:04x}>")
+        fn = obj("function", f"<graph __compiled_fn_{block} of 0/0>")
         ops += [
             Op("LOAD_GLOBAL", f"NULL + __compiled_fn_{block}", 16, pushes=(NULL, fn)),
             Op("LOAD_FAST", "x", pushes=(tensor(4, 4),)),
@@ -521,9 +521,9 @@ def counter_choices() -> tuple[RecompileChoice, ...]:
                         permanent=EAGER_SNIPPET + '\n# or, around one call: with torch.compiler.set_stance('
                                                   '"force_eager"): ...'),
         RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent='torch.compiler.set_stance("eager_on_recompile")   # keep the entries, never '
-                                  'compile again\n# or: torch._dynamo.config.recompile_limit = 2   # every code '
-                                  'object: at most 2 entries, then existing entries only (global)'),
+                        permanent='torch._dynamo.config.recompile_limit = 2   # every code object: at most 2 '
+                                  'entries, then existing entries only (global)\n# or: torch.compiler.set_stance('
+                                  '"eager_on_recompile")   # keep the entries, never compile again (every function)'),
         RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
                         "drop guards from the new entry and recompile", permanent=DROP_SNIPPET,
                         warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),

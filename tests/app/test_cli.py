@@ -19,6 +19,8 @@ def dynadbg(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     (("run", "--break-on", "entry,nope", "x.py"), "unknown stop kind(s) nope"),
     (("report", "no_such_script.py"), "no such file: no_such_script.py"),
     (("demo", "nope"), "no demo named 'nope'"),
+    (("demo", "--break-on", "nope"), "unknown stop kind(s) nope"),
+    (("demo", "--commands", "no_such_file.txt"), "cannot read commands file"),
     (("run", "--commands", "no_such_file.txt", __file__), "cannot read commands file"),
     (("rnu", "x.py"), "unknown command 'rnu' (choose from run, report, demo"),
 ])
@@ -78,3 +80,15 @@ def test_report_json_is_clean_json_on_stdout(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["summary"]["frames"] == 1 and doc["summary"]["recompiles"] == 1
     assert "[2.0, 2.0] [3.0, 3.0]" in proc.stderr  # the program's own output goes to stderr with --json
+
+
+@pytest.mark.slow
+def test_demo_takes_runs_flags(tmp_path):
+    """`dynadbg demo` accepts what `run` does: here --break-on graph-break and --commands FILE."""
+    commands = tmp_path / "cmds.txt"
+    commands.write_text("c\nc\n")
+    proc = dynadbg("demo", "--plain", "--break-on", "graph-break", "--commands", str(commands))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("[graph-break]") or "\n[graph-break]  torch_dynamo_resume_in_forward_at_" in \
+        proc.stdout
+    assert "[entry]" not in proc.stdout  # only the kinds asked for

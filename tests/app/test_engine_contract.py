@@ -256,6 +256,10 @@ def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # 
     assert by_kind[DecisionKind.DROP].syntax == "drop [ID...]"
     assert 'set_stance("eager_on_recompile")' in (by_kind[DecisionKind.EAGER].permanent or "")
     assert by_kind[DecisionKind.SKIP].permanent != by_kind[DecisionKind.EAGER].permanent
+    # what the Recompile view shows first for each: skip's code is not eager's stance line
+    first = {k: (by_kind[k].permanent or "").splitlines()[0] for k in (DecisionKind.EAGER, DecisionKind.SKIP)}
+    assert first[DecisionKind.EAGER] != first[DecisionKind.SKIP]
+    assert "recompile_limit" in first[DecisionKind.SKIP]
     records = session.recompile_records()
     assert isinstance(records, tuple) and len(records) == 1 and isinstance(records[0], RecompileRecord)
     assert records[0].entries and records[0].entries[0].failing

@@ -62,7 +62,7 @@ async def test_first_stop_renders_every_pane() -> None:
         assert [str(c.label).split("  ")[0] for c in tree.root.children] == [
             "✓ GLOBAL_STATE", "✓ L['x']", "✓ L['n']", "✓ L['self']", "✓ G"]
         status = rendered(screen.query_one(StatusLine))
-        assert "entry" in status and "forward" in status and "compile 0/0" in status and "entry 1 of 2" in status
+        assert "forward" in status and "compile 0/0" in status and "checked 1st of 2 entries" in status
         assert app.phase == "stopped"
 
 
@@ -81,9 +81,88 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
         assert app.session.sent == ["set_step()"] * 3
         # RESUME leaves the stack empty; LOAD_GLOBAL pushes NULL + the graph function; LOAD_FAST pushes x
         assert seen[0] == seen[1] == "(empty)"
-        assert seen[2].startswith("TOS [1] <function __compiled_fn_1") and seen[2].endswith("[0] NULL")
-        assert seen[3].startswith("TOS [2] Tensor[4, 4] float32 cpu")
+        # bottom first, TOS last and marked (the `stack` command's order)
+        assert seen[2].startswith("    [0] NULL") and seen[2].splitlines()[-1].startswith("TOS [1] <graph __compiled_fn_1 of 0/0>")
+        assert seen[3].splitlines()[-1].startswith("TOS [2] Tensor[4, 4] float32 cpu")
         assert "instr 3/32" in rendered(app.main_screen.query_one(StatusLine))
+
+
+async def test_stack_pane_and_stack_command_list_slots_in_one_order() -> None:
+    import re
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("s")
+            await settle(pilot)
+        pane = rendered(app.main_screen.query_one(StackView)).splitlines()
+        app.submit("stack")
+        await settle(pilot)
+        listed = [ln for ln in log_text(app).splitlines() if re.match(r"\s+\[\d\]", ln)]
+        assert [re.search(r"\[(\d)\]", ln).group(1) for ln in pane] == ["0", "1", "2"]
+        assert [re.search(r"\[(\d)\]", ln).group(1) for ln in listed] == ["0", "1", "2"]
+        assert pane[-1].startswith("TOS") and listed[-1].endswith("<- TOS")
+
+
+async def test_entries_view_and_status_line_do_not_number_one_entry_two_ways() -> None:
+    """The status line gives the serving entry's compile id and its place in torch's lookup order; the Entries view
+    names each entry by compile id (no second numbering) and marks the serving one."""
+    import re
+
+    from rich.console import Console as RichConsole
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = rendered(app.main_screen.query_one(StatusLine))
+        assert "compile 0/0" in status and "checked 1st of 2 entries" in status
+        await pilot.press("4")
+        await settle(pilot)
+        console = RichConsole(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.query_one("#entries").content)
+        text = console.export_text()
+        serving = [ln for ln in text.splitlines() if ln.startswith("▶")]
+        assert len(serving) == 1 and serving[0].startswith("▶ entry 0/0"), text
+        assert "  entry 0/1" in text
+        assert not re.search(r"\d+\. entry", text)
+
+
+async def test_resume_function_global_and_code_names_are_linked() -> None:
+    """``__resume_at_38_2`` (the global the Entries view lists) and ``torch_dynamo_resume_in_forward_at_26`` (its
+    code's name, which the status line and the frames show) are the same function: the views say so."""
+    import dataclasses
+
+    from rich.console import Console as RichConsole
+
+    from dynadbg.core.model import CompilesData
+
+    scenario = forward_scenario()
+    first, second = scenario.compiled.entries
+    compiled = dataclasses.replace(scenario.compiled, entries=(dataclasses.replace(first, resume_keys=(0xAB,)),
+                                                               second))
+    resume_frame = dataclasses.replace(scenario.compiled, key=0xAB, name="torch_dynamo_resume_in_forward_at_26")
+    scenario = dataclasses.replace(scenario, compiled=compiled)
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.session.compiles = lambda: CompilesData((compiled, resume_frame))
+        await pilot.press("4")
+        await settle(pilot)
+        console = RichConsole(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.query_one("#entries").content)
+        assert "__resume_at_38_2 (= torch_dynamo_resume_in_forward_at_26)" in console.export_text()
+        status = app.main_screen.query_one(StatusLine)
+        assert status.aliases == {"torch_dynamo_resume_in_forward_at_26": "__resume_at_38_2"}
+        # a stop in that resume function: the status line shows both names
+        resumed = app.last_stop
+        frame = resumed.selected_frame
+        renamed = dataclasses.replace(frame, code=dataclasses.replace(frame.code,
+                                                                      name="torch_dynamo_resume_in_forward_at_26"))
+        app.main_screen.stop = dataclasses.replace(resumed, frames=tuple(
+            renamed if f is frame else f for f in resumed.frames), seq=resumed.seq + 1)
+        await pilot.pause()
+        assert "torch_dynamo_resume_in_forward_at_26 (= __resume_at_38_2)" in rendered(status)
 
 
 async def test_changed_locals_are_marked() -> None:
@@ -646,3 +725,65 @@ async def test_q_typed_in_the_console_ends_the_program_and_the_app() -> None:
                 break
         assert not app.is_running
     assert app.session.quit_called >= 1
+
+
+async def test_stderr_goes_to_its_own_view_with_a_count_not_to_the_console() -> None:
+    """torch's warning lines (the program's stderr) land in the Stderr view (key 8) and the status line counts
+    them; the console keeps the debugger's lines and the program's stdout."""
+    import sys
+
+    from textual.widgets import RichLog
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        print("W1130 12:00:00.000 torch/_dynamo/convert_frame.py graph break", file=sys.stderr)
+        print("Failed to initialize NumPy", file=sys.stderr)
+        print("result 42")
+        await pilot.pause(0.2)
+        await settle(pilot)
+        assert "graph break" not in log_text(app) and "NumPy" not in log_text(app)
+        assert "result 42" in log_text(app)
+        assert "stderr 2" in rendered(app.main_screen.query_one(StatusLine))
+        await pilot.press("8")
+        await settle(pilot)
+        view = app.main_screen.query_one("#stderr", RichLog)
+        assert app.main_screen.views.active == "tab-stderr" and app.focused is view
+        text = "\n".join(strip.text for strip in view.lines)
+        assert "W1130" in text and "Failed to initialize NumPy" in text
+
+
+async def test_stop_view_explains_the_graph_break_at_a_resume_function_entry() -> None:
+    """Stopped at the entry of a resume function (no ``--break-on graph-break``): the Stop view says which graph
+    break made it, where it resumes the original code and what was handed over."""
+    import dataclasses
+
+    from rich.console import Console as RichConsole
+
+    from dynadbg.core.model import CompilesData, GraphBreakView
+
+    name = "torch_dynamo_resume_in_forward_at_26"
+    scenario = forward_scenario()
+    stops = tuple(dataclasses.replace(st, frames=tuple(dataclasses.replace(f, code=dataclasses.replace(
+        f.code, name=name)) for f in st.frames)) for st in scenario.stops)
+    first, second = scenario.compiled.entries
+    parent = dataclasses.replace(
+        scenario.compiled, entries=(dataclasses.replace(first, resume_keys=(0xAB,)), second),
+        graph_breaks=(GraphBreakView("0/0", "Unsupported Tensor.item() call\nmore", "prog.py", 26,
+                                     "    k = x.sum().item()", ("__resume_at_38_2",)),))
+    resume = dataclasses.replace(scenario.compiled, key=0xAB, name=name, is_resume=True,
+                                 resume_origin="forward (prog.py:15)", resume_offset=38)
+    app = make_app(dataclasses.replace(scenario, stops=stops))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.session.compiles = lambda: CompilesData((parent, resume))
+        await pilot.press("5")
+        await settle(pilot)
+        console = RichConsole(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.query_one("#stop-detail").content)
+        text = console.export_text()
+        assert "graph break: why this resume function runs" in text
+        assert "compile 0/0 stopped tracing: Unsupported Tensor.item() call" in text
+        assert "prog.py:26" in text and "k = x.sum().item()" in text
+        assert "resumes forward (prog.py:15) at offset 38 (global __resume_at_38_2)" in text
+        assert "locals carried over: self, x, n" in text

@@ -208,3 +208,110 @@ def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
     names = ("main-mid-step", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
     for name in names:
         assert (tmp_path / f"{name}.svg").read_text(encoding="utf-8").lstrip().startswith("<svg"), name
+
+
+async def test_the_compiled_graph_on_the_stack_is_labelled_as_the_graph(tmp_path) -> None:  # noqa: ANN001
+    """After ``LOAD_GLOBAL __compiled_fn_…`` the stack pane names the graph and its compile id, not
+    ``<function forward at …>`` (the FX module's method, which reads as the user's own function)."""
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.stack_view import StackView
+
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stack = app.main_screen.query_one(StackView)
+        for _ in range(8):
+            if "__compiled_fn" in stack.text:
+                break
+            await pilot.press("s")
+            await _until(pilot, lambda: app.phase == "stopped" and app.last_stop.kind is StopKind.STEP)
+        import re
+
+        # the counters are per process: other tests may have compiled before
+        assert re.search(r"<graph __compiled_fn_\d+ of \d+/0>", stack.text), stack.text
+        assert f"of {app.last_stop.compile_id}>" in stack.text
+        assert "<function" not in stack.text
+        await pilot.press("q")
+        await pilot.pause(0.2)
+
+
+async def test_the_demo_from_the_keyboard_at_80x24() -> None:
+    """The bundled demo on the real engine, keys only: a guard's detail, Original scrolled, the log maximised and
+    restored, on to the resume function whose Stop view explains the graph break; torch's stderr kept out of the
+    console."""
+    from textual.widgets import RichLog
+
+    from dynadbg.core.model import LeafGuardView, StopKind
+    from dynadbg.core.session import Session
+    from dynadbg.demos import demo_path
+    from dynadbg.tui.app import DebuggerApp
+    from dynadbg.tui.bytecode_view import BytecodeView
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    path = demo_path(None)
+    app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(path), []))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        screen = app.main_screen
+        assert app.phase == "stopped" and app.last_stop.kind is StopKind.ENTRY
+        tree = screen.query_one(GuardTreeView)
+        await _until(pilot, lambda: tree.guards is not None, 60)
+        for _ in range(8):
+            if app.focused is tree:
+                break
+            await pilot.press("tab")
+        assert app.focused is tree
+        await pilot.press("home")
+        for _ in range(40):
+            await pilot.press("down")
+            node = tree.cursor_node
+            if isinstance(node.data, LeafGuardView):
+                break
+            if node.allow_expand and not node.is_expanded:
+                await pilot.press("enter")
+        assert isinstance(tree.cursor_node.data, LeafGuardView)
+        if not tree.cursor_node.is_expanded:
+            await pilot.press("enter")
+        await pilot.pause()
+        assert any(f"id {tree.cursor_node.data.id}" in str(c.label) for c in tree.cursor_node.children)
+        await pilot.press("2")
+        await _until(pilot, lambda: screen.query_one("#orig-bytecode", BytecodeView).code is not None, 30)
+        original = screen.query_one("#orig-bytecode", BytecodeView)
+        assert app.focused is original
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert original.scroll_offset.y > 0
+        for _ in range(8):
+            if isinstance(app.focused, RichLog) and app.focused.id == "log":
+                break
+            await pilot.press("tab")
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.console.log_widget
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.maximized is None
+        log = "\n".join(strip.text for strip in screen.console.log_widget.lines)
+        assert "W1" not in log and "NumPy" not in log
+        # on to the resume function after the graph break
+        for _ in range(4):
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase in ("stopped", "exited") and not app.engine_busy)
+            if app.phase != "stopped" or app.last_stop.selected_frame.code.name.startswith("torch_dynamo_resume"):
+                break
+        assert app.phase == "stopped"
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.pause(0.3)
+        import io
+
+        from rich.console import Console
+
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(screen.query_one("#stop-detail").content)
+        text = console.export_text()
+        assert "graph break" in text and "resumes forward" in text, text
+        await pilot.press("q")
+        await pilot.pause(0.2)

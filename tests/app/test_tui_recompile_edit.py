@@ -78,6 +78,22 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         assert not {"return", "breakpoint", "up", "down", "edit"} & shown
 
 
+async def test_skip_and_eager_show_different_permanent_code() -> None:
+    """The Recompile view: under ``S skip`` the code that stops compiling (the entry limit), not eager's line."""
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        lines = plain(app.main_screen.recompile_view.content).splitlines()
+        starts = {key: next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"{key}  {cmd}"))
+                  for key, cmd in (("E", "eager"), ("S", "skip"), ("D", "drop"))}
+        eager = "\n".join(lines[starts["E"]:starts["S"]])
+        skip = "\n".join(lines[starts["S"]:starts["D"]])
+        assert "for good" in skip and "recompile_limit = 2" in skip
+        assert 'set_stance("eager_on_recompile")   # run eagerly' in eager
+        first_code = [ln for ln in skip.splitlines() if "for good" in ln][0]
+        assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
+
+
 @pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop g6")])
 async def test_recompile_choice_keys_send_their_command(key: str, command: str) -> None:
     app = make_app(counter_recompile_scenario())
@@ -207,6 +223,19 @@ async def test_edit_dialog_opens_on_the_cursor_instruction_and_previews_it() -> 
         assert app.session.sent == []  # previews install nothing
 
 
+async def test_typing_in_the_edit_dialog_replaces_the_prefilled_instruction() -> None:
+    """The dialog opens with the instruction selected: what the user types replaces it (no ctrl+u first)."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot)
+        field = dialog.query_one("#edit-input", Input)
+        assert field.value == "LOAD_CONST 0"
+        await pilot.press(*"LOAD_CONST 1")
+        await _settled(pilot)
+        assert field.value == "LOAD_CONST 1"
+        assert app.session.previews[-1] == "edit 8 LOAD_CONST 1"
+
+
 async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -326,3 +355,27 @@ def test_readme_keys_table_is_the_registry() -> None:
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert actions.markdown_table() in readme
+
+
+async def test_why_view_after_recompile_shows_the_diff_with_the_entry_compiled_since() -> None:
+    """After ``R`` the miss's record saw one entry; the Why view shows what ``diff`` shows now, not
+    "nothing to compare"."""
+    import dataclasses
+
+    from fake_scenarios import counter_recompile_record
+
+    live = counter_recompile_record()
+    (diff,) = live.diffs
+    past = dataclasses.replace(live, seq=1, compile_id="0/1", entries=live.entries[1:], diffs=(),
+                               decision="recompile", pending=False)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.session.recompile_records = lambda compile_id=None: (past,)
+        app.session.guard_diffs = lambda old=None, new=None: (diff,)
+        await pilot.press("7")
+        await _settled(pilot)
+        text = plain(app.main_screen.recompile_view.content)
+        assert "recompiled → 0/1: recompile" in text
+        assert "nothing to compare" not in text
+        assert "0/0 → 0/1: 1 changed" in text and "L['self'].counter == 0" in text

@@ -147,7 +147,7 @@ def test_exception_stops_at_the_faulting_instruction_while_continuing():
     torch._dynamo.reset()
     results: list = []
     run = drive_fn(lambda s: s.start_callable(parity.run_catching, results),
-                   scripted("locals", "1 + 1", "p y", "c"), break_on=("exception",))
+                   scripted("locals", "1 + 1", "p y", "stack", "c"), break_on=("exception",))
     assert run.result is not None and run.result.status == 0
     assert len(run.stops) == 1
     stop = run.stops[0]
@@ -158,6 +158,7 @@ def test_exception_stops_at_the_faulting_instruction_while_continuing():
     assert stop.frame.code.instructions[stop.frame.index].opname in ("CALL", "PRECALL")
     assert "x" in run.output_of("locals").output
     assert run.output_of("1 + 1").output == "2"
+    assert "post-mortem" in run.output_of("stack").output  # not "empty": the stack is gone, not empty
     # the stop came before the program's own `except`, and the program went on unchanged
     assert results == [[4.0, 4.0], "caught 31415 / 0", [4.0, 4.0]]
     assert run.session.traced_instructions == 0  # nothing was traced to get there
@@ -176,7 +177,7 @@ def test_return_stop_shows_the_value_on_the_stack_and_returned_lines():
     stack = run.output_of("stack").output
     assert "value stack: 1 slot" in stack and "Tensor[2] float32 cpu" in stack
     assert run.output_of("p __stack__").output == "[tensor([-2., -1.])]"
-    assert "inner returned: tensor([-2., -1.])" in run.messages
+    assert [m for m in run.messages if "returned" in m] == ["inner returned: tensor([-2., -1.])"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -418,3 +419,13 @@ def test_marker_code_does_not_outlive_a_debug_region(monkeypatch, capsys):
         api._active.clear()
     assert "(bdb)" not in capsys.readouterr().out
     assert "--- dynadbg.set_trace()" in after.getvalue()
+
+
+def test_continue_after_a_stop_reports_what_the_call_returned():
+    # upstream: test_debug_context_manager_basic / test_multiple_calls ("returned:" after `c`)
+    torch._dynamo.reset()
+    run = drive_fn(lambda s: s.start_callable(parity.run, parity.inner, torch.tensor([1.0, 2.0]), calls=2),
+                   scripted("c"), break_on=("entry",))
+    assert len(run.stops) == 1
+    assert [m for m in run.messages if "returned" in m] == ["inner returned: tensor([-2., -1.])"]  # once: the
+    # second call did not stop, so it reports nothing
