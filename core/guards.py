@@ -138,8 +138,9 @@ def _expected(guard_type: str, source: str, code: str) -> str | None:
     if guard_type == "ID_MATCH":
         match = _ID_MATCH_RE.match(code)
         if match is not None:
-            kind = f"{match['type']} " if match["type"] else ""
-            return f"the {kind}object with id {match['id']} (the one there at compile time)"
+            # torch writes the class itself as type= when the object is a class: keep its words, not "a ... object"
+            kind = f" ({match['type']})" if match["type"] else ""
+            return f"the object with id {match['id']} at compile time{kind}"
         return code
     if guard_type == "TENSOR_MATCH":
         match = _TENSOR_RE.match(code)
