@@ -769,6 +769,20 @@ def release_thread_python_objects() -> list[str]:
     return dropped
 
 
+def check_path_only(root: Any, sources: set[str], f_locals: dict[str, Any]) -> tuple[bool, list[str]]:
+    """``check_verbose`` of a copy of guard tree `root` that keeps only the managers whose source is in
+    `sources` (a path from ``L`` down to one manager) and the root's own leaves: what that manager checks by
+    itself (e.g. a ``DictGuardManager``'s length, which has no leaf object), other guards out of the way.
+
+    Rests on ``RootGuardManager.clone_manager(filter_fn)`` (torch-internals §3b: the filter sees every manager,
+    the root first; a False drops the subtree) and ``check_verbose`` (side-effect free). The live tree is not
+    touched. Returns (passed, verbose code parts of the first failure).
+    """
+    clone = root.clone_manager(lambda mgr: mgr.get_source() in sources)
+    info = clone.check_verbose(f_locals)
+    return bool(info.result), list(info.verbose_code_parts or [])
+
+
 def sympy_interp() -> dict[str, Any]:
     """``torch.fx.experimental.symbolic_shapes.SYMPY_INTERP``: the names symbolic-shape guard code uses."""
     from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP

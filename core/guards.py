@@ -138,8 +138,9 @@ def _expected(guard_type: str, source: str, code: str) -> str | None:
     if guard_type == "ID_MATCH":
         match = _ID_MATCH_RE.match(code)
         if match is not None:
-            kind = f"{match['type']} " if match["type"] else ""
-            return f"the {kind}object with id {match['id']} (the one there at compile time)"
+            # torch writes the class itself as type= when the object is a class: keep its words, not "a ... object"
+            kind = f" ({match['type']})" if match["type"] else ""
+            return f"the object with id {match['id']} at compile time{kind}"
         return code
     if guard_type == "TENSOR_MATCH":
         match = _TENSOR_RE.match(code)
@@ -379,6 +380,10 @@ class _Builder:
         self.summaries: dict[int, tuple[Any, str]] = {}
         #: torch's recompile-log text for a failed no-aliasing check (``Duplicate tensors found: [...]``)
         self.aliasing_text: str | None = None
+        #: sources of the managers from the root down to the one being built (its ancestors)
+        self.path: list[str] = []
+        #: dict length checks left to run on their own (`_dict_length_leaf`)
+        self.length_probes = 4
         #: leaves the builder adds for checks torch makes without a leaf object (numbered last)
         self.extra_leaves: list[LeafGuardView] = []
         if f_locals is not None:
@@ -635,6 +640,7 @@ class _Builder:
         children: list[GuardNodeView] = []
         leaf_count = len(leaves)
         if node.children:
+            self.path.append(source)
             evaluator = self.evaluator
             items: list[tuple[Any, Any]] | None = None
             if evaluating and not missing and node.manager_type.endswith("DictGuardManager"):
@@ -657,6 +663,7 @@ class _Builder:
                     child_missing_here = True
                     pending = False
                 children.append(self.manager(child, child_value, child_missing_here))
+            self.path.pop()
             for c in children:
                 leaf_count += c.leaf_count
 
@@ -678,18 +685,31 @@ class _Builder:
         the check never looks at the keys). Its id is given after the whole tree is numbered
         (`_number_extra_leaves`), so the ids of torch's own leaves do not depend on it.
         """
-        if self.cv_passed or len(self.cv_parts) != 1:
-            return None
-        match = _DICT_LENGTH_RE.match(self.cv_parts[0].strip())
+        if self.cv_passed:
+            return None                               # torch passes the entry: every length matches
+        match = _DICT_LENGTH_RE.match(self.cv_parts[0].strip()) if len(self.cv_parts) == 1 else None
+        reason = self.cv_norm[0] if match is not None else None
         if match is None or match["src"] != source:
-            return None
+            # torch reports another failure first: check this dict's manager on its own (a bounded number of
+            # times per tree: each check copies the tree)
+            if self.length_probes <= 0:
+                return None
+            self.length_probes -= 1
+            try:
+                ok, parts = compat.check_path_only(self.guard_manager.root, {*self.path, source}, self.f_locals)
+            except Exception:  # noqa: BLE001 - no probe on this torch: the length stays unknown
+                return None
+            match = _DICT_LENGTH_RE.match(parts[0].strip()) if not ok and len(parts) == 1 else None
+            if match is None or match["src"] != source:
+                return None
+            reason = f"{_normalize_part(parts[0])} (checked on its own: torch reports another guard first)"
         want = match["n"]
         try:
             actual = f"len {len(value)}"
         except Exception:  # noqa: BLE001 - an odd mapping: leave the actual value out
             actual = None
         view = LeafGuardView(_EXTRA_ID, "DICT_LENGTH", source, (f"len({source}) == {want}",), status=_FAIL,
-                             expected=f"len {want}", actual=actual, reason=self.cv_norm[0])
+                             expected=f"len {want}", actual=actual, reason=reason)
         self.extra_leaves.append(view)
         return view
 

@@ -71,7 +71,8 @@ def test_expected_values_are_the_compile_time_values_never_question_marks():
     (marking,) = _failing(by_name["<lambda>"][0], "DIMENSION_DYNAMIC_MARKING_GUARD")
     assert (marking.expected, marking.actual) == ("no dynamic marking", "marked: dynamic_indices={0}")
     (ident,) = _failing(by_name["use_act"][0], "ID_MATCH")
-    assert "___check_obj_id" not in ident.expected and "builtin_function_or_method object with id" in ident.expected
+    assert "___check_obj_id" not in ident.expected and ident.expected.startswith("the object with id ")
+    assert ident.expected.endswith("at compile time (builtin_function_or_method)")
     assert "sigmoid" in ident.actual
     (summary,) = _failing(by_name["use_summary"][0], "DICT_LENGTH")
     assert (summary.expected, summary.actual) == ("empty (len 0)", "len 1")
@@ -146,3 +147,27 @@ def test_exception_stop_stack_holds_only_live_slots():
     assert run.output_of("p len(__stack__)").output.strip() == str(len(frame.stack))
     shown = run.output_of("stack").output
     assert f"value stack: {len(frame.stack)} slot" in shown and "FrameState" not in shown
+
+
+def test_dict_length_found_when_torch_reports_another_guard_first(tmp_path):
+    script = tmp_path / "two_changes.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x, n, zd):\n"
+        "    y = x * n\n"
+        "    for v in zd.values():\n"
+        "        y = y + v\n"
+        "    return y\n"
+        "cf = torch.compile(f, backend='eager')\n"
+        "t = torch.ones(2)\n"
+        "cf(t, 1, {'a': t})\n"
+        "cf(t, 2, {'a': t, 'b': t})\n")
+    run = drive(lambda s: s.start_script(str(script), []), ["recompile"], break_on=("recompile",), timeout=300)
+    assert run.result.status == 0
+    (record,) = run.session.recompiles.records()
+    failing = {(leaf.guard_type, leaf.source): leaf for leaf in record.entries[0].failing}
+    # torch names the int first (check_verbose stops there); the dict's length change is still listed
+    assert record.entries[0].torch_reason.startswith("0/0: n == 1")
+    assert ("EQUALS_MATCH", "L['n']") in failing
+    length = failing[("DICT_LENGTH", "L['zd']")]
+    assert (length.expected, length.actual) == ("len 1", "len 2") and "checked on its own" in length.reason
