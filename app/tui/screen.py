@@ -33,6 +33,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
 from . import highlight
@@ -341,6 +342,10 @@ class MainScreen(Screen[None]):
             else:
                 head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
             parts.append(head)
+            cost = next((c for c in getattr(frame, "guard_costs", ()) if c.compile_id == entry.compile_id), None)
+            if cost is not None:
+                parts.append(Text("\n".join(f"  {line}" for line in guard_cost_lines(cost, max_groups=3)),
+                                  style="dim"))
             parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
             parts.append(Text(f"     resume functions: {', '.join(entry.resume_functions) or '-'}", style="dim"))
         view.content = Group(*parts)
