@@ -44,6 +44,8 @@ from .model import (
     GraphView,
     GuardEditOutcome,
     GuardEditView,
+    CompiledFrameView,
+    GuardCostView,
     GuardTree,
     PatchDiff,
     PatchView,
@@ -869,7 +871,41 @@ class EngineMethods:
             info = self.generated_info(code)
             serving = info.compile_id if info else None
         counted = bool(getattr(self.capture, "hits_counted", False))
-        return frame_recompiles(frame, self.recompiles.records(), serving=serving, hits_counted=counted)
+        fr = frame_recompiles(frame, self.recompiles.records(), serving=serving, hits_counted=counted)
+        return replace(fr, guard_costs=self._guard_costs(frame, self._original()))
+
+    def _guard_costs(self, frame: CompiledFrameView, original: CodeType | None) -> tuple[GuardCostView, ...]:
+        """Guard count, torch's guard-eval latency and the guards per source of each live entry of `frame`
+        (`original`: its original code object)."""
+        import dataclasses
+
+        from . import guard_cost, guards
+
+        if original is None:
+            return ()
+        try:
+            live = {str(e.compile_id): e for e in compat.cache_entries(original)}
+        except Exception:  # noqa: BLE001 - no cache entries readable: no costs
+            return ()
+        log = getattr(self, "guard_costs", None)
+        out = []
+        for view in frame.entries:
+            entry = live.get(view.compile_id)
+            if entry is None or view.dropped:
+                continue
+            try:
+                tree = dataclasses.asdict(guards.entry_guard_tree(entry))
+            except Exception:  # noqa: BLE001 - an odd tree: count unknown
+                tree = None
+            cost = log.get(view.compile_id) if log is not None else None
+            groups = guard_cost.group_by_source(tree) if tree else {}
+            count = guard_cost.guard_count(tree) if tree else None
+            names = guard_cost.advice(groups, entries=len(live), total=count) if tree else []
+            out.append(GuardCostView(
+                view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
+                tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
+                tuple(guard_cost.advice_text(n) for n in names)))
+        return tuple(out)
 
     @engine_method(anytime=True)
     def compiles(self) -> CompilesData:

@@ -1417,6 +1417,30 @@ class FrameRecompiles(CompiledFrameView):
     timeline: tuple[RecompileRecord, ...] = ()
     limit: LimitStatus | None = None
     limit_hits: tuple[RecompileRecord, ...] = ()
+    guard_costs: tuple["GuardCostView", ...] = ()
+
+
+@dataclass(frozen=True)
+class GuardCostView:
+    """What one cache entry's guards cost per call (`dynadbg.core.guard_cost`).
+
+    Attributes:
+        compile_id: the entry (``"0/1"``).
+        guards: leaf guards of its tree (epilogue included, relational guards once), None when unreadable.
+        eval_us: torch's own "Guard eval latency" of the entry in microseconds (``profile_guard_manager`` at
+            compile time: one cold-cache evaluation of the whole tree), None when not measured (the entry was
+            compiled before the session started, or this torch lacks the profiler).
+        by_source: ``(group, guards, tensor guards)`` per source group, largest first (``L['x']``,
+            ``L['self']._modules['enc']``, globals, ambient state).
+        advice: one line per documented way to cut this overhead that applies (``guard_filter_fn`` presets,
+            the ``skip_guard_eval_unsafe`` stance).
+    """
+
+    compile_id: str
+    guards: int | None
+    eval_us: float | None
+    by_source: tuple[tuple[str, int, int], ...] = ()
+    advice: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

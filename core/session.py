@@ -153,6 +153,7 @@ class Session(EngineMethods):
         self._result: ExitResult | None = None
         self._done = threading.Event()
         self.capture: Any = None
+        self.guard_costs: Any = None  # guard_cost.GuardCostLog while installed
         self.backend: Any = None
         self._prev_callback: Any = None
         self._installed = False
@@ -483,6 +484,9 @@ class Session(EngineMethods):
             self.capture.install()
         except ImportError:
             self.capture = None
+        from .guard_cost import GuardCostLog
+
+        self.guard_costs = GuardCostLog().install()  # torch's own guard-eval latency of each compile
         if self.capture is not None:
             # a session that starts late (set_trace, debug() after the first calls) knows the earlier compiles
             for code in compat.generated_codes_so_far():
@@ -515,6 +519,8 @@ class Session(EngineMethods):
             sys.settrace(None)
         if self.capture is not None:
             self.capture.uninstall()
+        if self.guard_costs is not None:
+            self.guard_costs.uninstall()
         self._undo_skip()
         for undo in reversed(self.teardown_hooks):
             try:

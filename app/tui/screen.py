@@ -34,6 +34,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
 from . import highlight
@@ -404,6 +405,10 @@ class MainScreen(Screen[None]):
             else:
                 head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
             parts.append(head)
+            cost = next((c for c in getattr(frame, "guard_costs", ()) if c.compile_id == entry.compile_id), None)
+            if cost is not None:
+                parts.append(Text("\n".join(f"  {line}" for line in guard_cost_lines(cost, max_groups=3)),
+                                  style="dim"))
             parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
             resumes = [f"{name} (= {self.resume_aliases[name]})" if name in self.resume_aliases else name
                        for name in entry.resume_functions]

@@ -12,6 +12,7 @@ from ..decisions import (
     recompile_choices,
 )
 from ..model import (
+    GuardCostView,
     CompilesData,
     DecisionKind,
     EntryDiff,
@@ -221,8 +222,26 @@ def entries_text(fr: FrameRecompiles) -> str:
                      f"resume={', '.join(e.resume_functions) or '-'}{flags}")
     if not fr.hits_counted:
         lines.append("  (hits are not counted in this run)")
+    for cost in fr.guard_costs:
+        lines += guard_cost_lines(cost)
     lines += timeline_lines(fr.timeline, fr.recompiles, with_frame=False)
     return "\n".join(lines)
+
+
+def guard_cost_lines(cost: GuardCostView, *, max_groups: int = 5, indent: str = "  ") -> list[str]:
+    """What one entry's guards cost per call: count, torch's guard-eval latency, the largest source groups and
+    the documented cuts that apply."""
+    n = "?" if cost.guards is None else str(cost.guards)
+    us = (f", {cost.eval_us:.1f} µs per evaluation (torch's profile_guard_manager, cold cache)"
+          if cost.eval_us is not None else ", evaluation time not measured (compiled before the session started)")
+    lines = [f"{indent}guard cost of {cost.compile_id}: {n} guards{us}"]
+    for group, guards, tensors in cost.by_source[:max_groups]:
+        lines.append(f"{indent}  {guards:>6}  {group}" + (f"  ({tensors} tensor guards)" if tensors else ""))
+    if len(cost.by_source) > max_groups:
+        rest = sum(g for _, g, _ in cost.by_source[max_groups:])
+        lines.append(f"{indent}  {rest:>6}  ({len(cost.by_source) - max_groups} more groups)")
+    lines += [f"{indent}  cut: {a}" for a in cost.advice]
+    return lines
 
 
 def timeline_lines(records: Sequence[RecompileRecord], recompiles: Sequence[Any] = (), *,
