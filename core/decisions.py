@@ -326,9 +326,18 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     """What a recompile stop offers, as data: recompile, eager, skip, drop (with its default guard ids), then one
     dynamic choice per suggested (input, dimension), each with its permanent code and warnings."""
     fn = fn_name_for(record)
+    limit = record.limit
+    if limit is not None and limit.hit_now:
+        # past the limit torch compiles nothing: going on means what torch does then, said as it is
+        go_on = ("go on: torch will not compile and RAISES FailOnRecompileLimitHit in the program "
+                 f"({limit.raises})" if limit.raises is not None else
+                 "go on: torch will not compile (recompile limit hit); this call and every later miss of this "
+                 "code run eagerly, its entries still serve")
+    else:
+        go_on = "compile a new entry (what torch does)"
     out = [
         RecompileChoice(DecisionKind.RECOMPILE, Decision(DecisionKind.RECOMPILE), "recompile",
-                        "compile a new entry (what torch does)", permanent=_hintless(choice_code("recompile", None))),
+                        go_on, permanent=_hintless(choice_code("recompile", None))),
         RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", "run this call uncompiled",
                         permanent=_hintless(choice_code("eager", None))),
         RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip",

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 
+from dynadbg.core.decisions import recompile_choices
 from dynadbg.core.format.recompile import failing_text, inputs_text, record_text
 from dynadbg.core.recompile import failure_kind
 from dynadbg.core.report import record_json
@@ -101,6 +102,11 @@ def test_per_compile_recompile_limit_is_the_one_reported():
     assert [(r.decision, r.compile_id) for r in records[2:]] == [("eager", None), ("eager", None)]
     assert all("recompile limit was hit earlier" in r.outcome_text() for r in records[2:])
     assert len(run.stops) == 2                            # and they are not recompile stops
+    # at the LIMIT HIT stop, going on is not offered as a compile: torch runs the call eagerly
+    go_on = recompile_choices(hit)[0]
+    assert "will not compile" in go_on.summary and "eagerly" in go_on.summary
+    assert "compile a new entry" not in go_on.summary
+    assert "compile a new entry" in recompile_choices(records[0])[0].summary
     assert "ok: 5 calls right" in "".join(run.messages) or run.result.status == 0
 
 
@@ -110,6 +116,8 @@ def test_fail_on_recompile_limit_hit_says_torch_raises():
     assert last.limit_hit and last.limit.raises == "fail_on_recompile_limit_hit=True"
     assert "RAISES FailOnRecompileLimitHit" in last.limit.text() and "eagerly" not in last.limit.text()
     assert record_json(last)["limit"]["raises"] == "fail_on_recompile_limit_hit=True"
+    go_on = recompile_choices(last)[0]
+    assert "RAISES FailOnRecompileLimitHit" in go_on.summary and "eagerly" not in go_on.summary
 
 
 def test_aliased_inputs_are_named():
