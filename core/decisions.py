@@ -276,7 +276,8 @@ def choice_code(decision: str, record: RecompileRecord | None) -> str:
     elif decision == "skip":
         # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
         n = record.limit.counted if record is not None and record.limit is not None else None
-        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} entries, then "
+        entries = "entry" if n == 1 else "entries"
+        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} {entries}, then "
                  f"existing entries only (global)"] if n else []
         lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
                      f'never compile again (every function)')

@@ -725,6 +725,14 @@ class EngineMethods:
         if not -ndim <= dim < ndim:
             refuse(f"{name} has {ndim} dimension(s): DIM must be in {-ndim}..{ndim - 1}")
         dim %= ndim
+        shown_name = compat.strip_local_scope(name) if name.startswith("L[") else name
+        failing = {compat.strip_local_scope(leaf.source) for v in record.entries for leaf in v.failing
+                   if leaf.source and leaf.source.startswith("L[")}
+        if failing and not any(src == shown_name or src.startswith((shown_name + ".", shown_name + "["))
+                               for src in failing):
+            # marking an input that no failing guard checks cannot make this call fit an entry
+            refuse(f"no failing guard checks {shown_name} (failing: {', '.join(sorted(failing))}); marking it "
+                   f"dynamic would not avoid this recompile", "rejected")
         try:
             compat.mark_dynamic(value, dim)
         except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed

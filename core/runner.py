@@ -55,6 +55,22 @@ class QuitProgram(BaseException):
     """Raised inside the program's thread to end it when the user quits (`q`)."""
 
 
+def user_traceback(exc: BaseException, path: str | None = None) -> str:
+    """`exc` formatted as Python prints it, from the first frame of the user's program on: the frames of the
+    debugger's runner (``runpy``, this module, the session's worker) are left out. `path`: the script, whose
+    first frame starts the traceback; None: the first frame outside dynadbg and ``runpy``."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the engine's own modules
+    tb = exc.__traceback__
+    start = tb
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if (name == path) if path is not None else not (name.startswith(here) or "runpy" in name):
+            start = tb
+            break
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, start))
+
+
 def run_script(
     path: str, argv: list[str], post_mortem: "Callable[[BaseException], None] | None" = None
 ) -> ExitResult:
@@ -79,7 +95,7 @@ def run_script(
     except QuitProgram:
         return ExitResult(0, quit=True)
     except BaseException as exc:  # noqa: BLE001 - the script's exception is a result, not our failure
-        tb = "".join(traceback.format_exception(exc))
+        tb = user_traceback(exc, path)
         if post_mortem is not None:
             try:
                 post_mortem(exc)

@@ -38,7 +38,7 @@ from .model import EngineError, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .recompile import RecompileLog
-from .runner import ExitResult, QuitProgram, run_script
+from .runner import ExitResult, QuitProgram, run_script, user_traceback
 from .disasm import code_view
 from .stack import FrameState, code_index
 from .state import Breakpoint, Mode, PauseContext, SessionError
@@ -267,8 +267,6 @@ class Session(EngineMethods):
         """Run ``fn(*args, **kwargs)`` in the worker thread; an exception it raises ends the run with status 1."""
 
         def body() -> ExitResult:
-            import traceback
-
             try:
                 fn(*args, **kwargs)
                 return ExitResult(0)
@@ -283,7 +281,7 @@ class Session(EngineMethods):
                     self._post_mortem(exc)
                 except QuitProgram:
                     pass
-                return ExitResult(1, "".join(traceback.format_exception(exc)), f"{type(exc).__name__}: {exc}")
+                return ExitResult(1, user_traceback(exc), f"{type(exc).__name__}: {exc}")
 
         self._start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 

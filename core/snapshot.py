@@ -65,9 +65,10 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         summary = value(loc[name])
         pairs.append((name, summary))
         old = st.last_ids.get(name)
-        if old is not None and old != summary.identity:
-            changed.append(name)
+        if (old is not None and old != summary.identity) or (old is None and st.snapshots > 0):
+            changed.append(name)  # rebound, or bound since the previous stop
         st.last_ids[name] = summary.identity
+    st.snapshots += 1
     index = st.index
     lineno = view.instructions[index].lineno if 0 <= index < len(view.instructions) else None
     return FrameView(

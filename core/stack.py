@@ -100,6 +100,7 @@ class FrameState:
         depth: tracked value-stack depth before that instruction.
         inputs: the frame's locals at its first traced event (the call's inputs, what guards are checked on).
         last_ids: local name → id() at the previous stop, to mark changed locals.
+        snapshots: stops this frame was shown at (a local first bound after the first one counts as changed).
         pending_exception_offset: set by an exception event; the next instruction re-bases the depth (a property
             over ``_pending_exception``; ``_raise_depth`` keeps the depth when it was set).
     """
@@ -110,6 +111,7 @@ class FrameState:
     depth: int = 0
     inputs: dict[str, Any] = field(default_factory=dict)
     last_ids: dict[str, int] = field(default_factory=dict)
+    snapshots: int = 0
     _pending_exception: int | None = None
     _raise_depth: int = 0
 

@@ -230,8 +230,11 @@ def backtrace_text(stop: Stop, selected: int) -> str:
     lines = []
     for i, f in enumerate(stop.frames):
         mark = ">" if i == selected else " "
-        where = f"index {f.index}" if f.index >= 0 else "not started"
-        lines.append(f"{mark} #{i} {f.code.name}  {where}  line {f.lineno}  ({f.code.filename})")
+        if f.index >= 0:
+            lines.append(f"{mark} #{i} {f.code.name}  index {f.index}  line {f.lineno}  ({f.code.filename})")
+        else:  # e.g. the call a recompile stop holds: nothing of it has run yet
+            lines.append(f"{mark} #{i} {f.code.name}  not started (the call is about to run)  "
+                         f"({f.code.filename}:{f.code.firstlineno})")
     return "\n".join(lines)
 
 

@@ -55,6 +55,17 @@ def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
     return lines
 
 
+_HINT = re.compile(r"\s*\(HINT: (?P<hint>.*)\)\s*$", re.S)
+
+
+def _without_repeated_hint(reason: str, failing: Sequence[LeafGuardView]) -> str:
+    """torch's reason without its trailing ``(HINT: ...)`` when a failing guard shows that hint as its note."""
+    m = _HINT.search(reason)
+    if m is None or not any(leaf.note and m.group("hint") in leaf.note for leaf in failing):
+        return reason
+    return reason[:m.start()] + " (its hint is under the guard)"
+
+
 def failing_text(record: RecompileRecord) -> str:
     """Every failing guard of every entry (torch's order), torch's own reason first for each entry."""
     if record.error and not record.entries:
@@ -73,7 +84,7 @@ def failing_text(record: RecompileRecord) -> str:
             continue
         n = len(v.failing)
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
-                 f"{_IND}torch reports: {cut(v.torch_reason or '?', 800)}"]
+                 f"{_IND}torch reports: {cut(_without_repeated_hint(v.torch_reason or '?', v.failing), 800)}"]
         for leaf in v.failing:
             lines += _leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
@@ -134,12 +145,12 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
     """Plain text of a recompile stop's choices (line mode)."""
     lines = []
     limit_said = False
-    eager_code = ""
+    codes: list[str] = []
     for c in choices:
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
-            if c.kind is DecisionKind.EAGER:
-                eager_code = (c.permanent or "").splitlines()[0] if c.permanent else ""
+            if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
+                codes.append(f"{c.kind.value} permanently: {c.permanent.splitlines()[0]}")
         elif not c.available:
             if c.why_not == LIMIT_WHY_NOT and not limit_said:
                 lines.append(f"drop, dynamic  not available: {c.why_not}")
@@ -152,8 +163,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
         elif c.kind is DecisionKind.DYNAMIC and c.decision.name is not None:
             lines.append(f"dynamic {c.decision.name} {c.decision.dim}   {c.summary}")
             lines.append(f"{_IND}permanently: {c.permanent}")
-    if eager_code:
-        lines.append(f"eager/skip permanently: {eager_code}")
+    lines += codes
     for hint in hints:
         lines.append(f"torch suggests: {hint}")
     return "\n".join(lines)
