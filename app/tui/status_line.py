@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from dynadbg.core.format import entry_position_text
 from dynadbg.core.model import Stop
 from dynadbg.core.runner import ExitResult
 
@@ -88,7 +89,7 @@ class StatusLine(Static):
             fields.append(f"compile {stop.compile_id}")
         if stop.entry_index is not None and stop.entry_count is not None:
             # torch's lookup order (most recently used first): the Entries view names entries by compile id
-            fields.append(f"checked {_ordinal(stop.entry_index)} of {stop.entry_count} entries")
+            fields.append(entry_position_text(stop.entry_index, stop.entry_count))
         if frame is not None:
             if frame.index >= 0:
                 fields.append(f"instr {frame.index}/{len(frame.code.instructions)}")
@@ -111,8 +112,3 @@ class StatusLine(Static):
             text.append(stop.message, dim)
         return text
 
-
-def _ordinal(n: int) -> str:
-    """``1`` → ``"1st"``, ``2`` → ``"2nd"``, ``11`` → ``"11th"``."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"

@@ -189,7 +189,8 @@ def where_line(stop: Stop) -> str:
             parts.append(f"line {frame.lineno}")
     cid = stop.compile_id
     if cid:
-        entry = f", entry {stop.entry_index} of {stop.entry_count}" if stop.entry_index else ""
+        entry = (f", {entry_position_text(stop.entry_index, stop.entry_count)}"
+                 if stop.entry_index and stop.entry_count else "")
         parts.append(f"compile {cid}{entry}")
     return "  ".join(parts)
 
@@ -222,6 +223,18 @@ def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None =
         return f"no globals matching {pattern!r}" if pattern else "no globals"
     width = min(max(len(n) for n, _ in rows), 48)
     return "\n".join(f"  {name:<{width}}  {value_text(v)}" for name, v in rows)
+
+
+def ordinal(n: int) -> str:
+    """``1`` → ``"1st"``, ``2`` → ``"2nd"``, ``11`` → ``"11th"``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def entry_position_text(index: int, count: int) -> str:
+    """Where the serving cache entry stands in torch's lookup order (most recently used first), said the same
+    way by every front end: ``"checked 1st of 2 entries"``; entries are named by compile id elsewhere."""
+    return f"checked {ordinal(index)} of {count} entr{'y' if count == 1 else 'ies'}"
 
 
 def backtrace_text(stop: Stop, selected: int) -> str:
