@@ -246,10 +246,12 @@ def guard_cost_lines(cost: GuardCostView, *, max_groups: int = 5, indent: str = 
           if cost.eval_us is not None else ", evaluation time not measured (compiled before the session started)")
     lines = [f"{indent}guard cost of {cost.compile_id}: {n} guards{us}"]
     for group, guards, tensors in cost.by_source[:max_groups]:
-        lines.append(f"{indent}  {guards:>6}  {group}" + (f"  ({tensors} tensor guards)" if tensors else ""))
+        tensor_text = f"  ({tensors} tensor guard{'' if tensors == 1 else 's'})" if tensors else ""
+        lines.append(f"{indent}  {guards:>6}  {group}{tensor_text}")
     if len(cost.by_source) > max_groups:
         rest = sum(g for _, g, _ in cost.by_source[max_groups:])
-        lines.append(f"{indent}  {rest:>6}  ({len(cost.by_source) - max_groups} more groups)")
+        more = len(cost.by_source) - max_groups
+        lines.append(f"{indent}  {rest:>6}  ({more} more group{'' if more == 1 else 's'})")
     lines += [f"{indent}  cut: {a}" for a in cost.advice]
     return lines
 
