@@ -167,7 +167,7 @@ def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "")
     over_breaks = max_breaks is not None and breaks > max_breaks
     if not (over_rec or over_breaks):
         return None
-    from dynadbg.core.recompile import record_text
+    from dynadbg.core.format import record_text
     from dynadbg.core.report import short_reason
 
     head = []
