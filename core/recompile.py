@@ -1,4 +1,4 @@
-"""Recompile insight (issue 4): what a cache miss looks like, recorded as it happens, and what the user can do.
+"""Recompile insight: what a cache miss looks like, recorded as it happens, and what the user can do.
 
 When a code object that already has cache entries misses all of them, Dynamo compiles it again. Torch's own
 log names the *first* failing guard of each entry. This module records, at that moment and without pausing:

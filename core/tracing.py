@@ -6,7 +6,7 @@ until the engine asks (`arm`), and only frames whose code the handler accepts ge
 program running with no reason to stop pays nothing per call (torch-internals §10).
 
 One back end per Python: `SettraceBackend` (3.11: ``sys.settrace`` + ``f_trace_opcodes``); a ``sys.monitoring``
-back end for 3.12+ implements the same interface (issue 6). `make_backend` picks one through `compat`.
+back end for 3.12+ implements the same interface. `make_backend` picks one through `compat`.
 """
 
 from __future__ import annotations
