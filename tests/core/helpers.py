@@ -53,6 +53,43 @@ class Run:
         return next(r for c, r in self.outputs if c == command)
 
 
+def scripted(commands: Iterable[str]) -> Callable[["Run", Stop], str | None]:
+    """An `answer` for `drive_answering` that gives the commands in order, then None (detach)."""
+    pending = list(commands)
+    return lambda run, stop: pending.pop(0) if pending else None
+
+
+def drive_answering(
+    start: Callable[[Session], None],
+    answer: Callable[[Run, Stop], str | None],
+    *,
+    break_on: Iterable[str] = ("entry",),
+    timeout: float = 120.0,
+    check_depth: bool = False,
+) -> Run:
+    """Start a program; at each prompt `answer(run, stop)` gives the next command (None: detach), so a command may
+    depend on what an earlier stop showed. A stop is answered until a command resumes the program."""
+    listener = QueueListener()
+    session = Session(listener, break_on=break_on, check_depth=check_depth)
+    run = Run(session=session, messages=listener.messages)
+    start(session)
+    while True:
+        kind, payload = listener.events.get(timeout=timeout)
+        if kind == "exit":
+            run.result = payload
+            return run
+        run.stops.append(payload)
+        while True:
+            line = answer(run, payload)
+            if line is None:
+                session.detach()
+                break
+            res = session.execute(line)
+            run.outputs.append((line, res))
+            if res.resumed or res.quit:
+                break
+
+
 def drive(
     start: Callable[[Session], None],
     commands: Iterable[str],
@@ -62,26 +99,7 @@ def drive(
     check_depth: bool = False,
 ) -> Run:
     """Start a program, answer each stop with the next commands until one resumes; detach when they run out."""
-    listener = QueueListener()
-    session = Session(listener, break_on=break_on, check_depth=check_depth)
-    run = Run(session=session, messages=listener.messages)
-    pending = list(commands)
-    start(session)
-    while True:
-        kind, payload = listener.events.get(timeout=timeout)
-        if kind == "exit":
-            run.result = payload
-            return run
-        run.stops.append(payload)
-        while True:
-            if not pending:
-                session.detach()
-                break
-            line = pending.pop(0)
-            res = session.execute(line)
-            run.outputs.append((line, res))
-            if res.resumed or res.quit:
-                break
+    return drive_answering(start, scripted(commands), break_on=break_on, timeout=timeout, check_depth=check_depth)
 
 
 def stop_row(stop: Stop) -> tuple[str, str, int, str, tuple[str, ...]]:

@@ -13,39 +13,14 @@ import pytest
 import torch
 
 from dynadbg.core.model import StopKind
-from dynadbg.core.session import Session
 
-from helpers import QueueListener, Run
+from helpers import drive_answering as drive_fn
+from helpers import scripted as _scripted
 from programs import parity
 
 
-def drive_fn(start, answer, *, break_on=("entry",), timeout=120.0) -> Run:
-    """Like `helpers.drive`, but `answer(run, stop)` returns the next command (None: detach) at each prompt, so a
-    command may depend on what an earlier stop showed."""
-    listener = QueueListener()
-    session = Session(listener, break_on=break_on)
-    run = Run(session=session, messages=listener.messages)
-    start(session)
-    while True:
-        kind, payload = listener.events.get(timeout=timeout)
-        if kind == "exit":
-            run.result = payload
-            return run
-        run.stops.append(payload)
-        while True:
-            line = answer(run, payload)
-            if line is None:
-                session.detach()
-                break
-            res = session.execute(line)
-            run.outputs.append((line, res))
-            if res.resumed or res.quit:
-                break
-
-
 def scripted(*lines):
-    pending = list(lines)
-    return lambda run, stop: pending.pop(0) if pending else None
+    return _scripted(lines)
 
 
 def graph_breaks() -> int:
