@@ -116,6 +116,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def summary(name: str, seconds: list[float]) -> str:
+    """`name: p50 … ms  p95 … ms  max … ms` of samples given in seconds (one format for every TUI benchmark)."""
+    ms = [v * 1000 for v in seconds]
+    if not ms:
+        return f"{name}: no samples"
+    return f"{name}: p50 {statistics.median(ms):6.1f} ms  p95 {pct(ms, 0.95):6.1f} ms  max {max(ms):6.1f} ms"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
@@ -124,12 +132,9 @@ def main() -> None:
     args = parser.parse_args()
 
     steps, cpu = asyncio.run(bench_steps(args.steps))
-    ms = [t * 1000 for t in steps]
-    cpu_ms = [t * 1000 for t in cpu]
-    print(f"step keypress -> repaint, 2,000-instruction code object, {len(ms)} steps: "
-          f"p50 {statistics.median(ms):.1f} ms, p95 {pct(ms, 0.95):.1f} ms, max {max(ms):.1f} ms "
-          f"(target p95 <= 50 ms); CPU per step p50 {statistics.median(cpu_ms):.1f} ms, "
-          f"p95 {pct(cpu_ms, 0.95):.1f} ms")
+    print(f"fake engine, 2,000-instruction code object, {len(steps)} steps (target p95 <= 50 ms):")
+    print("  " + summary("keypress -> repaint", steps))
+    print("  " + summary("CPU per step       ", cpu))
 
     paints, lines = asyncio.run(bench_guard_tree(args.leaves, args.rounds))
     ms = [t * 1000 for t in paints]

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_tui import DisplayWatch, pct  # noqa: E402
+from bench_tui import DisplayWatch, pct, summary  # noqa: E402
 from textual import events  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import Static  # noqa: E402
@@ -204,13 +204,6 @@ def _top(profile: cProfile.Profile, title: str, count: int = 18) -> str:
     return f"--- {title} ---\n" + "\n".join(out.getvalue().splitlines()[4:])
 
 
-def _line(name: str, values: list[float]) -> str:
-    ms = [v * 1000 for v in values]
-    if not ms:
-        return f"{name}: no samples"
-    return f"{name}: p50 {statistics.median(ms):6.1f} ms  p95 {pct(ms, 0.95):6.1f} ms  max {max(ms):6.1f} ms"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=300)
@@ -227,12 +220,12 @@ def main() -> None:
     totals = real["totals"]
     print(f"real engine, {args.layers}-layer nn.Linear model (backend eager), {real['instructions']:,} generated "
           f"instructions, {len(totals)} steps (index {real['first']} → {real['last']}):")
-    print("  " + _line("keypress → status line shows the next instruction", totals))
-    print("  " + _line("  engine (keypress → on_stop)                    ", real["engine"]))
-    print("  " + _line("  UI (on_stop → repaint)                         ", real["ui"]))
-    print("  " + _line("  CPU time of the process (both threads)         ", real["cpu"]))
-    print("  " + _line("engine alone, no TUI (set_step → on_stop)        ", alone))
-    print("  " + _line("bare Textual app keypress → repaint (same harness)", bare))
+    print("  " + summary("keypress → status line shows the next instruction", totals))
+    print("  " + summary("  engine (keypress → on_stop)                    ", real["engine"]))
+    print("  " + summary("  UI (on_stop → repaint)                         ", real["ui"]))
+    print("  " + summary("  CPU time of the process (both threads)         ", real["cpu"]))
+    print("  " + summary("engine alone, no TUI (set_step → on_stop)        ", alone))
+    print("  " + summary("bare Textual app keypress → repaint (same harness)", bare))
     p95_real, p95_bare = pct(totals, 0.95), pct(bare, 0.95)
     print(f"  ratio real / bare: p50 {statistics.median(totals) / statistics.median(bare):.1f}x, "
           f"p95 {p95_real / p95_bare:.1f}x   (target: real p95 <= 50 ms; now {p95_real * 1000:.1f} ms)")
