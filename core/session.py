@@ -37,6 +37,8 @@ from .engine import EngineMethods, _Watch
 from .model import EngineError, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
+from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
+from .history import History, HistoryCursor
 from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script, user_traceback
 from .disasm import code_view
@@ -103,13 +105,16 @@ class Session(EngineMethods):
         break_on: which stop kinds are active (`model.BREAK_ON_KINDS`); default `model.DEFAULT_BREAK_ON`.
         check_depth: verify depth tracking against the live stack at every traced instruction (3.11 only; slow,
             for tests); disagreements are collected in `depth_mismatches`.
+        history_limit: most stops at an instruction kept for `back`/`forward` (`history.History`; 0: off).
+        history_bytes: memory cap of that history (bytes, estimated from the kept summaries; 0: off).
 
     Raises:
         ValueError: an unknown stop kind in `break_on`.
     """
 
     def __init__(
-        self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False
+        self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False,
+        history_limit: int = DEFAULT_HISTORY_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
     ) -> None:
         self.listener = listener
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
@@ -119,6 +124,9 @@ class Session(EngineMethods):
         unknown = self.break_on - set(BREAK_ON_KINDS)
         if unknown:
             raise ValueError(f"unknown stop kind(s): {', '.join(sorted(unknown))} (known: {', '.join(BREAK_ON_KINDS)})")
+        #: the stops at instructions so far, for `back`/`forward` (bounded); the cursor says which one is shown
+        self.history = History(history_limit, history_bytes)
+        self.history_cursor = HistoryCursor(self.history)
         # stepping state (worker thread)
         self.mode = Mode.CONTINUE
         self.count = 0
@@ -972,6 +980,9 @@ class Session(EngineMethods):
         self._stopped_in_call = ctx.kind not in (StopKind.COMPILE, StopKind.RECOMPILE)
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
+        self.history_cursor.position = None
+        if not ctx.post_mortem:
+            self.history.record(ctx.stop)
         with self._lock:
             self.ctx = ctx
         try:
@@ -1015,6 +1026,7 @@ class Session(EngineMethods):
                 self._notify_resumed()
                 break
             reply.put(result)
+        self.history_cursor.position = None  # however the pause ended, the program goes on from the present
         if quit_now or self._quitting:
             self._quitting = True
             raise QuitProgram()
