@@ -28,10 +28,13 @@ __all__ = ["History", "HistoryCursor", "DEFAULT_LIMIT", "DEFAULT_MAX_BYTES", "Hi
 DEFAULT_LIMIT = 10_000
 #: memory cap of the kept entries by default (bytes, estimated)
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
-#: estimated bytes of one entry beyond its summaries (the entry, its frames tuple, FrameViews)
-ENTRY_OVERHEAD = 400
-#: estimated bytes of one `ValueSummary` object beyond its strings (the frozen dataclass, its tuple slot)
-SUMMARY_OVERHEAD = 120
+#: estimated bytes of one entry beyond its summaries (the entry and its instance dict, the frames tuple)
+ENTRY_OVERHEAD = 600
+#: estimated bytes of one frame beyond its summaries (a `FrameView` and its instance dict, its two tuples)
+FRAME_OVERHEAD = 400
+#: estimated bytes of one `ValueSummary` beyond its text (the dataclass and its instance dict: 352 bytes on
+#: CPython 3.11, the text's str header, the tuple slot); calibrated against a deep `sys.getsizeof` of a real run
+SUMMARY_OVERHEAD = 320
 
 #: stop kinds that happen at an instruction of a live frame (the others, compile and recompile, have none)
 _AT_INSTRUCTION = frozenset({StopKind.STEP, StopKind.BREAKPOINT, StopKind.ENTRY, StopKind.GRAPH_BREAK,
@@ -47,8 +50,8 @@ def _summary_bytes(v: ValueSummary) -> int:
 
 
 def _frame_bytes(fv: FrameView) -> int:
-    n = sum(_summary_bytes(v) for v in fv.stack)
-    n += sum(len(name) + 56 + _summary_bytes(v) for name, v in fv.locals)
+    n = FRAME_OVERHEAD + sum(_summary_bytes(v) for v in fv.stack)
+    n += sum(64 + _summary_bytes(v) for _name, v in fv.locals)  # the pair tuple; names are the code's own
     return n + 8 * len(fv.changed)
 
 
