@@ -362,6 +362,16 @@ class EngineMethods:
             refuse(str(exc))
         return self.history.info(None, 0)
 
+    def _same_code_as_shown(self, st: "FrameState", what: str) -> None:
+        """Refuse `what` (an index into the code shown) when the recorded stop shown is in another code object
+        than the live frame: the index would mean another instruction there."""
+        present = self._paused().stop
+        shown = self._history_shown(present) if present is not None else None
+        fv = shown.stop.selected_frame if shown is not None else None
+        if fv is not None and fv.code.key != id(st.frame.f_code):
+            refuse(f"{what}: the index is of the recorded stop's code ({fv.code.name}), not the live frame's "
+                   f"({st.frame.f_code.co_name}); `present` first")
+
     def _live_only(self, what: str) -> None:
         """Refuse `what` while a recorded stop is shown: it reads the live frame, not the recorded one."""
         mark = self.history_cursor.position
@@ -401,6 +411,8 @@ class EngineMethods:
     @engine_method()
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
         st = self._need_frame()
+        if index is not None:
+            self._same_code_as_shown(st, "until IDX")
         idx = st.index + 1 if index is None else index
         n = len(st.table.instructions)
         if not 0 <= idx < n:
@@ -430,6 +442,7 @@ class EngineMethods:
 
     @engine_method()
     def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        self._live_only("setting a breakpoint")
         if condition:
             try:
                 compile(condition, "<condition>", "eval")
@@ -447,6 +460,7 @@ class EngineMethods:
 
     @engine_method()
     def clear_break(self, index: int | None = None) -> tuple[BreakpointView, ...] | EngineError:
+        self._live_only("clearing a breakpoint")
         code = self._current_code()
         if code is None:
             refuse("no code object here", "not here")
@@ -627,6 +641,7 @@ class EngineMethods:
 
     @engine_method(anytime=True)
     def add_watch(self, expr: str) -> WatchValue | EngineError:
+        self._live_only("a new watch")
         expr = expr.strip()
         if not expr:
             refuse("usage: watch EXPR")
@@ -1137,10 +1152,12 @@ class EngineMethods:
 
     @engine_method()
     def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
+        self._live_only("editing")
         return self.patch_manager.preview(self._paused(), op)
 
     @engine_method()
     def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
+        self._live_only("editing")
         outcome = self.patch_manager.edit(self._paused(), op)
         if outcome.error is None:
             self._after_code_change()

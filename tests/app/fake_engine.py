@@ -278,6 +278,8 @@ class FakeEngine:
         return frame.code if frame is not None else EngineError("no frame at this stop", "not here")
 
     def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        if self.history_cursor.position is not None:
+            return EngineError("setting a breakpoint reads the live frame; a recorded stop is shown", "not here")
         code = self._code()
         if isinstance(code, EngineError) or not 0 <= index < len(code.instructions):
             return code if isinstance(code, EngineError) else EngineError(

@@ -210,7 +210,9 @@ def test_back_shows_the_recorded_stop_read_only_and_a_step_returns_to_the_presen
     assert shown.history == view.mark == session.history_position()
     assert shown.frame.index == first.frame.index and shown.frame.stack == first.frame.stack
     assert shown.frame.locals == first.frame.locals
-    assert isinstance(session.evaluate("x"), EngineError)  # the live frame is not the one shown
+    # the live frame is not the one shown: reading or changing it is refused
+    assert isinstance(session.evaluate("x"), EngineError)
+    assert isinstance(session.set_break(len(first.frame.code.instructions) - 1), EngineError)
     for bad in (0, -1):
         assert session.back(bad).kind == "usage"
     assert session.forward(2).kind == "usage"  # past the present
