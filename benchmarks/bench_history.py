@@ -4,7 +4,9 @@ A compiled torch function (a few tensors on the value stack and in the locals) i
 stop (`s`, answered from the test thread as a front end does), first with history recording off
 (``history_limit=0``), then on (the defaults: 10,000 stops, 4 MiB), alternating rounds; printed: the median µs per
 step of each and their ratio (target, DESIGN.md: ≤ 2×), then the history's size and memory estimate at the end.
-A third line steps with the recorder bounded to 50 stops, so every stop also evicts one.
+A third line steps with the recorder bounded to 50 stops, so every stop also evicts one. Then `s N` (N
+instructions, one stop): µs per instruction run through with ``history every`` off and on (each instruction then
+gets a summary of its value stack and locals, as at a stop).
 
 Usage: python benchmarks/bench_history.py [--steps 600] [--rounds 5]
 """
@@ -76,6 +78,30 @@ def stepped(steps: int, **history: int) -> tuple[float, Session]:
     return us, session
 
 
+def ran_through(count: int, every: bool) -> float:
+    """µs per instruction of one `s count` through calls of the compiled f (`history_every` off or on)."""
+
+    def program() -> None:
+        for _ in range(100_000):
+            CF(X, Y, W)
+
+    listener = _Listener()
+    session = Session(listener, break_on=("entry",), history_every=every)
+    session.start_callable(program)
+    kind, _ = listener.events.get(timeout=120)
+    assert kind == "stop"
+    session.execute("s 200")  # warm-up
+    listener.events.get(timeout=120)
+    t0 = time.perf_counter()
+    session.execute(f"s {count}")
+    kind, _ = listener.events.get(timeout=300)
+    us = (time.perf_counter() - t0) / count * 1e6
+    assert kind == "stop"
+    session.quit()
+    session.wait(timeout=30)
+    return us
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=600)
@@ -96,6 +122,10 @@ def main() -> int:
     print(f"{'history off (history_limit=0)':<44} {base:9.1f} µs   1.00×")
     print(f"{'history on (10,000 stops, 4 MiB)':<44} {rec:9.1f} µs   {rec / base:.2f}×   (target ≤ 2×)")
     print(f"{'history on, 50 stops (evicts at every stop)':<44} {ev:9.1f} µs   {ev / base:.2f}×")
+    plain_n = statistics.median(ran_through(args.steps * 10, False) for _ in range(args.rounds))
+    every_n = statistics.median(ran_through(args.steps * 10, True) for _ in range(args.rounds))
+    print(f"{'s N, history every off':<44} {plain_n:9.1f} µs per instruction   1.00×")
+    print(f"{'s N, history every on':<44} {every_n:9.1f} µs per instruction   {every_n / plain_n:.2f}×")
     if last is not None:
         h = last.history
         print(f"history after {args.steps + 21} stops: {len(h)} kept, {h.nbytes / 1024:.1f} KiB estimated "

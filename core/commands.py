@@ -138,9 +138,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("forward", "fwd", "forward [N]: N recorded stops toward the present (default 1); reaching it leaves the "
        "history."),
     _c("present", "", "present: leave the history and show the live stop again."),
-    _c("history", "", "history [limit N | memory KB]: the recorded stops (newest last, > marks the one shown), "
-       "how many are kept and their memory; `history limit N` keeps at most N stops (0: off), `history memory "
-       "KB` at most KB kibibytes.", anytime=True),
+    _c("history", "", "history [limit N | memory KB | every on|off]: the recorded stops (newest last, > marks the "
+       "one shown), how many are kept and their memory; `history limit N` keeps at most N stops (0: off), `history "
+       "memory KB` at most KB kibibytes; `history every on` also records each instruction `s N`, `n N`, `until` "
+       "and `r` run through (a summary per instruction: slower stepping).", anytime=True),
     _c("h", "help ?", "h [CMD]: help on every command, or on one.", anytime=True),
     _c("q", "quit exit", "q: end the program and restore every hook the debugger installed.", resumes=True,
        anytime=True),
@@ -709,8 +710,13 @@ def _history(engine: "Engine", arg: str) -> CommandResult:
     if not words:
         info = engine.history_info()
         return _ok(fmt.history_info_text(info), data=info)
+    if len(words) == 2 and words[0] == "every":
+        if words[1] not in ("on", "off"):
+            raise _Usage("usage: history every on|off")
+        info = _check(engine.set_history_bounds(every=words[1] == "on"))
+        return _ok(fmt.history_info_text(info), data=info)
     if len(words) != 2 or words[0] not in ("limit", "memory"):
-        raise _Usage("usage: history [limit N | memory KB]")
+        raise _Usage("usage: history [limit N | memory KB | every on|off]")
     n = _int(words[1], what=words[0])
     if n < 0:
         raise _Usage(f"history {words[0]} must be 0 or more, not {n}")

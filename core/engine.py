@@ -353,11 +353,12 @@ class EngineMethods:
         return self.history.info(self.history_position(), max(0, recent))
 
     @engine_method(anytime=True)
-    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None) -> HistoryInfo | EngineError:
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> HistoryInfo | EngineError:
         if self.history_cursor.position is not None:
             refuse("history is shown: `forward` to the present before changing its bounds")
         try:
-            self.history.set_bounds(limit, max_bytes)
+            self.history.set_bounds(limit, max_bytes, every)
         except _history.HistoryError as exc:
             refuse(str(exc))
         return self.history.info(None, 0)

@@ -17,12 +17,15 @@ the present (None).
 
 from __future__ import annotations
 
+import types
+import weakref
 from collections import deque
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .model import FrameView, HistoryEntry, HistoryInfo, HistoryMark, Stop, StopKind, ValueSummary
 
-__all__ = ["History", "HistoryCursor", "DEFAULT_LIMIT", "DEFAULT_MAX_BYTES", "HistoryError"]
+__all__ = ["History", "HistoryCursor", "SummaryCache", "DEFAULT_LIMIT", "DEFAULT_MAX_BYTES", "HistoryError"]
 
 #: entries kept by default (the issue's "last 10,000 instructions")
 DEFAULT_LIMIT = 10_000
@@ -61,12 +64,15 @@ class History:
     Args:
         limit: most entries kept (≥ 0; 0 turns recording off).
         max_bytes: most estimated bytes kept (≥ 0; 0 turns recording off).
+        every: the session also records instructions it runs through without stopping (``s N``); the recorder
+            only keeps the flag.
 
     Raises:
         HistoryError: a negative bound.
     """
 
-    def __init__(self, limit: int = DEFAULT_LIMIT, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, limit: int = DEFAULT_LIMIT, max_bytes: int = DEFAULT_MAX_BYTES, every: bool = False) -> None:
+        self.every = every
         self._entries: deque[HistoryEntry] = deque()
         self.nbytes = 0
         #: entries dropped so far to stay within the bounds
@@ -82,8 +88,10 @@ class History:
     def enabled(self) -> bool:
         return self.limit > 0 and self.max_bytes > 0
 
-    def set_bounds(self, limit: int | None = None, max_bytes: int | None = None) -> None:
+    def set_bounds(self, limit: int | None = None, max_bytes: int | None = None, every: bool | None = None) -> None:
         """Change the bounds (None keeps one); entries beyond the new bounds are dropped, oldest first."""
+        if every is not None:
+            self.every = every
         if limit is not None:
             if limit < 0:
                 raise HistoryError(f"history limit must be 0 or more, not {limit}")
@@ -148,7 +156,50 @@ class History:
         n = len(self._entries)
         first = max(1, n - recent + 1)
         rows = tuple((i, self._entries[i - 1]) for i in range(first, n + 1))
-        return HistoryInfo(n, self.limit, self.nbytes, self.max_bytes, self.evicted, position, rows)
+        return HistoryInfo(n, self.limit, self.nbytes, self.max_bytes, self.evicted, position, rows, self.every)
+
+
+#: types whose summary cannot change while the object lives (held strongly between two recorded instructions)
+_STABLE = (int, float, bool, str, type(None), types.FunctionType, types.BuiltinFunctionType)
+
+
+class SummaryCache:
+    """Summaries of the values seen at the previous recorded instruction, reused while the very same object is
+    there again (``history every on`` records one instruction after another, and most values stay put).
+
+    A tensor is matched through a weak reference (it is never kept alive; its shape, dtype, device and
+    requires_grad are taken as unchanged while it is the same object: an in-place ``resize_`` or
+    ``requires_grad_`` between two instructions would show the earlier metadata); ints, floats, strings, None and
+    functions, whose summary cannot change, are held until the next instruction; anything else is summarised
+    afresh each time. `turn` forgets what was not seen at the last instruction.
+    """
+
+    def __init__(self) -> None:
+        self._prev: dict[int, tuple[Any, ValueSummary]] = {}
+        self._now: dict[int, tuple[Any, ValueSummary]] = {}
+
+    def summary(self, obj: Any) -> ValueSummary:
+        from .snapshot import value
+
+        key = id(obj)
+        hit = self._now.get(key) or self._prev.get(key)
+        if hit is not None:
+            ref, found = hit
+            if (ref() if isinstance(ref, weakref.ref) else ref) is obj:
+                self._now[key] = hit
+                return found
+        found = value(obj)
+        if found.is_tensor:
+            try:
+                self._now[key] = (weakref.ref(obj), found)
+            except TypeError:
+                pass
+        elif isinstance(obj, _STABLE) or found.is_null:
+            self._now[key] = (obj, found)
+        return found
+
+    def turn(self) -> None:
+        self._prev, self._now = self._now, {}
 
 
 @dataclass

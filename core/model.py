@@ -254,7 +254,8 @@ class HistoryEntry:
     """One recorded stop at an instruction (`dynadbg.core.history`): immutable summaries only, no live objects.
 
     Attributes:
-        seq: the stop's `Stop.seq`.
+        seq: the stop's `Stop.seq`; negative for an instruction the program ran through without stopping
+            (``history every on``).
         kind: why the program stopped there.
         message: the stop's status line.
         code_name: ``co_name`` of the innermost frame's code.
@@ -313,7 +314,7 @@ class HistoryInfo:
         count: entries kept; limit: most entries kept (0: recording is off); nbytes / max_bytes: memory estimate
             of the kept entries and its cap (bytes); evicted: entries dropped so far to stay in both bounds;
         position: the entry shown (`back`), None at the present; recent: the newest entries, oldest first,
-            each with its 1-based number.
+            each with its 1-based number; every: instructions run through without a stop are recorded too.
     """
 
     count: int
@@ -323,6 +324,7 @@ class HistoryInfo:
     evicted: int
     position: HistoryMark | None
     recent: tuple[tuple[int, HistoryEntry], ...] = ()
+    every: bool = False
 
 
 @dataclass(frozen=True)

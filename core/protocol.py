@@ -89,9 +89,11 @@ class Engine(Protocol):
     def history_info(self, recent: int = 10) -> "HistoryInfo":
         """The history's size, bounds, memory estimate and its `recent` newest entries. Any time."""
 
-    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None) -> "HistoryInfo | EngineError":
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> "HistoryInfo | EngineError":
         """Change the most entries and the memory cap (bytes) kept (None keeps one; 0 turns recording off); the
-        oldest entries beyond them are dropped. Any time, except while history is shown."""
+        oldest entries beyond them are dropped. `every`: also record the instructions a stepping command runs
+        through without stopping (``s N``). Any time, except while history is shown."""
 
     # -- control (bdb's set_*) ---------------------------------------------------------------------------------------
     def set_step(self, count: int = 1) -> "Resumed | EngineError":

@@ -15,7 +15,8 @@ def entry_line(number: int, entry: HistoryEntry) -> str:
     """``"  12  [step] forward  index 30 (offset 64) LOAD_FAST x  compile 0/0"``."""
     arg = f" {entry.argrepr}" if entry.argrepr else ""
     cid = f"  compile {entry.compile_id}" if entry.compile_id else ""
-    return (f"{number:>5}  [{entry.kind.value}] {entry.code_name}  index {entry.index} (offset {entry.offset}) "
+    kind = "ran through" if entry.seq < 0 else entry.kind.value  # no stop: `history every on`
+    return (f"{number:>5}  [{kind}] {entry.code_name}  index {entry.index} (offset {entry.offset}) "
             f"{entry.opname}{arg}{cid}")
 
 
@@ -43,6 +44,8 @@ def history_info_text(info: HistoryInfo) -> str:
                 f"{info.nbytes / 1024:.1f} of {info.max_bytes / 1024:.0f} KiB)")
     if info.evicted:
         head += f"; {info.evicted} older dropped"
+    if info.every:
+        head += "; every instruction stepped through is recorded too (`history every off`)"
     lines = [head]
     shown = info.position.position if info.position is not None else None
     for number, entry in info.recent:

@@ -218,11 +218,12 @@ class FakeEngine:
     def history_info(self, recent: int = 10) -> HistoryInfo:
         return self.history.info(self.history_position(), max(0, recent))
 
-    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None) -> HistoryInfo | EngineError:
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> HistoryInfo | EngineError:
         if self.history_cursor.position is not None:
             return EngineError("history is shown: `forward` to the present before changing its bounds")
         try:
-            self.history.set_bounds(limit, max_bytes)
+            self.history.set_bounds(limit, max_bytes, every)
         except HistoryError as exc:
             return EngineError(str(exc))
         return self.history.info(None, 0)

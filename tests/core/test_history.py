@@ -129,3 +129,19 @@ def test_memory_cap_keeps_the_newest_entries_within_bytes():
     cursor = HistoryCursor(h)
     assert cursor.back(1, present_seq=49) == len(h) - 1
     assert cursor.forward(1, present_seq=49) is None
+
+
+def test_history_every_records_the_instructions_s_n_runs_through():
+    stepwise = drive(start([]), ["stack"] + ["s", "stack"] * 5)
+    want = [r.output for c, r in stepwise.outputs if c == "stack"]
+    results: list[float] = []
+    cmds = ["history every on", "s 5"] + ["back", "stack"] * 5 + ["history", "forward 5", "history every off",
+                                                                  "s 3", "history"]
+    run = drive(start(results), cmds)
+    got = [_body(r.output) for c, r in run.outputs if c == "stack"]
+    # newest first: the instructions `s 5` ran through, then the entry stop; each as single steps showed it
+    assert got == want[4::-1]
+    listing = [r.output for c, r in run.outputs if c == "history"]
+    assert "[ran through]" in listing[0] and "6 stops recorded" in listing[0]
+    assert "7 stops recorded" in listing[1]  # every off: `s 3` adds its stop only
+    assert results == [19.0]
