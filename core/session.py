@@ -1010,6 +1010,7 @@ class Session(EngineMethods):
         self.history_cursor.position = None
         if not ctx.post_mortem:
             self.history.record(ctx.stop)
+        self._passing_cache = SummaryCache()  # hold nothing of a stepping run past its stop
         with self._lock:
             self.ctx = ctx
         try:
