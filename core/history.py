@@ -20,7 +20,7 @@ from __future__ import annotations
 import types
 import weakref
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .model import FrameView, HistoryEntry, HistoryInfo, HistoryMark, Stop, StopKind, ValueSummary
@@ -267,7 +267,3 @@ def history_stop(entry: HistoryEntry, mark: HistoryMark) -> Stop:
         selected=entry.selected,
         history=mark,
     )
-
-
-def with_mark(stop: Stop, mark: HistoryMark) -> Stop:
-    return replace(stop, history=mark)
