@@ -132,6 +132,16 @@ COMMANDS: tuple[CommandSpec, ...] = (
        "graph-break, exception).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
        resumes=True),
+    _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "
+       "its instruction, value stack and locals, read-only (`stack`, `locals`, `bt`, `l` show it too); any step "
+       "or continue first returns to the present."),
+    _c("forward", "fwd", "forward [N]: N recorded stops toward the present (default 1); reaching it leaves the "
+       "history."),
+    _c("present", "", "present: leave the history and show the live stop again."),
+    _c("history", "", "history [limit N | memory KB | every on|off]: the recorded stops (newest last, > marks the "
+       "one shown), how many are kept and their memory; `history limit N` keeps at most N stops (0: off), `history "
+       "memory KB` at most KB kibibytes; `history every on` also records each instruction `s N`, `n N`, `until` "
+       "and `r` run through (a summary per instruction: slower stepping).", anytime=True),
     _c("h", "help ?", "h [CMD]: help on every command, or on one.", anytime=True),
     _c("q", "quit exit", "q: end the program and restore every hook the debugger installed.", resumes=True,
        anytime=True),
@@ -145,6 +155,11 @@ RESUMING: frozenset[str] = frozenset(
     [c.name for c in COMMANDS if c.resumes] + [a for c in COMMANDS if c.resumes for a in c.aliases])
 #: Verbs that may run while the program runs (they touch no frame and no torch state).
 RUNNING_OK: frozenset[str] = frozenset(c.name for c in COMMANDS if c.anytime)
+#: Verbs that work while a recorded stop is shown (`back`): they read the shown stop or touch no frame. Resuming
+#: verbs go back to the present first; every other verb is refused there (it would read or change the live frame).
+HISTORY_OK: frozenset[str] = frozenset({
+    "back", "forward", "present", "history", "stack", "locals", "bt", "l", "ll", "src", "orig", "explain", "h",
+    "compiles", "graph", "break-on", "v", "watch", "b", "entries", "why", "diff"})
 
 
 class _Usage(Exception):
@@ -185,6 +200,11 @@ def execute(engine: "Engine", line: str) -> CommandResult:
     if engine.finished and name not in ("h", "compiles"):
         return CommandResult(error="the program has finished")
     handler = _HANDLERS[name]
+    if not spec.resumes and name not in HISTORY_OK or (name in ("watch", "b") and arg):
+        mark = _history_mark(engine)
+        if mark is not None:
+            return CommandResult(error=f"history {mark.position} of {mark.total} is a recorded stop, read-only: "
+                                       f"{name!r} needs the live one (`present` returns to it)")
     try:
         return handler(engine, arg)
     except _Usage as exc:
@@ -247,6 +267,16 @@ def _int(arg: str, default: int | None = None, what: str = "count") -> int:
 
 def _stop(engine: "Engine") -> Stop:
     return _check(engine.current_stop())
+
+
+def _history_mark(engine: "Engine") -> Any:
+    position = getattr(engine, "history_position", None)  # an engine written before history lacks it
+    return position() if position is not None else None
+
+
+def _marked(stop: Stop, text: str) -> str:
+    """`text` under the history line when `stop` is a recorded one (`back`), so it is never read as live."""
+    return f"{fmt.history_line(stop.history)}\n{text}" if stop.history is not None else text
 
 
 # ==============================================================================================================
@@ -313,7 +343,7 @@ def _clear(engine: "Engine", arg: str) -> CommandResult:
 
 def _backtrace(engine: "Engine", arg: str) -> CommandResult:
     stop = _stop(engine)
-    return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
+    return _ok(_marked(stop, fmt.backtrace_text(stop, _selected_index(stop))), data=stop)
 
 
 def _selected_index(stop: Stop) -> int:
@@ -364,8 +394,8 @@ def _list(engine: "Engine", arg: str) -> CommandResult:
             raise _Usage(f"index {first} is outside 0..{n - 1}")
     end = min(end, n)
     _LIST_NEXT[id(engine)] = (stop.seq, stop.selected, end)
-    return _ok(fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end),
-                           roles=_teaching(engine, "roles")))
+    return _ok(_marked(stop, fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end),
+                                         roles=_teaching(engine, "roles"))))
 
 
 def _longlist(engine: "Engine", arg: str) -> CommandResult:
@@ -398,11 +428,12 @@ def _src(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _stack(engine: "Engine", arg: str) -> CommandResult:
-    fv = _stop(engine).selected_frame
+    stop = _stop(engine)
+    fv = stop.selected_frame
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
     prov = _teaching(engine, "stack_provenance")
-    return _ok(fmt.stack_text(fv, prov), data=prov)
+    return _ok(_marked(stop, fmt.stack_text(fv, prov)), data=prov)
 
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:
@@ -415,15 +446,19 @@ def _explain(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _locals(engine: "Engine", arg: str) -> CommandResult:
-    fv = _stop(engine).selected_frame
+    stop = _stop(engine)
+    fv = stop.selected_frame
     if fv is None:
         raise _Usage("no locals at this stop")
     if arg:
         if arg not in {name for name, _v in fv.locals}:
             raise _Usage(f"{arg!r} is not a bound local here")
+        if stop.history is not None:  # only its summary was recorded
+            summary = dict(fv.locals)[arg]
+            return _ok(_marked(stop, f"{arg} = {fmt.value_text(summary)}"), data=summary)
         result = _check(engine.evaluate(arg))
         return _ok(f"{arg} = {result.text}", data=result)
-    return _ok(fmt.locals_text(fv))
+    return _ok(_marked(stop, fmt.locals_text(fv)))
 
 
 def _globals(engine: "Engine", arg: str) -> CommandResult:
@@ -645,6 +680,51 @@ def _break_on(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"break on {kind}: {state}")
 
 
+def _back(engine: "Engine", arg: str) -> CommandResult:
+    count = _int(arg, 1)
+    if count < 1:
+        raise _Usage(f"back: count must be at least 1, not {count}")
+    view = _check(engine.back(count))
+    return _ok(fmt.history_view_text(view), data=view)
+
+
+def _forward(engine: "Engine", arg: str) -> CommandResult:
+    count = _int(arg, 1)
+    if count < 1:
+        raise _Usage(f"forward: count must be at least 1, not {count}")
+    view = _check(engine.forward(count))
+    return _ok(fmt.history_view_text(view), data=view)
+
+
+def _present(engine: "Engine", arg: str) -> CommandResult:
+    if arg:
+        raise _Usage("usage: present")
+    was = _history_mark(engine)
+    stop = _check(engine.present())
+    head = "back to the present" if was is not None else "already at the present"
+    return _ok(f"{head}\n{fmt.stop_text(stop)}", data=stop)
+
+
+def _history(engine: "Engine", arg: str) -> CommandResult:
+    words = arg.split()
+    if not words:
+        info = engine.history_info()
+        return _ok(fmt.history_info_text(info), data=info)
+    if len(words) == 2 and words[0] == "every":
+        if words[1] not in ("on", "off"):
+            raise _Usage("usage: history every on|off")
+        info = _check(engine.set_history_bounds(every=words[1] == "on"))
+        return _ok(fmt.history_info_text(info), data=info)
+    if len(words) != 2 or words[0] not in ("limit", "memory"):
+        raise _Usage("usage: history [limit N | memory KB | every on|off]")
+    n = _int(words[1], what=words[0])
+    if n < 0:
+        raise _Usage(f"history {words[0]} must be 0 or more, not {n}")
+    info = _check(engine.set_history_bounds(limit=n) if words[0] == "limit"
+                  else engine.set_history_bounds(max_bytes=n * 1024))
+    return _ok(fmt.history_info_text(info), data=info)
+
+
 def _help(engine: "Engine", arg: str) -> CommandResult:
     if arg:
         spec = BY_NAME.get(ALIASES.get(arg, arg))
@@ -663,6 +743,7 @@ _HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
     "eager": _decide(DecisionKind.EAGER), "skip": _decide(DecisionKind.SKIP), "drop": _drop, "dynamic": _dynamic,
     "why": _why, "diff": _diff, "edit": _edit_verb("edit"), "insert": _edit_verb("insert"),
     "delete": _edit_verb("delete"), "patch": _patch, "guard": _guard, "break-on": _break_on, "h": _help,
-    "globals": _globals, "v": _verbose, "explain": _explain,
+    "globals": _globals, "v": _verbose, "explain": _explain, "back": _back, "forward": _forward,
+    "present": _present, "history": _history,
 }
 assert set(_HANDLERS) == set(BY_NAME), "every verb of COMMANDS has a handler"

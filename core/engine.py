@@ -40,6 +40,9 @@ from .model import (
     EvalResult,
     Explanation,
     FrameRecompiles,
+    HistoryInfo,
+    HistoryMark,
+    HistoryView,
     GeneratedInfo,
     GraphView,
     GuardEditOutcome,
@@ -58,6 +61,7 @@ from .model import (
     WatchValue,
 )
 from . import explain as _explain
+from . import history as _history
 from . import provenance as _provenance
 from . import roles as _roles
 from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
@@ -148,6 +152,9 @@ class EngineMethods:
     _quiet: set[int]
     _user_vars: dict[str, Any]
     verbose: bool
+    generated: dict[int, CodeType]
+    history: "_history.History"
+    history_cursor: "_history.HistoryCursor"
 
     def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
     def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
@@ -255,7 +262,7 @@ class EngineMethods:
         self.mode, self.count = mode, count
         if ctx.kind is StopKind.RECOMPILE and ctx.decision is None:
             ctx.decision = "recompile"
-        result = Resumed(action, message)
+        result = Resumed(action, self._leave_history(message))
         self._resumed = result
         return result
 
@@ -274,7 +281,104 @@ class EngineMethods:
         stop = self._paused().stop
         if stop is None:
             refuse("the stop is still being built", "not paused")
+        shown = self._history_shown(stop)
+        return shown.stop if shown is not None else stop
+
+    # ==========================================================================================================
+    # history (stepping back: dynadbg.core.history)
+    # ==========================================================================================================
+
+    def _history_shown(self, present: Stop) -> HistoryView | None:
+        """The recorded entry `back` shows now, or None at the present."""
+        cursor = self.history_cursor
+        mark = cursor.mark(present.seq)
+        if mark is None:
+            return None
+        entry = self.history.entry(mark.position)
+        return HistoryView(mark, _history.history_stop(entry, mark), entry)
+
+    def _leave_history(self, message: str = "") -> str:
+        """Back to the present before the program goes on: `message`, told so when history was shown."""
+        cursor = self.history_cursor
+        if cursor.position is None:
+            return message
+        cursor.position = None
+        return "back to the present" + (f"; {message}" if message else "")
+
+    def _present_stop(self) -> Stop:
+        stop = self._paused().stop
+        if stop is None:
+            refuse("the stop is still being built", "not paused")
         return stop
+
+    def _history_view(self, present: Stop) -> HistoryView:
+        shown = self._history_shown(present)
+        if shown is not None:
+            return shown
+        n = self.history_cursor.present_number(present.seq)
+        return HistoryView(HistoryMark(n, len(self.history), n), present, None)
+
+    @engine_method()
+    def back(self, count: int = 1) -> HistoryView | EngineError:
+        present = self._present_stop()
+        try:
+            self.history_cursor.back(count, present.seq)
+        except _history.HistoryError as exc:
+            refuse(str(exc))
+        return self._history_view(present)
+
+    @engine_method()
+    def forward(self, count: int = 1) -> HistoryView | EngineError:
+        present = self._present_stop()
+        try:
+            self.history_cursor.forward(count, present.seq)
+        except _history.HistoryError as exc:
+            refuse(str(exc))
+        return self._history_view(present)
+
+    @engine_method()
+    def present(self) -> Stop | EngineError:
+        self._leave_history()
+        return self._present_stop()
+
+    @engine_method(anytime=True)
+    def history_position(self) -> HistoryMark | None:
+        ctx = self.ctx
+        if ctx is None or ctx.stop is None:
+            return None
+        return self.history_cursor.mark(ctx.stop.seq)
+
+    @engine_method(anytime=True)
+    def history_info(self, recent: int = 10) -> HistoryInfo:
+        return self.history.info(self.history_position(), max(0, recent))
+
+    @engine_method(anytime=True)
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> HistoryInfo | EngineError:
+        if self.history_cursor.position is not None:
+            refuse("history is shown: `forward` to the present before changing its bounds")
+        try:
+            self.history.set_bounds(limit, max_bytes, every)
+        except _history.HistoryError as exc:
+            refuse(str(exc))
+        return self.history.info(None, 0)
+
+    def _same_code_as_shown(self, st: "FrameState", what: str) -> None:
+        """Refuse `what` (an index into the code shown) when the recorded stop shown is in another code object
+        than the live frame: the index would mean another instruction there."""
+        present = self._paused().stop
+        shown = self._history_shown(present) if present is not None else None
+        fv = shown.stop.selected_frame if shown is not None else None
+        if fv is not None and fv.code.key != id(st.frame.f_code):
+            refuse(f"{what}: the index is of the recorded stop's code ({fv.code.name}), not the live frame's "
+                   f"({st.frame.f_code.co_name}); `present` first")
+
+    def _live_only(self, what: str) -> None:
+        """Refuse `what` while a recorded stop is shown: it reads the live frame, not the recorded one."""
+        mark = self.history_cursor.position
+        if mark is not None:
+            refuse(f"{what} reads the live frame; history {mark} of {len(self.history)} is a recorded stop "
+                   f"(`forward` to the present first)", "not here")
 
     # ==========================================================================================================
     # control
@@ -308,6 +412,8 @@ class EngineMethods:
     @engine_method()
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
         st = self._need_frame()
+        if index is not None:
+            self._same_code_as_shown(st, "until IDX")
         idx = st.index + 1 if index is None else index
         n = len(st.table.instructions)
         if not 0 <= idx < n:
@@ -337,6 +443,7 @@ class EngineMethods:
 
     @engine_method()
     def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        self._live_only("setting a breakpoint")
         if condition:
             try:
                 compile(condition, "<condition>", "eval")
@@ -354,6 +461,7 @@ class EngineMethods:
 
     @engine_method()
     def clear_break(self, index: int | None = None) -> tuple[BreakpointView, ...] | EngineError:
+        self._live_only("clearing a breakpoint")
         code = self._current_code()
         if code is None:
             refuse("no code object here", "not here")
@@ -389,6 +497,7 @@ class EngineMethods:
     @engine_method()
     def select_frame(self, index: int) -> Stop | EngineError:
         ctx = self._paused()
+        self._live_only("selecting a frame")
         if not ctx.frames:
             refuse(f"no frame at a {ctx.kind.value} stop", "not here")
         if not 0 <= index < len(ctx.frames):
@@ -424,6 +533,7 @@ class EngineMethods:
     def evaluate(self, expr: str) -> EvalResult | EngineError:
         if not expr:
             refuse("usage: p EXPR")
+        self._live_only("p")
         g, ns = self.eval_namespace()
         try:
             code = compile(expr, "<p>", "eval")
@@ -446,6 +556,7 @@ class EngineMethods:
     def exec_statement(self, stmt: str) -> EvalResult | EngineError:
         if not stmt:
             refuse("usage: !STMT")
+        self._live_only("!")
         g, ns = self.eval_namespace()
         try:
             code = compile(stmt, "<!>", "single")
@@ -504,6 +615,7 @@ class EngineMethods:
     def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:
         if not name.isidentifier() or not expr:
             refuse("usage: set NAME = EXPR")
+        self._live_only("set")
         ctx = self._paused()
         st = self._need_frame()
         frame = st.frame
@@ -530,6 +642,7 @@ class EngineMethods:
 
     @engine_method(anytime=True)
     def add_watch(self, expr: str) -> WatchValue | EngineError:
+        self._live_only("a new watch")
         expr = expr.strip()
         if not expr:
             refuse("usage: watch EXPR")
@@ -634,7 +747,8 @@ class EngineMethods:
         ctx.decision = kind.value
         self.mode = Mode.CONTINUE
         code = choice_code(kind.value, record)
-        result = Resumed(kind.value, kind.value + (f"\npermanently:\n{code}" if code else ""), permanent=code or None)
+        text = self._leave_history(kind.value + (f"\npermanently:\n{code}" if code else ""))
+        result = Resumed(kind.value, text, permanent=code or None)
         self._resumed = result
         return result
 
@@ -642,7 +756,7 @@ class EngineMethods:
         ctx = self._paused()
         ctx.decision = "recompile"
         self.mode = Mode.CONTINUE
-        result = Resumed(action, text, permanent=permanent, warnings=warnings)
+        result = Resumed(action, self._leave_history(text), permanent=permanent, warnings=warnings)
         self._resumed = result
         return result
 
@@ -766,7 +880,16 @@ class EngineMethods:
     # -- teaching: roles, explanations, provenance of the selected frame's code ----------------------------------
 
     def _teach_target(self) -> tuple[CodeType, Any]:
-        """(code object, its `FrameView` or None) of the selected frame, or the compile stop's new code."""
+        """(code object, its `FrameView` or None) of the selected frame, or the compile stop's new code; while
+        history is shown, the recorded stop's code and frame (its recorded value stack)."""
+        present = self._paused().stop
+        shown = self._history_shown(present) if present is not None else None
+        if shown is not None and shown.entry is not None:
+            fv = shown.stop.selected_frame
+            code = self.generated.get(fv.code.key) if fv is not None else None
+            if code is None:
+                refuse("the recorded stop's code is no longer known", "not here")
+            return code, fv
         code = self._current_code()
         if code is None:
             refuse("no generated code here", "not here")
@@ -1030,10 +1153,12 @@ class EngineMethods:
 
     @engine_method()
     def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
+        self._live_only("editing")
         return self.patch_manager.preview(self._paused(), op)
 
     @engine_method()
     def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
+        self._live_only("editing")
         outcome = self.patch_manager.edit(self._paused(), op)
         if outcome.error is None:
             self._after_code_change()

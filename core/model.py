@@ -216,6 +216,8 @@ class Stop:
     choices: tuple["RecompileChoice", ...] = ()
     hints: tuple[str, ...] = ()
     watches: tuple["WatchValue", ...] = ()
+    #: set when this is a recorded past stop shown by `back`/`forward` (read-only history), else None
+    history: "HistoryMark | None" = None
 
     @property
     def frame(self) -> FrameView | None:
@@ -229,6 +231,100 @@ class Stop:
         if 0 <= self.selected < len(self.frames):
             return self.frames[self.selected]
         return self.frames[-1]
+
+
+@dataclass(frozen=True)
+class HistoryMark:
+    """Where a shown stop lies in the recorded history (``"history 3 of 120"``).
+
+    Attributes:
+        position: 1-based number of the recorded entry shown (1 = the oldest still kept).
+        total: entries recorded (kept) now.
+        present: the number `forward` reaches the present at (``total`` when the present stop is the newest
+            entry, ``total + 1`` when the present stop was not recorded, e.g. a compile stop).
+    """
+
+    position: int
+    total: int
+    present: int
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One recorded stop at an instruction (`dynadbg.core.history`): immutable summaries only, no live objects.
+
+    Attributes:
+        seq: the stop's `Stop.seq`; negative for an instruction the program ran through without stopping
+            (``history every on``).
+        kind: why the program stopped there.
+        message: the stop's status line.
+        code_name: ``co_name`` of the innermost frame's code.
+        compile_id: compile id of that code (``"0/1"``), when known.
+        code_key: ``CodeView.key`` of that code.
+        index: instruction index about to run; offset: its byte offset; opname and argrepr: its text.
+        frames: the stop's frames (`FrameView`: value stack and locals as `ValueSummary`), outermost first.
+        selected: index into `frames` of the frame selected at the stop.
+        nbytes: the estimate of memory this entry holds (bytes), what the history's memory cap counts.
+    """
+
+    seq: int
+    kind: StopKind
+    message: str
+    code_name: str
+    compile_id: str | None
+    code_key: int
+    index: int
+    offset: int
+    opname: str
+    argrepr: str
+    frames: tuple[FrameView, ...]
+    selected: int
+    nbytes: int
+
+    @property
+    def frame(self) -> FrameView:
+        return self.frames[-1]
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    """What `back`/`forward` show: a recorded stop (read-only), or the present stop again.
+
+    Attributes:
+        mark: where in the history (`HistoryMark`); ``mark.position == mark.present`` at the present.
+        stop: the `Stop` to render: for a recorded entry a rebuilt stop whose ``history`` is `mark` (its frames
+            carry the recorded value stack and locals); at the present, the live stop (``history`` None).
+        entry: the recorded entry shown, None at the present.
+    """
+
+    mark: HistoryMark
+    stop: Stop
+    entry: HistoryEntry | None
+
+    @property
+    def at_present(self) -> bool:
+        return self.entry is None
+
+
+@dataclass(frozen=True)
+class HistoryInfo:
+    """The recorder's state (``history``).
+
+    Attributes:
+        count: entries kept; limit: most entries kept (0: recording is off); nbytes / max_bytes: memory estimate
+            of the kept entries and its cap (bytes); evicted: entries dropped so far to stay in both bounds;
+        position: the entry shown (`back`), None at the present; recent: the newest entries, oldest first,
+            each with its 1-based number; every: instructions run through without a stop are recorded too.
+    """
+
+    count: int
+    limit: int
+    nbytes: int
+    max_bytes: int
+    evicted: int
+    position: HistoryMark | None
+    recent: tuple[tuple[int, HistoryEntry], ...] = ()
+    every: bool = False
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
         GuardEditOutcome,
         GuardEditView,
         GuardTree,
+        HistoryInfo,
+        HistoryMark,
+        HistoryView,
         PatchDiff,
         PatchView,
         Provenance,
@@ -66,6 +69,31 @@ class Engine(Protocol):
 
     def current_stop(self) -> "Stop | EngineError":
         """The stop the program is paused at, rebuilt after any change (breakpoints, selection, edits)."""
+
+    # -- history (stepping back; dynadbg.core.history) -------------------------------------------------------------
+    def back(self, count: int = 1) -> "HistoryView | EngineError":
+        """Show the recorded stop `count` (≥ 1) stops before the one shown (read-only): its `HistoryView`, whose
+        ``stop.history`` marks it; `current_stop` returns that stop until `forward` reaches the present or the
+        program resumes. ``EngineError(kind="usage")`` when fewer stops are recorded or none at all."""
+
+    def forward(self, count: int = 1) -> "HistoryView | EngineError":
+        """Move `count` (≥ 1) recorded stops toward the present; at the present ``view.entry`` is None and
+        ``view.stop`` is the live stop. ``EngineError(kind="usage")`` past the present."""
+
+    def present(self) -> "Stop | EngineError":
+        """Leave history: the live stop (any control method also leaves it first)."""
+
+    def history_position(self) -> "HistoryMark | None":
+        """Which recorded stop is shown (``position`` of ``total``), None at the present. Any time."""
+
+    def history_info(self, recent: int = 10) -> "HistoryInfo":
+        """The history's size, bounds, memory estimate and its `recent` newest entries. Any time."""
+
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> "HistoryInfo | EngineError":
+        """Change the most entries and the memory cap (bytes) kept (None keeps one; 0 turns recording off); the
+        oldest entries beyond them are dropped. `every`: also record the instructions a stepping command runs
+        through without stopping (``s N``). Any time, except while history is shown."""
 
     # -- control (bdb's set_*) ---------------------------------------------------------------------------------------
     def set_step(self, count: int = 1) -> "Resumed | EngineError":

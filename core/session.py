@@ -37,6 +37,8 @@ from .engine import EngineMethods, _Watch
 from .model import EngineError, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
+from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
+from .history import History, HistoryCursor, SummaryCache
 from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script, user_traceback
 from .disasm import code_view
@@ -103,13 +105,20 @@ class Session(EngineMethods):
         break_on: which stop kinds are active (`model.BREAK_ON_KINDS`); default `model.DEFAULT_BREAK_ON`.
         check_depth: verify depth tracking against the live stack at every traced instruction (3.11 only; slow,
             for tests); disagreements are collected in `depth_mismatches`.
+        history_limit: most stops at an instruction kept for `back`/`forward` (`history.History`; 0: off).
+        history_bytes: memory cap of that history (bytes, estimated from the kept summaries; 0: off).
+        history_every: also record every instruction a stepping command runs through without stopping (``s N``,
+            ``n N``, ``until``, ``r``, in the frame being stepped): value stack and locals summarised at each
+            (costs a summary per instruction; off by default, ``history every on``).
 
     Raises:
         ValueError: an unknown stop kind in `break_on`.
     """
 
     def __init__(
-        self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False
+        self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False,
+        history_limit: int = DEFAULT_HISTORY_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
+        history_every: bool = False,
     ) -> None:
         self.listener = listener
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
@@ -119,6 +128,12 @@ class Session(EngineMethods):
         unknown = self.break_on - set(BREAK_ON_KINDS)
         if unknown:
             raise ValueError(f"unknown stop kind(s): {', '.join(sorted(unknown))} (known: {', '.join(BREAK_ON_KINDS)})")
+        #: the stops at instructions so far, for `back`/`forward` (bounded); the cursor says which one is shown
+        self.history = History(history_limit, history_bytes, history_every)
+        self.history_cursor = HistoryCursor(self.history)
+        #: sequence numbers of recorded instructions that were no stop (negative: never a `Stop.seq`)
+        self._passing_seq = 0
+        self._passing_cache = SummaryCache()
         # stepping state (worker thread)
         self.mode = Mode.CONTINUE
         self.count = 0
@@ -840,6 +855,8 @@ class Session(EngineMethods):
             elif stepped:
                 kind = StopKind.STEP
         if kind is None:
+            if self.history.every and mode is not Mode.CONTINUE and (mode is Mode.STEP or frame is self.target):
+                self._record_passing(st, mode)
             return
         if kind is StopKind.ENTRY:
             message = "entering generated code"
@@ -850,6 +867,24 @@ class Session(EngineMethods):
             if self._step_message:
                 message, self._step_message = self._step_message, ""
         self._pause(PauseContext(kind, self._frames_for(frame), -1), message)
+
+    def _record_passing(self, st: FrameState, mode: Mode) -> None:
+        """History of an instruction a stepping command runs through (`history_every`): the frame's value stack
+        and locals summarised as at a stop, without touching what the next stop marks as changed."""
+        if not self.history.enabled:
+            return
+        from .snapshot import frame_view
+
+        self._passing_seq -= 1
+        try:
+            with compat.dynamo_off():
+                fv = frame_view(self, st, current=True, passing=True, summary=self._passing_cache.summary)
+        except Exception:  # noqa: BLE001 - a failing repr costs this entry, never the program
+            return
+        finally:
+            self._passing_cache.turn()
+        self.history.record(Stop(StopKind.STEP, f"ran through (`{mode.value}`), no stop", (fv,),
+                                 seq=self._passing_seq, selected=0))
 
     @staticmethod
     def _print_running(code: CodeType, st: FrameState) -> None:
@@ -972,6 +1007,10 @@ class Session(EngineMethods):
         self._stopped_in_call = ctx.kind not in (StopKind.COMPILE, StopKind.RECOMPILE)
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
+        self.history_cursor.position = None
+        if not ctx.post_mortem:
+            self.history.record(ctx.stop)
+        self._passing_cache = SummaryCache()  # hold nothing of a stepping run past its stop
         with self._lock:
             self.ctx = ctx
         try:
@@ -1015,6 +1054,7 @@ class Session(EngineMethods):
                 self._notify_resumed()
                 break
             reply.put(result)
+        self.history_cursor.position = None  # however the pause ended, the program goes on from the present
         if quit_now or self._quitting:
             self._quitting = True
             raise QuitProgram()

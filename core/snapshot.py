@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
 from .disasm import code_view
@@ -24,6 +24,9 @@ def value(obj: Any) -> ValueSummary:
     return summarize(obj)
 
 
+_value = value
+
+
 def frame_locals(frame: Any) -> dict[str, Any]:
     try:
         return dict(frame.f_locals)
@@ -31,7 +34,12 @@ def frame_locals(frame: Any) -> dict[str, Any]:
         return {}
 
 
-def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bool = False) -> FrameView:
+def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bool = False,
+               passing: bool = False, summary: Callable[[Any], ValueSummary] | None = None) -> FrameView:
+    """The `FrameView` of a traced frame. `passing`: an instruction the program runs through without stopping
+    (history of ``s N``): the frame's changed-local marks and depth checks are left as they are. `summary`: what
+    summarises each value (default `value`; the history passes its cache)."""
+    value = summary or _value
     frame = st.frame
     code = frame.f_code
     view = session.code_view(code)
@@ -41,9 +49,10 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         live = st.exact_stack() if current else None
         if live is not None:
             exact = True
-            if st.depth >= 0 and st.depth != len(live) and st.pending_exception_offset is None:
-                session.depth_mismatches.append((code.co_name, st.index, st.depth, len(live)))
-            st.depth = len(live)
+            if not passing:
+                if st.depth >= 0 and st.depth != len(live) and st.pending_exception_offset is None:
+                    session.depth_mismatches.append((code.co_name, st.index, st.depth, len(live)))
+                st.depth = len(live)
             stack = tuple(value(v) for v in live)
         elif st.depth >= 0 and current:
             stack = tuple(value(v) for v in st.tracked_stack())
@@ -64,11 +73,14 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         seen.add(name)
         summary = value(loc[name])
         pairs.append((name, summary))
+        if passing:
+            continue
         old = st.last_ids.get(name)
         if (old is not None and old != summary.identity) or (old is None and st.snapshots > 0):
             changed.append(name)  # rebound, or bound since the previous stop
         st.last_ids[name] = summary.identity
-    st.snapshots += 1
+    if not passing:
+        st.snapshots += 1
     index = st.index
     lineno = view.instructions[index].lineno if 0 <= index < len(view.instructions) else None
     return FrameView(

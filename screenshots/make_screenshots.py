@@ -7,6 +7,8 @@ file:
 
 * ``main-mid-step.svg``: the entry stop of ``forward`` after ``s`` three times: listing, value stack, locals,
   guards, source;
+* ``history.svg``: then ``[`` twice: the stop two steps back, read-only, marked ``HISTORY 2/4`` (``]`` twice
+  returns to the present);
 * ``guard-tree-expanded.svg``: the guard tree opened on ``L['scale']`` and its ``EQUALS_MATCH`` leaf;
 * ``help.svg``: the help screen (``?``), every action of the registry;
 * ``recompile.svg``: the recompile stop of the ``scale=2`` call (``c`` until it comes): the Recompile view;
@@ -35,7 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 #: Names of the screenshots, in the order they are taken.
-SHOTS = ("main-mid-step", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
+SHOTS = ("main-mid-step", "history", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
 
 
 class Driver:
@@ -112,6 +114,15 @@ async def drive(driver: Driver) -> None:
         await driver.press_and_stop("s", StopKind.STEP, "a step")
     await driver.until(lambda: not screen.guards_loading and screen.guard_tree.guards is not None, "the guard tree")
     await driver.shoot("main-mid-step")
+
+    # 1b. two stops back in the recorded history, then forward to the present again
+    status = screen.query_one("#status")
+    await pilot.press("left_square_bracket", "left_square_bracket")
+    await driver.until(lambda: status.stop is not None and status.stop.history is not None
+                       and status.stop.history.position == 2, "history 2")
+    await driver.shoot("history")
+    await pilot.press("right_square_bracket", "right_square_bracket")
+    await driver.until(lambda: status.stop is not None and status.stop.history is None, "the present")
 
     # 2. the guard tree opened on L['scale'] and its leaf guard's details
     tree = screen.guard_tree

@@ -10,6 +10,7 @@ the same in the console (shown in the help, the palette and the README).
 |---|---|---|
 | step / next / return / continue | ``s`` ``F11`` / ``n`` ``F10`` / ``r`` / ``c`` ``F5`` | ``set_step`` ... |
 | until | ``t`` | ``set_until(cursor)`` |
+| back / forward | ``[`` / ``]`` | ``back()`` / ``forward()`` (the recorded history, read-only) |
 | breakpoint | ``b``, ``F9`` | ``set_break(cursor)`` or ``clear_break(cursor)`` (toggles) |
 | up / down | ``u`` / ``d`` | ``up()`` / ``down()`` |
 | whatif | ``w`` | ``what_if()`` |
@@ -93,6 +94,10 @@ ACTIONS: tuple[Action, ...] = (
     Action("continue", "c,f5", "Cont", "Continue to the next stop", "c", resumes=True, when="stopped"),
     Action("until", "t", "Until", "Run until the instruction under the cursor", "until {cursor}", resumes=True,
            footer=False, when="frame"),
+    Action("back", "left_square_bracket", "Back", "Show the previous recorded stop (history, read-only)", "back",
+           footer=False, group="History", when="stopped"),
+    Action("forward", "right_square_bracket", "Forward", "Show the next recorded stop, up to the present",
+           "forward", footer=False, group="History", when="stopped"),
     Action("breakpoint", "b,f9", "Break", "Toggle a breakpoint at the cursor's instruction", "b {cursor}",
            group="Breakpoints and frames", when="frame"),
     Action("up", "u", "Up", "Select the calling frame (older)", "u", group="Breakpoints and frames", when="frame"),
@@ -176,7 +181,8 @@ def effective_keys(keymap: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def display_keys(keys: str) -> str:
     """Keys as a user reads them: ``"s,f11"`` → ``"s / F11"``, ``"question_mark"`` → ``"?"``."""
-    names = {"question_mark": "?", "colon": ":", "space": "Space", "escape": "Esc", "enter": "Enter"}
+    names = {"question_mark": "?", "colon": ":", "space": "Space", "escape": "Esc", "enter": "Enter",
+             "left_square_bracket": "[", "right_square_bracket": "]"}
     shown = []
     for key in (k.strip() for k in keys.split(",") if k.strip()):
         if key in names:

@@ -48,6 +48,7 @@ from dynadbg.core.model import (
     EditPreview,
     EngineError,
     GuardTree,
+    HistoryView,
     Resumed,
     Stop,
     StopKind,
@@ -298,6 +299,8 @@ class DebuggerApp(App[int]):
             self._resume(lambda: control(self.session, cursor), entry.id)
         elif entry.id in ("up", "down"):
             self.select_frame(-1 if entry.id == "up" else 1)
+        elif entry.id in ("back", "forward"):
+            self.move_in_history(entry.id)
         elif entry.id == "whatif":
             self._what_if()
 
@@ -344,6 +347,22 @@ class DebuggerApp(App[int]):
         engine = self.session
         self._enqueue(_Call((lambda: engine.up()) if delta < 0 else (lambda: engine.down()),
                             self._selected, False, "up" if delta < 0 else "down"))
+
+    def move_in_history(self, direction: str) -> None:
+        """``[`` / ``]``: show the previous / next recorded stop (`Engine.back` / `Engine.forward`), read-only."""
+        if not self.stopped:
+            return
+        engine = self.session
+        call = (lambda: engine.back()) if direction == "back" else (lambda: engine.forward())
+        self._enqueue(_Call(call, self._history_moved, False, direction))
+
+    def _history_moved(self, result: Any) -> None:
+        if isinstance(result, HistoryView):
+            if result.at_present:
+                self._main.console.info("back to the present")
+            self._show_same_stop(result.stop)
+        else:
+            self._log_error(result)
 
     def _selected(self, result: Any) -> None:
         if isinstance(result, Stop):

@@ -229,6 +229,7 @@ class MainScreen(Screen[None]):
         self._break_context = None
         self._show_frame()
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
+        self.set_class(stop is not None and stop.history is not None, "-history")
         self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
@@ -236,8 +237,12 @@ class MainScreen(Screen[None]):
                 self._fill_stop_detail()
                 if self.resume_frame_name() is not None:
                     self.post_message(self.ViewRequested("tab-stop"))
-            self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
-                else "tracked depth"
+            mark = stop.history
+            # a recorded stop (`back`): the stack and locals panes say so under their values
+            recorded = f"recorded: history {mark.position}/{mark.total}" if mark is not None else ""
+            self.query_one("#locals").border_subtitle = recorded
+            self.query_one("#stack").border_subtitle = recorded or ("" if stop.frame is None or
+                                                                    stop.frame.stack_exact else "tracked depth")
             self.query_one(StackView).return_value = stop.return_value
 
     def _fill_stop_detail(self) -> None:

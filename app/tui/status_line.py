@@ -20,11 +20,12 @@ class StatusLine(Static):
     While the program runs it reads ``running…`` (or ``compiling f…``); after the program ended, its exit status.
     """
 
-    COMPONENT_CLASSES = {"status--kind", "status--dim", "status--error"}
+    COMPONENT_CLASSES = {"status--kind", "status--dim", "status--error", "status--history"}
     """
     | Class | Description |
     | :- | :- |
     | `status--kind` | The stop kind / state label. |
+    | `status--history` | The ``HISTORY k/N`` label of a recorded stop (`back`). |
     | `status--dim` | Separators and secondary fields. |
     | `status--error` | An exception or a failing exit status. |
     """
@@ -55,8 +56,8 @@ class StatusLine(Static):
     def render(self) -> Text:
         if self._styles is None:
             self._styles = tuple(self.get_component_rich_style(f"status--{name}", partial=True)
-                                 for name in ("kind", "dim", "error"))
-        kind_style, dim, error = self._styles
+                                 for name in ("kind", "dim", "error", "history"))
+        kind_style, dim, error, history = self._styles
         text = Text(no_wrap=True, overflow="ellipsis")
         result = self.exit_result
         if result is not None:
@@ -79,6 +80,10 @@ class StatusLine(Static):
                 text.append(f" · stderr {self.stderr_lines} (8)", dim)
             return text
         stop = self.stop
+        if stop.history is not None:
+            # a recorded stop: said first, so its values are never read as the live ones
+            text.append(f" ⏮ HISTORY {stop.history.position}/{stop.history.total} ", history)
+            text.append(" ")
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
         frame = stop.selected_frame
         fields: list[str] = []
@@ -104,7 +109,9 @@ class StatusLine(Static):
         if self.stderr_lines:
             text.append(" · ", dim)
             text.append(f"stderr {self.stderr_lines}", "bold")
-        if stop.exception:
+        if stop.history is not None:
+            text.append("  — any step returns to the present", dim)
+        elif stop.exception:
             text.append("  ")
             text.append(stop.exception, error)
         elif stop.message and stop.message != stop.kind.value:

@@ -31,6 +31,7 @@ from ..model import (
     WatchValue,
 )
 from .edits import format_diff, format_stack
+from .history import history_info_text, history_line, history_view_text
 from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
 from .teach import (
     ROLE_WIDTH,
@@ -61,6 +62,9 @@ __all__ = [
     "graphs_text",
     "guard_trees_text",
     "guard_types_text",
+    "history_info_text",
+    "history_line",
+    "history_view_text",
     "instr_line",
     "listing",
     "locals_text",

@@ -25,9 +25,11 @@ from typing import Any
 from fake_scenarios import Scenario, analyze_rows, diff_rows, forward_scenario, rows_after, watch_values
 
 from dynadbg.core import commands
+from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeView, CommandResult, CompilesData, Decision, DecisionKind,
                                 EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
-                                GuardEditOutcome, Resumed, Stop, StopKind, WatchValue)
+                                GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Resumed, Stop, StopKind,
+                                WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
@@ -81,6 +83,9 @@ class FakeEngine:
         self._watches: list[tuple[int, str]] = []
         self._watch_memory: dict[int, tuple[int, str | None, str | None]] = {}
         self._lock = threading.RLock()
+        #: the real recorder over the scenario's stops, so `back`/`forward` behave as on the real engine
+        self.history = History()
+        self.history_cursor = HistoryCursor(self.history)
 
     @property
     def sent(self) -> list[str]:
@@ -121,6 +126,8 @@ class FakeEngine:
                 stop = replace(stop, kind=kind, message=f"interrupted in {name}")
             self._stop = replace(stop, selected=len(stop.frames) - 1)
             self._refresh()
+            self.history_cursor.position = None
+            self.history.record(self._stop)
         self.listener.on_stop(self._stop)
 
     def _refresh(self) -> None:
@@ -165,7 +172,61 @@ class FakeEngine:
         return self._result
 
     def current_stop(self) -> Stop | EngineError:
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        shown = self._shown(stop)
+        return shown.stop if shown is not None else stop
+
+    # History (the real `dynadbg.core.history` recorder over the scenario's stops) --------------------------------
+
+    def _shown(self, present: Stop) -> HistoryView | None:
+        mark = self.history_cursor.mark(present.seq)
+        if mark is None:
+            return None
+        entry = self.history.entry(mark.position)
+        return HistoryView(mark, history_stop(entry, mark), entry)
+
+    def _move(self, how: str, count: int) -> HistoryView | EngineError:
+        present = self._paused()
+        if isinstance(present, EngineError):
+            return present
+        try:
+            getattr(self.history_cursor, how)(count, present.seq)
+        except HistoryError as exc:
+            return EngineError(str(exc))
+        shown = self._shown(present)
+        if shown is not None:
+            return shown
+        n = self.history_cursor.present_number(present.seq)
+        return HistoryView(HistoryMark(n, len(self.history), n), present, None)
+
+    def back(self, count: int = 1) -> HistoryView | EngineError:
+        return self._move("back", count)
+
+    def forward(self, count: int = 1) -> HistoryView | EngineError:
+        return self._move("forward", count)
+
+    def present(self) -> Stop | EngineError:
+        self.history_cursor.position = None
         return self._paused()
+
+    def history_position(self) -> HistoryMark | None:
+        stop = self._stop
+        return self.history_cursor.mark(stop.seq) if stop is not None else None
+
+    def history_info(self, recent: int = 10) -> HistoryInfo:
+        return self.history.info(self.history_position(), max(0, recent))
+
+    def set_history_bounds(self, limit: int | None = None, max_bytes: int | None = None,
+                           every: bool | None = None) -> HistoryInfo | EngineError:
+        if self.history_cursor.position is not None:
+            return EngineError("history is shown: `forward` to the present before changing its bounds")
+        try:
+            self.history.set_bounds(limit, max_bytes, every)
+        except HistoryError as exc:
+            return EngineError(str(exc))
+        return self.history.info(None, 0)
 
     # Control -----------------------------------------------------------------------------------------------------
 
@@ -175,6 +236,9 @@ class FakeEngine:
         if isinstance(stop, EngineError) or count < 1:
             return stop if isinstance(stop, EngineError) else EngineError("count must be at least 1")
         held = self._pos in self.scenario.run_after
+        if self.history_cursor.position is not None:
+            self.history_cursor.position = None
+            message = "back to the present" + (f"; {message}" if message else "")
         self._stop = None
         self.listener.on_running("running")
         if not held:
@@ -215,6 +279,8 @@ class FakeEngine:
         return frame.code if frame is not None else EngineError("no frame at this stop", "not here")
 
     def set_break(self, index: int, condition: str | None = None) -> BreakpointView | EngineError:
+        if self.history_cursor.position is not None:
+            return EngineError("setting a breakpoint reads the live frame; a recorded stop is shown", "not here")
         code = self._code()
         if isinstance(code, EngineError) or not 0 <= index < len(code.instructions):
             return code if isinstance(code, EngineError) else EngineError(
@@ -265,6 +331,9 @@ class FakeEngine:
 
     def evaluate(self, expr: str) -> EvalResult | EngineError:
         """A local of the selected frame, by name (the fake evaluates nothing else)."""
+        if self.history_cursor.position is not None:
+            return EngineError("p reads the live frame; a recorded stop is shown (`forward` to the present first)",
+                               "not here")
         code = self._code()
         value = None if isinstance(code, EngineError) else dict(self._stop.selected_frame.locals).get(expr.strip())
         if value is None:

@@ -27,6 +27,7 @@ from dynadbg.core.model import (
     EngineError,
     EvalResult,
     GuardTree,
+    HistoryView,
     Resumed,
     Stop,
     StopKind,
@@ -192,6 +193,37 @@ def test_edit_preview_installs_nothing(engine) -> None:  # noqa: ANN001
     assert isinstance(preview, EditPreview) and preview.op == op and preview.error is None
     assert preview.diff is not None and preview.diff.added == 1 and preview.diff.removed == 0
     assert session.patch_diff().changed is False  # nothing was installed
+
+
+def test_back_shows_the_recorded_stop_read_only_and_a_step_returns_to_the_present(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    first = _stop(session)
+    assert session.history_position() is None
+    assert isinstance(session.back(), EngineError)  # only the present is recorded so far
+    session.set_step()
+    kind, second = listener.next()
+    assert kind == "stop"
+    view = session.back()
+    assert isinstance(view, HistoryView) and view.entry is not None
+    assert (view.mark.position, view.mark.total) == (1, 2)
+    shown = _stop(session)
+    assert shown.history == view.mark == session.history_position()
+    assert shown.frame.index == first.frame.index and shown.frame.stack == first.frame.stack
+    assert shown.frame.locals == first.frame.locals
+    # the live frame is not the one shown: reading or changing it is refused
+    assert isinstance(session.evaluate("x"), EngineError)
+    assert isinstance(session.set_break(len(first.frame.code.instructions) - 1), EngineError)
+    for bad in (0, -1):
+        assert session.back(bad).kind == "usage"
+    assert session.forward(2).kind == "usage"  # past the present
+    again = session.forward()
+    assert isinstance(again, HistoryView) and again.at_present and again.stop.seq == second.seq
+    assert _stop(session).history is None
+    session.back()
+    resumed = session.set_step()
+    assert isinstance(resumed, Resumed) and resumed.message.startswith("back to the present")
+    kind, third = listener.next()
+    assert kind == "stop" and third.frame.index > second.frame.index and third.history is None
 
 
 def test_after_the_end_methods_answer_not_paused(engine) -> None:  # noqa: ANN001

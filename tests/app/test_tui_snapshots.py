@@ -38,6 +38,14 @@ def test_main_screen_mid_step(snap_compare) -> None:  # noqa: ANN001
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=_after(*"sssss"))
 
 
+def test_history_shows_a_recorded_stop(snap_compare) -> None:  # noqa: ANN001
+    """Five steps, then ``[`` twice: the status line reads ``HISTORY 4/6 … any step returns to the present`` in
+    the warning colour, the marker and the current row (warning colour) on the recorded instruction (index 3), the
+    value stack and locals recorded then, both panes subtitled ``recorded: history 4/6``."""
+    assert snap_compare(make_app(), terminal_size=SIZE,
+                        run_before=_after(*"sssss", "left_square_bracket", "left_square_bracket"))
+
+
 def test_guard_tree_expanded_on_failing_guard(snap_compare) -> None:  # noqa: ANN001
     """The entry's guards evaluated for n=4: the tree opens the path to the failing ``L['n'] == 3`` guard, whose
     details (expression, user line, expected/actual) are expanded with Enter; the rest stay collapsed."""
