@@ -3,7 +3,7 @@
 A lesson file (``app/learn/lessons/NN_name.toml``) holds::
 
     title = "A graph break"
-    program = "l3_graph_break.py"          # a script in dynadbg/demos/lessons/ (not skipped by Dynamo, as dynadbg's own files are)
+    program = "l3_graph_break.py"          # a script in dynadbg/demos/lessons/ (Dynamo skips dynadbg's own files)
     intro = "What this lesson shows."      # optional
     outro = "What the learner saw."        # optional
     break_on = ["entry", "recompile"]      # optional stop kinds (default: entry, recompile, exception)
