@@ -8,6 +8,8 @@ Console lines ``lesson`` and ``lesson skip`` are the coach's, as in line mode; F
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from textual.binding import Binding
@@ -39,6 +41,8 @@ class LessonCommands(Provider):
 class LearnApp(DebuggerApp):
     """The debugger app running one lesson's program, with the narration pane."""
 
+    # Textual reads CSS_PATH relative to the subclass's module: point it back at the debugger's stylesheet
+    CSS_PATH = str(Path(sys.modules[DebuggerApp.__module__].__file__).with_name("dynadbg.tcss"))
     BINDINGS = [*DebuggerApp.BINDINGS, Binding(SKIP_KEY, "skip_step", "Skip step", id="skip_step")]
     COMMANDS = DebuggerApp.COMMANDS | {LessonCommands}
 
@@ -55,7 +59,7 @@ class LearnApp(DebuggerApp):
     def on_main_screen_ready(self) -> None:
         self._main.mount(NarrationView(id="narration"), before=self._main.console)
         self._show()
-        super().on_main_screen_ready()
+        # (Textual then calls DebuggerApp's own handler of this message, which starts the program)
 
     @property
     def narration(self) -> NarrationView:
@@ -101,7 +105,7 @@ class LearnApp(DebuggerApp):
         super()._resume(fn, what, **kwargs)
 
     def on_bridge_stopped(self, event: Any) -> None:
-        super().on_bridge_stopped(event)
+        # DebuggerApp's handler of the message runs too (Textual calls each class's handler in the MRO)
         move, self._moved = self._moved, False
         self._check(move=move)
 
