@@ -165,9 +165,10 @@ class Coach:
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.output,
                            self.error)
 
-    def advance(self, state: EngineState, move: bool = True) -> bool:
+    def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
-        learner's move (a command, or the stop a command led to), count a wrong move (the next hint shows)."""
+        learner's move (a command, or the stop a command led to), count a wrong move (the next hint shows).
+        `looked`: the move was a command that worked and did not resume the program."""
         step = self.step
         if step is None:
             return False
@@ -175,7 +176,9 @@ class Coach:
             self.passed.append(step.number)
             self._next()
             return True
-        if move:
+        # A look around (a command that worked, when the step does not ask for one) is no wrong move; a stop that
+        # is not the one wanted, a command that failed, or another command than the one asked for is.
+        if move and not (looked and step.done.command is None):
             self.wrong_moves += 1
         return False
 

@@ -58,12 +58,11 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
     listener = PlainListener(out)
     session = Session(listener, break_on=lesson.break_on)
     session.start_script(str(lesson.program), [])
-    shown: tuple[int, str | None] | None = None
+    shown: tuple[int, str | None] | None = None   # the step and hint printed last (the first stop prints them)
     played = -1                 # the step whose action auto-play typed last
     pending: list[str] = []     # the rest of that action
     moved = False               # a resuming command ran since the last stop: the next stop is the learner's move
-    out.write(coach.narration() + "\n\n")
-    shown = (coach.index, coach.hint)
+    out.write(f"{coach.heading()}: starting the program…\n")
     while True:
         kind, payload = next_event(listener, session, out)
         if kind == "exit":
@@ -142,7 +141,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
                 moved = True
                 break
             if lines and lines[0].split(None, 1)[:1] != ["lesson"]:
-                coach.advance(coach.snapshot(session), move=True)
+                coach.advance(coach.snapshot(session), move=True, looked=coach.error is None)
 
 
 def _lesson_command(coach: Coach, line: str, out: TextIO) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
+from dynadbg.core.commands import RESUMING
 from dynadbg.core.model import CommandResult, EngineError
 from dynadbg.tui.app import DebuggerApp, _Call
 from dynadbg.tui.narration_view import NarrationView
@@ -85,6 +86,10 @@ class LearnApp(DebuggerApp):
                 self.action_show_step()
             return
         self._line = line
+        if self.stopped and words and words[0] in RESUMING:
+            # noted before the call: the stop it leads to may arrive before the call's own answer
+            self._moved = True
+            self.coach.observe_command(line, "", None)
         super().submit(line)
 
     def _console_done(self, answer: Any, resume: bool) -> None:
@@ -92,12 +97,10 @@ class LearnApp(DebuggerApp):
         if isinstance(answer, EngineError):
             answer = (CommandResult(error=answer.message), None)
         result = answer[0]
-        if self._line is not None:
-            self.coach.observe_command(self._line, result.output, result.error)
-        if result.resumed:
-            self._moved = True
-        else:
-            self._check(move=True)
+        if self._line is None or (result.resumed and not result.error):
+            return  # a resuming command was noted in `submit`; the stop it leads to is checked
+        self.coach.observe_command(self._line, result.output, result.error)
+        self._check(move=True, looked=result.error is None)
 
     def _resume(self, fn: Callable[[], Any], what: str, **kwargs: Any) -> None:
         if self.stopped:
@@ -124,18 +127,18 @@ class LearnApp(DebuggerApp):
         self._main.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
 
     # checking the condition on the engine-call thread --------------------------------------------------------
-    def _check(self, move: bool) -> None:
+    def _check(self, move: bool, looked: bool = False) -> None:
         coach = self.coach
         if coach.finished:
             return
         session = self.session
-        self._enqueue(_Call(lambda: coach.snapshot(session), lambda state: self._checked(state, move), False,
-                            "lesson step check"))
+        self._enqueue(_Call(lambda: coach.snapshot(session), lambda state: self._checked(state, move, looked),
+                            False, "lesson step check"))
 
-    def _checked(self, state: Any, move: bool) -> None:
+    def _checked(self, state: Any, move: bool, looked: bool) -> None:
         self.checks += 1
         if isinstance(state, EngineState):
-            self.coach.advance(state, move=move)
+            self.coach.advance(state, move=move, looked=looked)
         self._show()
 
 

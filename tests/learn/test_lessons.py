@@ -75,7 +75,7 @@ def test_conditions_hold_only_when_every_part_does() -> None:
     assert check(cond, EngineState(stop="step", role="graph break", opname="CALL"))
     assert not check(cond, EngineState(stop="step", role="graph break", opname="PRECALL"))
     assert not check(cond, EngineState(stop="step", role="resume call", opname="CALL"))
-    out = lesson.steps[3].done  # stack, output contains ___stack0
+    out = next(s.done for s in lesson.steps if s.done.output_contains == "___stack0")
     assert check(out, EngineState(command="stack", output="... ___stack0 ..."))
     assert not check(out, EngineState(command="stack", output="... ___stack0 ...", error="boom"))
     assert not check(out, EngineState(command="locals", output="___stack0"))
@@ -92,6 +92,18 @@ def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     coach.skip()
     assert coach.index == 1 and coach.skipped == [1] and coach.hint is None
     assert "step 2 of" in coach.narration()
+
+
+def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
+    lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
+    coach = Coach(lesson)
+    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    assert coach.hint is not None            # step 1 asks for `ll`: another command is a wrong move
+    coach.skip()
+    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    assert coach.hint is None                # step 2 wants a stop: a look at the stack is fine
+    coach.advance(EngineState(stop="step", role="pre-graph", opname="CALL", command="s"))
+    assert coach.hint == lesson.steps[1].hints[0]
 
 
 def test_progress_persists_and_reset_forgets_it(data_dir, capsys) -> None:
