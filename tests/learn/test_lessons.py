@@ -167,3 +167,25 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     assert "Hint: Type the four letters `orig`" in text          # `ll` was a wrong move for step 1
     assert "· step 2 of 5" in text and run.skipped == [1]
     assert run.status == 0
+
+
+def test_learn_is_in_the_help(capsys) -> None:
+    from dynadbg.cli import main
+
+    assert main(["--help"]) == 0
+    assert "learn" in capsys.readouterr().out
+    assert main(["learn", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--plain" in text and "--reset" in text and "next unfinished" in text
+
+
+@pytest.mark.slow
+def test_learn_opens_the_next_unfinished_lesson(data_dir, capsys) -> None:
+    from dynadbg.cli import main
+
+    Progress().save_step(1, 5, 5)
+    assert main(["learn", "--auto"]) == 0
+    out = capsys.readouterr().out
+    assert "[x] 1. What torch.compile produced" in out
+    assert "Opening lesson 2: Guards" in out
+    assert Progress().done == {1, 2}
