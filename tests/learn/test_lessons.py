@@ -163,9 +163,10 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     out = io.StringIO()
     run = run_lesson_plain(lesson, Progress(), stdin=io.StringIO("ll\nlesson skip\nlesson\nc\n"), out=out)
     text = out.getvalue()
-    assert "Lesson 1: What torch.compile produced · step 1 of 5" in text
+    total = len(lesson.steps)
+    assert f"Lesson 1: What torch.compile produced · step 1 of {total}" in text
     assert "Hint: Type the four letters `orig`" in text          # `ll` was a wrong move for step 1
-    assert "· step 2 of 5" in text and run.skipped == [1]
+    assert f"· step 2 of {total}" in text and run.skipped == [1]
     assert run.status == 0
 
 
