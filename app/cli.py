@@ -1,4 +1,4 @@
-"""Command line: ``dynadbg run|report|demo|diff`` and ``python -m dynadbg SCRIPT``.
+"""Command line: ``dynadbg run|report|demo|diff|learn`` and ``python -m dynadbg SCRIPT``.
 
 Exit status: the script's own; 2 with a one-line error for a missing script or bad flags.
 """
@@ -12,7 +12,7 @@ from typing import Sequence
 
 from dynadbg.core.model import BREAK_ON_KINDS, DEFAULT_BREAK_ON
 
-SUBCOMMANDS = ("run", "report", "demo", "diff")
+SUBCOMMANDS = ("run", "report", "demo", "diff", "learn")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,6 +81,11 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
     diff.add_argument("--fail-on", type=parse_fail_on, default=[], metavar="MEASURES",
                       help="exit 1 when B is worse on any of these (comma-separated: recompiles,graph-breaks,guards)")
+    learn = sub.add_parser("learn", help="a guided course in Dynamo's internals, in the debugger (lists the "
+                           "lessons, opens the next unfinished one)")
+    from dynadbg.learn.cli import add_learn_flags
+
+    add_learn_flags(learn)
     return parser
 
 
@@ -139,6 +144,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
         return cmd_report(args)
     if args.command == "diff":
         return cmd_diff(args)
+    if args.command == "learn":
+        from dynadbg.learn.cli import cmd_learn
+
+        return cmd_learn(args)
     return cmd_demo(args)
 
 

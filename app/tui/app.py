@@ -58,7 +58,7 @@ from dynadbg.core.runner import ExitResult
 
 from . import actions
 from .bridge import Bridge, EngineSession
-from .commands import ActionCommands
+from .commands import ActionCommands, LearnCommand
 from .console import Console
 from .edit_dialog import EditDialog
 from .help_screen import HelpScreen
@@ -127,7 +127,7 @@ class DebuggerApp(App[int]):
     CSS_PATH = "dynadbg.tcss"
     TITLE = "dynadbg"
     BINDINGS = actions.bindings()
-    COMMANDS = App.COMMANDS | {ActionCommands}
+    COMMANDS = App.COMMANDS | {ActionCommands, LearnCommand}
 
     class EngineAnswered(Message):
         """An engine call came back (posted by the engine worker)."""

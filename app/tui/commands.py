@@ -34,3 +34,30 @@ class ActionCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(self._run, action_id), text=title, help=help_text)
+
+
+class LearnCommand(Provider):
+    """`dynadbg learn` in the palette: lists the lessons and how to open one (a lesson runs its own program, so it
+    starts from the shell)."""
+
+    TITLE = "Learn Dynamo: dynadbg learn (a guided course on bundled programs)"
+
+    def _show(self) -> None:
+        from dynadbg.learn.cli import lesson_list
+        from dynadbg.learn.lessons import LessonError, load_lessons
+        from dynadbg.learn.progress import Progress
+
+        console = self.app.main_screen.console
+        try:
+            console.info("Lessons; run `dynadbg learn` (the next one) or `dynadbg learn N` from a shell:\n"
+                         + lesson_list(load_lessons(), Progress()))
+        except LessonError as exc:
+            console.error(f"bad lesson file: {exc}")
+
+    async def discover(self) -> Hits:
+        yield DiscoveryHit(self.TITLE, self._show, help="lists the lessons in the console")
+
+    async def search(self, query: str) -> Hits:
+        score = self.matcher(query).match(self.TITLE)
+        if score > 0:
+            yield Hit(score, self.matcher(query).highlight(self.TITLE), self._show, text=self.TITLE)

@@ -1,0 +1,77 @@
+"""``dynadbg learn [N] [--plain] [--auto] [--reset] [--list]``: the course's command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .lessons import Lesson, LessonError, load_lessons
+from .progress import Progress
+
+
+def add_learn_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("lesson", nargs="?", type=int, default=None, metavar="N",
+                        help="open lesson N (default: the next unfinished one)")
+    parser.add_argument("--plain", action="store_true", help="line mode (screen readers, CI logs)")
+    parser.add_argument("--tui", action="store_true", help="the Textual front end even when stdout is not a terminal")
+    parser.add_argument("--auto", action="store_true", help="play the lesson by itself: each step's command is "
+                        "typed for you (line mode)")
+    parser.add_argument("--list", action="store_true", help="list the lessons and your progress, open none")
+    parser.add_argument("--reset", action="store_true", help="forget your progress through the lessons")
+
+
+def lesson_list(lessons: list[Lesson], progress: Progress) -> str:
+    """One line per lesson: ``[x]`` finished, ``[k/n]`` begun, ``[ ]`` not begun."""
+    lines = []
+    for lesson in lessons:
+        total = len(lesson.steps)
+        mark = ("x" if lesson.number in progress.done
+                else f"{progress.steps[lesson.number]}/{total}" if lesson.number in progress.steps else " ")
+        lines.append(f"  [{mark}] {lesson.number}. {lesson.title}  ({total} steps)")
+    return "\n".join(lines)
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    """Run `dynadbg learn`; the exit status of the lesson's program (2 for bad input)."""
+    try:
+        lessons = load_lessons()
+    except LessonError as exc:
+        sys.stderr.write(f"dynadbg: error: bad lesson file: {exc}\n")
+        return 2
+    progress = Progress()
+    if progress.warning:
+        sys.stderr.write(f"dynadbg: {progress.warning}\n")
+    if args.reset:
+        progress.reset()
+        print("dynadbg learn: progress forgotten; the next `dynadbg learn` starts at lesson 1")
+        return 0
+    numbers = [lesson.number for lesson in lessons]
+    print("Lessons (dynadbg learn N opens lesson N; --plain for line mode; --reset forgets progress):")
+    print(lesson_list(lessons, progress))
+    if args.list:
+        return 0
+    number = args.lesson if args.lesson is not None else progress.next_lesson(numbers)
+    if number is None:
+        print("You have finished every lesson. `dynadbg learn N` takes one again; `--reset` starts over.")
+        return 0
+    if number not in numbers:
+        sys.stderr.write(f"dynadbg: error: no lesson {number} (choose from {', '.join(map(str, numbers))})\n")
+        return 2
+    lesson = lessons[numbers.index(number)]
+    print(f"\nOpening lesson {lesson.number}: {lesson.title}\n")
+    sys.stdout.flush()
+    use_tui = not args.plain and not args.auto and (args.tui or (sys.stdout.isatty() and sys.stdin.isatty()))
+    if use_tui:
+        try:
+            from .tui import run_lesson_tui
+        except ImportError as exc:
+            sys.stderr.write(f"dynadbg: the TUI is not available ({exc}); using --plain\n")
+        else:
+            return run_lesson_tui(lesson, progress)
+    from .plain import run_lesson_plain
+
+    run = run_lesson_plain(lesson, progress, auto=args.auto)
+    if run.failure:
+        sys.stderr.write(f"dynadbg: {run.failure}\n")
+        return 1
+    return run.status

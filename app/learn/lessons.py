@@ -1,0 +1,249 @@
+"""Lessons of `dynadbg learn`: one TOML file per lesson, read and checked here.
+
+A lesson file (``app/learn/lessons/NN_name.toml``) holds::
+
+    title = "A graph break"
+    program = "l3_graph_break.py"          # a script in dynadbg/demos/lessons/ (Dynamo skips dynadbg's own files)
+    intro = "What this lesson shows."      # optional
+    outro = "What the learner saw."        # optional
+    break_on = ["entry", "recompile"]      # optional stop kinds (default: entry, recompile, exception)
+
+    [[steps]]
+    text = "What to look at and what to do."
+    action = "until {role:graph call}"     # what a learner would type; `;` separates commands
+    hints = ["shown after the 1st wrong move", "after the 2nd and later ones"]
+    [steps.done]                           # when the step is done: every key given must hold
+    stop = "entry"                         # the stop kind (or a list of kinds)
+    role = "graph call"                    # the role of the current instruction (`Role` values)
+    opname = "CALL"                        # the current instruction's opname starts with this
+    command = "graph"                      # the last command's verb (aliases allowed) and it did not fail
+    output_contains = "sin"                # ... and its output contains this text
+    code_contains = "resume"               # the selected frame's code name contains this
+    exited = true                          # the program has ended
+
+An action may name an instruction by what it is rather than by index (indexes move when torch changes what it
+generates): ``{role:ROLE}`` is the first instruction with that role at or after the current one, ``{instr:TEXT}``
+the first whose ``OPNAME argrepr`` contains TEXT; ``{role:ROLE:OPNAME}`` the first with that role whose
+opname starts with OPNAME. The test suite plays every action to check the lessons still
+match what torch generates.
+
+`load_lesson` rejects a bad file with `LessonError` naming the file, the step and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dynadbg.core.commands import ALIASES, BY_NAME
+from dynadbg.core.model import BREAK_ON_KINDS, DEFAULT_BREAK_ON, Role, StopKind
+
+#: Where the bundled lesson files and their programs live (package data).
+LESSON_DIR = Path(__file__).resolve().parent / "lessons"
+PROGRAM_DIR = Path(__file__).resolve().parent.parent / "demos" / "lessons"
+
+#: Keys a `[steps.done]` table may hold, with the type each takes.
+CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
+    "stop": (str, list),
+    "role": str,
+    "opname": str,
+    "command": str,
+    "output_contains": str,
+    "code_contains": str,
+    "exited": bool,
+}
+_TOP_KEYS = {"title", "program", "intro", "outro", "break_on", "steps"}
+_STEP_KEYS = {"text", "action", "hints", "done"}
+_PLACEHOLDER = re.compile(r"\{(\w+):([^{}]*)\}")
+_ROLES = {r.value for r in Role}
+_STOPS = {k.value for k in StopKind}
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be used: ``"FILE: step N: reason"`` (no step for file-level problems)."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When a step is done: every field that is not None must hold (see the module docstring)."""
+
+    stop: tuple[str, ...] | None = None
+    role: str | None = None
+    opname: str | None = None
+    command: str | None = None
+    output_contains: str | None = None
+    code_contains: str | None = None
+    exited: bool | None = None
+
+    def describe(self) -> str:
+        """The condition in words, for a test failure or a curious contributor."""
+        parts = []
+        if self.stop:
+            parts.append(f"a {' or '.join(self.stop)} stop")
+        if self.role:
+            parts.append(f"the current instruction's role is {self.role!r}")
+        if self.opname:
+            parts.append(f"the current instruction is a {self.opname}")
+        if self.command:
+            parts.append(f"the last command was `{self.command}` and it worked")
+        if self.output_contains:
+            parts.append(f"its output contains {self.output_contains!r}")
+        if self.code_contains:
+            parts.append(f"the frame's code name contains {self.code_contains!r}")
+        if self.exited is not None:
+            parts.append("the program has ended" if self.exited else "the program still runs")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: what to read and do, the learner's command the tests play, the hints, the condition."""
+
+    number: int
+    text: str
+    action: tuple[str, ...]
+    hints: tuple[str, ...]
+    done: Condition
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson: its number (from the file name's leading digits), text, program and steps."""
+
+    number: int
+    title: str
+    program: Path
+    steps: tuple[Step, ...]
+    path: Path
+    intro: str = ""
+    outro: str = ""
+    break_on: frozenset[str] = DEFAULT_BREAK_ON
+
+
+def split_action(text: str) -> tuple[str, ...]:
+    """``"p x; graph"`` → ``("p x", "graph")``."""
+    return tuple(part.strip() for part in text.split(";") if part.strip())
+
+
+def load_lesson(path: str | os.PathLike[str], program_dir: Path = PROGRAM_DIR) -> Lesson:
+    """Read and check one lesson file.
+
+    Raises:
+        LessonError: the file is unreadable, not TOML, or a key, type, role, stop kind, command or program is
+            wrong; the message names the file and (where there is one) the step.
+    """
+    path = Path(path)
+    name = path.name
+    match = re.match(r"(\d+)", name)
+    if not match:
+        raise LessonError(f"{name}: the file name must start with the lesson number (e.g. 03_graph_break.toml)")
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise LessonError(f"{name}: cannot read it: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(f"{name}: not valid TOML: {exc}") from None
+
+    def fail(reason: str, step: int | None = None) -> LessonError:
+        return LessonError(f"{name}: " + (f"step {step}: " if step is not None else "") + reason)
+
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_TOP_KEYS))})")
+    for key in ("title", "program"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise fail(f"{key!r} must be a non-empty string")
+    for key in ("intro", "outro"):
+        if not isinstance(data.get(key, ""), str):
+            raise fail(f"{key!r} must be a string")
+    program = program_dir / data["program"]
+    if not program.is_file():
+        raise fail(f"program {data['program']!r} is not in {program_dir}")
+    break_on = data.get("break_on", sorted(DEFAULT_BREAK_ON))
+    if not isinstance(break_on, list) or any(k not in BREAK_ON_KINDS for k in break_on):
+        raise fail(f"'break_on' must be a list of stop kinds from {', '.join(BREAK_ON_KINDS)}")
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise fail("a lesson needs at least one [[steps]] table")
+    steps = tuple(_load_step(raw, number, fail) for number, raw in enumerate(raw_steps, 1))
+    return Lesson(int(match.group(1)), data["title"].strip(), program, steps, path, data.get("intro", "").strip(),
+                  data.get("outro", "").strip(), frozenset(break_on))
+
+
+def _load_step(raw: object, number: int, fail) -> Step:  # noqa: ANN001 - the loader's error maker
+    if not isinstance(raw, dict):
+        raise fail("a step must be a table", number)
+    unknown = set(raw) - _STEP_KEYS
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_STEP_KEYS))})", number)
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise fail("'text' must be a non-empty string", number)
+    hints = raw.get("hints", [])
+    if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
+        raise fail("'hints' must be a list of non-empty strings", number)
+    action = raw.get("action")
+    if not isinstance(action, str) or not split_action(action):
+        raise fail("'action' must be the command(s) a learner would type (the tests play it)", number)
+    for command in split_action(action):
+        verb = command.split(None, 1)[0]
+        if verb.startswith("!"):
+            continue
+        if verb not in BY_NAME and verb not in ALIASES:
+            raise fail(f"action {command!r}: unknown command {verb!r}", number)
+        for kind, value in _PLACEHOLDER.findall(command):
+            if kind == "role" and value.split(":")[0] not in _ROLES:
+                raise fail(f"action {command!r}: unknown role {value!r}", number)
+            if kind not in ("role", "instr"):
+                raise fail(f"action {command!r}: unknown placeholder {{{kind}:...}} (use role or instr)", number)
+    done = raw.get("done")
+    if not isinstance(done, dict) or not done:
+        raise fail("a step needs a [steps.done] table saying when it is done", number)
+    return Step(number, text.strip(), split_action(action), tuple(h.strip() for h in hints),
+                _load_condition(done, number, fail))
+
+
+def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
+    unknown = set(done) - set(CONDITION_KEYS)
+    if unknown:
+        raise fail(f"done: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(CONDITION_KEYS)})",
+                   number)
+    for key, value in done.items():
+        if not isinstance(value, CONDITION_KEYS[key]):
+            raise fail(f"done: {key!r} has the wrong type ({type(value).__name__})", number)
+    stop = done.get("stop")
+    stops = (stop,) if isinstance(stop, str) else tuple(stop) if stop is not None else None
+    if stops is not None and (not stops or any(s not in _STOPS for s in stops)):
+        raise fail(f"done: unknown stop kind in {stop!r} (known: {', '.join(sorted(_STOPS))})", number)
+    role = done.get("role")
+    if role is not None and role not in _ROLES:
+        raise fail(f"done: unknown role {role!r} (known: {', '.join(sorted(_ROLES))})", number)
+    command = done.get("command")
+    if command is not None:
+        if command not in BY_NAME and command not in ALIASES:
+            raise fail(f"done: unknown command {command!r}", number)
+        command = ALIASES.get(command, command)
+    if "output_contains" in done and command is None:
+        raise fail("done: 'output_contains' needs 'command' (whose output?)", number)
+    return Condition(stops, role, done.get("opname"), command, done.get("output_contains"),
+                     done.get("code_contains"), done.get("exited"))
+
+
+def lesson_files(directory: Path = LESSON_DIR) -> list[Path]:
+    """The lesson files of `directory`, in lesson order."""
+    return sorted(directory.glob("[0-9]*.toml"))
+
+
+def load_lessons(directory: Path = LESSON_DIR) -> list[Lesson]:
+    """Every lesson of `directory`, in order. Raises `LessonError` for the first bad file or a repeated number."""
+    lessons = [load_lesson(p) for p in lesson_files(directory)]
+    seen: dict[int, Path] = {}
+    for lesson in lessons:
+        if lesson.number in seen:
+            raise LessonError(f"{lesson.path.name}: lesson number {lesson.number} is also {seen[lesson.number].name}")
+        seen[lesson.number] = lesson.path
+    return lessons

@@ -1,0 +1,161 @@
+"""`dynadbg learn --plain N`: a lesson in line mode (screen readers, CI logs).
+
+The debugger's usual line mode (`dynadbg.plain`), with the lesson's narration printed before each prompt (in full
+when the step or its hint changed, else a one-line reminder) and two commands of its own: ``lesson`` shows the
+current step again, ``lesson skip`` skips it. (Plain ``skip`` is the debugger's recompile-stop choice.)
+
+With ``auto=True`` the driver types each step's ``action`` itself (`dynadbg learn --auto`): a lesson that plays
+itself, and the tests' check that every lesson still matches what torch generates. A step whose action does not
+bring its condition about ends the run with `LessonRun.failure` naming the lesson and the step.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from dynadbg.core import format as fmt
+from dynadbg.core.model import Stop
+from dynadbg.core.session import Session
+from dynadbg.plain import PROMPT, LockedStream, PlainListener
+from dynadbg.plain import _next_event as next_event
+
+from .coach import Coach, resolve_action
+from .lessons import Lesson
+from .progress import Progress
+
+_JOIN_TIMEOUT_S = 60.0
+
+
+@dataclass
+class LessonRun:
+    """How a lesson run ended: the program's status, the steps passed and skipped, and an auto-play failure."""
+
+    status: int = 0
+    passed: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    failure: str | None = None
+
+
+def run_lesson_plain(lesson: Lesson, progress: Progress | None = None, *, auto: bool = False,
+                     stdin: TextIO | None = None, out: TextIO | None = None) -> LessonRun:
+    """Run `lesson` in line mode until its program ends (or the learner quits)."""
+    stdin = stdin or sys.stdin
+    if out is None:
+        out = LockedStream(sys.stdout)
+        saved, sys.stdout = sys.stdout, out
+        try:
+            return _drive(lesson, progress, auto, stdin, out)
+        finally:
+            sys.stdout = saved
+    return _drive(lesson, progress, auto, stdin, out)
+
+
+def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO, out: TextIO) -> LessonRun:
+    coach = Coach(lesson, progress)
+    run = LessonRun(passed=coach.passed, skipped=coach.skipped)
+    listener = PlainListener(out)
+    session = Session(listener, break_on=lesson.break_on)
+    session.start_script(str(lesson.program), [])
+    shown: tuple[int, str | None] | None = None   # the step and hint printed last (the first stop prints them)
+    played = -1                 # the step whose action auto-play typed last
+    pending: list[str] = []     # the rest of that action
+    moved = False               # a resuming command ran since the last stop: the next stop is the learner's move
+    out.write(f"{coach.heading()}: starting the program…\n")
+    while True:
+        kind, payload = next_event(listener, session, out)
+        if kind == "exit":
+            coach.observe_exit()
+            coach.advance(coach.snapshot(session), move=True)
+            result = payload
+            if result.traceback and not result.quit:
+                out.write(result.traceback)
+            run.status = result.status
+            out.write("\n" + coach.narration() + "\n")
+            if not coach.finished and run.failure is None and auto:
+                run.failure = _stale(coach, "the program ended first")
+            out.flush()
+            session.wait(timeout=_JOIN_TIMEOUT_S)
+            return run
+        assert isinstance(payload, Stop)
+        out.write(fmt.stop_text(payload) + "\n")
+        coach.advance(coach.snapshot(session), move=moved)
+        moved = False
+        while True:
+            if (coach.index, coach.hint) != shown:
+                out.write("\n" + coach.narration() + "\n\n")
+                shown = (coach.index, coach.hint)
+            elif not coach.finished:
+                out.write(f"[{coach.heading()}; `lesson` shows it again]\n")
+            out.flush()
+            if auto:
+                step = coach.step
+                if step is None:
+                    session.detach()
+                    break
+                if played != coach.index:
+                    played, pending = coach.index, list(step.action)
+                if not pending:
+                    run.failure = _stale(coach, f"after `{'; '.join(step.action)}`")
+                    out.write(f"*** {run.failure}\n")
+                    session.detach()
+                    break
+                try:
+                    # one command at a time, resolved at the stop it is typed at (a `c` moves the program on)
+                    lines = [resolve_action(session, pending.pop(0))]
+                except LookupError as exc:
+                    run.failure = _stale(coach, str(exc))
+                    out.write(f"*** {run.failure}\n")
+                    session.detach()
+                    break
+            else:
+                out.write(PROMPT)
+                out.flush()
+                line = stdin.readline()
+                if not line:
+                    out.write("\n")
+                    session.detach()
+                    break
+                lines = [line.strip()]
+            resumed = False
+            for line in lines:
+                if auto:
+                    out.write(f"{PROMPT}{line}\n")
+                if line.split(None, 1)[:1] == ["lesson"]:
+                    _lesson_command(coach, line, out)
+                    shown = (coach.index, coach.hint) if line.strip() == "lesson" else shown
+                    continue
+                if not line:
+                    continue
+                result = session.execute(line)
+                if result.output and not (result.resumed and not result.quit):
+                    out.write(result.output + "\n")
+                if result.error:
+                    out.write(f"*** {result.error}\n")
+                coach.observe_command(line, result.output, result.error)
+                if result.resumed or result.quit:
+                    resumed = True
+                    break
+            if resumed:
+                moved = True
+                break
+            if lines and lines[0].split(None, 1)[:1] != ["lesson"]:
+                coach.advance(coach.snapshot(session), move=True, looked=coach.error is None)
+
+
+def _lesson_command(coach: Coach, line: str, out: TextIO) -> None:
+    arg = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
+    if arg == "skip":
+        coach.skip()
+    elif arg:
+        out.write("*** usage: lesson (show the step again) | lesson skip\n")
+    else:
+        out.write("\n" + coach.narration() + "\n\n")
+
+
+def _stale(coach: Coach, what: str) -> str:
+    step = coach.step
+    assert step is not None
+    return (f"lesson {coach.lesson.number} ({coach.lesson.path.name}) step {step.number}: {what}, the step is "
+            f"not done (it needs: {step.done.describe()})")

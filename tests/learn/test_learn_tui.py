@@ -1,0 +1,78 @@
+"""`dynadbg learn` in the TUI, on the real engine: the narration pane follows each lesson as the learner types
+each step's action in the console (Pilot)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from dynadbg.learn.coach import resolve_action
+from dynadbg.learn.lessons import load_lessons
+from dynadbg.learn.progress import DATA_DIR_ENV, Progress
+
+pytestmark = pytest.mark.slow
+
+LESSONS = load_lessons()
+
+
+async def _until(pilot, condition, timeout: float = 60.0) -> bool:  # noqa: ANN001
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            return False
+        await pilot.pause(0.02)
+    return True
+
+
+def _idle(app) -> bool:  # noqa: ANN001
+    return (app.stopped or app.phase == "exited") and not app.engine_busy
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        narration = app.narration
+        assert narration.border_title == f"Lesson {lesson.number}: {lesson.title} · step 1 of {len(lesson.steps)}"
+        for step in lesson.steps:
+            assert app.coach.index == step.number - 1
+            for command in step.action:
+                assert await _until(pilot, lambda: _idle(app)), f"step {step.number}: the app never settled"
+                if app.coach.index != step.number - 1:
+                    break
+                line = await asyncio.to_thread(resolve_action, app.session, command)
+                app.submit(line)
+                await pilot.pause(0.05)
+            await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+            assert app.coach.index == step.number, (
+                f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` did "
+                f"not make it true in the TUI (it needs: {step.done.describe()})")
+        await pilot.pause(0.1)
+        assert "· done" in str(narration.border_title)
+        await pilot.press("q")
+    assert lesson.number in Progress().done
+
+
+async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[2]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("until 3")                     # step 1 wants `ll`
+        assert await _until(pilot, lambda: app.coach.hint is not None)
+        assert "Hint:" in str(app.narration.render())
+        await pilot.press("f8")
+        await pilot.pause(0.1)
+        assert app.coach.index == 1 and f"step 2 of {len(lesson.steps)}" in str(app.narration.border_title)
+        await pilot.press("q")

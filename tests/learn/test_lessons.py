@@ -1,0 +1,192 @@
+"""`dynadbg learn`: lesson files are checked, progress persists, and every bundled lesson still matches what torch
+generates (each step's action, played on the real engine, makes its condition true)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+
+from dynadbg.learn.coach import Coach, EngineState, check
+from dynadbg.learn.lessons import LessonError, load_lesson, load_lessons
+from dynadbg.learn.progress import DATA_DIR_ENV, Progress
+
+LESSONS = load_lessons()
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+GOOD = '''
+title = "t"
+program = "l1_compiled.py"
+[[steps]]
+text = "type orig"
+action = "orig"
+[steps.done]
+command = "orig"
+'''
+
+
+def _write(tmp_path, text: str, name: str = "09_x.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_there_are_seven_lessons_with_their_programs() -> None:
+    assert [lesson.number for lesson in LESSONS] == [1, 2, 3, 4, 5, 6, 7]
+    assert all(lesson.program.is_file() and lesson.steps for lesson in LESSONS)
+
+
+@pytest.mark.parametrize("change, reason", [
+    (("[steps.done]\ncommand = \"orig\"", "[steps.done]\nrole = \"graph cal\""), "step 1: done: unknown role 'graph cal'"),
+    (("command = \"orig\"", "stop = \"brake\""), "step 1: done: unknown stop kind"),
+    (("command = \"orig\"", "colour = \"red\""), "step 1: done: unknown key(s) colour"),
+    (("action = \"orig\"", "action = \"frobnicate 3\""), "step 1: action 'frobnicate 3': unknown command 'frobnicate'"),
+    (("action = \"orig\"", "action = \"until {role:nope}\""), "step 1: action 'until {role:nope}': unknown role"),
+    (("action = \"orig\"\n", ""), "step 1: 'action' must be"),
+    (("program = \"l1_compiled.py\"", "program = \"missing.py\""), "program 'missing.py' is not in"),
+    (("title = \"t\"", "title = 3"), "'title' must be a non-empty string"),
+    (("text = \"type orig\"", "text = \"\"\"unclosed"), "not valid TOML"),
+])
+def test_a_bad_lesson_file_is_rejected_with_file_step_and_reason(tmp_path, change, reason) -> None:
+    path = _write(tmp_path, GOOD.replace(*change))
+    with pytest.raises(LessonError) as info:
+        load_lesson(path)
+    assert str(info.value).startswith("09_x.toml: ")
+    assert reason in str(info.value)
+
+
+def test_a_second_step_is_named_by_its_number(tmp_path) -> None:
+    text = GOOD + GOOD[GOOD.index("[[steps]]"):].replace("command = \"orig\"", "output_contains = \"x\"")
+    with pytest.raises(LessonError, match=r"09_x.toml: step 2: done: 'output_contains' needs 'command'"):
+        load_lesson(_write(tmp_path, text))
+
+
+def test_conditions_hold_only_when_every_part_does() -> None:
+    lesson = load_lesson(LESSONS[2].path)
+    cond = lesson.steps[1].done  # role graph break + CALL
+    assert check(cond, EngineState(stop="step", role="graph break", opname="CALL"))
+    assert not check(cond, EngineState(stop="step", role="graph break", opname="PRECALL"))
+    assert not check(cond, EngineState(stop="step", role="resume call", opname="CALL"))
+    out = next(s.done for s in lesson.steps if s.done.output_contains == "___stack0")
+    assert check(out, EngineState(command="stack", output="... ___stack0 ..."))
+    assert not check(out, EngineState(command="stack", output="... ___stack0 ...", error="boom"))
+    assert not check(out, EngineState(command="locals", output="___stack0"))
+
+
+def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
+    lesson = LESSONS[0]
+    coach = Coach(lesson, Progress())
+    assert coach.hint is None
+    coach.advance(EngineState(stop="entry"), move=False)   # the first stop is no move of the learner's
+    assert coach.hint is None
+    coach.advance(EngineState(stop="entry", command="ll"))
+    assert coach.hint == lesson.steps[0].hints[0]
+    coach.skip()
+    assert coach.index == 1 and coach.skipped == [1] and coach.hint is None
+    assert "step 2 of" in coach.narration()
+
+
+def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
+    lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
+    coach = Coach(lesson)
+    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    assert coach.hint is not None            # step 1 asks for `ll`: another command is a wrong move
+    coach.skip()
+    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    assert coach.hint is None                # step 2 wants a stop: a look at the stack is fine
+    coach.advance(EngineState(stop="step", role="pre-graph", opname="CALL", command="s"))
+    assert coach.hint == lesson.steps[1].hints[0]
+
+
+def test_progress_persists_and_reset_forgets_it(data_dir, capsys) -> None:
+    from dynadbg.cli import main
+
+    progress = Progress()
+    progress.save_step(1, 5, 5)
+    progress.save_step(2, 1, 4)
+    saved = json.loads((data_dir / "learn.json").read_text())
+    assert saved == {"steps": {"2": 1}, "done": [1]}
+    again = Progress()
+    assert again.done == {1} and again.steps == {2: 1} and again.next_lesson([1, 2, 3]) == 2
+    assert main(["learn", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "[x] 1. What torch.compile produced" in listing and "[1/4] 2." in listing
+    assert main(["learn", "--reset"]) == 0
+    assert not (data_dir / "learn.json").exists()
+    assert Progress().next_lesson([1, 2, 3]) == 1
+
+
+def test_a_malformed_progress_file_counts_as_none(data_dir) -> None:
+    data_dir.mkdir(parents=True)
+    (data_dir / "learn.json").write_text("{not json")
+    progress = Progress()
+    assert progress.done == set() and "ignoring unreadable progress file" in progress.warning
+
+
+def test_an_unknown_lesson_number_is_a_one_line_error(capsys) -> None:
+    from dynadbg.cli import main
+
+    assert main(["learn", "99", "--plain"]) == 2
+    assert "no lesson 99 (choose from 1, 2, 3, 4, 5, 6, 7)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+def test_every_step_of_every_lesson_plays_on_the_real_engine(lesson, data_dir) -> None:
+    """Each step's action, typed at the prompt, makes its condition true; when torch changes what it generates,
+    the failure names the lesson file and the step."""
+    from dynadbg.learn.plain import run_lesson_plain
+
+    out = io.StringIO()
+    start = time.perf_counter()
+    run = run_lesson_plain(lesson, Progress(), auto=True, out=out)
+    print(f"lesson {lesson.number}: {time.perf_counter() - start:.2f} s")
+    assert run.failure is None, run.failure + "\n--- the run's tail:\n" + out.getvalue()[-3000:]
+    assert run.passed == [s.number for s in lesson.steps] and run.skipped == []
+    assert run.status == 0
+    assert lesson.number in Progress().done
+
+
+@pytest.mark.slow
+def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> None:
+    from dynadbg.learn.plain import run_lesson_plain
+
+    lesson = LESSONS[0]
+    out = io.StringIO()
+    run = run_lesson_plain(lesson, Progress(), stdin=io.StringIO("ll\nlesson skip\nlesson\nc\n"), out=out)
+    text = out.getvalue()
+    total = len(lesson.steps)
+    assert f"Lesson 1: What torch.compile produced · step 1 of {total}" in text
+    assert "Hint: Type the four letters `orig`" in text          # `ll` was a wrong move for step 1
+    assert f"· step 2 of {total}" in text and run.skipped == [1]
+    assert run.status == 0
+
+
+def test_learn_is_in_the_help(capsys) -> None:
+    from dynadbg.cli import main
+
+    assert main(["--help"]) == 0
+    assert "learn" in capsys.readouterr().out
+    assert main(["learn", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--plain" in text and "--reset" in text and "next unfinished" in text
+
+
+@pytest.mark.slow
+def test_learn_opens_the_next_unfinished_lesson(data_dir, capsys) -> None:
+    from dynadbg.cli import main
+
+    Progress().save_step(1, 5, 5)
+    assert main(["learn", "--auto"]) == 0
+    out = capsys.readouterr().out
+    assert "[x] 1. What torch.compile produced" in out
+    assert "Opening lesson 2: Guards" in out
+    assert Progress().done == {1, 2}
