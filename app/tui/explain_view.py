@@ -2,7 +2,7 @@
 
 It sits below the bytecode pane (shown and hidden with the ``explain`` action) and follows the cursor: the opcode's
 meaning in plain words on this Python, how other Pythons differ, its stack effect (with the live values when the
-cursor is on the instruction about to run), and its role in Dynamo's code in a sentence.
+cursor is on the instruction about to run), and its role in Dynamo's code in a sentence (shown first).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from .role_sections import gutter_style
 
 
 def explanation_renderable(ex: Explanation, *, live: bool) -> RenderableType:
-    """`ex` as styled text: a head line (index, opname, argument, role), then one labelled line per part.
+    """`ex` as styled text: a head line (index, opname, argument, role), then one labelled line per part (role
+    sentence, stack effect, meaning, other Pythons).
 
     Args:
         ex: the engine's explanation.
@@ -39,13 +40,14 @@ def explanation_renderable(ex: Explanation, *, live: bool) -> RenderableType:
         line.append(body)
         parts.append(line)
 
+    # the role first: in a small pane it is what Dynamo's code is doing here, the part a reader came for
+    if ex.role_sentence:
+        labelled("role", ex.role_sentence)
+    if ex.stack is not None:
+        labelled("stack now" if live else "stack", ex.stack.text)
     labelled("what it does", ex.meaning)
     if ex.version_note:
         labelled("other Pythons", ex.version_note)
-    if ex.stack is not None:
-        labelled("stack now" if live else "stack", ex.stack.text)
-    if ex.role_sentence:
-        labelled("role", ex.role_sentence)
     return Group(*parts)
 
 
