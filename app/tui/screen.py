@@ -364,6 +364,7 @@ class MainScreen(TeachingScreen, Screen[None]):
         text = self.query_one("#orig-text", OutputView)
         if isinstance(code, CodeView):
             listing.show(code)
+            self.sync_original()
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
             if self.focused is text:

@@ -78,13 +78,17 @@ class TeachingScreen:
             return
         self.cursor_line = line
         self.query_one(SourceView).related = line  # type: ignore[attr-defined]
-        orig: BytecodeView = self.query_one("#orig-bytecode", BytecodeView)  # type: ignore[attr-defined]
-        code = orig.code
-        orig.related = frozenset(i.index for i in code.instructions if line is not None and i.lineno == line) \
-            if code is not None else frozenset()
+        self.sync_original()
         views: TabbedContent = self.query_one("#views")  # type: ignore[attr-defined]
         if views.active == "tab-graph":
             self.render_graph()
+
+    def sync_original(self) -> None:
+        """Mark the original-bytecode rows of the bytecode cursor's user line (also when the listing arrives)."""
+        orig: BytecodeView = self.query_one("#orig-bytecode", BytecodeView)  # type: ignore[attr-defined]
+        code, line = orig.code, self.cursor_line
+        orig.related = frozenset(i.index for i in code.instructions if line is not None and i.lineno == line) \
+            if code is not None else frozenset()
 
     def related_graph_nodes(self) -> dict[str, tuple[str, ...]]:
         """Graph name → the FX nodes traced from the cursor's user line."""
