@@ -18,9 +18,9 @@ class StackView(LinesView):
     NULL slots read ``NULL``; slots the engine cannot vouch for (a tracked depth rather than the real stack top)
     read ``?``; tensors show shape, dtype and device. At a return stop the value being returned is shown above.
 
-    With `provenance` (`Engine.stack_provenance()` at this stop) each slot gets a second line naming the
-    instruction that pushed it (``← 41 BINARY_SUBSCR``) and what it stands for in Dynamo's code (``output 0 of
-    __compiled_fn_2 (FX node max_1)``).
+    With `provenance` (`Engine.stack_provenance()` at this stop) each slot gets a line naming the instruction
+    that pushed it (``← 41 BINARY_SUBSCR``) and, where it stands for something in Dynamo's code, a line saying
+    what (``= output 0 of __compiled_fn_2 (FX node max_1)``).
     """
 
     COMPONENT_CLASSES = {"stack--tos", "stack--depth", "stack--empty", "stack--origin"}
@@ -83,14 +83,16 @@ class StackView(LinesView):
             line.append_text(highlight.value_text(frame.stack[depth]))
             lines.append(line)
             if prov is not None:
-                lines.append(Text(" " * (width + 7) + origin_text(prov.slots[depth]), origin_style))
+                slot = prov.slots[depth]
+                lines.append(Text(" " * (width + 7) + origin_text(slot), origin_style))
+                if slot.note:  # on a line of its own: in a narrow pane it is the part worth the width
+                    lines.append(Text(f"    = {slot.note}", origin_style))
         return lines
 
 
 def origin_text(slot: SlotOrigin) -> str:
-    """A slot's provenance line: ``"← 41 BINARY_SUBSCR · output 0 of __compiled_fn_2 (FX node max_1)"``."""
+    """A slot's provenance line: ``"← 41 BINARY_SUBSCR"``, the instruction that pushed it (the note, what it
+    stands for in Dynamo's code, goes on the next line)."""
     if slot.index < 0:
-        text = f"← exception handler: {slot.argrepr}"
-    else:
-        text = f"← {slot.index} {slot.opname}" + (f" {slot.argrepr}" if slot.argrepr else "")
-    return text + (f" · {slot.note}" if slot.note else "")
+        return f"← exception handler: {slot.argrepr}"
+    return f"← {slot.index} {slot.opname}" + (f" {slot.argrepr}" if slot.argrepr else "")

@@ -349,6 +349,8 @@ class FakeEngine:
         frame = stop.selected_frame
         if frame is None or not frame.code.generated or not self.scenario.ops:
             return EngineError("no generated code here", "not here")
+        if self.scenario.roles is None:  # a scenario without teaching data: the panes show values only
+            return EngineError("no roles for this code object in the fake", "not here")
         return frame
 
     def roles(self) -> CodeRoles | EngineError:

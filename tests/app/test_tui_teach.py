@@ -118,7 +118,7 @@ async def test_stack_pane_names_the_instruction_that_pushed_each_slot() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _at(pilot, 10)  # before STORE_FAST y: output 0 of the graph on the stack
         text = app.main_screen.query_one("#stack").text
-        assert "← 9 BINARY_SUBSCR · output 0 of __compiled_fn_1 (FX node relu)" in text
+        assert "← 9 BINARY_SUBSCR\n    = output 0 of __compiled_fn_1 (FX node relu)" in text
         await pilot.press("s", "s", "s", "s")  # at the branch: n > 2
         await settle(pilot)
         await _at(pilot, 0)
