@@ -122,7 +122,7 @@ def main() -> None:
     print(f"explain/provenance at an arbitrary instruction (static flow): median {jmed:.2f} ms, p95 {jp95:.2f} ms")
     # the TUI's presentation of the same answers: section headers once per code object, then per stop the
     # Explain pane's text and the stack pane's provenance lines (Rich objects built on the UI thread)
-    from dynadbg.tui.explain_view import explanation_renderable
+    from dynadbg.tui.explain_view import explanation_lines
     from dynadbg.tui.role_sections import sections
     from dynadbg.tui.stack_view import origin_text
 
@@ -135,7 +135,7 @@ def main() -> None:
         ex = explain.explain(code, i, None, facts=facts)
         prov = provenance.provenance(code, i, facts=facts)
         t = time.perf_counter()
-        explanation_renderable(ex, live=False)
+        explanation_lines(ex, live=False)
         [origin_text(s) for s in prov.slots]
         shows.append(time.perf_counter() - t)
     smed, sp95 = stats(shows)

@@ -158,7 +158,7 @@ class MainScreen(TeachingScreen, Screen[None]):
                     with TabPane("Bytecode", id="tab-bytecode"):
                         yield BytecodeView(id="bytecode")
                         yield ExplainView("explanations of the cursor's instruction: shown when stopped",
-                                          id="explain")
+                                          id="explain", classes="pane")
                     with TabPane("Original", id="tab-orig"):
                         yield BytecodeView(id="orig-bytecode")
                         yield OutputView("original bytecode: shown when stopped", id="orig-text")

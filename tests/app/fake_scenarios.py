@@ -463,8 +463,45 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
                     roles=forward_roles(code) if teach else None, notes=dict(FORWARD_NOTES) if teach else {})
 
 
-def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
-    """A `count`-instruction code object with `steps` step stops starting at instruction 900."""
+def big_roles(code: CodeView) -> CodeRoles:
+    """Roles for `big_ops`' listing, read off each block's shape (graph load, inputs, call, output, rebuild, the
+    branch as user code): hundreds of sections, to measure the role gutter and headers in a big code object."""
+    roles, graphs, load = [], [], 0
+    for ins in code.instructions:
+        name = ins.opname
+        if name == "LOAD_GLOBAL":
+            role, load = Role.GRAPH_CALL, ins.index
+        elif name in ("PRECALL", "CALL"):
+            role = Role.GRAPH_CALL
+            if name == "CALL":
+                graphs.append(GraphCallInfo(ins.index, load, f"__compiled_fn_{len(graphs)}",
+                                            f"__compiled_fn_{len(graphs)}", ("x", "n")))
+        elif name == "LOAD_FAST" and roles and roles[-1].role in (Role.GRAPH_CALL, Role.GRAPH_INPUT):
+            role = Role.GRAPH_INPUT
+        elif name in ("LOAD_CONST", "BINARY_SUBSCR") and roles and roles[-1].role in (Role.GRAPH_CALL,
+                                                                                      Role.GRAPH_OUTPUT):
+            role = Role.GRAPH_OUTPUT
+        elif name == "STORE_FAST":
+            role = Role.REBUILD
+        elif name == "RESUME":
+            role = Role.PROLOGUE
+        elif name == "RETURN_VALUE":
+            role = Role.RETURN
+        else:
+            role = Role.USER_CODE
+        roles.append(InstrRole(ins.index, role, "shape"))
+    regions: list[RoleRegion] = []
+    for r in roles:
+        if regions and regions[-1].role == r.role:
+            regions[-1] = replace(regions[-1], end=r.index)
+        else:
+            regions.append(RoleRegion(r.index, r.index, r.role, "shape", r.role.value))
+    return CodeRoles(code.key, code.name, tuple(roles), tuple(regions), tuple(graphs))
+
+
+def big_scenario(count: int = 2000, steps: int = 200, *, teach: bool = False) -> Scenario:
+    """A `count`-instruction code object with `steps` step stops starting at instruction 900 (with `teach`, roles
+    from `big_roles`)."""
     ops = big_ops(count)
     code = listing(ops, name="forward_big", key=0xB16)
     locals0 = [("x", tensor(4, 4)), ("n", obj("int", "3"))]
@@ -472,7 +509,8 @@ def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
     start = min(900, max(0, count - steps - 1))
     chosen = [stops[0]] + stops[start:start + steps]
     chosen = [replace(s, seq=i + 1) for i, s in enumerate(chosen)]
-    return Scenario(chosen, guard_tree_of(200), None, (), None)
+    return Scenario(chosen, guard_tree_of(200), None, (), None, ops=tuple(ops),
+                    roles=big_roles(code) if teach else None)
 
 
 def recompile_scenario() -> Scenario:

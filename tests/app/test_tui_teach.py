@@ -32,11 +32,7 @@ def _rows(view) -> list[str]:  # noqa: ANN001
 
 
 def _explain_text(screen) -> str:  # noqa: ANN001
-    from rich.console import Console
-
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(screen.query_one("#explain").content)
-    return console.export_text()
+    return "\n".join(part.plain for part in screen.query_one("#explain").parts)
 
 
 async def _at(pilot, steps: int) -> None:  # noqa: ANN001
