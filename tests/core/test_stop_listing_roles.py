@@ -9,7 +9,7 @@ from dynadbg.core.model import CodeRoles, CodeView, FrameView, Instr, InstrRole,
 
 def _stop() -> tuple[Stop, CodeRoles]:
     names = ["RESUME", "LOAD_GLOBAL", "LOAD_FAST", "PRECALL", "CALL", "STORE_FAST", "RETURN_VALUE"]
-    code = CodeView(7, "forward", "prog.py", 1, tuple(Instr(i, 2 * i, n, 0, "", 3) for i, n in enumerate(names)))
+    code = CodeView(7, "forward", "prog.py", 1, tuple(Instr(i, 2 * i, n, None, "", 3) for i, n in enumerate(names)))
     kinds = [Role.PROLOGUE, Role.GRAPH_CALL, Role.GRAPH_INPUT, Role.GRAPH_CALL, Role.GRAPH_CALL, Role.REBUILD,
              Role.RETURN]
     roles = tuple(InstrRole(i, r, "shape") for i, r in enumerate(kinds))
