@@ -184,3 +184,24 @@ async def test_the_demo_on_the_real_engine_names_the_graph_call_the_break_and_th
         assert text.startswith(f"{call} CALL_FUNCTION_EX")
         assert "calls the resume function torch_dynamo_resume_in_forward_at_" in text and "___stack0" in text
         await pilot.press("q")
+
+
+async def test_help_explains_the_role_gutter_and_lists_the_explain_key() -> None:
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from dynadbg.core.model import Role
+    from dynadbg.tui.help_screen import HelpScreen
+
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 0)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=160, record=True, file=io.StringIO())
+        console.print(app.screen.query_one(Static).content)
+        text = console.export_text()
+        assert "Role gutter (bytecode pane)" in text
+        assert all(role.value in text for role in Role if role is not Role.UNKNOWN)
+        assert "explain {cursor}" in text and "Show or hide the Explain pane" in text
