@@ -4,9 +4,9 @@ views that follow the bytecode cursor (user source line, original-bytecode rows,
 Two mixins keep this apart from the screen's and the app's other work:
 
 * `TeachingScreen` (for `MainScreen`): shows what the engine answered and syncs the other views to the bytecode
-  cursor. The syncing needs no engine call: a generated instruction carries the user's line number (Dynamo copies
-  it), the original listing carries line numbers too, and each FX node carries the user line it was traced from
-  (`GraphView.node_lines`).
+  cursor (and the generated rows to the Original view's cursor). The syncing needs no engine call: a generated
+  instruction carries the user's line number (Dynamo copies it), the original listing carries line numbers too,
+  and each FX node carries the user line it was traced from (`GraphView.node_lines`).
 * `TeachingApp` (for `DebuggerApp`): asks the engine — `roles()` once per code object, `stack_provenance()` at each
   stop, `explain(index)` for the cursor's instruction while the Explain pane shows — through the app's engine-call
   queue (the program's worker thread runs them; never the UI thread).
@@ -70,8 +70,18 @@ class TeachingScreen:
     # Synced views -------------------------------------------------------------------------------------------------
 
     def on_bytecode_view_cursor_moved(self, event: BytecodeView.CursorMoved) -> None:
+        if event.view.id == "orig-bytecode" and event.view.has_focus:
+            # the other way: the original row's line marks the generated rows Dynamo made from it
+            instr = event.view.cursor_instruction
+            line = instr.lineno if instr is not None else None
+            generated = self.query_one("#bytecode", BytecodeView)  # type: ignore[attr-defined]
+            code = generated.code
+            generated.related = frozenset(i.index for i in code.instructions if line is not None
+                                          and i.lineno == line) if code is not None else frozenset()
+            return
         if event.view.id != "bytecode":
             return
+        event.view.related = frozenset()
         instr = event.view.cursor_instruction
         line = instr.lineno if instr is not None else None
         if line == self.cursor_line:

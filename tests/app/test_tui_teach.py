@@ -143,6 +143,11 @@ async def test_source_original_and_graph_follow_the_bytecode_cursor() -> None:
         await settle(pilot)
         orig = screen.query_one("#orig-bytecode")
         assert orig.related == {i.index for i in orig.code.instructions if i.lineno == 18} != set()
+        # the other way: the Original view's cursor on a line-19 row marks the generated rows of line 19
+        assert app.focused is orig
+        orig.cursor = next(i.index for i in orig.code.instructions if i.lineno == 19)
+        await settle(pilot)
+        assert view.related == {i.index for i in view.code.instructions if i.lineno == 19} != set()
         await pilot.press("3")
         await settle(pilot)
         from rich.console import Console
