@@ -13,7 +13,7 @@ import threading
 from typing import Callable, Iterable, TextIO
 
 from dynadbg.core import format as fmt
-from dynadbg.core.model import Resumed, Stop
+from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
 
@@ -45,6 +45,15 @@ class PlainListener:
 
     def on_exit(self, result: ExitResult) -> None:
         self.events.put(("exit", result))
+
+
+def _roles(session: Session, stop: Stop) -> CodeRoles | None:
+    """The roles of the stop's generated code for the stop listing's role column (None: no column)."""
+    frame = stop.selected_frame
+    if frame is None or frame.index < 0 or not frame.code.generated:
+        return None
+    roles = session.roles()
+    return roles if isinstance(roles, CodeRoles) else None
 
 
 def _next_event(listener: PlainListener, session: Session, out: TextIO) -> tuple[str, object]:
@@ -149,7 +158,7 @@ def _drive(
             session.wait(timeout=_JOIN_TIMEOUT_S)   # the worker thread must be gone before the process exits
             return result
         assert isinstance(payload, Stop)
-        out.write(fmt.stop_text(payload) + "\n")
+        out.write(fmt.stop_text(payload, roles=_roles(session, payload)) + "\n")
         out.flush()
         while True:
             if pending is not None:

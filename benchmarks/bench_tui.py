@@ -59,8 +59,8 @@ class DisplayWatch:
             self.waiter = None
 
 
-async def bench_steps(steps: int) -> tuple[list[float], list[float]]:
-    scenario = big_scenario(2000, steps=steps + 1)
+async def bench_steps(steps: int, teach: bool = False) -> tuple[list[float], list[float]]:
+    scenario = big_scenario(2000, steps=steps + 1, teach=teach)
     app = make_app(scenario)
     times: list[float] = []
     cpu: list[float] = []
@@ -72,6 +72,10 @@ async def bench_steps(steps: int) -> tuple[list[float], list[float]]:
         screen = app.main_screen
         bytecode = screen.bytecode
         assert bytecode.code is not None and len(bytecode.code.instructions) == 2000
+        if teach:  # the role gutter and headers shown, and the Explain pane open (one more query per stop)
+            app.action_dbg("explain")
+            while bytecode.roles is None:
+                await pilot.pause(0.01)
         for _ in range(steps):
             stop = app.last_stop
             seq = stop.seq
@@ -131,10 +135,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
 
-    steps, cpu = asyncio.run(bench_steps(args.steps))
-    print(f"fake engine, 2,000-instruction code object, {len(steps)} steps (target p95 <= 50 ms):")
-    print("  " + summary("keypress -> repaint", steps))
-    print("  " + summary("CPU per step       ", cpu))
+    for teach in (False, True):
+        steps, cpu = asyncio.run(bench_steps(args.steps, teach))
+        what = "roles, provenance and the Explain pane on" if teach else "no teaching data"
+        print(f"fake engine, 2,000-instruction code object, {what}, {len(steps)} steps (target p95 <= 50 ms):")
+        print("  " + summary("keypress -> repaint", steps))
+        print("  " + summary("CPU per step       ", cpu))
 
     paints, lines = asyncio.run(bench_guard_tree(args.leaves, args.rounds))
     ms = [t * 1000 for t in paints]

@@ -27,6 +27,7 @@ import dis
 import inspect
 import itertools
 import os
+import re
 import threading
 from dataclasses import replace
 from types import CodeType, FunctionType
@@ -71,6 +72,24 @@ _OWN_DIRS: tuple[str, ...] = _own_dirs()
 # --------------------------------------------------------------------------------------------------------------
 # Events handed to the callbacks
 # --------------------------------------------------------------------------------------------------------------
+
+
+#: A frame line of a recorded stack trace: ``File "/path/prog.py", line 25, in forward``.
+_TRACE_LINE = re.compile(r'File "([^"]*)", line (\d+)')
+_TORCH_DIR = f"{os.sep}torch{os.sep}"
+
+
+def node_lines(graph: Any) -> tuple[tuple[str, int | None], ...]:
+    """(node name, user source line) of each node of an FX graph, in graph order: the innermost frame outside
+    torch's own files in ``node.meta["stack_trace"]`` (FX's public node metadata, set by Dynamo while tracing;
+    a call into ``nn.Linear`` records torch's frames below the user's), None without one."""
+    out = []
+    for node in graph.nodes:
+        trace = node.meta.get("stack_trace") if isinstance(getattr(node, "meta", None), dict) else None
+        frames = _TRACE_LINE.findall(trace) if isinstance(trace, str) else []
+        user = [int(line) for file, line in frames if _TORCH_DIR not in file]
+        out.append((str(node.name), user[-1] if user else None))
+    return tuple(out)
 
 
 class CompileEvent:
@@ -757,7 +776,7 @@ class Capture:
                         graph = gm.graph
                         view = GraphView(
                             name="", compile_id=compile_id, code=str(gm.code), graph_text=str(graph),
-                            node_count=len(graph.nodes),
+                            node_count=len(graph.nodes), node_lines=node_lines(graph),
                         )
                         with cap._lock:
                             cap._pending_graph[compile_id] = view

@@ -493,6 +493,8 @@ class GraphView:
         code: ``GraphModule.code`` (Python source of the graph's forward).
         graph_text: ``str(gm.graph)``, the node-level listing.
         node_count: number of FX nodes.
+        node_lines: (node name, user source line it was traced from or None) per node, in graph order, from
+            each node's recorded stack trace (``node.meta["stack_trace"]``: its innermost frame).
     """
 
     name: str
@@ -500,6 +502,7 @@ class GraphView:
     code: str
     graph_text: str
     node_count: int
+    node_lines: tuple[tuple[str, int | None], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -958,9 +958,17 @@ def _regions(roles: Sequence[InstrRole], tagger: _Tagger) -> tuple[RoleRegion, .
 def _title(role: Role, i: int, j: int, tagger: _Tagger) -> str:
     if role == Role.GRAPH_CALL:
         for g in tagger.graph_calls:
-            if i <= g.call_index <= j or i <= g.load_index <= j:
+            if i <= g.call_index <= j:
                 return f"call of the FX graph {g.short_name} ({len(g.inputs)} inputs)"
+        for g in tagger.graph_calls:  # only the load of the graph: its CALL comes after the inputs
+            if i <= g.load_index <= j:
+                return f"load of the FX graph {g.short_name} (called at {g.call_index})"
         return "call of the FX graph"
+    if role == Role.GRAPH_BREAK:
+        for k in range(i, j + 1):
+            m = _EAGER_CALL.search(tagger.detail[k])
+            if m:
+                return f"the graph-break instruction, run eagerly: {m.group(1)}"
     if role == Role.RESUME_CALL:
         for r in tagger.resume_calls:
             if i <= r.call_index <= j:
@@ -968,6 +976,9 @@ def _title(role: Role, i: int, j: int, tagger: _Tagger) -> str:
         return "packing the resume function's arguments"
     return _ROLE_TITLES[role]
 
+
+#: What a graph-break instruction's detail says it calls (``"... calls .item() on output 0 ..."``).
+_EAGER_CALL = re.compile(r"calls (\S+\(\))")
 
 _ROLE_TITLES: dict[Role, str] = {
     Role.PROLOGUE: "prologue",

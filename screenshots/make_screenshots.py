@@ -11,6 +11,10 @@ file:
   returns to the present);
 * ``guard-tree-expanded.svg``: the guard tree opened on ``L['scale']`` and its ``EQUALS_MATCH`` leaf;
 * ``help.svg``: the help screen (``?``), every action of the registry;
+* ``teach-roles-explain.svg``: ``until`` the CALL of the FX graph (the cursor on it, ``t``), the Explain pane open
+  (``X``): the role gutter and section headers, what the CALL does with the live values it pops;
+* ``teach-provenance.svg``: ``until`` the graph-break CALL (``.item()`` run eagerly): the stack pane naming the
+  instruction that pushed each slot, the Explain pane on the break;
 * ``recompile.svg``: the recompile stop of the ``scale=2`` call (``c`` until it comes): the Recompile view;
 * ``edit-dialog.svg``: after ``R`` (recompile), the edit dialog on ``LOAD_FAST scale`` of the new code with
   ``LOAD_CONST 3`` typed, previewed by the engine;
@@ -37,7 +41,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 #: Names of the screenshots, in the order they are taken.
-SHOTS = ("main-mid-step", "history", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
+SHOTS = ("main-mid-step", "history", "guard-tree-expanded", "help", "teach-roles-explain", "teach-provenance",
+         "recompile", "edit-dialog", "diff")
 
 
 class Driver:
@@ -143,6 +148,30 @@ async def drive(driver: Driver) -> None:
     await driver.shoot("help")
     await pilot.press("escape")
     await driver.until(lambda: app.screen is screen, "the main screen")
+
+    # 3b. teaching: until the graph's CALL with the Explain pane open, then until the graph-break CALL
+    from dynadbg.core.model import Role
+
+    await driver.until(lambda: screen.bytecode.roles is not None, "the roles of forward's code")
+    roles = screen.bytecode.roles
+    code = screen.bytecode.code
+    screen.bytecode.focus()
+    screen.bytecode.action_cursor_to(roles.graph_calls[0].call_index)
+    await driver.press_and_stop("t", StopKind.STEP, "the CALL of the FX graph")
+    await pilot.press("X")
+    call = roles.graph_calls[0].call_index
+    await driver.until(lambda: screen.query_one("#explain").border_subtitle == f"instruction {call}",
+                       "the Explain pane on the CALL")
+    await driver.shoot("teach-roles-explain")
+    brk = next(r.index for r in roles.roles if r.role is Role.GRAPH_BREAK and code.instructions[r.index].opname
+               in ("CALL", "CALL_FUNCTION_EX"))
+    screen.bytecode.action_cursor_to(brk)
+    await driver.press_and_stop("t", StopKind.STEP, "the graph-break CALL")
+    await driver.until(lambda: "←" in screen.query_one("#stack").text, "the stack's provenance")
+    await driver.until(lambda: screen.query_one("#explain").border_subtitle == f"instruction {brk}",
+                       "the Explain pane on the break")
+    await driver.shoot("teach-provenance")
+    await pilot.press("X")
 
     # 4. continue until the recompile stop of the scale=2 call (the resume function's entry stop comes first)
     while app.last_stop.kind is not StopKind.RECOMPILE:

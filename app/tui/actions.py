@@ -135,6 +135,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("view_stderr", "8", "Stderr", "Show what the program and torch wrote to stderr (warnings)",
            footer=False, group="Views"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
+    Action("explain", "X", "Explain", "Show or hide the Explain pane: what the cursor's instruction does, its "
+           "stack effect, its role in Dynamo's code", "explain {cursor}", footer=False, group="Views"),
     Action("maximize", "z", "Zoom", "Maximise the focused pane; again (or Escape) restores it", group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",

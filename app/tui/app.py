@@ -66,6 +66,7 @@ from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
 from .screen import QUERY_VIEWS, MainScreen
 from .status_line import StatusLine
+from .teach import TeachingApp
 
 #: Registry action id → the control method it calls (``until`` also takes the bytecode cursor's index).
 _CONTROL: dict[str, Callable[[EngineSession, int], Any]] = {
@@ -109,7 +110,7 @@ class _Call:
     what: str
 
 
-class DebuggerApp(App[int]):
+class DebuggerApp(TeachingApp, App[int]):
     """The dynadbg TUI.
 
     Args:
@@ -187,6 +188,7 @@ class DebuggerApp(App[int]):
         self._footer_gate: tuple[Any, ...] = (self.phase, False)
         self._running_timer: Timer | None = None
         self._running_text = "running"
+        self._teach_init()
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -277,6 +279,9 @@ class DebuggerApp(App[int]):
             screen.console.input.focus()
         elif entry.id == "maximize":
             screen.toggle_maximize()
+        elif entry.id == "explain":
+            if screen.toggle_explain():
+                self.explain_cursor()
         elif entry.id == "interrupt":
             self.interrupt()
         elif entry.id == "quit":
@@ -680,6 +685,7 @@ class DebuggerApp(App[int]):
             self._auto_view = None
             screen.show_view("tab-bytecode")
         self._fetch_guards_for(stop)
+        self.fetch_teaching(stop)
         # Views filled from queries are stale now; refill the open one.
         self._fill_view(screen.views.active)
         self._bindings_changed()
@@ -689,6 +695,7 @@ class DebuggerApp(App[int]):
         self.last_stop = stop
         self._main.stop = stop
         self._fetch_guards_for(stop)
+        self.fetch_teaching(stop)
         self._fill_view(self._main.views.active)
         self._bindings_changed()
 

@@ -16,9 +16,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from dynadbg.core.model import CodeView, Instr
+from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
+from .role_sections import Section, gutter_style, sections
 
 #: Widest opname column before names are allowed to push the argument right.
 _OPNAME_WIDTH = 20
@@ -26,6 +27,10 @@ _OPNAME_WIDTH = 20
 
 class BytecodeView(ScrollView, can_focus=True):
     """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
+
+    With `roles` (`Engine.roles()` of this code object) a third gutter column shows each instruction's role in
+    Dynamo's code as a coloured bar, and a header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each
+    section (`role_sections.sections`); display rows then differ from instruction indexes (`row_of`).
 
     The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
     the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
@@ -55,6 +60,8 @@ class BytecodeView(ScrollView, can_focus=True):
         "bytecode--cursor",
         "bytecode--breakpoint",
         "bytecode--marker",
+        "bytecode--header",
+        "bytecode--related",
     }
     """
     | Class | Description |
@@ -63,6 +70,8 @@ class BytecodeView(ScrollView, can_focus=True):
     | `bytecode--cursor` | The cursor row, while the pane has focus. |
     | `bytecode--breakpoint` | The ``●`` gutter mark. |
     | `bytecode--marker` | The ``▶`` gutter mark. |
+    | `bytecode--header` | A role section's header row. |
+    | `bytecode--related` | Rows related to another view's cursor (same user line). |
     """
 
     code: reactive[CodeView | None] = reactive(None, repaint=False)
@@ -73,6 +82,27 @@ class BytecodeView(ScrollView, can_focus=True):
     """Instruction indexes that carry a breakpoint."""
     cursor: reactive[int] = reactive(0, repaint=False)
     """Index of the cursor row."""
+    related: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
+    """Instruction indexes related to the cursor of another view (the original rows of the generated code's
+    cursor line), marked ``▷``."""
+    roles: reactive[CodeRoles | None] = reactive(None, repaint=False)
+    """The roles of the listing's instructions (role gutter and section headers); ignored unless they cover
+    exactly the listing's instructions."""
+
+    class CursorMoved(Message):
+        """The cursor moved to another instruction (the Explain pane and the synced views follow it)."""
+
+        def __init__(self, view: BytecodeView, index: int) -> None:
+            self.view = view
+            """The pane."""
+            self.index = index
+            """Instruction index under the cursor."""
+            super().__init__()
+
+        @property
+        def control(self) -> BytecodeView:
+            """The pane."""
+            return self.view
 
     class BreakpointToggled(Message):
         """The user clicked the gutter of a row: toggle its breakpoint."""
@@ -94,7 +124,12 @@ class BytecodeView(ScrollView, can_focus=True):
         self._rows: dict[int, list[Segment]] = {}
         self._widths = (1, 1, 1, 1)
         self._center_pending = False
-        self._styles: tuple[Style, Style, Style, Style, Style] | None = None
+        self._styles: tuple[Style, Style, Style, Style, Style, Style, Style] | None = None
+        self._sections: tuple[Section, ...] = ()
+        self._display: list[int] | None = None
+        """Display row → instruction index, or ``-1 - k`` for the header of section k; None: one row each."""
+        self._row_of: list[int] = []
+        self._width = 0
 
     # Data ------------------------------------------------------------------------------------------------------
 
@@ -119,26 +154,102 @@ class BytecodeView(ScrollView, can_focus=True):
             index_w = offset_w = line_w = opname_w = arg_w = 1
         self._widths = (index_w, offset_w, line_w, opname_w)
         jump_w = max((len(f"  → {i.jump_target}") for i in instructions if i.jump_target is not None), default=0)
-        width = 2 + (index_w + 2) + (offset_w + 1) + (line_w + 1) + 3 + (opname_w + 1) + arg_w + jump_w
-        self.virtual_size = Size(width, len(instructions))
+        self._width = 2 + (index_w + 2) + (offset_w + 1) + (line_w + 1) + 3 + (opname_w + 1) + arg_w + jump_w
+        self._lay_out()
         self.cursor = 0
         self.scroll_to(0, 0, animate=False, immediate=True, force=True)
         self.refresh()
 
+    def _usable_roles(self) -> CodeRoles | None:
+        roles, code = self.roles, self.code
+        if roles is None or code is None or len(roles.roles) != len(code.instructions) or roles.key != code.key:
+            return None
+        return roles
+
+    def _lay_out(self) -> None:
+        """Display rows (instructions and section headers) and the virtual size, from the code and its roles."""
+        count = len(self.code.instructions) if self.code is not None else 0
+        roles = self._usable_roles()
+        self._sections = sections(roles) if roles is not None else ()
+        if self._sections:
+            display: list[int] = []
+            row_of = [0] * count
+            for k, section in enumerate(self._sections):
+                display.append(-1 - k)
+                for index in range(section.start, section.end + 1):
+                    row_of[index] = len(display)
+                    display.append(index)
+            self._display, self._row_of = display, row_of
+            width = self._width + 2 + max(len(s.title) + 6 for s in self._sections)
+        else:
+            self._display, self._row_of = None, []
+            width = self._width
+        self.virtual_size = Size(width, len(self._display) if self._display is not None else count)
+
+    def watch_roles(self, old: CodeRoles | None, new: CodeRoles | None) -> None:
+        if old is new:
+            return
+        self._rows.clear()
+        self._lay_out()
+        self.refresh()
+        if self.current >= 0:
+            self.center_current(force=True)
+
+    def row_of(self, index: int) -> int:
+        """The display row of instruction `index` (rows and indexes differ once section headers show)."""
+        if self._display is None or not 0 <= index < len(self._row_of):
+            return index
+        return self._row_of[index]
+
+    def index_at(self, row: int) -> int | None:
+        """The instruction shown on display row `row`; None for a header row or a row past the listing."""
+        if self._display is None:
+            count = len(self.code.instructions) if self.code is not None else 0
+            return row if 0 <= row < count else None
+        if not 0 <= row < len(self._display):
+            return None
+        index = self._display[row]
+        return index if index >= 0 else None
+
+    def _index_near(self, row: int) -> int:
+        """The instruction on `row`, or on the first instruction row after it (a header row)."""
+        index = self.index_at(row)
+        if index is None and self._display is not None and 0 <= row < len(self._display):
+            index = self.index_at(row + 1)
+        return index if index is not None else row
+
+    def section_of(self, index: int) -> Section | None:
+        """The role section instruction `index` belongs to, when roles are shown."""
+        for section in self._sections:
+            if section.start <= index <= section.end:
+                return section
+        return None
+
+    def refresh_index(self, index: int) -> None:
+        """Repaint the row of instruction `index`."""
+        if index >= 0:
+            self.refresh_line(self.row_of(index))
+
     def watch_current(self, old: int, new: int) -> None:
-        self.refresh_line(old)
-        self.refresh_line(new)
+        self.refresh_index(old)
+        self.refresh_index(new)
         if new >= 0:
             self.cursor = new
             self.center_current()
 
     def watch_breakpoints(self, old: frozenset[int], new: frozenset[int]) -> None:
         for index in old ^ new:
-            self.refresh_line(index)
+            self.refresh_index(index)
+
+    def watch_related(self, old: frozenset[int], new: frozenset[int]) -> None:
+        for index in old ^ new:
+            self.refresh_index(index)
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh_line(old)
-        self.refresh_line(new)
+        self.refresh_index(old)
+        self.refresh_index(new)
+        if old != new:
+            self.post_message(self.CursorMoved(self, new))
 
     def validate_cursor(self, cursor: int) -> int:
         count = len(self.code.instructions) if self.code is not None else 0
@@ -170,16 +281,20 @@ class BytecodeView(ScrollView, can_focus=True):
         self._center_pending = False
         top = self.scroll_offset.y
         margin = height // 4
-        if force or not top + margin <= self.current < top + height - margin:
-            self.scroll_to(y=max(0, self.current - height // 2), animate=False, immediate=True, force=True)
+        row = self.row_of(self.current)
+        if force or not top + margin <= row < top + height - margin:
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True, force=True)
 
     def _keep_cursor_visible(self) -> None:
         height = self.scrollable_content_region.height
         top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True, force=True)
-        elif height > 0 and self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True, force=True)
+        row = self.row_of(self.cursor)
+        # the header of the cursor's section stays in sight when the cursor is its first instruction
+        first = row - 1 if self.index_at(row - 1) is None and row > 0 else row
+        if first < top:
+            self.scroll_to(y=first, animate=False, immediate=True, force=True)
+        elif height > 0 and row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True, force=True)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._center_pending or self.current >= 0:
@@ -195,13 +310,15 @@ class BytecodeView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         page = max(1, height - 1)
         top = self.scroll_offset.y
-        row = min(max(self.cursor - top, 0), max(height - 1, 0))
+        row = min(max(self.row_of(self.cursor) - top, 0), max(height - 1, 0))
         new_top = min(max(top + direction * page, 0), int(self.max_scroll_y))
         if new_top == top:
-            self.cursor += direction * page
+            rows = len(self._display) if self._display is not None else self.cursor + direction * page + 1
+            target = min(max(self.row_of(self.cursor) + direction * page, 0), max(rows - 1, 0))
+            self.cursor = self._index_near(target)
         else:
             self.scroll_to(y=new_top, animate=False, immediate=True, force=True)
-            self.cursor = new_top + row
+            self.cursor = self._index_near(new_top + row)
         self._keep_cursor_visible()
 
     def action_cursor_to(self, index: int) -> None:
@@ -217,19 +334,19 @@ class BytecodeView(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         if self.code is None:
             return
-        row = event.y + self.scroll_offset.y
-        if not 0 <= row < len(self.code.instructions):
+        index = self.index_at(event.y + self.scroll_offset.y)
+        if index is None:
             return
         if event.x + self.scroll_offset.x < 2:
-            self.post_message(self.BreakpointToggled(self, row))
+            self.post_message(self.BreakpointToggled(self, index))
         else:
-            self.cursor = row
+            self.cursor = index
 
     def on_focus(self) -> None:
-        self.refresh_line(self.cursor)
+        self.refresh_index(self.cursor)
 
     def on_blur(self) -> None:
-        self.refresh_line(self.cursor)
+        self.refresh_index(self.cursor)
 
     # Rendering -------------------------------------------------------------------------------------------------
 
@@ -237,7 +354,12 @@ class BytecodeView(ScrollView, can_focus=True):
         index_w, offset_w, line_w, opname_w = self._widths
         new_line = instr.lineno is not None and (previous is None or previous.lineno != instr.lineno)
         lineno = str(instr.lineno) if new_line else ""
-        segments = [
+        segments = []
+        roles = self._usable_roles()
+        if roles is not None:
+            role = roles.roles[instr.index].role
+            segments.append(Segment("▌", gutter_style(role)))
+        segments += [
             Segment(f" {instr.index:>{index_w}} ", highlight.plain(highlight.INDEX)),
             Segment(f"{instr.offset:>{offset_w}} ", highlight.plain(highlight.OFFSET)),
             Segment(f"{lineno:>{line_w}} ", highlight.plain(highlight.LINENO)),
@@ -255,8 +377,9 @@ class BytecodeView(ScrollView, can_focus=True):
         super().notify_style_update()
         self._styles = None
 
-    def _line_styles(self) -> tuple[Style, Style, Style, Style, Style]:
-        """(base, current row, cursor row, breakpoint mark, current mark), cached until the CSS changes."""
+    def _line_styles(self) -> tuple[Style, Style, Style, Style, Style, Style, Style]:
+        """(base, current row, cursor row, breakpoint mark, current mark, header, related row), cached until the
+        CSS changes."""
         if self._styles is None:
             base = self.rich_style
             style = self.get_component_rich_style
@@ -266,16 +389,24 @@ class BytecodeView(ScrollView, can_focus=True):
                 base + style("bytecode--cursor", partial=True),
                 style("bytecode--breakpoint", partial=True),
                 style("bytecode--marker", partial=True),
+                base + style("bytecode--header", partial=True),
+                base + style("bytecode--related", partial=True),
             )
         return self._styles
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        row = y + scroll_y
         width = self.scrollable_content_region.width
-        base, current_style, cursor_style, breakpoint_style, marker_style = self._line_styles()
+        base, current_style, cursor_style, breakpoint_style, marker_style, header_style, related_style = \
+            self._line_styles()
         code = self.code
-        if code is None or not 0 <= row < len(code.instructions):
+        row = self.index_at(y + scroll_y)
+        if row is None and self._display is not None and 0 <= y + scroll_y < len(self._display):
+            section = self._sections[-1 - self._display[y + scroll_y]]
+            segments = [Segment("  "), Segment("▌", gutter_style(section.role)),
+                        Segment(f" ── {section.title} ──", header_style)]
+            return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+        if code is None or row is None:
             return Strip.blank(width, base)
         segments = self._rows.get(row)
         if segments is None:
@@ -283,15 +414,18 @@ class BytecodeView(ScrollView, can_focus=True):
             previous = code.instructions[row - 1] if row else None
             segments = self._rows[row] = self._row(instr, previous)
         is_current = row == self.current
+        is_related = not is_current and row in self.related
         gutter = [
             Segment("●" if row in self.breakpoints else " ", breakpoint_style),
-            Segment("▶" if is_current else " ", marker_style),
+            Segment("▶" if is_current else "▷" if is_related else " ", marker_style),
         ]
         line_style = base
         if is_current:
             line_style = current_style
         elif row == self.cursor and self.has_focus:
             line_style = cursor_style
+        elif is_related:
+            line_style = related_style
         return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
 
 

@@ -1,4 +1,5 @@
-"""The help screen: every action of the registry with its current keys, and the console's command language."""
+"""The help screen: every action of the registry with its current keys, the key to the role gutter, and the
+console's command language."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from dynadbg.core import commands
+from dynadbg.core.explain import ROLE_HELP
+from dynadbg.core.model import Role
 
 from . import actions
+from .role_sections import gutter_style
 
 #: Keys every pane understands (Textual's own focus, scroll and tree keys, and the panes' bindings).
 PANE_KEYS: tuple[tuple[str, str], ...] = (
@@ -27,6 +31,19 @@ PANE_KEYS: tuple[tuple[str, str], ...] = (
     (". (bytecode)", "Back to the current instruction"),
     ("Escape", "Restore a maximised pane; leave the console input"),
 )
+
+
+def _role_legend() -> Table:
+    """The key to the bytecode pane's role gutter: each role's coloured bar, its name, what it means."""
+    legend = Table(box=None, show_header=False, pad_edge=False, title="Role gutter (bytecode pane)",
+                   title_justify="left", title_style="bold underline", expand=False)
+    legend.add_column(width=2, no_wrap=True)
+    legend.add_column(width=16, no_wrap=True, style="bold")
+    legend.add_column()
+    for role in Role:
+        if role is not Role.UNKNOWN:
+            legend.add_row(Text("▌", gutter_style(role)), Text(role.value), Text(ROLE_HELP[role]))
+    return legend
 
 
 class HelpScreen(ModalScreen[None]):
@@ -61,6 +78,7 @@ class HelpScreen(ModalScreen[None]):
         for keys, what in PANE_KEYS:
             panes.add_row(Text(keys), Text(what))
         sections.append(panes)
+        sections.append(_role_legend())
         language = Table(box=None, show_header=False, pad_edge=False)
         language.add_column()
         language.add_column(no_wrap=True, style="dim")

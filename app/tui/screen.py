@@ -10,6 +10,7 @@ source panes through their `show` methods, which repaint only what changed). The
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
@@ -41,6 +42,7 @@ from . import highlight
 from .bytecode_view import BytecodeView
 from .console import Console
 from .diff_view import DiffView
+from .explain_view import ExplainView
 from .guard_tree_view import GuardTreeView
 from .locals_view import LocalsView
 from .output_view import OutputView
@@ -48,6 +50,7 @@ from .recompile_view import RecompileView
 from .source_view import SourceView
 from .stack_view import StackView
 from .status_line import StatusLine
+from .teach import TeachingScreen
 from .watches_view import WatchesView
 
 #: Tab pane id → the `dynadbg.core.protocol.Engine` query that fills it (the other views show the stop itself).
@@ -59,6 +62,9 @@ QUERY_VIEWS: dict[str, str] = {
     "tab-recompile": "recompile_records",
 }
 
+
+#: How the Graph view marks the FX nodes traced from the bytecode cursor's user line.
+_RELATED = Style(bgcolor="grey30", bold=True)
 
 #: Tab pane id → the widget that takes the focus when the pane is shown.
 _VIEW_FOCUS: dict[str, str] = {
@@ -72,7 +78,7 @@ _VIEW_FOCUS: dict[str, str] = {
 }
 
 
-class MainScreen(Screen[None]):
+class MainScreen(TeachingScreen, Screen[None]):
     """Status line; bytecode views and source on the left; value stack, locals and guard tree on the right;
     the console below.
 
@@ -125,6 +131,7 @@ class MainScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
+        self._teach_init()
         self._stop_detail_stale = False
         self._break_context: RenderableType | None = None
         self.resume_aliases: dict[str, str] = {}
@@ -150,6 +157,8 @@ class MainScreen(Screen[None]):
                 with TabbedContent(id="views", initial="tab-bytecode"):
                     with TabPane("Bytecode", id="tab-bytecode"):
                         yield BytecodeView(id="bytecode")
+                        yield ExplainView("explanations of the cursor's instruction: shown when stopped",
+                                          id="explain", classes="pane")
                     with TabPane("Original", id="tab-orig"):
                         yield BytecodeView(id="orig-bytecode")
                         yield OutputView("original bytecode: shown when stopped", id="orig-text")
@@ -185,6 +194,7 @@ class MainScreen(Screen[None]):
         self.query_one("#diff").border_title = "instruction edits"
         self.query_one("#recompile").border_title = "why it recompiles"
         self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
+        self.query_one("#explain").border_title = "explain"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
@@ -329,6 +339,8 @@ class MainScreen(Screen[None]):
                 self.post_message(self.ViewRequested("tab-stop"))
         if pane_id in QUERY_VIEWS:
             self.post_message(self.ViewRequested(pane_id))
+        if pane_id == "tab-graph":
+            self.render_graph()
 
     def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
         if event.view.id == "bytecode":
@@ -357,6 +369,7 @@ class MainScreen(Screen[None]):
         text = self.query_one("#orig-text", OutputView)
         if isinstance(code, CodeView):
             listing.show(code)
+            self.sync_original()
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
             if self.focused is text:
@@ -371,14 +384,25 @@ class MainScreen(Screen[None]):
         """Fill the Graph view with the entry's FX graphs (or why there are none)."""
         view = self.query_one("#graph", OutputView)
         if isinstance(graphs, str) or not graphs:
+            self.teach_graphs = ()
             view.content = Text(graphs or "(no FX graph)")
             return
+        self.teach_graphs = graphs
+        self._graph_line_shown = self.cursor_line
         parts: list[RenderableType] = []
         for graph in graphs:
             parts.append(Text(f"{graph.name}  ·  compile {graph.compile_id}  ·  {graph.node_count} nodes",
                               style="bold"))
-            parts.append(Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
-                                background_color="default", line_numbers=False))
+            # the FX nodes traced from the bytecode cursor's user line are highlighted (and named above)
+            lines, note = self.graph_highlight(graph)
+            if note is not None:
+                parts.append(note)
+            syntax = Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
+                            background_color="default", line_numbers=False)
+            code_lines = graph.code.splitlines()
+            for k in lines:
+                syntax.stylize_range(_RELATED, (k, 0), (k, len(code_lines[k - 1])))
+            parts.append(syntax)
             parts.append(Text(""))
         view.content = Group(*parts)
 

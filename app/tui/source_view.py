@@ -36,23 +36,26 @@ def read_lines(filename: str) -> tuple[tuple[Segment, ...], ...]:
 class SourceView(ScrollView, can_focus=True):
     """Source text with line numbers; the line being executed is highlighted and kept in the middle half."""
 
-    COMPONENT_CLASSES = {"source--current", "source--lineno"}
+    COMPONENT_CLASSES = {"source--current", "source--lineno", "source--related"}
     """
     | Class | Description |
     | :- | :- |
     | `source--current` | The line of the current instruction. |
     | `source--lineno` | The line-number column. |
+    | `source--related` | The line of the bytecode cursor's instruction (when it is not the current one). |
     """
 
     filename: reactive[str | None] = reactive(None, repaint=False)
     """The file shown (``co_filename``); None or a file that cannot be read shows a note instead."""
     lineno: reactive[int | None] = reactive(None, repaint=False)
     """1-based line of the current instruction, or None."""
+    related: reactive[int | None] = reactive(None, repaint=False)
+    """1-based line of the instruction under the bytecode cursor (marked ``▷`` and kept in sight), or None."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: tuple[tuple[Segment, ...], ...] = ()
-        self._styles: tuple[Style, Style, Style] | None = None
+        self._styles: tuple[Style, Style, Style, Style] | None = None
 
     def show(self, filename: str | None, lineno: int | None) -> None:
         """Show `filename` with `lineno` highlighted."""
@@ -73,6 +76,16 @@ class SourceView(ScrollView, can_focus=True):
         if new is not None:
             self.refresh_line(new - 1)
             self._center()
+
+    def watch_related(self, old: int | None, new: int | None) -> None:
+        if old is not None:
+            self.refresh_line(old - 1)
+        if new is not None:
+            self.refresh_line(new - 1)
+            height = self.scrollable_content_region.height
+            top = self.scroll_offset.y
+            if height > 0 and not top <= new - 1 < top + height:
+                self.scroll_to(y=max(0, new - 1 - height // 2), animate=False, immediate=True, force=True)
 
     def _center(self, *, force: bool = False) -> None:
         """Keep the current line in the middle half of the pane (re-center when it leaves it, or `force`)."""
@@ -99,8 +112,9 @@ class SourceView(ScrollView, can_focus=True):
         if self._styles is None:
             base = self.rich_style
             self._styles = (base, base + self.get_component_rich_style("source--current", partial=True),
-                            self.get_component_rich_style("source--lineno", partial=True))
-        base, current_style, lineno_style = self._styles
+                            self.get_component_rich_style("source--lineno", partial=True),
+                            base + self.get_component_rich_style("source--related", partial=True))
+        base, current_style, lineno_style, related_style = self._styles
         if not self._lines:
             if y == 0 and self.filename:
                 note = f" source not available: {self.filename}"
@@ -109,7 +123,9 @@ class SourceView(ScrollView, can_focus=True):
         if row >= len(self._lines):
             return Strip.blank(width, base)
         is_current = self.lineno is not None and row == self.lineno - 1
-        line_style = current_style if is_current else base
-        number = Segment(f"{'▶' if is_current else ' '}{row + 1:>4} ", lineno_style)
+        is_related = not is_current and self.related is not None and row == self.related - 1
+        line_style = current_style if is_current else related_style if is_related else base
+        mark = "▶" if is_current else "▷" if is_related else " "
+        number = Segment(f"{mark}{row + 1:>4} ", lineno_style)
         strip = Strip([number, *self._lines[row]])
         return strip.crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)

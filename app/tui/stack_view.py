@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.reactive import reactive
 
-from dynadbg.core.model import FrameView, ValueSummary
+from dynadbg.core.model import FrameView, Provenance, SlotOrigin, ValueSummary
 
 from . import highlight
 from .lines_view import LinesView
@@ -17,21 +17,28 @@ class StackView(LinesView):
 
     NULL slots read ``NULL``; slots the engine cannot vouch for (a tracked depth rather than the real stack top)
     read ``?``; tensors show shape, dtype and device. At a return stop the value being returned is shown above.
+
+    With `provenance` (`Engine.stack_provenance()` at this stop) each slot gets a line naming the instruction
+    that pushed it (``← 41 BINARY_SUBSCR``) and, where it stands for something in Dynamo's code, a line saying
+    what (``= output 0 of __compiled_fn_2 (FX node max_1)``).
     """
 
-    COMPONENT_CLASSES = {"stack--tos", "stack--depth", "stack--empty"}
+    COMPONENT_CLASSES = {"stack--tos", "stack--depth", "stack--empty", "stack--origin"}
     """
     | Class | Description |
     | :- | :- |
     | `stack--tos` | The ``TOS`` label. |
     | `stack--depth` | Slot depth numbers. |
     | `stack--empty` | The note shown for an empty stack or no frame. |
+    | `stack--origin` | A slot's provenance line. |
     """
 
     frame: reactive[FrameView | None] = reactive(None, repaint=False)
     """The frame whose stack is shown; None when the program is not stopped in a frame."""
     return_value: reactive[ValueSummary | None] = reactive(None, repaint=False)
     """The value being returned, at a return stop."""
+    provenance: reactive[Provenance | None] = reactive(None, repaint=False)
+    """Who pushed each slot (shown when it covers exactly the frame's slots at its instruction)."""
 
     def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
         if old is None or new is None or old.code.key != new.code.key:
@@ -39,6 +46,9 @@ class StackView(LinesView):
         self._show(self._build())
 
     def watch_return_value(self) -> None:
+        self._show(self._build())
+
+    def watch_provenance(self) -> None:
         self._show(self._build())
 
     def _show(self, lines: list[Text]) -> None:
@@ -62,10 +72,27 @@ class StackView(LinesView):
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))
+        prov = self.provenance
+        if prov is not None and (prov.index != frame.index or len(prov.slots) != len(frame.stack)):
+            prov = None  # another stop's, or the modelled depth disagrees with the frame's: values only
+        origin_style = self.get_component_rich_style("stack--origin", partial=True)
         for depth in range(len(frame.stack)):
             line = Text()
             line.append("TOS " if depth == len(frame.stack) - 1 else "    ", tos)
             line.append(f"[{depth:>{width}}] ", depth_style)
             line.append_text(highlight.value_text(frame.stack[depth]))
             lines.append(line)
+            if prov is not None:
+                slot = prov.slots[depth]
+                lines.append(Text(" " * (width + 7) + origin_text(slot), origin_style))
+                if slot.note:  # on a line of its own: in a narrow pane it is the part worth the width
+                    lines.append(Text(f"    = {slot.note}", origin_style))
         return lines
+
+
+def origin_text(slot: SlotOrigin) -> str:
+    """A slot's provenance line: ``"← 41 BINARY_SUBSCR"``, the instruction that pushed it (the note, what it
+    stands for in Dynamo's code, goes on the next line)."""
+    if slot.index < 0:
+        return f"← exception handler: {slot.argrepr}"
+    return f"← {slot.index} {slot.opname}" + (f" {slot.argrepr}" if slot.argrepr else "")

@@ -199,8 +199,9 @@ def where_line(stop: Stop) -> str:
     return "  ".join(parts)
 
 
-def stop_text(stop: Stop, *, context: int = 2) -> str:
-    """What the plain front end prints when the program stops: where, why, and the instructions around it."""
+def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -> str:
+    """What the plain front end prints when the program stops: where, why, and the instructions around it; with
+    `roles` (`Engine.roles()` of the stop's code) the same role column and region headers as `ll`."""
     lines = [f"--- {stop.message}", where_line(stop)]
     for title, text in stop.detail:
         lines.append(f"{title}:")
@@ -211,7 +212,9 @@ def stop_text(stop: Stop, *, context: int = 2) -> str:
         lines.append(f"exception: {stop.exception}")
     frame = stop.frame
     if frame is not None and frame.index >= 0:
-        text = listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context)
+        if roles is not None and roles.key != frame.code.key:
+            roles = None  # another code object's roles: no column rather than a wrong one
+        text = listing(frame.code, current=frame.index, breakpoints=frame.breakpoints, around=context, roles=roles)
         lines.append(text.split("\n", 1)[1])
     elif frame is not None and stop.kind is StopKind.COMPILE:
         lines.append(f"({len(frame.code.instructions)} instructions; `ll` lists them)")

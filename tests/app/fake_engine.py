@@ -25,16 +25,18 @@ from typing import Any
 from fake_scenarios import Scenario, analyze_rows, diff_rows, forward_scenario, rows_after, watch_values
 
 from dynadbg.core import commands
+from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
-from dynadbg.core.model import (BreakpointView, CodeView, CommandResult, CompilesData, Decision, DecisionKind,
-                                EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
-                                GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Resumed, Stop, StopKind,
-                                WatchValue)
+from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
+                                DecisionKind, EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
+                                Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Provenance,
+                                Resumed, SlotOrigin, StackEffectView, Stop, StopKind, WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
 _QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
-                      "preview_edit", "guard_diffs", "what_if", "evaluate", "execute"})
+                      "preview_edit", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
+                      "stack_provenance"})
 
 
 def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -405,6 +407,66 @@ class FakeEngine:
     def compiles(self) -> CompilesData:
         frame = self.scenario.compiled
         return CompilesData((frame,) if frame is not None else ())
+
+    # Teaching (roles, explain, provenance) from the scenario's `Op`s, simulated straight-line --------------------
+
+    def _teach_frame(self) -> Any:
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        if frame is None or not frame.code.generated or not self.scenario.ops:
+            return EngineError("no generated code here", "not here")
+        if self.scenario.roles is None:  # a scenario without teaching data: the panes show values only
+            return EngineError("no roles for this code object in the fake", "not here")
+        return frame
+
+    def roles(self) -> CodeRoles | EngineError:
+        frame = self._teach_frame()
+        if isinstance(frame, EngineError):
+            return frame
+        return self.scenario.roles or EngineError("no roles for this code object in the fake", "not here")
+
+    def explain(self, index: int | None = None) -> Explanation | EngineError:
+        frame = self._teach_frame()
+        if isinstance(frame, EngineError):
+            return frame
+        ops = self.scenario.ops
+        index = frame.index if index is None else index
+        if not 0 <= index < len(ops):
+            return EngineError(f"index {index} is outside 0..{len(ops) - 1}", "usage")
+        op, ins = ops[index], frame.code.instructions[index]
+        meaning, note = opcode_help(op.opname) or ("(no explanation of this opcode)", "")
+        live = frame.stack if index == frame.index else None
+        depth = len(live) if live is not None else 0
+        pops = tuple((depth - op.pops + k, live[depth - op.pops + k].text if live is not None
+                      and 0 <= depth - op.pops + k < depth else "?") for k in range(op.pops))
+        pushes = tuple(v.text for v in op.pushes)
+        text = ("pops nothing" if not pops else f"pops {len(pops)} ("
+                + ", ".join(f"slot {k}: {v}" for k, v in pops) + ")") + "; " + (
+            "pushes nothing" if not pushes else f"pushes {len(pushes)}: " + ", ".join(pushes))
+        roles = self.scenario.roles
+        role = roles.roles[index] if roles is not None else None
+        return Explanation(index, ins.opname, ins.argrepr, meaning, note,
+                           StackEffectView(index, pops, pushes, len(pushes) - len(pops), text), role,
+                           role_sentence(role))
+
+    def stack_provenance(self) -> Provenance | EngineError:
+        frame = self._teach_frame()
+        if isinstance(frame, EngineError):
+            return frame
+        if frame.index < 0:
+            return EngineError("no value stack at this stop", "not here")
+        code, slots = frame.code, []
+        for i, op in enumerate(self.scenario.ops[:frame.index]):
+            del slots[len(slots) - min(op.pops, len(slots)):]
+            ins = code.instructions[i]
+            for v in op.pushes:
+                slots.append((i, ins, v))
+        return Provenance(frame.index, tuple(
+            SlotOrigin(k, i, ins.opname, ins.argrepr, i, v.is_null, "" if v.is_null else v.text,
+                       "" if v.is_null else self.scenario.notes.get(i, ""))
+            for k, (i, ins, v) in enumerate(slots)), "static")
 
     # Instruction edits (the scenario's listing, simulated straight-line) ----------------------------------------
 

@@ -23,6 +23,7 @@ from typing import Any
 from dynadbg.core.guards import GuardDiff
 from dynadbg.core.model import (
     CacheEntryView,
+    CodeRoles,
     CodeView,
     CompiledFrameView,
     Decision,
@@ -37,13 +38,18 @@ from dynadbg.core.model import (
     GraphView,
     GuardNodeView,
     GuardStatus,
+    GraphCallInfo,
     GuardTree,
     Instr,
+    InstrRole,
     LeafGuardView,
     LimitStatus,
     PatchDiff,
     RecompileChoice,
     RecompileRecord,
+    ResumeCallInfo,
+    Role,
+    RoleRegion,
     StackAnalysis,
     StackRow,
     Stop,
@@ -355,6 +361,8 @@ class Scenario:
         ops: the `Op`s of the listing the stops run (their pops/pushes drive the edit preview's stack depths).
         stacksize: ``co_stacksize`` of that listing.
         recompile_record: what `recompile_records` answers at a recompile stop.
+        roles: what `roles` answers for the listing (None: "no roles here", as for code without them).
+        notes: instruction index → what a value it pushed stands for in Dynamo's code (provenance notes).
     """
 
     stops: list[Stop]
@@ -370,6 +378,8 @@ class Scenario:
     ops: tuple[Op, ...] = ()
     stacksize: int = 6
     recompile_record: RecompileRecord | None = None
+    roles: CodeRoles | None = None
+    notes: dict[int, str] = field(default_factory=dict)
 
 
 GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
@@ -380,14 +390,66 @@ GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
     return (relu,)'''
 
 
-def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False) -> Scenario:
-    """``Scale.forward`` entered with x=ones(4, 4), n=3, then one stop per instruction."""
+#: Roles of `forward_ops`, by index range (first, last, role, detail), as `dynadbg.core.roles` would tag them.
+_FORWARD_ROLES: tuple[tuple[int, int, Role, str], ...] = (
+    (0, 0, Role.PROLOGUE, "starts the frame"),
+    (1, 1, Role.GRAPH_CALL, "loads the compiled FX graph __compiled_fn_1"),
+    (2, 3, Role.GRAPH_INPUT, "loads an input of __compiled_fn_1"),
+    (4, 6, Role.GRAPH_CALL, "calls the FX graph __compiled_fn_1 with x, n and keeps its outputs as a tuple"),
+    (7, 9, Role.GRAPH_OUTPUT, "takes output 0 of __compiled_fn_1 (FX node relu)"),
+    (10, 10, Role.REBUILD, "stores y, as the original code would have it"),
+    (11, 19, Role.USER_CODE, "the user's bytecode"),
+    (20, 22, Role.GRAPH_BREAK, "gets the graph-break call ready"),
+    (23, 23, Role.GRAPH_BREAK, "the graph-break instruction: calls print() eagerly (Dynamo could not put it in "
+                               "the graph)"),
+    (24, 24, Role.REBUILD, "drops the call's result, as the original code does"),
+    (25, 30, Role.RESUME_CALL, "calls the resume function __resume_at_38_2 with self, n, y"),
+    (31, 31, Role.RETURN, "returns the resume function's result"),
+)
+
+
+def forward_roles(code: CodeView) -> CodeRoles:
+    """The roles of `forward_ops`' listing (`_FORWARD_ROLES`), regions as maximal runs of one role."""
+    roles = [InstrRole(i, role, "capture" if role in (Role.GRAPH_CALL, Role.GRAPH_BREAK) else "shape", detail)
+             for first, last, role, detail in _FORWARD_ROLES for i in range(first, last + 1)]
+    regions: list[RoleRegion] = []
+    for r in roles:
+        if regions and regions[-1].role == r.role:
+            regions[-1] = replace(regions[-1], end=r.index)
+        else:
+            regions.append(RoleRegion(r.index, r.index, r.role, r.source, r.role.value))
+    graph = GraphCallInfo(5, 1, "__compiled_fn_1", "__compiled_fn_1", ("x", "n"), ("L_x_", "L_n_"), ("relu",),
+                          True)
+    resume = ResumeCallInfo(30, 25, "__resume_at_38_2", "torch_dynamo_resume_in_forward_at_19",
+                            ("self", "n", "y"), ("self: the user's local self", "n: the user's local n",
+                                                 "y: the user's local y"))
+    return CodeRoles(code.key, code.name, tuple(roles), tuple(regions), (graph,), (resume,))
+
+
+#: What values pushed by some `forward_ops` instructions stand for (the stack pane's provenance notes).
+FORWARD_NOTES = {
+    1: "the compiled FX graph __compiled_fn_1",
+    2: "input 0 of __compiled_fn_1", 3: "input 1 of __compiled_fn_1",
+    5: "the outputs of __compiled_fn_1 (a tuple)",
+    9: "output 0 of __compiled_fn_1 (FX node relu)",
+    26: "argument self of __resume_at_38_2", 27: "argument n of __resume_at_38_2",
+    28: "argument y of __resume_at_38_2",
+}
+
+
+def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False, teach: bool = False) -> Scenario:
+    """``Scale.forward`` entered with x=ones(4, 4), n=3, then one stop per instruction.
+
+    With `teach`, `roles` answers `forward_roles` and provenance notes name graph inputs, outputs and resume
+    arguments (the role gutter, section headers and provenance lines show)."""
     ops = forward_ops()
     code = listing(ops, name="forward", key=0xF0)
     locals0 = [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))]
     stops = simulate(code, ops, locals0, breakpoints=breakpoints, entry=(1, 2))
     original = listing(original_ops(), name="forward", key=0xF1, generated=False, compile_id=None)
-    graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6)
+    graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6,
+                      (("l_x_", None), ("l_n_", None), ("mul", 16), ("add", 16), ("relu", 18), ("output", None))
+                      if teach else ())
     entries = (
         CacheEntryView("0/0", code, "eager", hits=3, graphs=("__compiled_fn_1",),
                        resume_functions=("__resume_at_38_2",)),
@@ -397,11 +459,49 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
     compiled = FrameRecompiles(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
                                graphs=(graph,))
     return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
-                    start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops))
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops),
+                    roles=forward_roles(code) if teach else None, notes=dict(FORWARD_NOTES) if teach else {})
 
 
-def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
-    """A `count`-instruction code object with `steps` step stops starting at instruction 900."""
+def big_roles(code: CodeView) -> CodeRoles:
+    """Roles for `big_ops`' listing, read off each block's shape (graph load, inputs, call, output, rebuild, the
+    branch as user code): hundreds of sections, to measure the role gutter and headers in a big code object."""
+    roles, graphs, load = [], [], 0
+    for ins in code.instructions:
+        name = ins.opname
+        if name == "LOAD_GLOBAL":
+            role, load = Role.GRAPH_CALL, ins.index
+        elif name in ("PRECALL", "CALL"):
+            role = Role.GRAPH_CALL
+            if name == "CALL":
+                graphs.append(GraphCallInfo(ins.index, load, f"__compiled_fn_{len(graphs)}",
+                                            f"__compiled_fn_{len(graphs)}", ("x", "n")))
+        elif name == "LOAD_FAST" and roles and roles[-1].role in (Role.GRAPH_CALL, Role.GRAPH_INPUT):
+            role = Role.GRAPH_INPUT
+        elif name in ("LOAD_CONST", "BINARY_SUBSCR") and roles and roles[-1].role in (Role.GRAPH_CALL,
+                                                                                      Role.GRAPH_OUTPUT):
+            role = Role.GRAPH_OUTPUT
+        elif name == "STORE_FAST":
+            role = Role.REBUILD
+        elif name == "RESUME":
+            role = Role.PROLOGUE
+        elif name == "RETURN_VALUE":
+            role = Role.RETURN
+        else:
+            role = Role.USER_CODE
+        roles.append(InstrRole(ins.index, role, "shape"))
+    regions: list[RoleRegion] = []
+    for r in roles:
+        if regions and regions[-1].role == r.role:
+            regions[-1] = replace(regions[-1], end=r.index)
+        else:
+            regions.append(RoleRegion(r.index, r.index, r.role, "shape", r.role.value))
+    return CodeRoles(code.key, code.name, tuple(roles), tuple(regions), tuple(graphs))
+
+
+def big_scenario(count: int = 2000, steps: int = 200, *, teach: bool = False) -> Scenario:
+    """A `count`-instruction code object with `steps` step stops starting at instruction 900 (with `teach`, roles
+    from `big_roles`)."""
     ops = big_ops(count)
     code = listing(ops, name="forward_big", key=0xB16)
     locals0 = [("x", tensor(4, 4)), ("n", obj("int", "3"))]
@@ -409,7 +509,8 @@ def big_scenario(count: int = 2000, steps: int = 200) -> Scenario:
     start = min(900, max(0, count - steps - 1))
     chosen = [stops[0]] + stops[start:start + steps]
     chosen = [replace(s, seq=i + 1) for i, s in enumerate(chosen)]
-    return Scenario(chosen, guard_tree_of(200), None, (), None)
+    return Scenario(chosen, guard_tree_of(200), None, (), None, ops=tuple(ops),
+                    roles=big_roles(code) if teach else None)
 
 
 def recompile_scenario() -> Scenario:

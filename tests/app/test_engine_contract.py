@@ -20,14 +20,17 @@ from fake_scenarios import forward_scenario
 
 from dynadbg.core.model import (
     BreakpointView,
+    CodeRoles,
     CodeView,
     Decision,
     DecisionKind,
     EditPreview,
     EngineError,
     EvalResult,
+    Explanation,
     GuardTree,
     HistoryView,
+    Provenance,
     Resumed,
     Stop,
     StopKind,
@@ -74,7 +77,7 @@ def engine(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder]]:
     """A paused engine at the entry of ``forward``'s generated code (x: a 4x4 tensor, n: 3), and its listener."""
     listener = Recorder()
     if request.param == "fake":
-        session: Any = FakeEngine(listener, forward_scenario())
+        session: Any = FakeEngine(listener, forward_scenario(teach=True))
         threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
     else:
         from dynadbg.core.session import Session
@@ -298,3 +301,44 @@ def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # 
     resumed = session.decide(Decision(DecisionKind.EAGER))
     assert isinstance(resumed, Resumed) and resumed.action == "eager"
     assert 'set_stance("eager_on_recompile")' in (resumed.permanent or "")
+
+
+def test_roles_cover_every_instruction_and_explain_refuses_a_bad_index(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    frame = _stop(session).selected_frame
+    code = frame.code
+    roles = session.roles()
+    assert isinstance(roles, CodeRoles) and roles.key == code.key  # the TUI matches roles to its listing by key
+    assert [r.index for r in roles.roles] == list(range(len(code.instructions)))
+    spans = [(r.start, r.end) for r in roles.regions]
+    assert spans[0][0] == 0 and spans[-1][1] == len(code.instructions) - 1
+    assert all(a[1] + 1 == b[0] for a, b in zip(spans, spans[1:]))  # regions tile the code, in order
+    ex = session.explain()
+    assert isinstance(ex, Explanation) and ex.index == frame.index
+    assert ex.opname == code.instructions[frame.index].opname and ex.meaning and ex.stack is not None
+    other = session.explain(0)
+    assert isinstance(other, Explanation) and other.index == 0
+    bad = session.explain(len(code.instructions) + 5)
+    assert isinstance(bad, EngineError) and bad.kind == "usage"
+
+
+def test_stack_provenance_names_an_instruction_that_pushed_each_slot(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    for _ in range(12):  # on until something sits on the value stack
+        frame = _stop(session).selected_frame
+        if frame.stack:
+            break
+        assert isinstance(session.set_step(), Resumed)
+        assert listener.next()[0] == "stop"
+    frame = _stop(session).selected_frame
+    assert frame.stack
+    prov = session.stack_provenance()
+    assert isinstance(prov, Provenance) and prov.index == frame.index
+    assert len(prov.slots) == len(frame.stack)
+    for k, slot in enumerate(prov.slots):
+        assert slot.slot == k and 0 <= slot.index < frame.index
+        assert code_opname(frame.code, slot.index) == slot.opname
+
+
+def code_opname(code: CodeView, index: int) -> str:
+    return code.instructions[index].opname

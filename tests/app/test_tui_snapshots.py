@@ -125,3 +125,17 @@ def test_watches_pane_marks_changes_and_shows_errors(snap_compare) -> None:  # n
         await _after(*"s" * 11)(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_roles_gutter_headers_and_explain_pane(snap_compare) -> None:  # noqa: ANN001
+    """Teaching data on: five steps into ``forward`` the bytecode pane has a coloured role bar per instruction and
+    a header per section (load graph, inputs, ``call graph __compiled_fn_1 (2 inputs)``); ``X`` opens the Explain
+    pane on the graph's CALL: its role sentence, the live values it pops, what CALL does on this Python."""
+    assert snap_compare(make_app(forward_scenario(teach=True)), terminal_size=SIZE,
+                        run_before=_after(*"sssss", "X"))
+
+
+def test_stack_pane_provenance(snap_compare) -> None:  # noqa: ANN001
+    """Teaching data on, before ``STORE_FAST y``: the stack pane names under each slot the instruction that pushed
+    it; the graph's output names its FX node (``output 0 of __compiled_fn_1 (FX node relu)``)."""
+    assert snap_compare(make_app(forward_scenario(teach=True)), terminal_size=SIZE, run_before=_after(*"s" * 10))

@@ -1,4 +1,4 @@
-"""Lesson 1: one small function, compiled once. What did torch.compile make of it?"""
+"""Lesson 1: one small function, compiled once, and what torch.compile made of it."""
 
 import torch
 

@@ -1,0 +1,98 @@
+"""The Explain pane: what the instruction under the bytecode cursor does, from `Engine.explain(index)`.
+
+It sits below the bytecode pane (shown and hidden with the ``explain`` action) and follows the cursor: the opcode's
+meaning in plain words on this Python, how other Pythons differ, its stack effect (with the live values when the
+cursor is on the instruction about to run), and its role in Dynamo's code in a sentence (shown first).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+
+from dynadbg.core.model import Explanation
+
+from .lines_view import LinesView
+from .role_sections import gutter_style
+
+
+def explanation_lines(ex: Explanation, *, live: bool) -> list[Text]:
+    """`ex` as styled text, one `Text` per part: a head line (index, opname, argument, role), then one labelled
+    line per part (role sentence, stack effect, meaning, other Pythons); unwrapped.
+
+    Args:
+        ex: the engine's explanation.
+        live: the stack effect shows the values at this stop (the cursor is on the current instruction).
+    """
+    head = Text()
+    head.append(f"{ex.index} ", "bold")
+    head.append(ex.opname, "bold")
+    if ex.argrepr:
+        head.append(f" {ex.argrepr}")
+    if ex.role is not None:
+        head.append("  ▌", gutter_style(ex.role.role))
+        head.append(f"{ex.role.role.value}", "italic")
+    parts = [head]
+
+    def labelled(label: str, body: str) -> None:
+        line = Text()
+        line.append(f"{label}: ", "bold dim")
+        line.append(body)
+        parts.append(line)
+
+    # the role first: in a small pane it is what Dynamo's code is doing here, the part a reader came for
+    if ex.role_sentence:
+        labelled("role", ex.role_sentence)
+    if ex.stack is not None:
+        labelled("stack now" if live else "stack", ex.stack.text)
+    labelled("what it does", ex.meaning)
+    if ex.version_note:
+        labelled("other Pythons", ex.version_note)
+    return parts
+
+
+class ExplainView(LinesView):
+    """The explanation of the bytecode cursor's instruction (or why there is none), wrapped to the pane's width.
+
+    A Line-API pane (`LinesView`): a new explanation repaints the pane without a layout pass, so following the
+    cursor or a step costs a repaint, not a relayout of the screen.
+    """
+
+    def __init__(self, placeholder: str = "", *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._parts: list[Text] = [Text(placeholder, style="dim")]
+
+    def on_mount(self) -> None:
+        self._wrap()
+
+    @property
+    def parts(self) -> list[Text]:
+        """What is shown, one unwrapped `Text` per part (the head line, then each labelled part)."""
+        return self._parts
+
+    def show_explanation(self, ex: Explanation | str | None, *, live: bool = False) -> None:
+        """Show `ex`; a string shows as a note (an engine error, "not stopped"); None clears the pane."""
+        if ex is None:
+            self._parts = [Text("move the bytecode cursor to an instruction", style="dim")]
+        elif isinstance(ex, str):
+            self._parts = [Text(ex, style="dim")]
+        else:
+            self._parts = explanation_lines(ex, live=live)
+        self.border_subtitle = "" if not isinstance(ex, Explanation) else f"instruction {ex.index}"
+        self.scroll_to(y=0, animate=False, immediate=True, force=True)
+        self._wrap()
+
+    def _wrap(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 1:
+            self.set_lines(self._parts)
+            return
+        lines: list[Text] = []
+        for part in self._parts:
+            lines.extend(part.wrap(self.app.console, width))
+        self.set_lines(lines)
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self._wrap()

@@ -1,0 +1,212 @@
+"""The TUI's teaching views, as a user sees them: the role gutter and section headers of the bytecode pane, the
+Explain pane following the cursor, the stack pane naming who pushed each slot, and the source / original / FX-graph
+views following the bytecode cursor.
+
+Fast tests run on the fake engine (`forward_scenario(teach=True)`: a graph call, a graph break on ``print()``, a
+resume call); the last one runs the bundled demo on the real engine.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import forward_scenario
+
+SIZE = (140, 45)
+
+
+def _rows(view) -> list[str]:  # noqa: ANN001
+    """Every display row of a bytecode pane as text (scrolling it through), headers included."""
+    rows: dict[int, str] = {}
+    height = view.scrollable_content_region.height
+    for top in range(0, view.virtual_size.height, height):
+        view.scroll_to(y=top, animate=False, immediate=True, force=True)
+        first = view.scroll_offset.y  # the last page stops at the end
+        for y in range(height):
+            if first + y < view.virtual_size.height:
+                rows[first + y] = view.render_line(y).text
+    return [rows[k] for k in sorted(rows)]
+
+
+def _explain_text(screen) -> str:  # noqa: ANN001
+    return "\n".join(part.plain for part in screen.query_one("#explain").parts)
+
+
+async def _at(pilot, steps: int) -> None:  # noqa: ANN001
+    await settle(pilot)
+    for _ in range(steps):
+        await pilot.press("s")
+        await settle(pilot)
+
+
+async def test_bytecode_pane_shows_a_role_gutter_and_one_header_per_section() -> None:
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 1)
+        view = app.main_screen.bytecode
+        rows = _rows(view)
+        headers = [r.strip() for r in rows if "── " in r]
+        assert headers == [
+            "▌ ── prologue ──",
+            "▌ ── load graph __compiled_fn_1 (called at 5) ──",
+            "▌ ── load graph inputs ──",
+            "▌ ── call graph __compiled_fn_1 (2 inputs) ──",
+            "▌ ── unpack graph outputs, rebuild locals ──",  # output then rebuild: one header, not two
+            "▌ ── user code (resumed) ──",
+            "▌ ── graph break: print() run eagerly ──",      # names what runs eagerly
+            "▌ ── rebuild locals and stack values ──",
+            "▌ ── call resume function __resume_at_38_2 ──",
+            "▌ ── return ──",
+        ]
+        # every instruction row carries the role bar; rows and indexes differ by the headers above them
+        instr_rows = [r for r in rows if "── " not in r]
+        assert len(instr_rows) == 32 and all(r[2] == "▌" for r in instr_rows)
+        assert view.row_of(5) == 5 + 4 and view.index_at(view.row_of(5)) == 5
+        # the cursor walks instructions, never a header row
+        view.focus()
+        await pilot.press("home")
+        seen = []
+        for _ in range(6):
+            seen.append(view.cursor)
+            await pilot.press("down")
+        assert seen == [0, 1, 2, 3, 4, 5]
+
+
+async def test_without_roles_the_pane_has_no_gutter_and_no_headers() -> None:
+    app = make_app()  # the fake answers "no roles here", as the engine does for code it has no roles of
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 1)
+        view = app.main_screen.bytecode
+        assert view.virtual_size.height == 32
+        assert not any("── " in r or "▌" in r for r in _rows(view))
+
+
+async def test_explain_pane_follows_the_cursor() -> None:
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 5)
+        screen = app.main_screen
+        assert not screen.query_one("#explain").display
+        await pilot.press("X")
+        await settle(pilot)
+        assert screen.query_one("#explain").display
+        text = _explain_text(screen)
+        # the CALL of the graph, with the live values it pops at this stop
+        assert text.startswith("5 CALL")
+        assert "role: Graph call: calls the FX graph __compiled_fn_1 with x, n" in text
+        assert "stack now: pops 4 (slot 0: NULL, slot 1: <graph __compiled_fn_1 of 0/0>" in text
+        assert "what it does: Calls a function." in text
+        screen.bytecode.focus()
+        await pilot.press("up")
+        await settle(pilot)
+        text = _explain_text(screen)
+        assert text.startswith("4 PRECALL") and "stack now" not in text  # not the current instruction
+        await pilot.press("X")
+        await settle(pilot)
+        assert not screen.query_one("#explain").display
+
+
+async def test_stack_pane_names_the_instruction_that_pushed_each_slot() -> None:
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 10)  # before STORE_FAST y: output 0 of the graph on the stack
+        text = app.main_screen.query_one("#stack").text
+        assert "← 9 BINARY_SUBSCR\n    = output 0 of __compiled_fn_1 (FX node relu)" in text
+        await pilot.press("s", "s", "s", "s")  # at the branch: n > 2
+        await settle(pilot)
+        await _at(pilot, 0)
+        text = app.main_screen.query_one("#stack").text
+        assert "← 13 COMPARE_OP >" in text and "FX node" not in text
+
+
+async def test_source_original_and_graph_follow_the_bytecode_cursor() -> None:
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 1)
+        screen = app.main_screen
+        await pilot.press("3")  # the Graph view (fills it)
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        view = screen.bytecode
+        view.focus()
+        view.cursor = 16  # LOAD_METHOD relu, user line 18
+        await settle(pilot)
+        source = screen.query_one("#source")
+        assert source.related == 18
+        assert any(r.startswith("▷  18") for r in (source.render_line(y).text
+                                                    for y in range(source.scrollable_content_region.height)))
+        await pilot.press("2")
+        await settle(pilot)
+        orig = screen.query_one("#orig-bytecode")
+        assert orig.related == {i.index for i in orig.code.instructions if i.lineno == 18} != set()
+        # the other way: the Original view's cursor on a line-19 row marks the generated rows of line 19
+        assert app.focused is orig
+        orig.cursor = next(i.index for i in orig.code.instructions if i.lineno == 19)
+        await settle(pilot)
+        assert view.related == {i.index for i in view.code.instructions if i.lineno == 19} != set()
+        await pilot.press("3")
+        await settle(pilot)
+        from rich.console import Console
+
+        console = Console(width=120, record=True, file=io.StringIO())
+        console.print(screen.query_one("#graph").content)
+        assert "▶ line 18 of the user's code made: relu" in console.export_text()
+
+
+@pytest.mark.slow
+async def test_the_demo_on_the_real_engine_names_the_graph_call_the_break_and_the_resume_call() -> None:
+    """The bundled demo: from the screen alone, which instruction calls the graph, which runs ``.item()`` eagerly,
+    and what the resume function receives (the Explain pane at its call)."""
+    from dynadbg.core.session import Session
+    from dynadbg.demos import demo_path
+    from dynadbg.tui.app import DebuggerApp
+
+    app = DebuggerApp(lambda listener: Session(listener),
+                      lambda session: session.start_script(str(demo_path(None)), []))
+    async with app.run_test(size=SIZE) as pilot:
+        start = time.monotonic()
+        while app.phase not in ("stopped", "exited") and time.monotonic() - start < 120:
+            await pilot.pause(0.05)
+        await settle(pilot)
+        view = app.main_screen.bytecode
+        while view.roles is None and time.monotonic() - start < 120:
+            await pilot.pause(0.05)
+        headers = [r.strip() for r in _rows(view) if "── " in r]
+        assert any(h.startswith("▌ ── call graph __compiled_fn_") for h in headers), headers
+        assert "▌ ── graph break: .item() run eagerly ──" in headers
+        assert any(h.startswith("▌ ── call resume function __resume_at_") for h in headers), headers
+        # the resume call's CALL_FUNCTION_EX, explained: what the resume function receives
+        call = app.main_screen.bytecode.roles.resume_calls[0].call_index
+        await pilot.press("X")
+        view.focus()
+        view.cursor = call
+        await settle(pilot)
+        text = _explain_text(app.main_screen)
+        assert text.startswith(f"{call} CALL_FUNCTION_EX")
+        assert "calls the resume function torch_dynamo_resume_in_forward_at_" in text and "___stack0" in text
+        await pilot.press("q")
+
+
+async def test_help_explains_the_role_gutter_and_lists_the_explain_key() -> None:
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from dynadbg.core.model import Role
+    from dynadbg.tui.help_screen import HelpScreen
+
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 0)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=160, record=True, file=io.StringIO())
+        console.print(app.screen.query_one(Static).content)
+        text = console.export_text()
+        assert "Role gutter (bytecode pane)" in text
+        assert all(role.value in text for role in Role if role is not Role.UNKNOWN)
+        assert "explain {cursor}" in text and "Show or hide the Explain pane" in text
