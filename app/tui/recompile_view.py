@@ -35,6 +35,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core.recompile import stack_arg_variable
 
 from . import actions, highlight
 from .output_view import OutputView
@@ -204,6 +205,17 @@ class RecompileView(OutputView):
             lines.extend([Text(""), Text(f"inputs changed since {record.entries[0].compile_id}",
                                          self._style("recompile--section"))])
             lines.extend(changed)
+        if record.stack_args:
+            lines.extend([Text(""), Text("what the ___stack arguments are", self._style("recompile--section"))])
+            lines.extend(Text(f"  {name} is {what}") for name, what in record.stack_args)
+            lines.append(Text("  (handed over from the original frame's value stack at the graph break)", dim))
+        if record.scalar_break:
+            hint = self._style("recompile--hint")
+            lines.append(Text("  .item() made a Python number, which left the graph (the graph break); the guards "
+                              "then pin that number, so every new value recompiles.", hint))
+            lines.append(Padding(self._code_line("keep .item() in the graph as a symbolic value (no break, no "
+                                                 "guard on the number): ",
+                                                 "torch._dynamo.config.capture_scalar_outputs = True"), (0, 0, 0, 2)))
         lines.extend([Text(""), Text("guard diff of the entries (compile order)", self._style("recompile--section"))])
         diffs = record.diffs
         if not diffs and not live:
@@ -281,6 +293,9 @@ class RecompileView(OutputView):
                 continue
             line = Text("  ")
             line.append_text(_python(_short_source(leaf.source)))
+            variable = stack_arg_variable(record, _short_source(leaf.source))
+            if variable:
+                line.append(f" ({variable})")
             line.append(": ")
             line.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
             line.append(" → ")

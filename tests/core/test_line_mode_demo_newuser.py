@@ -1,0 +1,36 @@
+"""Line mode on the bundled demo, read as a first-time user reads it: the resume function's ``___stack0`` named
+by what it carries, the graph break at a resume function's entry, the user's call named instead of torch's
+wrapper, and the first Dynamo terms glossed once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dynadbg.demos import demo_path
+
+
+@pytest.fixture(scope="module")
+def demo_out() -> str:
+    """The whole demo run on: every stop's output, in order."""
+    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; c; c; q",
+                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    return proc.stdout
+
+
+def _stop(out: str, head: str) -> str:
+    """The output of the stop that starts with `head` (up to the next prompt)."""
+    start = out.index(head)
+    return out[start:out.index("(dynadbg)", start)]
+
+
+def test_the_resume_functions_recompile_says_what_stack0_is_and_how_to_keep_item_in_the_graph(demo_out):
+    stop = _stop(demo_out, "--- torch_dynamo_resume_in_forward_at_26 is about to recompile")
+    assert "___stack0 is peak in forward: the value of `h.abs().max().item()` (line 26)" in stop
+    assert "___stack0 (peak): 1.47" in stop  # the changed input, named by the user's variable
+    assert "torch._dynamo.config.capture_scalar_outputs = True" in stop
+    # the forward's own recompile (an int argument) has no ___stack arguments and no .item() advice
+    forward = _stop(demo_out, "--- forward is about to recompile")
+    assert "capture_scalar_outputs" not in forward and "___stack" not in forward
