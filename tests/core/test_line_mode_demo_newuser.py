@@ -34,3 +34,17 @@ def test_the_resume_functions_recompile_says_what_stack0_is_and_how_to_keep_item
     # the forward's own recompile (an int argument) has no ___stack arguments and no .item() advice
     forward = _stop(demo_out, "--- forward is about to recompile")
     assert "capture_scalar_outputs" not in forward and "___stack" not in forward
+
+
+def test_a_compiled_module_calls_return_is_named_by_the_model_not_torchs_wrapper(demo_out):
+    assert "_wrapped_call_impl" not in demo_out
+    assert "the compiled call of MLP.forward returned: tensor(" in demo_out
+
+
+def test_guard_cost_cuts_name_the_compiled_callable_as_the_recompile_choices_do():
+    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "entries; c; c; c; q",
+                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    cuts = [ln for ln in proc.stdout.splitlines() if "cut: torch.compile(" in ln]
+    drops = [ln for ln in proc.stdout.splitlines() if "permanently: torch.compile(" in ln]
+    assert cuts and drops
+    assert all("torch.compile(model," in ln for ln in cuts + drops), cuts + drops
