@@ -133,7 +133,10 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         if record is not None:
             choices = recompile_choices(record)
             hints = tuple(config_hints(record))
-    if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
+    resume_entry = (ctx.kind is StopKind.ENTRY and ctx.frames
+                    and ctx.frames[-1].frame.f_code.co_name.startswith("torch_dynamo_resume_in_"))
+    if (ctx.kind is StopKind.GRAPH_BREAK or resume_entry) and ctx.frames:
+        # at a resume function's entry too: why it runs (the graph break) is the first thing a user asks there
         from .capture import graph_break_detail
 
         detail.append(("graph break", graph_break_detail(session, ctx.frames)))

@@ -48,3 +48,14 @@ def test_guard_cost_cuts_name_the_compiled_callable_as_the_recompile_choices_do(
     drops = [ln for ln in proc.stdout.splitlines() if "permanently: torch.compile(" in ln]
     assert cuts and drops
     assert all("torch.compile(model," in ln for ln in cuts + drops), cuts + drops
+
+
+def test_a_resume_functions_entry_stop_explains_the_graph_break_that_made_it(demo_out):
+    stop = _stop(demo_out, "[entry]  torch_dynamo_resume_in_forward_at_26")
+    assert "graph break:" in stop
+    assert "continues forward" in stop and "STORE_FAST peak, line 26" in stop  # where the original frame stopped
+    assert "peak = h.abs().max().item()" in stop
+    assert "___stack0 = 1.47" in stop and "(peak in forward" in stop  # the stack value passed, named
+    assert "locals carried over:" in stop and "h = Tensor[8, 16]" in stop
+    # the forward's own entry is no resume function: no such block
+    assert "graph break:" not in _stop(demo_out, "[entry]  forward")
