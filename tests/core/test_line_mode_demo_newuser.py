@@ -59,3 +59,13 @@ def test_a_resume_functions_entry_stop_explains_the_graph_break_that_made_it(dem
     assert "locals carried over:" in stop and "h = Tensor[8, 16]" in stop
     # the forward's own entry is no resume function: no such block
     assert "graph break:" not in _stop(demo_out, "[entry]  forward")
+
+
+def test_each_dynamo_term_is_glossed_once_where_it_is_first_met(demo_out):
+    glosses = [ln for ln in demo_out.splitlines() if ln.startswith("(?) ")]
+    terms = [ln[4:].split(":", 1)[0] for ln in glosses]
+    assert {"generated code", "cache entry", "guard", "graph break", "resume function"} <= set(terms)
+    assert len(terms) == len(set(terms))  # once per session
+    # "resume function" is explained at the first stop that shows one, before the recompile stops
+    first_resume = demo_out.index("[entry]  torch_dynamo_resume_in_forward_at_26")
+    assert first_resume < demo_out.index("(?) resume function:") < demo_out.index("is about to recompile")
