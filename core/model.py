@@ -166,6 +166,8 @@ class FrameView:
         locals: (name, summary) pairs in ``co_varnames + co_cellvars + co_freevars`` order, bound names only.
         breakpoints: instruction indexes with a breakpoint in this code object.
         changed: names of locals whose value (object identity) changed since the previous stop in this frame.
+        stack_note: for a caller frame (suspended in a call), which slots `stack` holds and how their depth is
+            known (``"below the pending call; ..."``); empty for the frame that runs.
     """
 
     code: CodeView
@@ -176,6 +178,7 @@ class FrameView:
     locals: tuple[tuple[str, ValueSummary], ...]
     breakpoints: tuple[int, ...] = ()
     changed: tuple[str, ...] = ()
+    stack_note: str = ""
 
 
 @dataclass(frozen=True)

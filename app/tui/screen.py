@@ -236,8 +236,10 @@ class MainScreen(Screen[None]):
                 self._fill_stop_detail()
                 if self.resume_frame_name() is not None:
                     self.post_message(self.ViewRequested("tab-stop"))
-            self.query_one("#stack").border_subtitle = "" if stop.frame is None or stop.frame.stack_exact \
-                else "tracked depth"
+            frame = stop.selected_frame
+            self.query_one("#stack").border_subtitle = (
+                "" if frame is None else "below the pending call" if frame.stack_note
+                else "" if frame.stack_exact else "tracked depth")
             self.query_one(StackView).return_value = stop.return_value
 
     def _fill_stop_detail(self) -> None:

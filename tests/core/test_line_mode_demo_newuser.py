@@ -69,3 +69,30 @@ def test_each_dynamo_term_is_glossed_once_where_it_is_first_met(demo_out):
     # "resume function" is explained at the first stop that shows one, before the recompile stops
     first_resume = demo_out.index("[entry]  torch_dynamo_resume_in_forward_at_26")
     assert first_resume < demo_out.index("(?) resume function:") < demo_out.index("is about to recompile")
+
+
+NESTED = '''
+import torch
+
+def g(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+def f(x):
+    y = x.sin()
+    return 3 + g(y)
+
+print(torch.compile(f, backend="eager")(torch.ones(3)))
+'''
+
+
+def test_after_u_the_callers_stack_shows_the_slots_below_its_pending_call(tmp_path):
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED)
+    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q", str(script)],
+                          capture_output=True, text=True, timeout=300)
+    stack = proc.stdout.split("(dynadbg) stack\n", 1)[1].split("(dynadbg)", 1)[0]
+    assert "unknown" not in stack, stack
+    assert "below the pending call" in stack and "not traced from its start" in stack
+    assert "int        3  <- TOS" in stack  # `3 + g(y)`: the 3 waits under the call of g
