@@ -50,7 +50,7 @@ def choice_for(stop: Stop | None, kind: DecisionKind) -> RecompileChoice | None:
     """The first available choice of `kind` the recompile stop offers (None: not offered or not available)."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
         return None
-    return next((c for c in stop.choices if c.kind is kind and c.available), None)
+    return next((c for c in stop.choices if c.kind is kind and _usable(c)), None)
 
 
 def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
@@ -60,11 +60,18 @@ def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
     return [(name, value.shape) for name, value in stop.frame.locals if value.shape is not None]
 
 
+def _usable(choice: RecompileChoice) -> bool:
+    """Available, and for ``dynamic`` with a tensor dimension to mark: the engine names one only when a size
+    guard failed (a key that pre-filled a guess would invite marking a dimension that never changed)."""
+    return choice.available and (choice.kind is not DecisionKind.DYNAMIC or choice.decision.name is not None)
+
+
 def available_choices(stop: Stop | None) -> frozenset[str]:
-    """The choice actions that apply at `stop`: those its `Stop.choices` offer as available (none elsewhere)."""
+    """The choice actions that apply at `stop`: those its `Stop.choices` offer as available (none elsewhere);
+    ``dynamic`` only when the engine named a dimension that changed size."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
         return frozenset()
-    return frozenset(c.kind.value for c in stop.choices if c.available)
+    return frozenset(c.kind.value for c in stop.choices if _usable(c))
 
 
 class RecompileView(OutputView):
@@ -343,7 +350,7 @@ class RecompileView(OutputView):
         for choice in sorted(choices, key=lambda c: CHOICE_IDS.index(c.kind.value)):
             action = actions.get(choice.kind.value)
             key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
-            on = choice.available
+            on = _usable(choice)
             row = Table.grid(padding=(0, 1))
             row.add_column(no_wrap=True)
             row.add_column(no_wrap=True, min_width=17)

@@ -1,0 +1,148 @@
+"""What a second first-time user still tripped over, each replayed with the keys they pressed (the fake engine):
+views that would not maximise, an 80x24 screen that hid the source, the help's keys and the footer's Help / Quit,
+focus nobody could see, view keys and Escape that lost the view, the Recompile view that stayed shut."""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import replace
+
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario
+from rich.console import Console
+from textual.widgets import Input, RichLog
+
+from dynadbg.core.model import StopKind
+
+SMALL = (80, 24)
+
+#: view key → the pane id it opens and the widget that takes the focus
+VIEWS = {"1": ("tab-bytecode", "bytecode"), "2": ("tab-orig", "orig-bytecode"), "3": ("tab-graph", "graph"),
+         "4": ("tab-entries", "entries"), "5": ("tab-stop", "stop-detail"), "6": ("tab-diff", "diff"),
+         "7": ("tab-recompile", "recompile"), "8": ("tab-stderr", "stderr")}
+
+
+def _text(renderable, width: int) -> str:  # noqa: ANN001
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_every_view_key_opens_and_focuses_its_view_and_z_maximises_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        screen = app.main_screen
+        for key, (pane, widget_id) in VIEWS.items():
+            await pilot.press(key)
+            await settle(pilot)
+            assert screen.views.active == pane and app.focused.id == widget_id, (key, app.focused)
+            small = app.focused.size
+            await pilot.press("z")
+            await pilot.pause()
+            assert screen.maximized is app.focused, key  # the view itself, not the tab container
+            assert app.focused.size.height > small.height and app.focused.size.width > small.width, key
+            await pilot.press("z")
+            await pilot.pause()
+            assert screen.maximized is None and screen.views.active == pane
+
+
+async def test_at_80x24_the_source_help_and_quit_keys_and_the_helps_key_column_fit() -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        screen = app.main_screen
+        source = screen.query_one("#source")
+        assert source.display and source.region.height >= 3
+        keys = {k.action: k for k in screen.query("FooterKey")}
+        for action in ("dbg('help')", "dbg('quit')"):
+            assert keys[action].region.right <= SMALL[0] and keys[action].region.width > 0, action
+        await pilot.press("question_mark")
+        await settle(pilot)
+        body = app.screen.query_one("#help-body")
+        text = _text(body.query_one("Static").content, body.content_region.width)
+        rows = {line.split()[0] for line in text.splitlines() if line.strip()}
+        assert not any(row.startswith("…") for row in rows), text  # no key cut to an ellipsis
+        for keys_shown in ("s / F11", "c / F5", "b / F9", "Ctrl+C"):
+            assert keys_shown in text, keys_shown
+
+
+async def test_at_80x24_a_long_stderr_line_wraps_instead_of_showing_only_its_prefix() -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        warning = ("W1130 14:30:25.661000 14369 torch/_dynamo/variables/tensor.py:1759] [0/0] Graph break from "
+                   "`Tensor.item()`, consider setting: torch._dynamo.config.capture_scalar_outputs = True")
+        print(warning, file=sys.stderr)
+        await settle(pilot)
+        await pilot.press("8")
+        await settle(pilot)
+        log = app.main_screen.query_one("#stderr", RichLog)
+        shown = "".join(strip.text for strip in log.lines)
+        assert "capture_scalar_outputs=True" in shown.replace(" ", "")  # the message, not only torch's prefix
+        assert all(strip.cell_length <= log.scrollable_content_region.width for strip in log.lines)
+
+
+async def test_every_tab_stop_shows_that_it_has_the_focus() -> None:
+    """Each focus stop looks different focused and unfocused (border, background or the active tab's colour)."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+
+        def look(widget):  # noqa: ANN001, ANN202
+            if type(widget).__name__ == "ContentTabs":
+                widget = widget.query_one("Tab.-active")
+            return (widget.styles.border, widget.styles.background, widget.styles.color)
+
+        seen = set()
+        for _ in range(10):
+            widget = app.focused
+            if widget in seen:
+                break
+            seen.add(widget)
+            focused = look(widget)
+            app.set_focus(None)
+            await pilot.pause()
+            assert look(widget) != focused, f"{widget!r} looks the same with and without the focus"
+            widget.focus()
+            await pilot.pause()
+            await pilot.press("tab")
+            await pilot.pause()
+        assert len(seen) >= 7
+
+
+async def test_escape_in_the_console_keeps_the_open_view() -> None:
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("colon")
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main_screen.views.active == "tab-stop" and app.focused.id == "stop-detail"
+
+
+async def test_every_recompile_stop_opens_the_recompile_view_even_from_entries() -> None:
+    scenario = counter_recompile_scenario()
+    recompile, entry = scenario.stops
+    scenario.stops = [replace(entry, seq=1), replace(recompile, seq=2), replace(entry, seq=3),
+                      replace(recompile, seq=4), replace(entry, seq=5)]
+    app = make_app(scenario)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.main_screen
+        for _ in range(2):
+            await pilot.press("4")  # the user reads the cache entries ...
+            await settle(pilot)
+            assert screen.views.active == "tab-entries"
+            await pilot.press("c")  # ... and goes on to the next recompile
+            await settle(pilot)
+            assert app.last_stop.kind is StopKind.RECOMPILE
+            assert screen.views.active == "tab-recompile"
+            await pilot.press("R")
+            await settle(pilot)
+            assert app.last_stop.kind is StopKind.ENTRY
