@@ -23,6 +23,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual import events
 
 from dynadbg.core.model import (
     DecisionKind,
@@ -39,6 +40,9 @@ from dynadbg.core.recompile import stack_arg_variable
 
 from . import actions, highlight
 from .output_view import OutputView
+
+#: View width (columns) under which code lines go under their labels (`RecompileView._narrow`).
+NARROW = 64
 
 #: The recompile-stop choice actions, in the order the view lists them (registry ids = `DecisionKind` values).
 CHOICE_IDS = tuple(kind.value for kind in DecisionKind)
@@ -140,6 +144,7 @@ class RecompileView(OutputView):
             self._stale = True
             return
         self._stale = False
+        self._built_narrow = self._narrow
         self.content = self._build()
 
     def on_show(self) -> None:
@@ -364,21 +369,35 @@ class RecompileView(OutputView):
             row.add_row(Text(f" {key} ", key_style if on else dim),
                         Text(choice.syntax, Style(bold=True) if on else dim), description)
             lines.append(Padding(row, (0, 0, 0, 1)))
+            indent = 2 if self._narrow else 8
             if choice.permanent:
-                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, 8)))
+                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, indent)))
             for text in choice.warnings:
-                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, 8)))
+                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():
-            lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 1)))
+            lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines
 
+    @property
+    def _narrow(self) -> bool:
+        """Under `NARROW` columns: code goes under its label, barely indented, so a call such as
+        ``torch.compiler.set_stance("eager_on_recompile")`` keeps its line instead of breaking mid-name."""
+        return 0 < self.size.width < NARROW
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = 0 < event.size.width < NARROW
+        if narrow != getattr(self, "_built_narrow", narrow):
+            self._update()
+
     def _code_line(self, label: str, code: str) -> Text:
-        """`label` then Python `code` highlighted, one line per line of code."""
+        """`label` then Python `code` highlighted, one line per line of code (narrow: every line under the
+        label)."""
         dim = self._style("recompile--dim")
-        line = Text(label, dim)
+        line = Text(label.rstrip() if self._narrow else label, dim)
+        pad = " " if self._narrow else " " * len(label)
         for k, part in enumerate(code.splitlines()):
-            if k:
-                line.append("\n" + " " * len(label))
+            if k or self._narrow:
+                line.append("\n" + pad)
             line.append_text(_python(part.strip()))
         return line
 

@@ -146,3 +146,14 @@ async def test_every_recompile_stop_opens_the_recompile_view_even_from_entries()
             await pilot.press("R")
             await settle(pilot)
             assert app.last_stop.kind is StopKind.ENTRY
+
+
+async def test_at_80x24_the_recompile_views_code_keeps_whole_names() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        view = app.main_screen.recompile_view
+        assert app.main_screen.views.active == "tab-recompile"
+        text = _text(view.content, view.scrollable_content_region.width)
+        assert 'torch.compiler.set_stance("eager_on_recompile")' in text, text
+        assert "torch._dynamo.config.allow_unspec_int_on_nn_module" in text, text  # the name whole
