@@ -8,6 +8,7 @@ import io
 import sys
 from dataclasses import replace
 
+import pytest
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from fake_scenarios import counter_recompile_scenario
 from rich.console import Console
@@ -157,3 +158,127 @@ async def test_at_80x24_the_recompile_views_code_keeps_whole_names() -> None:
         text = _text(view.content, view.scrollable_content_region.width)
         assert 'torch.compiler.set_stance("eager_on_recompile")' in text, text
         assert "torch._dynamo.config.allow_unspec_int_on_nn_module" in text, text  # the name whole
+
+
+async def test_the_recompile_view_names_a_stack_argument_and_suggests_capture_scalar_outputs() -> None:
+    scenario = counter_recompile_scenario()
+    scenario.recompile_record = replace(
+        scenario.recompile_record, scalar_break=True,
+        stack_args=(("___stack0", "peak in forward: the value of `h.abs().max().item()` (line 26)"),))
+    app = make_app(scenario)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.main_screen.recompile_view
+        text = _text(view.content, 200)
+        assert "___stack0 is peak in forward: the value of `h.abs().max().item()` (line 26)" in text
+        assert "torch._dynamo.config.capture_scalar_outputs = True" in text
+
+
+@pytest.mark.slow
+async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
+    """The bundled demo on the real engine, keys only, at 80x24: a guard's detail, Original scrolled, the full
+    log and the Stop view maximised and restored, torch's warning read whole in the Stderr view, both recompile
+    stops opening their view (the second from the Entries view) and saying what ``___stack0`` is."""
+    import time
+
+    from dynadbg.core.model import LeafGuardView
+    from dynadbg.core.session import Session
+    from dynadbg.demos import demo_path
+    from dynadbg.tui.app import DebuggerApp
+    from dynadbg.tui.bytecode_view import BytecodeView
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    async def until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
+        start = time.monotonic()
+        while not condition() and time.monotonic() - start < timeout:
+            await pilot.pause(0.05)
+        await settle(pilot)
+
+    async def tab_to(pilot, test) -> None:  # noqa: ANN001
+        for _ in range(12):
+            if test(app.focused):
+                return
+            await pilot.press("tab")
+            await pilot.pause()
+        raise AssertionError(f"never focused (now {app.focused!r})")
+
+    async def go_on(pilot) -> None:  # noqa: ANN001
+        await pilot.press("c")
+        await until(pilot, lambda: app.phase in ("stopped", "exited") and not app.engine_busy)
+
+    path = demo_path(None)
+    app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(path), []))
+    async with app.run_test(size=SMALL) as pilot:
+        await until(pilot, lambda: app.phase in ("stopped", "exited"))
+        screen = app.main_screen
+        assert app.last_stop.kind is StopKind.ENTRY and screen.query_one("#source").display
+        # a guard's detail
+        tree = screen.query_one(GuardTreeView)
+        await until(pilot, lambda: tree.guards is not None, 60)
+        await tab_to(pilot, lambda w: w is tree)
+        await pilot.press("home")
+        for _ in range(40):
+            await pilot.press("down")
+            node = tree.cursor_node
+            if isinstance(node.data, LeafGuardView):
+                break
+            if node.allow_expand and not node.is_expanded:
+                await pilot.press("enter")
+        if not tree.cursor_node.is_expanded:
+            await pilot.press("enter")
+        await pilot.pause()
+        assert any(f"id {tree.cursor_node.data.id}" in str(c.label) for c in tree.cursor_node.children)
+        # Original, focused by its key and scrolled a page
+        await pilot.press("2")
+        original = screen.query_one("#orig-bytecode", BytecodeView)
+        await until(pilot, lambda: original.code is not None, 30)
+        assert app.focused is original
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert original.scroll_offset.y > 0
+        # the full log: maximised and restored
+        await tab_to(pilot, lambda w: isinstance(w, RichLog) and w.id == "log")
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.console.log_widget
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.maximized is None
+        # torch's graph-break warning, whole, in the Stderr view
+        await pilot.press("8")
+        await settle(pilot)
+        stderr = screen.query_one("#stderr", RichLog)
+        assert app.focused is stderr
+        shown = "".join(strip.text for strip in stderr.lines).replace(" ", "")
+        assert "capture_scalar_outputs=True" in shown
+        # on to the resume function: its Stop view, maximised and restored
+        await go_on(pilot)
+        assert app.last_stop.selected_frame.code.name.startswith("torch_dynamo_resume_in_forward")
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.focused.id == "stop-detail"
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is app.focused
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        # the first recompile (scale 1 -> 2) opens its view; no size changed, so no M
+        while app.phase == "stopped" and app.last_stop.kind is not StopKind.RECOMPILE:
+            await go_on(pilot)
+        assert screen.views.active == "tab-recompile" and app.focused.id == "recompile"
+        assert not app.check_action("dbg", ("dynamic",))
+        await pilot.press("R")
+        await until(pilot, lambda: app.phase in ("stopped", "exited") and not app.engine_busy)
+        # the user opens the Entries view; the resume function's recompile still opens the Recompile view
+        await pilot.press("4")
+        await settle(pilot)
+        while app.phase == "stopped" and app.last_stop.kind is not StopKind.RECOMPILE:
+            await go_on(pilot)
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        assert screen.views.active == "tab-recompile"
+        await until(pilot, lambda: screen.recompile_view.record is not None, 30)
+        text = _text(screen.recompile_view.content, 200)
+        assert "___stack0 is peak in forward" in text and "capture_scalar_outputs = True" in text
+        await pilot.press("q")
+        await pilot.pause(0.2)
