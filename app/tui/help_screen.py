@@ -44,12 +44,13 @@ class HelpScreen(ModalScreen[None]):
         sections = []
         for group in dict.fromkeys(action.group for action in actions.ACTIONS):
             table = Table(box=None, show_header=False, pad_edge=False, title=group, title_justify="left",
-                          title_style="bold underline", expand=False)
+                          title_style="bold underline", expand=True)  # every group's columns line up
             # keys and commands never wrap or shorten; the description wraps (an 80-column terminal keeps every
             # key readable), the action id (for keymaps) follows it, dimmed
-            table.add_column(min_width=8, no_wrap=True, style="bold")
+            table.add_column(width=max(8, max(len(actions.display_keys(k)) for k in self._keys.values())),
+                             no_wrap=True, style="bold")
             table.add_column(ratio=1)
-            table.add_column(no_wrap=True, style="dim")
+            table.add_column(width=max(len(a.command or "") for a in actions.ACTIONS), no_wrap=True, style="dim")
             for action in actions.ACTIONS:
                 if action.group == group:
                     what = Text(action.description)
