@@ -282,3 +282,57 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
         assert "___stack0 is peak in forward" in text and "capture_scalar_outputs = True" in text
         await pilot.press("q")
         await pilot.pause(0.2)
+
+
+NESTED = '''
+import torch
+
+def g(x):
+    x = x + 1
+    torch._dynamo.graph_break()
+    return x * 2
+
+def f(x):
+    y = x.sin()
+    return 3 + g(y)
+
+print(torch.compile(f, backend="eager")(torch.ones(3)))
+'''
+
+
+@pytest.mark.slow
+async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tmp_path) -> None:  # noqa: ANN001
+    """``u`` from g's entry to f, which waits in its call of g: the stack pane shows the 3 under that call (said
+    to be below the pending call), not ``?``; the status line shows f's compile, not g's."""
+    import time
+
+    from dynadbg.core.session import Session
+    from dynadbg.tui.app import DebuggerApp
+    from dynadbg.tui.stack_view import StackView
+
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED)
+    app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(script), []))
+    async with app.run_test(size=(120, 40)) as pilot:
+        async def until(condition) -> None:  # noqa: ANN001
+            start = time.monotonic()
+            while not condition() and time.monotonic() - start < 120:
+                await pilot.pause(0.05)
+            await settle(pilot)
+
+        await until(lambda: app.phase == "stopped")
+        await pilot.press("c")
+        await until(lambda: app.phase == "stopped" and not app.engine_busy and len(app.last_stop.frames) == 2)
+        inner_compile = app.last_stop.compile_id
+        await pilot.press("u")
+        await until(lambda: app.last_stop.selected == 0 and not app.engine_busy)
+        screen = app.main_screen
+        stack = screen.query_one(StackView)
+        text = stack.text
+        assert "?" not in text and "3" in text and "below the pending call" in text, text
+        status = str(screen.query_one("#status").render())
+        caller = app.last_stop.selected_frame
+        assert caller.code.name == "f" and f"compile {inner_compile}" not in status, status
+        assert "compile 0/0" in status and inner_compile == "1/0", status
+        await pilot.press("q")
+        await pilot.pause(0.2)
