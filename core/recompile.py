@@ -321,7 +321,8 @@ def resume_stack_args(code: CodeType) -> tuple[tuple[tuple[str, str], ...], bool
     if stored is not None and re.match(rf"{re.escape(str(stored))}\s*=(?!=)", src):
         expr = src.split("=", 1)[1].strip()
     origin = code.co_name.removeprefix("torch_dynamo_resume_in_").rsplit("_at_", 1)[0]
-    scalar = method in SCALAR_METHODS and f".{method}(" in expr
+    # .item() / .tolist(), or int(t) / float(t) / bool(t), which call it
+    scalar = (method in SCALAR_METHODS and f".{method}(" in expr) or bool(re.match(r"(int|float|bool)\(", expr))
     out = []
     for k, name in enumerate(names):
         top = k == len(names) - 1

@@ -223,8 +223,9 @@ class RecompileView(OutputView):
             lines.append(Text("  (handed over from the original frame's value stack at the graph break)", dim))
         if record.scalar_break:
             hint = self._style("recompile--hint")
-            lines.append(Text("  .item() made a Python number, which left the graph (the graph break); the guards "
-                              "then pin that number, so every new value recompiles.", hint))
+            lines.append(Text("  Turning a tensor into a Python number (.item(), int(t), float(t)) left the graph "
+                              "(the graph break); the guards then pin that number, so every new value recompiles.",
+                              hint))
             lines.append(Padding(self._code_line("keep .item() in the graph as a symbolic value (no break, no "
                                                  "guard on the number): ",
                                                  "torch._dynamo.config.capture_scalar_outputs = True"), (0, 0, 0, 2)))

@@ -144,8 +144,8 @@ def stack_args_text(record: RecompileRecord) -> str:
     if lines:
         lines.append(f"{_IND}(handed over from the original frame's value stack at the graph break)")
     if record.scalar_break:
-        lines += [f"{_IND}.item() made a Python number, which left the graph (the graph break); the resume function's",
-                  f"{_IND}guards then pin that number, so every new value recompiles.",
+        lines += [f"{_IND}Turning a tensor into a Python number (.item(), int(t), float(t)) left the graph (the graph",
+                  f"{_IND}break); the resume function's guards then pin that number, so every new value recompiles.",
                   f"{_IND}torch._dynamo.config.capture_scalar_outputs = True keeps .item() in the graph as a symbolic",
                   f"{_IND}value: no graph break, no guard on the number."]
     return "\n".join(lines)

@@ -96,3 +96,14 @@ def test_after_u_the_callers_stack_shows_the_slots_below_its_pending_call(tmp_pa
     assert "unknown" not in stack, stack
     assert "below the pending call" in stack and "not traced from its start" in stack
     assert "int        3  <- TOS" in stack  # `3 + g(y)`: the 3 waits under the call of g
+
+
+def test_int_of_a_tensor_is_named_and_gets_the_capture_scalar_outputs_advice_too():
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "programs" / "item_graph_break.py"
+    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; q", str(script)],
+                          capture_output=True, text=True, timeout=300)
+    stop = _stop(proc.stdout, "is about to recompile")
+    assert "___stack0 is n in span: the value of `int(v[1] - v[0])` (line 9)" in stop
+    assert "torch._dynamo.config.capture_scalar_outputs = True" in stop
