@@ -211,6 +211,9 @@ class MainScreen(Screen[None]):
         self.query_one("#diff").border_title = "instruction edits"
         self.query_one("#recompile").border_title = "why it recompiles"
         self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
+        self.query_one("#stop-detail").border_title = "why it stopped"
+        self.query_one("#graph").border_title = "FX graph"
+        self.query_one("#entries").border_title = "cache entries"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
