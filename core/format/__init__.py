@@ -149,7 +149,7 @@ def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
     """The value stack, bottom first, TOS marked; with `provenance` (`Engine.stack_provenance()`), after each
     slot the instruction that pushed it and what it stands for (``<- pushed by 12 LOAD_FAST x``)."""
     if not frame.stack:
-        return "value stack: empty"
+        return "value stack: empty" + (f" ({frame.stack_note})" if frame.stack_note else "")
     if len(frame.stack) == 1 and frame.stack[0].unknown:
         return "value stack: unknown (this frame was not traced from its start, or it has unwound: post-mortem)"
     note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"

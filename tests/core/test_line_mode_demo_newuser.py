@@ -107,3 +107,11 @@ def test_int_of_a_tensor_is_named_and_gets_the_capture_scalar_outputs_advice_too
     stop = _stop(proc.stdout, "is about to recompile")
     assert "___stack0 is n in span: the value of `int(v[1] - v[0])` (line 9)" in stop
     assert "torch._dynamo.config.capture_scalar_outputs = True" in stop
+
+
+def test_after_u_an_empty_caller_stack_says_it_is_empty_below_the_pending_call():
+    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q",
+                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    stack = proc.stdout.split("(dynadbg) stack\n", 1)[1].split("(dynadbg)", 1)[0]
+    # forward waits in its call of the resume function, which consumed everything it had pushed
+    assert stack.startswith("value stack: empty (below the pending call"), stack
