@@ -191,7 +191,9 @@ class RecompileView(OutputView):
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
         dim = self._style("recompile--dim")
         n = len(record.entries)
-        title = Text(f"⟳ {record.frame_name} ", self._style("recompile--title"))
+        # a resume function's qualified name borrows the class of the method it resumes (MLP.torch_dynamo_...)
+        name = re.sub(r"^.*\.(?=torch_dynamo_resume_in_)", "", record.frame_name)
+        title = Text(f"⟳ {name} ", self._style("recompile--title"))
         if live:
             title.append(f"is about to recompile → {record.compile_id or '?'}")
         else:

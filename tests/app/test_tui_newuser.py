@@ -280,6 +280,7 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
         await until(pilot, lambda: screen.recompile_view.record is not None, 30)
         text = _text(screen.recompile_view.content, 200)
         assert "___stack0 is peak in forward" in text and "capture_scalar_outputs = True" in text
+        assert "⟳ torch_dynamo_resume_in_forward_at_26 is about to recompile" in text  # not MLP.torch_dynamo_...
         await pilot.press("q")
         await pilot.pause(0.2)
 
