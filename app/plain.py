@@ -13,6 +13,7 @@ import threading
 from typing import Callable, Iterable, TextIO
 
 from dynadbg.core import format as fmt
+from dynadbg.core.format.glossary import Glossary
 from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
@@ -145,6 +146,7 @@ def _drive(
     start(session)
     pending = list(commands) if commands is not None else None
     last: str | None = None
+    glossary = Glossary()
     while True:
         kind, payload = _next_event(listener, session, out)
         if kind == "exit":
@@ -158,7 +160,11 @@ def _drive(
             session.wait(timeout=_JOIN_TIMEOUT_S)   # the worker thread must be gone before the process exits
             return result
         assert isinstance(payload, Stop)
-        out.write(fmt.stop_text(payload, roles=_roles(session, payload)) + "\n")
+        text = fmt.stop_text(payload, roles=_roles(session, payload))
+        out.write(text + "\n")
+        # the first time a Dynamo term shows up, one line says what it means
+        for gloss in glossary.new_terms(text):
+            out.write(gloss + "\n")
         out.flush()
         while True:
             if pending is not None:

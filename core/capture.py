@@ -1009,7 +1009,13 @@ def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
     internal = [n for n in names if n.startswith("__nested")]
     if stack:
         lines.append("stack passed to it (what was on the original frame's stack at the break, bottom first):")
-        lines += [f"  {n} = {summarize(v).text}" for n, v in stack]
+        try:
+            from .recompile import resume_stack_args
+
+            meaning = dict(resume_stack_args(resume_code)[0])
+        except Exception:  # noqa: BLE001 - a naming aid only
+            meaning = {}
+        lines += [f"  {n} = {summarize(v).text}" + (f"  ({meaning[n]})" if n in meaning else "") for n, v in stack]
     else:
         lines.append("stack passed to it: nothing")
     if carried:

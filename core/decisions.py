@@ -253,6 +253,10 @@ def config_hints(record: RecompileRecord) -> list[str]:
     for text in texts:
         for name, value in _CONFIG_HINT_RE.findall(text):
             found.setdefault(f"torch._dynamo.config.{name} = {value}", None)
+    if record.scalar_break:
+        # torch says it where the graph break is logged (``Graph break from `Tensor.item()`, consider setting``),
+        # not in the guard failure: bring it to the recompile it causes
+        found.setdefault("torch._dynamo.config.capture_scalar_outputs = True", None)
     return list(found)
 
 

@@ -1035,7 +1035,7 @@ class EngineMethods:
             out.append(GuardCostView(
                 view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
                 tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
-                tuple(guard_cost.advice_text(n) for n in names)))
+                tuple(guard_cost.advice_text(n, fn_name_for(frame.name)) for n in names)))
         return tuple(out)
 
     @engine_method(anytime=True)

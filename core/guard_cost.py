@@ -241,9 +241,13 @@ def advice(groups: Mapping[str, Mapping[str, int]], *, entries: int, total: int 
     return [name for name in out if present.get(name, True)]
 
 
-def advice_text(name: str) -> str:
-    """One line for an `advice` name."""
-    return _ADVICE_TEXT.get(name, name)
+def advice_text(name: str, fn: str | None = None) -> str:
+    """One line for an `advice` name; `fn` names the compiled callable in its ``torch.compile(...)`` snippet
+    (`dynadbg.core.decisions.fn_name_for`: the name the recompile choices use), else a placeholder."""
+    text = _ADVICE_TEXT.get(name, name)
+    if fn is not None:
+        text = re.sub(r"^torch\.compile\(\w+,", f"torch.compile({fn},", text)
+    return text
 
 
 def cost_text(cost_json: Mapping[str, Any], *, entries: int, max_groups: int = 6, indent: str = "  ") -> list[str]:

@@ -166,6 +166,8 @@ class FrameView:
         locals: (name, summary) pairs in ``co_varnames + co_cellvars + co_freevars`` order, bound names only.
         breakpoints: instruction indexes with a breakpoint in this code object.
         changed: names of locals whose value (object identity) changed since the previous stop in this frame.
+        stack_note: for a caller frame (suspended in a call), which slots `stack` holds and how their depth is
+            known (``"below the pending call; ..."``); empty for the frame that runs.
     """
 
     code: CodeView
@@ -176,6 +178,7 @@ class FrameView:
     locals: tuple[tuple[str, ValueSummary], ...]
     breakpoints: tuple[int, ...] = ()
     changed: tuple[str, ...] = ()
+    stack_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -1452,6 +1455,10 @@ class RecompileRecord:
         outcome: what the compile produced, when known (``"compiled 0/2"``; see `outcome_text`).
         error: why the analysis failed, else None.
         pending: True while the program is paused at this miss's recompile stop (nothing decided yet).
+        stack_args: for a resume function, (``"___stack0"``, what it carries: ``"peak in forward: the value of
+            `h.abs().max().item()` (line 26)"``) for each value handed over from the original frame's value stack.
+        scalar_break: a ``___stack*`` argument is the Python number a ``Tensor.item()`` / ``tolist()`` call made
+            (the graph break that made the resume function); ``capture_scalar_outputs`` would keep it in the graph.
     """
 
     seq: int
@@ -1470,6 +1477,8 @@ class RecompileRecord:
     outcome: str | None = None
     error: str | None = None
     pending: bool = False
+    stack_args: tuple[tuple[str, str], ...] = ()
+    scalar_break: bool = False
 
     @property
     def torch_reasons(self) -> tuple[str, ...]:

@@ -21,8 +21,12 @@ This module is the analysis. What the user can decide at a recompile stop (the c
 
 from __future__ import annotations
 
+import dis
+import io
+import linecache
 import re
 import threading
+import tokenize
 from dataclasses import fields, replace
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -265,6 +269,79 @@ def _compile_order_key(compile_id: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", compile_id)) or (0,)
 
 
+#: Tensor methods whose result is a Python number: the value leaves the graph (a graph break, unless
+#: ``torch._dynamo.config.capture_scalar_outputs`` keeps it in as a symbolic value).
+SCALAR_METHODS = frozenset({"item", "tolist"})
+_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"})
+
+
+def _without_comment(line: str) -> str:
+    """`line` without its trailing ``# comment`` (tokenized, so a ``#`` inside a string stays)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[:tok.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return line.rstrip()
+
+
+def resume_stack_args(code: CodeType) -> tuple[tuple[tuple[str, str], ...], bool]:
+    """What each ``___stack*`` argument of a resume function carries, read off its bytecode.
+
+    A resume function's prologue pushes its ``___stack*`` arguments back on the value stack and jumps to the
+    instruction where the original frame stopped (`dynadbg.core.roles` names the same parts). The last one pushed
+    is the top of the stack: when that instruction stores it (``STORE_FAST peak``) it is the user's variable; the
+    source line there gives the expression that made it, the attribute loaded last before the jump the call.
+
+    Returns:
+        ((name, what it carries), ...) in argument order, and whether the value is a Python number made by a
+        ``Tensor.item()``-style call (`SCALAR_METHODS`). ``((), False)`` for any other code object.
+    """
+    if not code.co_name.startswith("torch_dynamo_resume_in_"):
+        return (), False
+    names = [n for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if n.startswith("___stack")]
+    if not names:
+        return (), False
+    try:
+        ins = list(dis.get_instructions(code))
+    except Exception:  # noqa: BLE001 - unreadable bytecode: say only where the values came from
+        ins = []
+    jump = next((i for i in ins if i.opname.startswith("JUMP") and "IF" not in i.opname), None)
+    at = next((k for k, i in enumerate(ins) if jump is not None and i.offset == jump.argval), None)
+    target = ins[at] if at is not None else None
+    stored = target.argval if target is not None and target.opname in _STORES else None
+    method = None
+    if at is not None:
+        # the call that left the graph: the attribute (method) loaded last before the resume point
+        method = next((str(i.argval) for i in reversed(ins[:at]) if i.opname in ("LOAD_METHOD", "LOAD_ATTR")), None)
+    line = target.positions.lineno if target is not None and target.positions is not None else None
+    src = _without_comment(linecache.getline(code.co_filename, line).strip()) if line else ""
+    expr = src
+    if stored is not None and re.match(rf"{re.escape(str(stored))}\s*=(?!=)", src):
+        expr = src.split("=", 1)[1].strip()
+    origin = code.co_name.removeprefix("torch_dynamo_resume_in_").rsplit("_at_", 1)[0]
+    # .item() / .tolist(), or int(t) / float(t) / bool(t), which call it
+    scalar = (method in SCALAR_METHODS and f".{method}(" in expr) or bool(re.match(r"(int|float|bool)\(", expr))
+    out = []
+    for k, name in enumerate(names):
+        top = k == len(names) - 1
+        if top and stored is not None:
+            what = f"{stored} in {origin}: the value of `{expr}`" + (f" (line {line})" if line else "")
+        elif top and expr:
+            what = f"the value on top of {origin}'s stack at line {line}: part of `{expr}`"
+        else:
+            what = f"value {k} of {origin}'s value stack at the graph break" + (f" (line {line})" if line else "")
+        out.append((name, what))
+    return tuple(out), scalar
+
+
+def stack_arg_variable(record: RecompileRecord, name: str) -> str | None:
+    """The user's variable a resume function's ``___stack*`` argument `name` is stored into, if known."""
+    m = re.match(r"(\w+) in \w+: ", dict(record.stack_args).get(name, ""))
+    return m.group(1) if m else None
+
+
 def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequence[Any], *, seq: int = 0,
                  diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None,
                  backend: Any = None, callback: Any = None) -> RecompileRecord:
@@ -300,7 +377,12 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
                             state["limit_source"], state["raises"])
     except Exception:  # noqa: BLE001 - no limit information on this torch
         limit = None
-    return replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit)
+    try:
+        stack_args, scalar = resume_stack_args(code)
+    except Exception:  # noqa: BLE001 - a naming aid only
+        stack_args, scalar = (), False
+    return replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
+                   stack_args=stack_args, scalar_break=scalar)
 
 
 class RecompileLog:

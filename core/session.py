@@ -78,6 +78,21 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
+#: nn.Module's call machinery: a compiled module's wrapper holds one of these bound to the module.
+_MODULE_CALLS = frozenset({"_wrapped_call_impl", "_call_impl", "__call__"})
+
+
+def _compiled_call_name(fn: Any) -> str:
+    """The user's name for the callable a compiled call ran: ``the compiled call of MLP.forward`` for a module
+    (torch's wrapper holds the module's ``_wrapped_call_impl``, a name the user never wrote), else the function's
+    name."""
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", None)
+    if owner is not None and name in _MODULE_CALLS:
+        return f"the compiled call of {type(owner).__name__}.forward"
+    return name or "the compiled function"
+
+
 def _value_line(value: Any) -> str:
     """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
     from .values import cut
@@ -679,8 +694,7 @@ class Session(EngineMethods):
         f_locals = wrapper.f_locals
         if "result" not in f_locals:
             return
-        name = getattr(f_locals.get("fn"), "__name__", "compiled function")
-        self._message(f"{name} returned: {_value_line(f_locals['result'])}")
+        self._message(f"{_compiled_call_name(f_locals.get('fn'))} returned: {_value_line(f_locals['result'])}")
 
     @staticmethod
     def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:

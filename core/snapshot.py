@@ -34,6 +34,35 @@ def frame_locals(frame: Any) -> dict[str, Any]:
         return {}
 
 
+def _static_depth(code: Any, index: int) -> int | None:
+    """The value-stack depth before instruction `index` of `code`, from the code's flow (`flow.analyse`); None
+    where no analysed path reaches it or two paths meet there with different depths."""
+    from . import flow
+
+    try:
+        state = flow.analyse(code)
+    except Exception:  # noqa: BLE001 - code the analysis cannot follow: depth unknown
+        return None
+    if not 0 <= index < len(state.before) or state.before[index] is None:
+        return None
+    return len(state.before[index])
+
+
+def _untraced_stack(st: "FrameState", *, current: bool) -> tuple[ValueSummary, ...]:
+    """The stack of a frame the debugger did not trace from its start (a caller that was running when a callee
+    stopped): read at the depth the code's flow gives at its instruction, the pending call's operands excluded
+    (as `FrameState.safe_stack`). ``(UNKNOWN,)`` when the flow gives no depth there."""
+    depth = _static_depth(st.frame.f_code, st.index)
+    if depth is None:
+        return (UNKNOWN,)
+    saved = st.depth
+    st.depth = depth
+    try:
+        return tuple(value(v) for v in (st.tracked_stack() if current else st.safe_stack()))
+    finally:
+        st.depth = saved
+
+
 def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bool = False,
                passing: bool = False, summary: Callable[[Any], ValueSummary] | None = None) -> FrameView:
     """The `FrameView` of a traced frame. `passing`: an instruction the program runs through without stopping
@@ -45,6 +74,9 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
     view = session.code_view(code)
     stack: tuple[ValueSummary, ...] = ()
     exact = False
+    note = ""
+    if not post_mortem and not current:
+        note = "below the pending call, whose operands are consumed"
     if not post_mortem:
         live = st.exact_stack() if current else None
         if live is not None:
@@ -59,7 +91,9 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:
-            stack = (UNKNOWN,)
+            stack = _untraced_stack(st, current=current)
+            if not (len(stack) == 1 and stack[0].unknown):
+                note = (f"{note}; " if note else "") + "depth from the code's flow: not traced from its start"
     else:
         stack = (UNKNOWN,)  # the frame has unwound: its value stack is gone
     names = code.co_varnames + code.co_cellvars + code.co_freevars
@@ -89,6 +123,7 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         lineno=lineno,
         stack=stack,
         stack_exact=exact,
+        stack_note=note,
         locals=tuple(pairs),
         breakpoints=tuple(sorted(session.breakpoints.get(id(code), {}))),
         changed=tuple(changed),
@@ -145,7 +180,10 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         if record is not None:
             choices = recompile_choices(record)
             hints = tuple(config_hints(record))
-    if ctx.kind is StopKind.GRAPH_BREAK and ctx.frames:
+    resume_entry = (ctx.kind is StopKind.ENTRY and ctx.frames
+                    and ctx.frames[-1].frame.f_code.co_name.startswith("torch_dynamo_resume_in_"))
+    if (ctx.kind is StopKind.GRAPH_BREAK or resume_entry) and ctx.frames:
+        # at a resume function's entry too: why it runs (the graph break) is the first thing a user asks there
         from .capture import graph_break_detail
 
         detail.append(("graph break", graph_break_detail(session, ctx.frames)))

@@ -449,6 +449,11 @@ class DebuggerApp(TeachingApp, App[int]):
         stop = self.last_stop
         suggested = [f"{c.decision.name} {c.decision.dim}" for c in (stop.choices if stop else ())
                      if c.kind is DecisionKind.DYNAMIC and c.available and c.decision.name is not None]
+        if not suggested:
+            # no size guard failed: marking a dimension dynamic would not avoid this recompile
+            self._main.console.info("dynamic: no input tensor changed size at one dimension here "
+                                    "(type `dynamic NAME DIM` in the console to mark one anyway)")
+            return
         tensors = tensor_inputs(stop)
         for name, shape in tensors:
             suggested += [f"{name} {dim}" for dim in range(len(shape)) if f"{name} {dim}" not in suggested]
@@ -678,7 +683,9 @@ class DebuggerApp(TeachingApp, App[int]):
         auto = ("tab-recompile" if stop.kind is StopKind.RECOMPILE
                 else "tab-stop" if stop.frame is None and stop.detail else None)
         active = screen.views.active
-        if auto is not None and active in ("tab-bytecode", self._auto_view):
+        # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
+        # replaces only the listing or a view opened the same way.
+        if auto == "tab-recompile" or (auto is not None and active in ("tab-bytecode", self._auto_view)):
             self._auto_view = auto
             screen.show_view(auto)
         elif auto is None and stop.frame is not None and self._auto_view is not None and active == self._auto_view:

@@ -61,20 +61,24 @@ class HelpScreen(ModalScreen[None]):
         sections = []
         for group in dict.fromkeys(action.group for action in actions.ACTIONS):
             table = Table(box=None, show_header=False, pad_edge=False, title=group, title_justify="left",
-                          title_style="bold underline", expand=False)
-            table.add_column(width=12, no_wrap=True, style="bold")
-            table.add_column(width=15, no_wrap=True)
-            table.add_column(width=max(len(a.description) for a in actions.ACTIONS))
-            table.add_column(width=18, no_wrap=True, style="dim")
+                          title_style="bold underline", expand=True)  # every group's columns line up
+            # keys and commands never wrap or shorten; the description wraps (an 80-column terminal keeps every
+            # key readable), the action id (for keymaps) follows it, dimmed
+            table.add_column(width=max(8, max(len(actions.display_keys(k)) for k in self._keys.values())),
+                             no_wrap=True, style="bold")
+            table.add_column(ratio=1)
+            table.add_column(width=max(len(a.command or "") for a in actions.ACTIONS), no_wrap=True, style="dim")
             for action in actions.ACTIONS:
                 if action.group == group:
-                    table.add_row(Text(actions.display_keys(self._keys[action.id])), Text(action.id),
-                                  Text(action.description), Text(action.command or ""))
+                    what = Text(action.description)
+                    what.append(f"  [{action.id}]", style="dim")
+                    table.add_row(Text(actions.display_keys(self._keys[action.id])), what,
+                                  Text(action.command or ""))
             sections.append(table)
         panes = Table(box=None, show_header=False, pad_edge=False, title="In a pane", title_justify="left",
                       title_style="bold underline", expand=False)
-        panes.add_column(width=28, no_wrap=True, style="bold")
-        panes.add_column()
+        panes.add_column(max_width=28, style="bold")
+        panes.add_column(ratio=1)
         for keys, what in PANE_KEYS:
             panes.add_row(Text(keys), Text(what))
         sections.append(panes)
@@ -85,7 +89,7 @@ class HelpScreen(ModalScreen[None]):
         for spec in commands.COMMANDS:  # the engine's one table of verbs: help lines and aliases
             language.add_row(Text(spec.help), Text(" ".join(spec.aliases)))
         body = Group(
-            Text("Keys  (key · action id · what it does · the same as a console command)", style="bold reverse"),
+            Text("Keys  (key · what it does [action id] · the same as a console command)", style="bold reverse"),
             *sections,
             Text(""),
             Text("Console commands (press : to type one)", style="bold reverse"),

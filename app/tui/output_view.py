@@ -13,6 +13,9 @@ from textual.widgets import Static
 class OutputView(VerticalScroll, can_focus=True):
     """Shows one renderable (text, a table, highlighted code), scrolled back to the top whenever it changes."""
 
+    ALLOW_MAXIMIZE = True
+    """A view is a pane like any other: ``z`` maximises it (Textual's scroll containers opt out by default)."""
+
     content: reactive[RenderableType] = reactive(Text(""), always_update=True)
     """What is shown."""
 

@@ -23,6 +23,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual import events
 
 from dynadbg.core.model import (
     DecisionKind,
@@ -35,9 +36,13 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core.recompile import stack_arg_variable
 
 from . import actions, highlight
 from .output_view import OutputView
+
+#: View width (columns) under which code lines go under their labels (`RecompileView._narrow`).
+NARROW = 64
 
 #: The recompile-stop choice actions, in the order the view lists them (registry ids = `DecisionKind` values).
 CHOICE_IDS = tuple(kind.value for kind in DecisionKind)
@@ -49,7 +54,7 @@ def choice_for(stop: Stop | None, kind: DecisionKind) -> RecompileChoice | None:
     """The first available choice of `kind` the recompile stop offers (None: not offered or not available)."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
         return None
-    return next((c for c in stop.choices if c.kind is kind and c.available), None)
+    return next((c for c in stop.choices if c.kind is kind and _usable(c)), None)
 
 
 def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
@@ -59,11 +64,18 @@ def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
     return [(name, value.shape) for name, value in stop.frame.locals if value.shape is not None]
 
 
+def _usable(choice: RecompileChoice) -> bool:
+    """Available, and for ``dynamic`` with a tensor dimension to mark: the engine names one only when a size
+    guard failed (a key that pre-filled a guess would invite marking a dimension that never changed)."""
+    return choice.available and (choice.kind is not DecisionKind.DYNAMIC or choice.decision.name is not None)
+
+
 def available_choices(stop: Stop | None) -> frozenset[str]:
-    """The choice actions that apply at `stop`: those its `Stop.choices` offer as available (none elsewhere)."""
+    """The choice actions that apply at `stop`: those its `Stop.choices` offer as available (none elsewhere);
+    ``dynamic`` only when the engine named a dimension that changed size."""
     if stop is None or stop.kind is not StopKind.RECOMPILE:
         return frozenset()
-    return frozenset(c.kind.value for c in stop.choices if c.available)
+    return frozenset(c.kind.value for c in stop.choices if _usable(c))
 
 
 class RecompileView(OutputView):
@@ -132,6 +144,7 @@ class RecompileView(OutputView):
             self._stale = True
             return
         self._stale = False
+        self._built_narrow = self._narrow
         self.content = self._build()
 
     def on_show(self) -> None:
@@ -178,7 +191,9 @@ class RecompileView(OutputView):
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
         dim = self._style("recompile--dim")
         n = len(record.entries)
-        title = Text(f"⟳ {record.frame_name} ", self._style("recompile--title"))
+        # a resume function's qualified name borrows the class of the method it resumes (MLP.torch_dynamo_...)
+        name = re.sub(r"^.*\.(?=torch_dynamo_resume_in_)", "", record.frame_name)
+        title = Text(f"⟳ {name} ", self._style("recompile--title"))
         if live:
             title.append(f"is about to recompile → {record.compile_id or '?'}")
         else:
@@ -204,6 +219,18 @@ class RecompileView(OutputView):
             lines.extend([Text(""), Text(f"inputs changed since {record.entries[0].compile_id}",
                                          self._style("recompile--section"))])
             lines.extend(changed)
+        if record.stack_args:
+            lines.extend([Text(""), Text("what the ___stack arguments are", self._style("recompile--section"))])
+            lines.extend(Text(f"  {name} is {what}") for name, what in record.stack_args)
+            lines.append(Text("  (handed over from the original frame's value stack at the graph break)", dim))
+        if record.scalar_break:
+            hint = self._style("recompile--hint")
+            lines.append(Text("  Turning a tensor into a Python number (.item(), int(t), float(t)) left the graph "
+                              "(the graph break); the guards then pin that number, so every new value recompiles.",
+                              hint))
+            lines.append(Padding(self._code_line("keep .item() in the graph as a symbolic value (no break, no "
+                                                 "guard on the number): ",
+                                                 "torch._dynamo.config.capture_scalar_outputs = True"), (0, 0, 0, 2)))
         lines.extend([Text(""), Text("guard diff of the entries (compile order)", self._style("recompile--section"))])
         diffs = record.diffs
         if not diffs and not live:
@@ -281,6 +308,9 @@ class RecompileView(OutputView):
                 continue
             line = Text("  ")
             line.append_text(_python(_short_source(leaf.source)))
+            variable = stack_arg_variable(record, _short_source(leaf.source))
+            if variable:
+                line.append(f" ({variable})")
             line.append(": ")
             line.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
             line.append(" → ")
@@ -328,7 +358,7 @@ class RecompileView(OutputView):
         for choice in sorted(choices, key=lambda c: CHOICE_IDS.index(c.kind.value)):
             action = actions.get(choice.kind.value)
             key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
-            on = choice.available
+            on = _usable(choice)
             row = Table.grid(padding=(0, 1))
             row.add_column(no_wrap=True)
             row.add_column(no_wrap=True, min_width=17)
@@ -342,21 +372,35 @@ class RecompileView(OutputView):
             row.add_row(Text(f" {key} ", key_style if on else dim),
                         Text(choice.syntax, Style(bold=True) if on else dim), description)
             lines.append(Padding(row, (0, 0, 0, 1)))
+            indent = 2 if self._narrow else 8
             if choice.permanent:
-                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, 8)))
+                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, indent)))
             for text in choice.warnings:
-                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, 8)))
+                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():
-            lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 1)))
+            lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines
 
+    @property
+    def _narrow(self) -> bool:
+        """Under `NARROW` columns: code goes under its label, barely indented, so a call such as
+        ``torch.compiler.set_stance("eager_on_recompile")`` keeps its line instead of breaking mid-name."""
+        return 0 < self.size.width < NARROW
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = 0 < event.size.width < NARROW
+        if narrow != getattr(self, "_built_narrow", narrow):
+            self._update()
+
     def _code_line(self, label: str, code: str) -> Text:
-        """`label` then Python `code` highlighted, one line per line of code."""
+        """`label` then Python `code` highlighted, one line per line of code (narrow: every line under the
+        label)."""
         dim = self._style("recompile--dim")
-        line = Text(label, dim)
+        line = Text(label.rstrip() if self._narrow else label, dim)
+        pad = " " if self._narrow else " " * len(label)
         for k, part in enumerate(code.splitlines()):
-            if k:
-                line.append("\n" + " " * len(label))
+            if k or self._narrow:
+                line.append("\n" + pad)
             line.append_text(_python(part.strip()))
         return line
 

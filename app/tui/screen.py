@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -76,6 +77,31 @@ _VIEW_FOCUS: dict[str, str] = {
     "tab-entries": "#entries",
     "tab-stderr": "#stderr",
 }
+
+
+class KeysFooter(Footer):
+    """The footer: under `NARROW_FOOTER` columns it packs the keys tighter, drops the palette hint (Ctrl+P still
+    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end."""
+
+    FIRST = ("dbg('help')", "dbg('quit')")
+    """The actions shown first on a narrow footer."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW_FOOTER
+        if narrow != self.compact:
+            self.compact = narrow
+            self.show_command_palette = not narrow
+
+    def compose(self) -> ComposeResult:
+        keys = list(super().compose())
+        if self.compact:
+            first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
+            keys = first + [k for k in keys if k not in first]
+        yield from keys
+
+
+#: Terminal width under which the footer is compact (`KeysFooter`).
+NARROW_FOOTER = 120
 
 
 class MainScreen(TeachingScreen, Screen[None]):
@@ -173,7 +199,7 @@ class MainScreen(TeachingScreen, Screen[None]):
                     with TabPane("Recompile", id="tab-recompile"):
                         yield RecompileView(id="recompile")
                     with TabPane("Stderr", id="tab-stderr"):
-                        yield RichLog(id="stderr", max_lines=10_000, wrap=False)
+                        yield RichLog(id="stderr", max_lines=10_000, wrap=True, min_width=20)
                 yield SourceView(id="source")
             with Vertical(id="right"):
                 yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
@@ -181,7 +207,7 @@ class MainScreen(TeachingScreen, Screen[None]):
                 yield WatchesView(id="watches", classes="pane -empty").data_bind(MainScreen.stop)
                 yield GuardTreeView(id="guards")
         yield Console(id="console")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#bytecode").border_title = "bytecode"
@@ -195,6 +221,9 @@ class MainScreen(TeachingScreen, Screen[None]):
         self.query_one("#recompile").border_title = "why it recompiles"
         self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
         self.query_one("#explain").border_title = "explain"
+        self.query_one("#stop-detail").border_title = "why it stopped"
+        self.query_one("#graph").border_title = "FX graph"
+        self.query_one("#entries").border_title = "cache entries"
         self.query_one("#orig-bytecode").display = False
         self.query_one("#bytecode", BytecodeView).focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
@@ -251,8 +280,10 @@ class MainScreen(TeachingScreen, Screen[None]):
             # a recorded stop (`back`): the stack and locals panes say so under their values
             recorded = f"recorded: history {mark.position}/{mark.total}" if mark is not None else ""
             self.query_one("#locals").border_subtitle = recorded
-            self.query_one("#stack").border_subtitle = recorded or ("" if stop.frame is None or
-                                                                    stop.frame.stack_exact else "tracked depth")
+            frame = stop.selected_frame
+            self.query_one("#stack").border_subtitle = recorded or (
+                "" if frame is None else "below the pending call" if frame.stack_note
+                else "" if frame.stack_exact else "tracked depth")
             self.query_one(StackView).return_value = stop.return_value
 
     def _fill_stop_detail(self) -> None:
@@ -328,7 +359,8 @@ class MainScreen(TeachingScreen, Screen[None]):
         if focused is None or focused is self.query_one("#views").query_one("ContentTabs"):
             focused = self._view_widget(self.views.active or "tab-bytecode") or self.bytecode
             focused.focus()
-        if not self.maximize(focused):
+        # the pane itself, not its container (the tabbed views would keep their tab row and lose the title)
+        if not self.maximize(focused, container=False):
             self.app.bell()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -354,7 +386,9 @@ class MainScreen(TeachingScreen, Screen[None]):
         status.refresh()
 
     def on_console_left(self) -> None:
-        self.bytecode.focus()
+        """Escape in the console: back to the open view (the view stays as it was)."""
+        target = self._view_widget(self.views.active or "tab-bytecode")
+        (target if target is not None and target.display else self.bytecode).focus()
 
     def show_query(self, pane_id: str, result: object) -> None:
         """Fill the view `pane_id` with its query's answer (`QUERY_VIEWS`); an error value shows as its line."""

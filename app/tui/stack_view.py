@@ -68,7 +68,11 @@ class StackView(LinesView):
         if frame is None:
             return [*lines, Text("(not in a frame)", empty)]
         if not frame.stack:
-            return [*lines, Text("(empty)", empty)]
+            return [*lines, Text(f"(empty {frame.stack_note.split(',')[0]})" if frame.stack_note else "(empty)", empty)]
+        if len(frame.stack) == 1 and frame.stack[0].unknown:
+            return [*lines, Text("(not known: this frame was not traced from its start, or it has unwound)", empty)]
+        if frame.stack_note:
+            lines.append(Text(f"({frame.stack_note})", empty))
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))

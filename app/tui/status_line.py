@@ -90,9 +90,12 @@ class StatusLine(Static):
         if frame is not None:
             alias = self.aliases.get(frame.code.name)
             fields.append(frame.code.name + (f" (= {alias})" if alias else ""))
-        if stop.compile_id:
-            fields.append(f"compile {stop.compile_id}")
-        if stop.entry_index is not None and stop.entry_count is not None:
+        # after u: the selected caller's own compile (its code says which); the lookup position is the newest's
+        newest = frame is None or frame is stop.frame
+        compile_id = stop.compile_id if newest else (frame.code.compile_id or stop.compile_id)
+        if compile_id:
+            fields.append(f"compile {compile_id}")
+        if newest and stop.entry_index is not None and stop.entry_count is not None:
             # torch's lookup order (most recently used first): the Entries view names entries by compile id
             fields.append(entry_position_text(stop.entry_index, stop.entry_count))
         if frame is not None:

@@ -153,15 +153,17 @@ def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
     """The value stack, bottom first, TOS marked; with `provenance` (`Engine.stack_provenance()`), after each
     slot the instruction that pushed it and what it stands for (``<- pushed by 12 LOAD_FAST x``)."""
     if not frame.stack:
-        return "value stack: empty"
+        return "value stack: empty" + (f" ({frame.stack_note})" if frame.stack_note else "")
     if len(frame.stack) == 1 and frame.stack[0].unknown:
         return "value stack: unknown (this frame was not traced from its start, or it has unwound: post-mortem)"
     note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
+    if frame.stack_note:
+        note = f" ({frame.stack_note})"
     n = len(frame.stack)
     lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{note}"]
     for i, v in enumerate(frame.stack):
         lines.append(f"  [{i}] {value_text(v)}{slot_suffix(provenance, i, n)}")
-    if provenance is not None:
+    if provenance is not None and not frame.stack_note:  # a caller's origins are those before its call
         if len(provenance.slots) != n:
             lines.append(f"(no origins: the code's flow gives {len(provenance.slots)} slots here)")
         elif provenance_note(provenance):

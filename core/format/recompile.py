@@ -23,7 +23,7 @@ from ..model import (
     RecompileRecord,
 )
 from ..guards import expected_actual_text
-from ..recompile import analyze_miss, failure_kind, reason_head
+from ..recompile import analyze_miss, failure_kind, reason_head, stack_arg_variable
 from ..values import cut
 
 if TYPE_CHECKING:
@@ -130,9 +130,25 @@ def inputs_text(record: RecompileRecord) -> str:
                 continue
             seen.add(name)
             before = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
-            changed.append(f"{name}: {before} → {leaf.actual}")
+            variable = stack_arg_variable(record, name)
+            shown = f"{name} ({variable})" if variable else name
+            changed.append(f"{shown}: {before} → {leaf.actual}")
     head = (["changed since " + newest.compile_id + ":"] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
+
+
+def stack_args_text(record: RecompileRecord) -> str:
+    """What a resume function's ``___stack*`` arguments carry, and why a ``.item()`` value recompiles (empty for
+    any other code object)."""
+    lines = [f"{name} is {what}" for name, what in record.stack_args]
+    if lines:
+        lines.append(f"{_IND}(handed over from the original frame's value stack at the graph break)")
+    if record.scalar_break:
+        lines += [f"{_IND}Turning a tensor into a Python number (.item(), int(t), float(t)) left the graph (the graph",
+                  f"{_IND}break); the resume function's guards then pin that number, so every new value recompiles.",
+                  f"{_IND}torch._dynamo.config.capture_scalar_outputs = True keeps .item() in the graph as a symbolic",
+                  f"{_IND}value: no graph break, no guard on the number."]
+    return "\n".join(lines)
 
 
 def choices_text(record: RecompileRecord) -> str:
@@ -202,6 +218,9 @@ def stop_detail(session: "Host", ctx: "PauseContext") -> list[tuple[str, str]]:
     if record.non_input:
         blocks.append(("not about the inputs",
                        "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
+    carried = stack_args_text(record)
+    if carried:
+        blocks.append(("what the ___stack arguments are", carried))
     blocks.append(("inputs", inputs_text(record)))
     if record.limit is not None:
         blocks.append(("recompile limit", record.limit.text()))

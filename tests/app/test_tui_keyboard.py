@@ -9,7 +9,7 @@ from dynadbg.core.model import GuardNodeView, LeafGuardView
 from dynadbg.tui.bytecode_view import BytecodeView
 from dynadbg.tui.guard_tree_view import GuardTreeView
 from dynadbg.tui.locals_view import LocalsView
-from dynadbg.tui.stack_view import StackView
+from dynadbg.tui.source_view import SourceView
 
 SMALL = (80, 24)
 
@@ -37,12 +37,12 @@ async def test_tab_and_shift_tab_reach_every_visible_pane_in_screen_order() -> N
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         order = []
-        for _ in range(7):
+        for _ in range(8):
             focused = app.focused
             order.append(focused.id or type(focused).__name__)
             await pilot.press("tab")
             await pilot.pause()
-        assert order == ["bytecode", "stack", "locals", "guards", "log", "command", "ContentTabs"]
+        assert order == ["bytecode", "source", "stack", "locals", "guards", "log", "command", "ContentTabs"]
         assert app.focused.id == "bytecode"  # around again
         await pilot.press("shift+tab")
         await pilot.pause()
@@ -121,7 +121,7 @@ async def test_demo_from_the_keyboard_alone_at_80x24() -> None:
         # Tab leaves the view and Shift+Tab comes back to it
         await pilot.press("tab")
         await pilot.pause()
-        assert isinstance(app.focused, StackView)
+        assert isinstance(app.focused, SourceView)
         await pilot.press("shift+tab")
         await pilot.pause()
         assert app.focused is original

@@ -312,6 +312,6 @@ async def test_the_demo_from_the_keyboard_at_80x24() -> None:
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(screen.query_one("#stop-detail").content)
         text = console.export_text()
-        assert "graph break" in text and "resumes forward" in text, text
+        assert "graph break" in text and "continues forward" in text, text
         await pilot.press("q")
         await pilot.pause(0.2)

@@ -74,8 +74,9 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         # the inputs are the locals pane's frame; the footer offers the choices, not the frame keys
         assert [name for name, _ in screen.frame.locals] == ["self", "x"]
         shown = footer_ids(app)
-        assert {"recompile", "eager", "skip", "drop", "dynamic"} <= shown
+        assert {"recompile", "eager", "skip", "drop"} <= shown
         assert not {"return", "breakpoint", "up", "down", "edit"} & shown
+        assert "dynamic" not in shown  # no input changed size: nothing to mark dynamic
 
 
 async def test_skip_and_eager_show_different_permanent_code() -> None:
@@ -110,15 +111,45 @@ async def test_recompile_choice_keys_send_their_command(key: str, command: str) 
         assert not app.main_screen.has_class("-recompile")
 
 
-async def test_dynamic_choice_asks_for_name_and_dim() -> None:
+def _size_changed_scenario():  # noqa: ANN202
+    """Case 002's recompile stop as if ``x`` had changed size at dimension 1 (the engine then names it)."""
+    from dataclasses import replace
+
+    from dynadbg.core.model import Decision, DecisionKind
+
+    scenario = counter_recompile_scenario()
+    stop = scenario.stops[0]
+    choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=1), detail="",
+                            permanent="torch._dynamo.mark_dynamic(x, 1)   # before calling model")
+                    if c.kind is DecisionKind.DYNAMIC else c for c in stop.choices)
+    scenario.stops[0] = replace(stop, choices=choices)
+    return scenario
+
+
+async def test_dynamic_is_not_offered_when_no_dimension_changed() -> None:
+    """No size guard failed: ``M`` is hidden from the footer and pressing it opens no pre-filled guess."""
     app = make_app(counter_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         await _settled(pilot)
+        assert "dynamic" not in footer_ids(app)
+        await pilot.press("M")
+        await _settled(pilot)
+        assert not isinstance(app.screen, PromptScreen)
+        assert app.session.sent == []
+        text = plain(app.main_screen.recompile_view.content)
+        assert "no input tensor changed size at one dimension" in text and "not available here" in text
+
+
+async def test_dynamic_choice_asks_for_name_and_dim() -> None:
+    app = make_app(_size_changed_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        assert "dynamic" in footer_ids(app)
         await pilot.press("M")
         await pilot.pause()
         assert isinstance(app.screen, PromptScreen)
         field = app.screen.query_one(Input)
-        assert field.value == "x 0"  # the first tensor input's first dimension
+        assert field.value == "x 1"  # the input and dimension that changed size, as the engine named them
         await pilot.press("ctrl+u", *"x 1", "enter")
         await _settled(pilot)
         assert app.session.sent == ["decide(dynamic x 1)"]
@@ -126,7 +157,7 @@ async def test_dynamic_choice_asks_for_name_and_dim() -> None:
 
 
 async def test_dynamic_prompt_escape_sends_nothing() -> None:
-    app = make_app(counter_recompile_scenario())
+    app = make_app(_size_changed_scenario())
     async with app.run_test(size=SIZE) as pilot:
         await _settled(pilot)
         await pilot.press("M")
@@ -155,7 +186,7 @@ def test_choices_come_from_the_stop_as_data() -> None:
 
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
-    assert available_choices(stop) == {"recompile", "eager", "skip", "drop", "dynamic"}
+    assert available_choices(stop) == {"recompile", "eager", "skip", "drop"}  # no dimension to mark dynamic
     assert available_choices(scenario.stops[1]) == frozenset()
     drop = choice_for(stop, DecisionKind.DROP)
     assert drop is not None and drop.decision.guard_ids == ("g6",)
