@@ -751,11 +751,11 @@ class _Tagger:
                 owner_st = self.state.before[c] or ()
                 owner = self._pretty(self.exprs.slot(owner_st[-1])) if owner_st else "an object"
                 what = f".{ops[c].argval}() on {owner}"
-            d = f"the graph-break instruction: calls {what} eagerly (Dynamo could not put it in the graph)"
+            d = f"calls {what} eagerly (Dynamo could not put it in the graph)"
         elif op.opname.startswith(("POP_JUMP", "JUMP_IF")):
-            d = "the graph-break instruction: branches on a value only known at run time"
+            d = "branches on a value only known at run time"
         else:
-            d = f"the graph-break instruction: runs {op.opname} eagerly (Dynamo could not trace it)"
+            d = f"runs {op.opname} eagerly (Dynamo could not trace it)"
         self.set(b, Role.GRAPH_BREAK, d, src, force=True)
         j = b - 1
         while j >= 0 and ops[j].opname in ("PRECALL", "KW_NAMES"):

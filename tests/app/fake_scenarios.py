@@ -400,7 +400,7 @@ _FORWARD_ROLES: tuple[tuple[int, int, Role, str], ...] = (
     (10, 10, Role.REBUILD, "stores y, as the original code would have it"),
     (11, 19, Role.USER_CODE, "the user's bytecode"),
     (20, 22, Role.GRAPH_BREAK, "gets the graph-break call ready"),
-    (23, 23, Role.GRAPH_BREAK, "the graph-break instruction: calls print() eagerly (Dynamo could not put it in "
+    (23, 23, Role.GRAPH_BREAK, "calls print() eagerly (Dynamo could not put it in "
                                "the graph)"),
     (24, 24, Role.REBUILD, "drops the call's result, as the original code does"),
     (25, 30, Role.RESUME_CALL, "calls the resume function __resume_at_38_2 with self, n, y"),
