@@ -134,6 +134,14 @@ class LockedStream:
 _JOIN_TIMEOUT_S = 60.0
 
 
+def stop_output(session: Session, stop: Stop, glossary: Glossary) -> str:
+    """What line mode prints at a stop: `format.stop_text` with the code's roles (the role column and headers of
+    ``ll``), then, the first time a Dynamo term shows up in this session, one ``(?)`` line saying what it means.
+    Runs on the front end's thread; `Session.roles` queues its work on the program's thread."""
+    text = fmt.stop_text(stop, roles=_roles(session, stop))
+    return "".join(line + "\n" for line in [text, *glossary.new_terms(text)])
+
+
 def _drive(
     start: Callable[[Session], None],
     break_on: Iterable[str],
@@ -160,11 +168,7 @@ def _drive(
             session.wait(timeout=_JOIN_TIMEOUT_S)   # the worker thread must be gone before the process exits
             return result
         assert isinstance(payload, Stop)
-        text = fmt.stop_text(payload, roles=_roles(session, payload))
-        out.write(text + "\n")
-        # the first time a Dynamo term shows up, one line says what it means
-        for gloss in glossary.new_terms(text):
-            out.write(gloss + "\n")
+        out.write(stop_output(session, payload, glossary))
         out.flush()
         while True:
             if pending is not None:

@@ -972,9 +972,17 @@ def _title(role: Role, i: int, j: int, tagger: _Tagger) -> str:
     if role == Role.RESUME_CALL:
         for r in tagger.resume_calls:
             if i <= r.call_index <= j:
-                return f"call of the resume function {r.function_name or r.global_name}"
+                return f"call of the resume function {resume_name(r.function_name, r.global_name)}"
         return "packing the resume function's arguments"
     return _ROLE_TITLES[role]
+
+
+def resume_name(function_name: str | None, global_name: str) -> str:
+    """A resume function by both its names where both are known: ``"torch_dynamo_resume_in_f_at_26 (=
+    __resume_at_196_3)"`` (its code's name, then the global generated code loads it from)."""
+    if function_name and function_name != global_name:
+        return f"{function_name} (= {global_name})"
+    return global_name
 
 
 #: What a graph-break instruction's detail says it calls (``"... calls .item() on output 0 ..."``).

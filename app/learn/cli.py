@@ -46,8 +46,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
         print("dynadbg learn: progress forgotten; the next `dynadbg learn` starts at lesson 1")
         return 0
     numbers = [lesson.number for lesson in lessons]
-    print("Lessons (dynadbg learn N opens lesson N; --plain for line mode; --reset forgets progress):")
-    print(lesson_list(lessons, progress))
+    listing = ("Lessons (dynadbg learn N opens lesson N; --plain for line mode; --reset forgets progress):\n"
+               + lesson_list(lessons, progress))
+    print(listing)
     if args.list:
         return 0
     number = args.lesson if args.lesson is not None else progress.next_lesson(numbers)
@@ -67,7 +68,10 @@ def cmd_learn(args: argparse.Namespace) -> int:
         except ImportError as exc:
             sys.stderr.write(f"dynadbg: the TUI is not available ({exc}); using --plain\n")
         else:
-            return run_lesson_tui(lesson, progress)
+            # the list the TUI covers: at the top of its console log, with which lesson was chosen and why
+            chosen = "" if args.lesson is not None else (
+                f"\nopened lesson {lesson.number}, the next unfinished one; `dynadbg learn N` opens another")
+            return run_lesson_tui(lesson, progress, preface=listing + chosen)
     from .plain import run_lesson_plain
 
     run = run_lesson_plain(lesson, progress, auto=args.auto)

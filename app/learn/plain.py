@@ -15,10 +15,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from dynadbg.core import format as fmt
 from dynadbg.core.model import Stop
 from dynadbg.core.session import Session
-from dynadbg.plain import PROMPT, LockedStream, PlainListener
+from dynadbg.core.format.glossary import Glossary
+from dynadbg.plain import PROMPT, LockedStream, PlainListener, stop_output
 from dynadbg.plain import _next_event as next_event
 
 from .coach import Coach, resolve_action
@@ -62,6 +62,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
     played = -1                 # the step whose action auto-play typed last
     pending: list[str] = []     # the rest of that action
     moved = False               # a resuming command ran since the last stop: the next stop is the learner's move
+    glossary = Glossary()
     out.write(f"{coach.heading()}: starting the program…\n")
     while True:
         kind, payload = next_event(listener, session, out)
@@ -79,7 +80,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
             session.wait(timeout=_JOIN_TIMEOUT_S)
             return run
         assert isinstance(payload, Stop)
-        out.write(fmt.stop_text(payload) + "\n")
+        out.write(stop_output(session, payload, glossary))
         coach.advance(coach.snapshot(session), move=moved)
         moved = False
         while True:

@@ -48,7 +48,7 @@ class LearnApp(DebuggerApp):
     COMMANDS = DebuggerApp.COMMANDS | {LessonCommands}
 
     def __init__(self, lesson: Lesson, progress: Progress | None,
-                 session_factory: Callable[[Any], Any], **kwargs: Any) -> None:
+                 session_factory: Callable[[Any], Any], *, preface: str = "", **kwargs: Any) -> None:
         super().__init__(session_factory, lambda s: s.start_script(str(lesson.program), []), **kwargs)
         self.coach = Coach(lesson, progress)
         """Follows the learner through the lesson."""
@@ -56,10 +56,15 @@ class LearnApp(DebuggerApp):
         self._line: str | None = None
         self.checks = 0
         """Condition checks answered so far (tests wait on it)."""
+        self._preface = preface
 
     def on_main_screen_ready(self) -> None:
         self._main.mount(NarrationView(id="narration"), before=self._main.console)
         self._show()
+        for line in self._preface.splitlines():
+            self._main.console.info(line)
+        # lessons say "type `ll`": typing goes to the command line from the start (Escape leaves it for the keys)
+        self._main.console.input.focus()
         # (Textual then calls DebuggerApp's own handler of this message, which starts the program)
 
     @property
@@ -142,14 +147,14 @@ class LearnApp(DebuggerApp):
         self._show()
 
 
-def run_lesson_tui(lesson: Lesson, progress: Progress | None) -> int:
-    """Run `lesson` in the TUI; the program's exit status."""
+def run_lesson_tui(lesson: Lesson, progress: Progress | None, preface: str = "") -> int:
+    """Run `lesson` in the TUI; the program's exit status. `preface` (the lesson list) opens the console log."""
     from dynadbg.core.session import Session
     from dynadbg.tui import actions
 
     keys, warnings = actions.load_keymap(None)
     app = LearnApp(lesson, progress, lambda listener: Session(listener, break_on=lesson.break_on),
-                   keymap=keys, keymap_warnings=warnings)
+                   keymap=keys, keymap_warnings=warnings, preface=preface)
     status = app.run()
     result = app.exit_result or app.session.wait(timeout=2.0)
     if result is not None:

@@ -53,7 +53,9 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core import format as fmt
 from dynadbg.core.edits import format_diff
+from dynadbg.core.format.glossary import Glossary
 from dynadbg.core.runner import ExitResult
 
 from . import actions
@@ -170,6 +172,7 @@ class DebuggerApp(TeachingApp, App[int]):
         self.exit_result: ExitResult | None = None
         """How the program ended, once it did."""
         self.stops_seen = 0
+        self._glossary = Glossary()
         """Number of stops so far."""
         self._start = start
         self._keymap_warnings = tuple(keymap_warnings)
@@ -210,6 +213,7 @@ class DebuggerApp(TeachingApp, App[int]):
         status = self._main.query_one(StatusLine)
         status.interrupt_key = actions.display_keys(keys["interrupt"])
         status.quit_key = actions.display_keys(keys["quit"])
+        status.forward_key = actions.display_keys(keys["forward"])
         self._main.recompile_view.keys = keys
         # The program's prints (any thread) land in the console log instead of under the TUI.
         self.begin_capture_print(self._main.console, stdout=True, stderr=True)
@@ -678,6 +682,10 @@ class DebuggerApp(TeachingApp, App[int]):
                     screen.console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
         if stop.exception:
             screen.console.error(stop.exception)
+        if not self._glossary.complete:
+            # the first time a Dynamo term shows up, one line says what it means (as in line mode)
+            for gloss in self._glossary.new_terms(fmt.stop_text(stop)):
+                screen.console.info(gloss)
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
         auto = ("tab-recompile" if stop.kind is StopKind.RECOMPILE

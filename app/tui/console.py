@@ -81,7 +81,7 @@ class Console(Vertical):
         self._flush_scheduled = False
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=False, markup=False, highlight=False)
+        yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
         yield Input(id="command", placeholder="command (h: commands, ?: keys, Esc: leave)")
 
     @property

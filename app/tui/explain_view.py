@@ -16,13 +16,14 @@ from .lines_view import LinesView
 from .role_sections import gutter_style
 
 
-def explanation_lines(ex: Explanation, *, live: bool) -> list[Text]:
+def explanation_lines(ex: Explanation, *, live: bool, recorded: bool = False) -> list[Text]:
     """`ex` as styled text, one `Text` per part: a head line (index, opname, argument, role), then one labelled
     line per part (role sentence, stack effect, meaning, other Pythons); unwrapped.
 
     Args:
         ex: the engine's explanation.
         live: the stack effect shows the values at this stop (the cursor is on the current instruction).
+        recorded: the stop is a recorded one (`back`): its values are the ones recorded then, not live.
     """
     head = Text()
     head.append(f"{ex.index} ", "bold")
@@ -44,7 +45,7 @@ def explanation_lines(ex: Explanation, *, live: bool) -> list[Text]:
     if ex.role_sentence:
         labelled("role", ex.role_sentence)
     if ex.stack is not None:
-        labelled("stack now" if live else "stack", ex.stack.text)
+        labelled(("stack then (recorded)" if recorded else "stack now") if live else "stack", ex.stack.text)
     labelled("what it does", ex.meaning)
     if ex.version_note:
         labelled("other Pythons", ex.version_note)
@@ -71,14 +72,14 @@ class ExplainView(LinesView):
         """What is shown, one unwrapped `Text` per part (the head line, then each labelled part)."""
         return self._parts
 
-    def show_explanation(self, ex: Explanation | str | None, *, live: bool = False) -> None:
+    def show_explanation(self, ex: Explanation | str | None, *, live: bool = False, recorded: bool = False) -> None:
         """Show `ex`; a string shows as a note (an engine error, "not stopped"); None clears the pane."""
         if ex is None:
             self._parts = [Text("move the bytecode cursor to an instruction", style="dim")]
         elif isinstance(ex, str):
             self._parts = [Text(ex, style="dim")]
         else:
-            self._parts = explanation_lines(ex, live=live)
+            self._parts = explanation_lines(ex, live=live, recorded=recorded)
         self.border_subtitle = "" if not isinstance(ex, Explanation) else f"instruction {ex.index}"
         self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._wrap()

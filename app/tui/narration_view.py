@@ -29,7 +29,8 @@ class NarrationView(Static):
     def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False) -> None:
         """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint."""
         self.border_title = heading
-        self.border_subtitle = "q: leave the debugger" if done else f"{skip_key}: skip step · \":\": the command line"
+        self.border_subtitle = ("q: leave the debugger" if done
+                                else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
         text = Text(body)
         if hint:
             text.append("\nHint: ", style="bold yellow")

@@ -16,6 +16,7 @@ from functools import lru_cache
 from rich.style import Style
 
 from dynadbg.core.model import CodeRoles, InstrRole, Role
+from dynadbg.core.roles import resume_name
 
 #: The gutter's one-character mark and colour per role (colours from Rich's 16-colour names, so every terminal
 #: theme keeps them apart).
@@ -45,8 +46,8 @@ _HEADERS: dict[Role, str] = {
     Role.GRAPH_OUTPUT: "unpack graph outputs",
     Role.SIDE_EFFECT: "replay side effects",
     Role.REBUILD: "rebuild locals and stack values",
-    Role.GRAPH_BREAK: "graph break: run eagerly",
-    Role.RESUME_CALL: "call resume function",
+    Role.GRAPH_BREAK: "the graph-break instruction, run eagerly",
+    Role.RESUME_CALL: "call of the resume function",
     Role.RETURN: "return",
     Role.USER_CODE: "user code (resumed)",
     Role.UNKNOWN: "unknown role",
@@ -93,7 +94,7 @@ def _graph_title(roles: CodeRoles, start: int, end: int) -> str:
 def _resume_title(roles: CodeRoles, start: int, end: int) -> str:
     for r in roles.resume_calls:
         if start <= r.call_index <= end or start <= r.load_index <= end:
-            return f"call resume function {r.global_name}"
+            return f"call of the resume function {resume_name(r.function_name, r.global_name)}"
     return _HEADERS[Role.RESUME_CALL]
 
 
@@ -111,7 +112,7 @@ def _break_title(roles: CodeRoles, start: int, end: int) -> str:
     for k in range(start, end + 1):
         what = break_call(roles.roles[k])
         if what:
-            return f"graph break: {what} run eagerly"
+            return f"the graph-break instruction, run eagerly: {what}"
     return _HEADERS[Role.GRAPH_BREAK]
 
 

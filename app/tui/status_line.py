@@ -43,6 +43,8 @@ class StatusLine(Static):
         """How the interrupt key is shown (the app sets it from the keymap)."""
         self.quit_key = "q"
         """How the quit key is shown (the app sets it from the keymap)."""
+        self.forward_key = "]"
+        """How the key of `forward` (history) is shown (the app sets it from the keymap)."""
         self.stderr_lines = 0
         """Lines the program wrote to stderr so far (they are in the Stderr view, key 8)."""
         self.aliases: dict[str, str] = {}
@@ -83,7 +85,8 @@ class StatusLine(Static):
         if stop.history is not None:
             # a recorded stop: said first, so its values are never read as the live ones
             text.append(f" ⏮ HISTORY {stop.history.position}/{stop.history.total} ", history)
-            text.append(" ")
+            # how to leave it, said before the fields a narrow terminal cuts off
+            text.append(f" {self.forward_key} later · any step: back to the present ", dim)
         text.append(f" ⏸ {stop.kind.value} ", kind_style)
         frame = stop.selected_frame
         fields: list[str] = []
@@ -113,7 +116,7 @@ class StatusLine(Static):
             text.append(" · ", dim)
             text.append(f"stderr {self.stderr_lines}", "bold")
         if stop.history is not None:
-            text.append("  — any step returns to the present", dim)
+            pass  # how to leave it is said after the HISTORY label
         elif stop.exception:
             text.append("  ")
             text.append(stop.exception, error)

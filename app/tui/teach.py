@@ -62,10 +62,11 @@ class TeachingScreen:
         self.query_one(StackView).provenance = (  # type: ignore[attr-defined]
             provenance if isinstance(provenance, Provenance) else None)
 
-    def show_explanation(self, ex: Explanation | EngineError | None, *, live: bool = False) -> None:
-        """The Explain pane's content."""
+    def show_explanation(self, ex: Explanation | EngineError | None, *, live: bool = False,
+                         recorded: bool = False) -> None:
+        """The Explain pane's content (`recorded`: the stop shown is a recorded one, from the history)."""
         pane: ExplainView = self.query_one("#explain", ExplainView)  # type: ignore[attr-defined]
-        pane.show_explanation(ex.message if isinstance(ex, EngineError) else ex, live=live)
+        pane.show_explanation(ex.message if isinstance(ex, EngineError) else ex, live=live, recorded=recorded)
 
     # Synced views -------------------------------------------------------------------------------------------------
 
@@ -185,10 +186,11 @@ class TeachingApp:
             return
         self._explained = key
         engine, index, live = self.session, instr.index, instr.index == frame.index  # type: ignore[attr-defined]
+        recorded = stop.history is not None
 
         def done(result: Any) -> None:
             if self._explained == key:
-                screen.show_explanation(result, live=live)
+                screen.show_explanation(result, live=live, recorded=recorded)
 
         self._enqueue(_call(lambda: engine.explain(index), done, "explain"))  # type: ignore[attr-defined]
 

@@ -25,8 +25,12 @@ TERMS: dict[str, tuple[re.Pattern[str], str]] = {
                     "where Dynamo stopped tracing your code (something it cannot put in a graph); "
                     "the rest runs in a resume function"),
     "resume function": (re.compile(r"resume function|torch_dynamo_resume_in_"),
-                        "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*); "
-                        "it receives the values on the stack (___stack0, ...) and the live locals"),
+                        "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, "
+                        "held in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and "
+                        "the live locals"),
+    "FX graph": (re.compile(r"FX (?:graph|node|placeholder)|__compiled_fn_"),
+                 "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node "
+                 "is one operation in it, `graph` prints it)"),
 }
 
 
@@ -35,6 +39,11 @@ class Glossary:
 
     def __init__(self) -> None:
         self._said: set[str] = set()
+
+    @property
+    def complete(self) -> bool:
+        """Every term was glossed: nothing is left to look for."""
+        return len(self._said) == len(TERMS)
 
     def new_terms(self, text: str) -> list[str]:
         """``"(?) term: gloss"`` for each term `text` uses that was not glossed yet (then marked as glossed)."""

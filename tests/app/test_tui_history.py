@@ -31,7 +31,7 @@ async def test_brackets_walk_the_history_marked_and_a_step_returns_to_the_presen
         await pilot.press("left_square_bracket", "left_square_bracket")
         await settle(pilot)
         line = rendered(status)
-        assert "HISTORY 2/4" in line and "any step returns to the present" in line
+        assert "HISTORY 2/4" in line and "any step: back to the present" in line
         # the panes show the recorded stop: its marker, its value stack, its locals
         assert screen.query_one(BytecodeView).current == seen[1][0]
         assert rendered(stack) == seen[1][1]
