@@ -229,6 +229,13 @@ class DebuggerApp(TeachingApp, App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        if self.phase != "exited" and not self._quitting:
+            # the app went away without `q` (an error, a test's end): a paused program would wait for a command
+            # forever with every hook installed; end it (`Session.quit` returns at once)
+            try:
+                self.session.quit()
+            except Exception:  # noqa: BLE001 - leaving regardless
+                pass
         self._queue.put(None)
         gc.unfreeze()
         if self._footer_timer is not None:

@@ -106,6 +106,23 @@ async def test_real_program_quit_while_stopped(tmp_path) -> None:  # noqa: ANN00
     assert result is not None and result.quit
 
 
+async def test_app_gone_without_quit_ends_the_paused_program(tmp_path) -> None:  # noqa: ANN001
+    """An app that goes away while the program is paused (an error in the UI, a test's end) ends the program:
+    otherwise it waits for a command forever with torch's debugger callback installed, and every later compile in
+    the process would stop in a session nobody drives."""
+    from dynadbg.core import compat
+
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped"
+    result = app.session.wait(10)
+    assert result is not None and result.quit
+    assert compat.eval_frame_c.get_bytecode_debugger_callback() is None
+
+
 async def test_real_program_that_raises_stays_open(tmp_path) -> None:  # noqa: ANN001
     script = tmp_path / "crash.py"
     script.write_text(CRASH)
