@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -98,13 +99,19 @@ class Console(Vertical):
 
     def _write(self, text: str | Text, component: str) -> None:
         style = self.get_component_rich_style(component, partial=True)
+        log = self.log_widget
+        region = log.scrollable_content_region.width
         if isinstance(text, str):
+            # prose wraps at the pane's edge (RichLog would measure it against the app console's width)
             text = Text(text.rstrip("\n"), style)
+            width = region
         else:
+            # listings keep their rows whole: as wide as the widest row, scrolled sideways
             base = Text(style=style, no_wrap=True)
             base.append_text(text)
             text = base
-        self.log_widget.write(text)
+            width = max([region, *(cell_len(row) for row in text.plain.splitlines())])
+        log.write(text, width=width if region > 0 else None)
 
     def echo(self, line: str) -> None:
         """Log a command as the user (or a key) issued it."""
