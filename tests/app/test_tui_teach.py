@@ -175,6 +175,15 @@ def _marked(view) -> list[int]:  # noqa: ANN001
                 or view.render_line(view.row_of(i.index) - view.scroll_offset.y).text[1] == "▷")]
 
 
+def _reversed_lines(renderable) -> list[str]:  # noqa: ANN001
+    """The lines of `renderable` drawn in reverse video (the Graph view's cursor)."""
+    from rich.console import Console
+
+    console = Console(width=120, file=io.StringIO())
+    return ["".join(s.text for s in line).strip() for line in console.render_lines(renderable)
+            if any(s.style is not None and s.style.reverse for s in line)]
+
+
 def _source_rows(source) -> list[str]:  # noqa: ANN001
     return [source.render_line(y).text for y in range(source.scrollable_content_region.height)]
 
@@ -252,6 +261,7 @@ async def test_the_graph_views_node_cursor_marks_the_generated_rows_and_source_l
         assert graph.cursor_row.node == "relu"
         assert source.related == 18 and any(r.startswith("▷  18") for r in _source_rows(source))
         assert "▶ line 18 of the user's code made: relu" in _graph_text(screen)
+        assert _reversed_lines(graph.content) == ["relu = add.relu();  add = None"]  # the cursor line, drawn
         await pilot.press("1")
         await settle(pilot)
         line18 = [i.index for i in generated.code.instructions if i.lineno == 18]
