@@ -28,7 +28,9 @@ PANE_KEYS: tuple[tuple[str, str], ...] = (
     ("Up / Down, PageUp / PageDown", "Move the cursor / scroll a line or a page (Home / End: first / last)"),
     ("Left / Right (view tabs)", "Switch view when the tab row has the focus"),
     ("Enter / Space (guards)", "Expand or collapse a guard manager; on a leaf guard: its detail"),
-    (". (bytecode)", "Back to the current instruction"),
+    (". (bytecode, source)", "Back to the current instruction / line"),
+    ("Up / Down (source, Graph view)", "Move the source cursor / go to the previous or next FX node line: the "
+                                       "bytecode, Original, source and Graph views mark that user line"),
     ("Escape", "Restore a maximised pane; leave the console input"),
 )
 

@@ -44,6 +44,7 @@ from .bytecode_view import BytecodeView
 from .console import Console
 from .diff_view import DiffView
 from .explain_view import ExplainView
+from .graph_pane import GraphPane, NodeRow
 from .guard_tree_view import GuardTreeView
 from .locals_view import LocalsView
 from .output_view import OutputView
@@ -64,8 +65,10 @@ QUERY_VIEWS: dict[str, str] = {
 }
 
 
-#: How the Graph view marks the FX nodes traced from the bytecode cursor's user line.
+#: How the Graph view marks the FX nodes traced from the cursor's user line.
 _RELATED = Style(bgcolor="grey30", bold=True)
+#: How the Graph view shows its own cursor (the node line it is on), while it has the focus.
+_CURSOR = Style(reverse=True, bold=True)
 
 #: Tab pane id → the widget that takes the focus when the pane is shown.
 _VIEW_FOCUS: dict[str, str] = {
@@ -189,7 +192,7 @@ class MainScreen(TeachingScreen, Screen[None]):
                         yield BytecodeView(id="orig-bytecode")
                         yield OutputView("original bytecode: shown when stopped", id="orig-text")
                     with TabPane("Graph", id="tab-graph"):
-                        yield OutputView("FX graph: shown when stopped", id="graph")
+                        yield GraphPane("FX graph: shown when stopped", id="graph")
                     with TabPane("Entries", id="tab-entries"):
                         yield OutputView("cache entries: shown when stopped", id="entries")
                     with TabPane("Stop", id="tab-stop"):
@@ -415,30 +418,53 @@ class MainScreen(TeachingScreen, Screen[None]):
                 text.focus()
 
     def show_graph(self, graphs: tuple[GraphView, ...] | str) -> None:
-        """Fill the Graph view with the entry's FX graphs (or why there are none)."""
-        view = self.query_one("#graph", OutputView)
+        """Fill the Graph view with the entry's FX graphs (or why there are none); repainting the same graphs (the
+        cursor's line changed) keeps the view's scroll position and node cursor."""
+        view = self.query_one("#graph", GraphPane)
         if isinstance(graphs, str) or not graphs:
             self.teach_graphs = ()
+            view.set_rows(())
             view.content = Text(graphs or "(no FX graph)")
             return
+        same = graphs == self.teach_graphs
         self.teach_graphs = graphs
         self._graph_line_shown = self.cursor_line
+        rows: list[NodeRow] = []
+        for graph in graphs:
+            node_line = dict(graph.node_lines)
+            for k, text in enumerate(graph.code.splitlines(), 1):
+                name = text.strip().split(" ", 1)[0].rstrip(":")
+                if name in node_line:
+                    rows.append(NodeRow(graph.name, k, name, node_line[name]))
+        view.set_rows(tuple(rows))
+        cursor = view.cursor_row if view.has_focus else None
         parts: list[RenderableType] = []
+        y = 0
+        view.cursor_y = None
         for graph in graphs:
             parts.append(Text(f"{graph.name}  ·  compile {graph.compile_id}  ·  {graph.node_count} nodes",
                               style="bold"))
-            # the FX nodes traced from the bytecode cursor's user line are highlighted (and named above)
+            # the FX nodes traced from the cursor's user line are highlighted (and named above)
             lines, note = self.graph_highlight(graph)
             if note is not None:
                 parts.append(note)
+            y += 1 + (note is not None)
             syntax = Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
                             background_color="default", line_numbers=False)
             code_lines = graph.code.splitlines()
             for k in lines:
                 syntax.stylize_range(_RELATED, (k, 0), (k, len(code_lines[k - 1])))
+            if cursor is not None and cursor.graph == graph.name:
+                k = cursor.code_line
+                syntax.stylize_range(_CURSOR, (k, 0), (k, len(code_lines[k - 1])))
+                view.cursor_y = y + k - 1
             parts.append(syntax)
             parts.append(Text(""))
-        view.content = Group(*parts)
+            y += len(code_lines) + 1
+        if same:
+            view.repaint(Group(*parts))
+        else:
+            view.content = Group(*parts)
 
     def show_diff(self, diff: PatchDiff | str) -> None:
         """Fill the Diff view with Dynamo's code against the edited code (or why there is none)."""

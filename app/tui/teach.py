@@ -1,12 +1,15 @@
 """The teaching views of the TUI: roles in the bytecode pane, the Explain pane, stack-slot provenance, and the
-views that follow the bytecode cursor (user source line, original-bytecode rows, FX graph nodes).
+views in step with a cursor: the bytecode cursor marks its user source line, the original-bytecode rows and the FX
+graph nodes of that line; the source cursor and the Graph view's node cursor mark the generated rows (and the
+others) of their line.
 
 Two mixins keep this apart from the screen's and the app's other work:
 
-* `TeachingScreen` (for `MainScreen`): shows what the engine answered and syncs the other views to the bytecode
-  cursor (and the generated rows to the Original view's cursor). The syncing needs no engine call: a generated
-  instruction carries the user's line number (Dynamo copies it), the original listing carries line numbers too,
-  and each FX node carries the user line it was traced from (`GraphView.node_lines`).
+* `TeachingScreen` (for `MainScreen`): shows what the engine answered and syncs the other views to the cursor of
+  the bytecode pane, the source pane or the Graph view (and the generated rows to the Original view's cursor).
+  The syncing needs no engine call: a generated instruction carries the user's line number (Dynamo copies it),
+  the original listing carries line numbers too, and each FX node carries the user line it was traced from
+  (`GraphView.node_lines`).
 * `TeachingApp` (for `DebuggerApp`): asks the engine — `roles()` once per code object, `stack_provenance()` at each
   stop, `explain(index)` for the cursor's instruction while the Explain pane shows — through the app's engine-call
   queue (the program's worker thread runs them; never the UI thread).
@@ -23,6 +26,7 @@ from dynadbg.core.model import CodeRoles, EngineError, Explanation, GraphView, P
 
 from .bytecode_view import BytecodeView
 from .explain_view import ExplainView
+from .graph_pane import GraphPane
 from .source_view import SourceView
 from .stack_view import StackView
 
@@ -37,8 +41,9 @@ class TeachingScreen:
         self.teach_graphs: tuple[GraphView, ...] = ()
         """The FX graphs last shown in the Graph view (their nodes' user lines drive its highlight)."""
         self.cursor_line: int | None = None
-        """The user source line of the bytecode cursor's instruction (what the other views highlight)."""
+        """The user source line the views mark: of the last moved cursor's instruction, source line or FX node."""
         self._graph_line_shown: int | None = -1
+        self._followed: tuple[int | None, str] | None = None
 
     # What the engine answered -------------------------------------------------------------------------------------
 
@@ -76,23 +81,51 @@ class TeachingScreen:
             instr = event.view.cursor_instruction
             line = instr.lineno if instr is not None else None
             generated = self.query_one("#bytecode", BytecodeView)  # type: ignore[attr-defined]
-            code = generated.code
-            generated.related = frozenset(i.index for i in code.instructions if line is not None
-                                          and i.lineno == line) if code is not None else frozenset()
+            generated.related = self._generated_rows(line)
+            self._followed = None  # the generated pane's own cursor clears these marks when it moves next
             return
         if event.view.id != "bytecode":
             return
-        event.view.related = frozenset()
         instr = event.view.cursor_instruction
-        line = instr.lineno if instr is not None else None
-        if line == self.cursor_line:
+        self.follow_line(instr.lineno if instr is not None else None, "bytecode")
+
+    def on_source_view_cursor_moved(self, event: SourceView.CursorMoved) -> None:
+        if event.view.has_focus:
+            self.follow_line(event.line, "source")
+
+    def on_graph_pane_cursor_moved(self, event: GraphPane.CursorMoved) -> None:
+        if event.view.has_focus:
+            self.follow_line(event.line, "graph")
+            self.render_graph(force=True)  # its cursor moved, maybe within the same line's nodes
+
+    def on_graph_pane_focus_changed(self, event: GraphPane.FocusChanged) -> None:
+        if self.teach_graphs and event.view.cursor is not None:
+            self.show_graph(self.teach_graphs)  # type: ignore[attr-defined]
+
+    def follow_line(self, line: int | None, origin: str) -> None:
+        """Make `line` the user line the views mark, from the cursor of view `origin` (``"bytecode"``,
+        ``"source"`` or ``"graph"``): the source line (unless the source's own cursor is on it), the generated rows
+        of that line (unless the generated pane's own cursor moved), the Original rows and the Graph view's nodes
+        of that line. Only data already on screen is used: each instruction's line number and each node's line."""
+        if (line, origin) == self._followed:
             return
+        self._followed = (line, origin)
         self.cursor_line = line
-        self.query_one(SourceView).related = line  # type: ignore[attr-defined]
+        self.query_one(SourceView).related = None if origin == "source" else line  # type: ignore[attr-defined]
+        generated = self.query_one("#bytecode", BytecodeView)  # type: ignore[attr-defined]
+        generated.related = frozenset() if origin == "bytecode" else self._generated_rows(line)
         self.sync_original()
         views: TabbedContent = self.query_one("#views")  # type: ignore[attr-defined]
-        if views.active == "tab-graph":
+        if views.active == "tab-graph" and origin != "graph":  # the Graph view's own moves repaint it
             self.render_graph()
+
+    def _generated_rows(self, line: int | None) -> frozenset[int]:
+        """Indexes of the generated instructions that carry user line `line` (Dynamo copies the line of the user
+        code each instruction stands for; the graph's CALL carries the line of the call site)."""
+        code = self.query_one("#bytecode", BytecodeView).code  # type: ignore[attr-defined]
+        if code is None or line is None:
+            return frozenset()
+        return frozenset(i.index for i in code.instructions if i.lineno == line)
 
     def sync_original(self) -> None:
         """Mark the original-bytecode rows of the bytecode cursor's user line (also when the listing arrives)."""
@@ -108,9 +141,10 @@ class TeachingScreen:
             return {}
         return {g.name: tuple(n for n, ln in g.node_lines if ln == line) for g in self.teach_graphs}
 
-    def render_graph(self) -> None:
-        """Repaint the Graph view when the cursor's line changed since it was last painted."""
-        if self._graph_line_shown != self.cursor_line and self.teach_graphs:
+    def render_graph(self, *, force: bool = False) -> None:
+        """Repaint the Graph view when the cursor's line changed since it was last painted (or `force`: its own
+        cursor moved)."""
+        if (force or self._graph_line_shown != self.cursor_line) and self.teach_graphs:
             self._graph_line_shown = self.cursor_line
             self.show_graph(self.teach_graphs)  # type: ignore[attr-defined]
 

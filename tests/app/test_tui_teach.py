@@ -160,6 +160,128 @@ async def test_source_original_and_graph_follow_the_bytecode_cursor() -> None:
         assert "▶ line 18 of the user's code made: relu" in console.export_text()
 
 
+def _graph_text(screen) -> str:  # noqa: ANN001
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(screen.query_one("#graph").content)
+    return console.export_text()
+
+
+def _marked(view) -> list[int]:  # noqa: ANN001
+    """Instruction indexes whose rows show the ``▷`` mark (related to another view's cursor), as drawn."""
+    return [i.index for i in view.code.instructions
+            if (view.scroll_to(y=view.row_of(i.index), animate=False, immediate=True, force=True)
+                or view.render_line(view.row_of(i.index) - view.scroll_offset.y).text[1] == "▷")]
+
+
+def _reversed_lines(renderable) -> list[str]:  # noqa: ANN001
+    """The lines of `renderable` drawn in reverse video (the Graph view's cursor)."""
+    from rich.console import Console
+
+    console = Console(width=120, file=io.StringIO())
+    return ["".join(s.text for s in line).strip() for line in console.render_lines(renderable)
+            if any(s.style is not None and s.style.reverse for s in line)]
+
+
+def _source_rows(source) -> list[str]:  # noqa: ANN001
+    return [source.render_line(y).text for y in range(source.scrollable_content_region.height)]
+
+
+async def test_moving_the_source_cursor_marks_the_generated_and_original_rows_and_graph_nodes_of_its_line() -> None:
+    from dynadbg.tui.source_view import SourceView
+
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 1)
+        screen = app.main_screen
+        await pilot.press("2")  # the Original view (fills it)
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        # Tab from the bytecode pane reaches the source pane; its cursor starts on the current line
+        await pilot.press("tab")
+        await settle(pilot)
+        source = screen.query_one("#source", SourceView)
+        assert app.focused is source
+        assert source.cursor == source.lineno == 16
+        await pilot.press("down", "down")
+        await settle(pilot)
+        assert source.cursor == 18
+        # the cursor line is drawn distinctly from the current line (▶) and keeps the focus colour
+        rows = _source_rows(source)
+        assert any(r.startswith("›  18") for r in rows) and any(r.startswith("▶  16") for r in rows)
+        generated = screen.bytecode
+        wanted = [i.index for i in generated.code.instructions if i.lineno == 18]
+        assert wanted and _marked(generated) == wanted
+        orig = screen.query_one("#orig-bytecode")
+        assert orig.related == {i.index for i in orig.code.instructions if i.lineno == 18} != set()
+        await pilot.press("up")
+        await settle(pilot)
+        assert _marked(generated) == [i.index for i in generated.code.instructions if i.lineno == 17]
+        # the Graph view, opened now, marks the nodes traced from the source cursor's line
+        await pilot.press("down")
+        await pilot.press("3")
+        await settle(pilot)
+        assert "▶ line 18 of the user's code made: relu" in _graph_text(screen)
+        # the bytecode cursor takes over again: its line marks the source, and its own pane loses the marks
+        await pilot.press("1")
+        await settle(pilot)
+        generated.focus()
+        await pilot.press("down")
+        await settle(pilot)
+        line = generated.cursor_instruction.lineno
+        assert source.related == line and generated.related == frozenset()
+
+
+async def test_the_graph_views_node_cursor_marks_the_generated_rows_and_source_line_of_the_nodes_line() -> None:
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await _at(pilot, 1)
+        screen = app.main_screen
+        await pilot.press("3")
+        await settle(pilot)
+        graph = screen.query_one("#graph")
+        assert app.focused is graph
+        # the node lines, in the graph's order: l_x_ (an input: no user line), mul, add, relu
+        assert [r.node for r in graph.rows] == ["l_x_", "mul", "add", "relu"]
+        await pilot.press("down", "down")  # the first press lands on the first node line, the second on mul
+        await settle(pilot)
+        assert graph.cursor_row.node == "mul"
+        generated, source = screen.bytecode, screen.query_one("#source")
+        # the bytecode pane shares the view area with the Graph view: its marks are there when the user goes back
+        line16 = {i.index for i in generated.code.instructions if i.lineno == 16}
+        assert line16 and generated.related == line16
+        assert source.related == 16
+        assert any(r.startswith("▷  16") or r.startswith("▶  16") for r in _source_rows(source))
+        text = _graph_text(screen)
+        assert "▶ line 16 of the user's code made: mul, add" in text
+        await pilot.press("down", "down")  # add (same line), then relu
+        await settle(pilot)
+        assert graph.cursor_row.node == "relu"
+        assert source.related == 18 and any(r.startswith("▷  18") for r in _source_rows(source))
+        assert "▶ line 18 of the user's code made: relu" in _graph_text(screen)
+        assert _reversed_lines(graph.content) == ["relu = add.relu();  add = None"]  # the cursor line, drawn
+        await pilot.press("1")
+        await settle(pilot)
+        line18 = [i.index for i in generated.code.instructions if i.lineno == 18]
+        assert line18 and _marked(generated) == line18
+        # back in the Graph view its cursor is where it was
+        await pilot.press("3")
+        await settle(pilot)
+        assert graph.cursor_row.node == "relu"
+        await pilot.press("home")  # an input node: traced from no user line, nothing marked
+        await settle(pilot)
+        assert graph.cursor_row.node == "l_x_" and generated.related == frozenset() and source.related is None
+        # the bytecode cursor still drives the Graph view afterwards
+        await pilot.press("1")
+        await settle(pilot)
+        generated.focus()
+        generated.cursor = 16  # LOAD_METHOD relu, user line 18
+        await settle(pilot)
+        assert source.related == 18 and generated.related == frozenset()
+
+
 @pytest.mark.slow
 async def test_the_demo_on_the_real_engine_names_the_graph_call_the_break_and_the_resume_call() -> None:
     """The bundled demo: from the screen alone, which instruction calls the graph, which runs ``.item()`` eagerly,
