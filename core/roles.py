@@ -966,9 +966,9 @@ def _title(role: Role, i: int, j: int, tagger: _Tagger) -> str:
         return "call of the FX graph"
     if role == Role.GRAPH_BREAK:
         for k in range(i, j + 1):
-            m = _EAGER_CALL.search(tagger.detail[k])
-            if m:
-                return f"the graph-break instruction, run eagerly: {m.group(1)}"
+            what = eager_call(tagger.detail[k])
+            if what:
+                return f"the graph-break instruction, run eagerly: {what}"
     if role == Role.RESUME_CALL:
         for r in tagger.resume_calls:
             if i <= r.call_index <= j:
@@ -986,7 +986,14 @@ def resume_name(function_name: str | None, global_name: str) -> str:
 
 
 #: What a graph-break instruction's detail says it calls (``"... calls .item() on output 0 ..."``).
-_EAGER_CALL = re.compile(r"calls (\S+\(\))")
+_EAGER_CALL = re.compile(r"calls (\S+\(\)|[\w.]+(?= eagerly))")
+
+
+def eager_call(detail: str) -> str:
+    """What a graph-break instruction's role detail says it runs eagerly (``".item()"``, ``"builtins.int"``); empty
+    when the detail does not name it."""
+    m = _EAGER_CALL.search(detail)
+    return m.group(1) if m else ""
 
 _ROLE_TITLES: dict[Role, str] = {
     Role.PROLOGUE: "prologue",

@@ -9,14 +9,13 @@ eagerly, and the resume function called.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from rich.style import Style
 
 from dynadbg.core.model import CodeRoles, InstrRole, Role
-from dynadbg.core.roles import resume_name
+from dynadbg.core.roles import eager_call, resume_name
 
 #: The gutter's one-character mark and colour per role (colours from Rich's 16-colour names, so every terminal
 #: theme keeps them apart).
@@ -98,14 +97,12 @@ def _resume_title(roles: CodeRoles, start: int, end: int) -> str:
     return _HEADERS[Role.RESUME_CALL]
 
 
-_EAGER_CALL = re.compile(r"calls (\S+\(\))")
 
 
 def break_call(role: InstrRole) -> str:
     """What a graph-break instruction runs eagerly, read from its role detail (``".item()"``); empty if the
     detail does not say."""
-    m = _EAGER_CALL.search(role.detail)
-    return m.group(1) if m else ""
+    return eager_call(role.detail)
 
 
 def _break_title(roles: CodeRoles, start: int, end: int) -> str:
