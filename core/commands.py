@@ -685,7 +685,7 @@ def _back(engine: "Engine", arg: str) -> CommandResult:
     if count < 1:
         raise _Usage(f"back: count must be at least 1, not {count}")
     view = _check(engine.back(count))
-    return _ok(fmt.history_view_text(view), data=view)
+    return _ok(fmt.history_view_text(view, _teaching(engine, "roles")), data=view)
 
 
 def _forward(engine: "Engine", arg: str) -> CommandResult:
@@ -693,7 +693,7 @@ def _forward(engine: "Engine", arg: str) -> CommandResult:
     if count < 1:
         raise _Usage(f"forward: count must be at least 1, not {count}")
     view = _check(engine.forward(count))
-    return _ok(fmt.history_view_text(view), data=view)
+    return _ok(fmt.history_view_text(view, _teaching(engine, "roles")), data=view)
 
 
 def _present(engine: "Engine", arg: str) -> CommandResult:

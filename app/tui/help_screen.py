@@ -91,6 +91,7 @@ class HelpScreen(ModalScreen[None]):
         for spec in commands.COMMANDS:  # the engine's one table of verbs: help lines and aliases
             language.add_row(Text(spec.help), Text(" ".join(spec.aliases)))
         body = Group(
+            Text("Escape (or ? or q) closes this help; arrows and PgUp/PgDn scroll it.", style="bold"),
             Text("Keys  (key · what it does [action id] · the same as a console command)", style="bold reverse"),
             *sections,
             Text(""),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import HistoryEntry, HistoryInfo, HistoryMark, HistoryView
+from ..model import CodeRoles, HistoryEntry, HistoryInfo, HistoryMark, HistoryView
 
 
 def history_line(mark: HistoryMark) -> str:
@@ -20,14 +20,15 @@ def entry_line(number: int, entry: HistoryEntry) -> str:
             f"{entry.opname}{arg}{cid}")
 
 
-def history_view_text(view: HistoryView) -> str:
-    """What ``back``/``forward`` print: the history line, where the recorded stop was, its value stack and
-    locals (the summaries recorded then); at the present, the live stop again."""
+def history_view_text(view: HistoryView, roles: CodeRoles | None = None) -> str:
+    """What ``back``/``forward`` print: the history line, where the recorded stop was (with `roles`, the role
+    column and headers of ``ll``), its value stack and locals (the summaries recorded then); at the present, the
+    live stop again."""
     from . import locals_text, stack_text, stop_text
 
     if view.entry is None:
-        return f"back to the present\n{stop_text(view.stop)}"
-    lines = [history_line(view.mark), stop_text(view.stop)]
+        return f"back to the present (the stop the program is paused at)\n{stop_text(view.stop, roles=roles)}"
+    lines = [history_line(view.mark), stop_text(view.stop, roles=roles)]
     fv = view.stop.selected_frame
     if fv is not None:
         lines.append(stack_text(fv))
