@@ -7,10 +7,11 @@ after a ``(dynadbg)`` prompt; when the list is exhausted the debugger detaches a
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 import threading
-from typing import Callable, Iterable, TextIO
+from typing import Callable, Iterable, Iterator, TextIO
 
 from dynadbg.core import format as fmt
 from dynadbg.core.format.glossary import Glossary
@@ -95,15 +96,8 @@ def run_plain(
     """
     stdin = stdin or sys.stdin
     if out is None:
-        # the program (worker thread) and this front end (main thread) both print to stdout, at times at once
-        # (a resuming command's output is written while the program already runs): TextIOWrapper is not
-        # thread-safe, so serialise every write through one lock for the run
-        out = LockedStream(sys.stdout)
-        saved, sys.stdout = sys.stdout, out
-        try:
+        with locked_stdout() as out:
             return _drive(start, break_on, commands, stdin, out)
-        finally:
-            sys.stdout = saved
     return _drive(start, break_on, commands, stdin, out)
 
 
@@ -128,6 +122,19 @@ class LockedStream:
 
     def __getattr__(self, name: str):  # noqa: ANN204 - everything else (isatty, fileno, encoding, ...)
         return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def locked_stdout() -> Iterator[LockedStream]:
+    """`sys.stdout` wrapped in a `LockedStream` for the block. The program (worker thread) and the front end (main
+    thread) both print to stdout, at times at once (a resuming command's output is written while the program
+    already runs): TextIOWrapper is not thread-safe, so every write goes through one lock for the run."""
+    out = LockedStream(sys.stdout)
+    saved, sys.stdout = sys.stdout, out
+    try:
+        yield out
+    finally:
+        sys.stdout = saved
 
 
 #: how long the front end waits for the program's thread to finish after the program ended

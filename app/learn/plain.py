@@ -18,7 +18,7 @@ from typing import TextIO
 from dynadbg.core.model import Stop
 from dynadbg.core.session import Session
 from dynadbg.core.format.glossary import Glossary
-from dynadbg.plain import PROMPT, LockedStream, PlainListener, stop_output
+from dynadbg.plain import PROMPT, PlainListener, locked_stdout, stop_output
 from dynadbg.plain import _next_event as next_event
 
 from .coach import Coach, resolve_action
@@ -43,12 +43,8 @@ def run_lesson_plain(lesson: Lesson, progress: Progress | None = None, *, auto: 
     """Run `lesson` in line mode until its program ends (or the learner quits)."""
     stdin = stdin or sys.stdin
     if out is None:
-        out = LockedStream(sys.stdout)
-        saved, sys.stdout = sys.stdout, out
-        try:
+        with locked_stdout() as out:
             return _drive(lesson, progress, auto, stdin, out)
-        finally:
-            sys.stdout = saved
     return _drive(lesson, progress, auto, stdin, out)
 
 
