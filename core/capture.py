@@ -55,18 +55,8 @@ _ATTEMPT_SKIP_PREFIXES: tuple[str, ...] = (
 )
 
 
-def _own_dirs() -> tuple[str, ...]:
-    """dynadbg's source directories: ``core/`` and the front-end package next to it (``app/`` in a checkout,
-    the enclosing ``dynadbg/`` in an installed tree)."""
-    core = os.path.dirname(os.path.abspath(__file__))
-    parent = os.path.dirname(core)
-    if os.path.basename(parent) == "dynadbg":
-        return (parent + os.sep,)
-    return (core + os.sep, os.path.join(parent, "app") + os.sep)
-
-
 #: dynadbg's callbacks run under Dynamo's frame hook; Dynamo's skips of their frames are noise, not records.
-_OWN_DIRS: tuple[str, ...] = _own_dirs()
+_OWN_DIRS: tuple[str, ...] = compat.own_source_paths()
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -867,34 +867,44 @@ def stack_effect(opcode: int, arg: int | None, jump: bool) -> int:
     return dis.stack_effect(opcode, jump=jump)
 
 
-def skip_own_files() -> Callable[[], None]:
-    """Make Dynamo skip dynadbg's own files, so our trace functions and hooks are never compiled.
+def own_source_paths(core_dir: str | None = None, package_dir: str | None = None) -> tuple[str, ...]:
+    """Path prefixes of dynadbg's own modules: ``dynadbg.core``'s folder and every module and sub-package of the
+    ``dynadbg`` package except the bundled demos (``dynadbg/demos``: user programs, compiled as usual).
 
-    The bundled demos are not skipped: they are the user's side.
-
-    Dynamo's frame callback sees every Python frame run while a compiled function is active, our trace
-    function included; without this it tries to trace it (and graph-breaks on ``sys.settrace``). Rests on
-    ``torch._dynamo.trace_rules.SKIP_DIRS`` / ``_recompile_re`` (torch 2.13). Returns an undo function.
+    Taken from where the two packages really are (their ``__file__``; ``app/`` and ``core/`` in a checkout, one
+    ``dynadbg/`` tree in an installed one), never from a folder's name: a checkout cloned into a folder named
+    ``dynadbg`` holds the user's scripts and the tests beside ``core/``, and they are not dynadbg's.
+    ``core_dir``/``package_dir`` override the two folders (tests). Each folder prefix ends with ``os.sep``.
     """
     import os
 
-    try:
-        from torch._dynamo import trace_rules
-    except ImportError:
-        return lambda: None
-    here = os.path.dirname(os.path.abspath(__file__))
-    app = os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__))
-    # Prefixes of dynadbg's own modules — never the bundled demos (app/demos), which are user programs
-    # that must be compiled as usual.
-    dirs = {here + os.sep}
-    for name in os.listdir(app):
-        path = os.path.join(app, name)
+    core = os.path.abspath(core_dir or os.path.dirname(os.path.abspath(__file__)))
+    pkg = os.path.abspath(package_dir or os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__)))
+    dirs = {core + os.sep}
+    for name in os.listdir(pkg):
+        path = os.path.join(pkg, name)
         if name == "demos" or name.startswith((".", "__pycache__")):
             continue
         if os.path.isdir(path):
             dirs.add(path + os.sep)
         elif name.endswith(".py"):
             dirs.add(path)
+    return tuple(sorted(dirs))
+
+
+def skip_own_files() -> Callable[[], None]:
+    """Make Dynamo skip dynadbg's own files (`own_source_paths`), so our trace functions and hooks are never
+    compiled. The bundled demos are not skipped: they are the user's side.
+
+    Dynamo's frame callback sees every Python frame run while a compiled function is active, our trace
+    function included; without this it tries to trace it (and graph-breaks on ``sys.settrace``). Rests on
+    ``torch._dynamo.trace_rules.SKIP_DIRS`` / ``_recompile_re`` (torch 2.13). Returns an undo function.
+    """
+    try:
+        from torch._dynamo import trace_rules
+    except ImportError:
+        return lambda: None
+    dirs = own_source_paths()
     added = [d for d in sorted(dirs) if d not in trace_rules.SKIP_DIRS]
     trace_rules.SKIP_DIRS.extend(added)
     trace_rules._recompile_re()

@@ -209,6 +209,33 @@ def test_skipped_frames_after_failed_compile(capture):
     assert "Skipping the function and falling back to eager" in brk.reason
 
 
+def test_own_source_paths_never_take_a_checkout_named_dynadbg(tmp_path):
+    """`git clone .../dynadbg` makes a checkout named ``dynadbg``: its tests and the user's scripts beside
+    ``core/`` are not dynadbg's own files (their skip records are kept), the demos are never dynadbg's."""
+    import os
+
+    root = tmp_path / "dynadbg"
+    for sub in ("core", "app/tui", "app/demos", "tests/core"):
+        (root / sub).mkdir(parents=True)
+    for f in ("core/capture.py", "app/__init__.py", "app/cli.py", "app/demos/mlp.py", "tests/core/t.py", "mine.py"):
+        (root / f).write_text("")
+    paths = compat.own_source_paths(core_dir=str(root / "core"), package_dir=str(root / "app"))
+
+    def own(rel):
+        return str(root / rel).startswith(paths)
+
+    assert own("core/capture.py") and own("app/cli.py") and own("app/tui/x.py")
+    assert not own("tests/core/t.py") and not own("mine.py") and not own("app/demos/mlp.py")
+    assert all(p.endswith(os.sep) or p.endswith(".py") for p in paths)
+
+
+def test_own_source_paths_of_this_install_exclude_the_tests():
+    assert not __file__.startswith(compat.own_source_paths())
+    import dynadbg.core.capture as cap_mod
+
+    assert cap_mod.__file__.startswith(compat.own_source_paths())
+
+
 # ------------------------------------------------------------------------------------------------------------
 # stops
 # ------------------------------------------------------------------------------------------------------------
