@@ -231,12 +231,10 @@ def stop_teaching(session: Any, ctx: "PauseContext", stop: Stop) -> StopTeaching
         code = ctx.compile_event.code
     else:
         return None
-    facts = None
-    if getattr(session, "capture", None) is not None:
-        try:
-            facts = _roles.facts_from_capture(session.capture, code)
-        except Exception:  # noqa: BLE001 - the capture-based roles are lost, the code's shape still tells
-            facts = None
+    try:
+        facts = codegen_facts(getattr(session, "capture", None), code)
+    except Exception:  # noqa: BLE001 - the capture-based roles are lost, the code's shape still tells
+        facts = None
     try:
         roles = _roles.code_roles(code, facts)
     except Exception:  # noqa: BLE001 - no role gutter rather than no stop
@@ -248,3 +246,26 @@ def stop_teaching(session: Any, ctx: "PauseContext", stop: Stop) -> StopTeaching
         except Exception:  # noqa: BLE001 - values without their origins
             provenance = None
     return StopTeaching(roles, provenance)
+
+
+#: id(code) → (code, capture version, facts): `codegen_facts`' cache (the code is kept so its id stays its own).
+_facts_cache: dict[int, tuple[Any, Any, Any]] = {}
+
+
+def codegen_facts(capture: Any, code: Any) -> Any:
+    """`roles.facts_from_capture(capture, code)`, cached while the capture has recorded nothing new
+    (`Capture.version`): building it reads every compiled frame (about 60 ms on a 300-layer model), which a step
+    must not pay. None without a capture. Raises what `facts_from_capture` raises."""
+    from . import roles as _roles
+
+    if capture is None:
+        return None
+    version = capture.version
+    hit = _facts_cache.get(id(code))
+    if hit is not None and hit[0] is code and hit[1] == version:
+        return hit[2]
+    facts = _roles.facts_from_capture(capture, code)
+    if len(_facts_cache) > 256:
+        _facts_cache.clear()
+    _facts_cache[id(code)] = (code, version, facts)
+    return facts

@@ -209,6 +209,7 @@ class DebuggerApp(App[int]):
         self._printed: list[str] = []
         self._stderr: list[str] = []
         self._print_timer: Timer | None = None
+        self._paint_pending: Stop | None = None
         self._actions: dict[str, Callable[[], None]] = {
             "help": self._open_help,
             "console": lambda: self._main.console.input.focus(),
@@ -304,7 +305,7 @@ class DebuggerApp(App[int]):
     def settled(self) -> bool:
         """No engine call in flight or waiting, and no program output waiting to be logged (whether the program is
         stopped, runs, or ended)."""
-        return not self.client.busy and not self._printed and not self._stderr
+        return not self.client.busy and not self._printed and not self._stderr and self._paint_pending is None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Whether a registry action applies now (`actions.Action.when`): True runs it, None greys it out in the
@@ -696,9 +697,29 @@ class DebuggerApp(App[int]):
         gc.freeze()
         screen = self._main
         screen.activity = None
+        if stop.kind is StopKind.STEP:
+            # A step: the status line (where the program is now) goes out in a frame of its own, the panes in the
+            # next one. A frame repaints every widget between its topmost and its lowest change (Textual
+            # composes the bounding box of the changes), so the status line alone is a one-row frame the
+            # terminal shows at once; the panes follow a frame later (`_paint_step`).
+            screen.status.stop = stop
+            self._paint_pending = stop
+            self.call_after_refresh(self._paint_step, stop)
+            return
         screen.stop = stop
-        if stop.kind is not StopKind.STEP:
-            self._log_stop(stop)
+        self._log_stop(stop)
+        self._show_stop(stop)
+
+    def _paint_step(self, stop: Stop) -> None:
+        if self._paint_pending is stop:
+            self._paint_pending = None
+        if self.last_stop is not stop:
+            return  # a later stop came before this one was painted: it paints itself
+        self._main.stop = stop
+        self._show_stop(stop)
+
+    def _show_stop(self, stop: Stop) -> None:
+        screen = self._main
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
         auto = (View.RECOMPILE if stop.kind is StopKind.RECOMPILE
