@@ -177,7 +177,7 @@ class DebuggerApp(App[int]):
         """The listener the session reports to."""
         self.session: EngineSession = session_factory(self.bridge)
         """The engine session."""
-        self.client = EngineClient(self, self.session)
+        self.client = EngineClient(self, self.session, on_idle=self._engine_idle)
         """The one path of every engine call."""
         self.keymap: dict[str, str] = dict(keymap or {})
         """Action id → keys overrides in force (shown by the help screen and the palette)."""
@@ -210,6 +210,7 @@ class DebuggerApp(App[int]):
         self._stderr: list[str] = []
         self._print_timer: Timer | None = None
         self._paint_pending: Stop | None = None
+        self._footer_wanted = False
         self._actions: dict[str, Callable[[], None]] = {
             "help": self._open_help,
             "console": lambda: self._main.console.input.focus(),
@@ -908,12 +909,23 @@ class DebuggerApp(App[int]):
 
     def _refresh_footer(self) -> None:
         self._footer_timer = None
+        if self.client.busy:
+            # an engine call in flight (the step itself, a query) changes the state again when it is answered:
+            # refresh once it was (`_engine_idle`), not for each state on the way
+            self._footer_wanted = True
+            return
         if self._gate() != self._footer_gate:
             self._footer_gate = self._gate()
             try:
                 self.screen.refresh_bindings()
             except ScreenStackError:  # the app is closing
                 pass
+
+    def _engine_idle(self) -> None:
+        """The engine client answered its last call: a footer refresh held back for it is due now."""
+        if self._footer_wanted:
+            self._footer_wanted = False
+            self._bindings_changed()
 
     def _exit_now(self) -> None:
         self.exit(self._status(), return_code=self._status())

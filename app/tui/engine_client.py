@@ -63,10 +63,12 @@ class EngineClient:
             """What the engine returned (an `EngineError` when the call raised)."""
             super().__init__()
 
-    def __init__(self, app: App[Any], engine: EngineSession) -> None:
+    def __init__(self, app: App[Any], engine: EngineSession, on_idle: Callable[[], None] | None = None) -> None:
         self.app = app
         self.engine = engine
         """The engine session every call goes to."""
+        self.on_idle = on_idle
+        """Called on the UI thread when the last call waiting was answered."""
         self._waiting: deque[Call] = deque()
         self._in_flight: Call | None = None
         self._closed = False
@@ -108,6 +110,8 @@ class EngineClient:
                 event.call.done(event.result)
         finally:
             self._next()
+            if not self.busy and self.on_idle is not None and not self._closed:
+                self.on_idle()
 
     def close(self) -> None:
         """Make no further calls (the app is going away); calls waiting are dropped."""

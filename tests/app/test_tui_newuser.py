@@ -4,6 +4,8 @@ focus nobody could see, view keys and Escape that lost the view, the Recompile v
 
 from __future__ import annotations
 
+import asyncio
+
 import io
 import sys
 from dataclasses import replace
@@ -191,7 +193,7 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
     async def until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
         start = time.monotonic()
         while not condition() and time.monotonic() - start < timeout:
-            await pilot.pause(0.01)
+            await asyncio.sleep(0.01)
         await settle(pilot)
 
     async def tab_to(pilot, test) -> None:  # noqa: ANN001
@@ -321,7 +323,7 @@ async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tm
         async def until(condition) -> None:  # noqa: ANN001
             start = time.monotonic()
             while not condition() and time.monotonic() - start < 120:
-                await pilot.pause(0.01)
+                await asyncio.sleep(0.01)
             await settle(pilot)
 
         await until(lambda: app.phase == "stopped")

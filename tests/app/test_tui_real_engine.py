@@ -5,6 +5,8 @@ Slow (they import torch and compile); the fast behaviour tests use the fake engi
 
 from __future__ import annotations
 
+import asyncio
+
 import textwrap
 import time
 
@@ -42,7 +44,7 @@ CRASH = textwrap.dedent(
 async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
     start = time.monotonic()
     while not condition() and time.monotonic() - start < timeout:
-        await pilot.pause(0.01)  # polls a real program (compiling, running): no fixed wait
+        await asyncio.sleep(0.01)  # polls a real program (compiling, running): no fixed wait
     await settle(pilot)
 
 

@@ -22,7 +22,7 @@ async def _until(pilot, condition, timeout: float = 60.0) -> bool:  # noqa: ANN0
     while not condition():
         if time.monotonic() - start > timeout:
             return False
-        await pilot.pause(0.01)  # polls the real engine: no fixed wait
+        await asyncio.sleep(0.01)  # polls the real engine: no fixed wait
     return True
 
 
