@@ -444,6 +444,14 @@ class Capture:
             self._generated[id(new_code)] = entry
             entry.code = new_code
 
+    @property
+    def version(self) -> tuple[int, int, int, int]:
+        """Grows whenever a record is added (a compiled frame, a cache entry, a resume function, a graph): what
+        was read from `frames` before is still true while it stays the same (`snapshot.codegen_facts` caches on
+        it; `frames` itself costs tens of ms on a big model)."""
+        with self._lock:
+            return (len(self._frames), len(self._generated), len(self._resume_globals), len(self._pending_graph))
+
     def frames(self, *, guards: bool = False) -> list[CompiledFrameView]:
         """Snapshot of every compiled frame, in first-compile order; entries oldest first.
 

@@ -72,6 +72,7 @@ def load() -> None:
     if _loaded:
         return
     _loaded = True
+    quiet_numpy_warning()
     import torch as _torch
     import torch._dynamo  # noqa: F401
     import torch._dynamo.convert_frame as _cf
@@ -1351,3 +1352,19 @@ def guard_leaf_type_names() -> list[str]:
     except Exception:  # noqa: BLE001 - missing on this torch: the caller shows no list
         return []
     return sorted(n for n in dir(_g) if n.isupper() and not n.startswith("_"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Quiet start — torch's NumPy warning (verified on torch 2.13.0 without numpy installed: importing torch warns
+# "Failed to initialize NumPy: No module named 'numpy'" from torch/_subclasses/functional_tensor.py)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def quiet_numpy_warning() -> None:
+    """Hide torch's own "Failed to initialize NumPy" warning: neither dynadbg nor `torch.compile` needs NumPy,
+    and the line reads like a fault of the user's program. Only that message, and only when a torch module
+    issues it: the program's own warnings (and torch's others) still show."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"Failed to initialize NumPy", category=UserWarning,
+                            module=r"torch(\.|$)")

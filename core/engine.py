@@ -901,7 +901,9 @@ class EngineMethods:
         if self.capture is None:
             return None
         try:
-            return _roles.facts_from_capture(self.capture, code)
+            from .snapshot import codegen_facts
+
+            return codegen_facts(self.capture, code)  # cached: reading the capture costs tens of ms per call
         except Exception as exc:  # noqa: BLE001 - a capture fault costs the capture-based roles, not the listing
             self.message(f"roles: the capture's records could not be read ({type(exc).__name__}: {exc})")
             return None

@@ -203,6 +203,8 @@ class Stop:
             at every other stop.
         hints: at a recompile stop, the ``torch._dynamo.config.X = Y`` lines torch itself suggests.
         watches: every watch expression evaluated in the selected frame at this stop (`WatchValue`).
+        teaching: the roles of the selected frame's code and its value stack's provenance, built with the stop
+            when the listener asks for them (`StopTeaching`); None otherwise (and for recorded stops).
     """
 
     kind: StopKind
@@ -221,6 +223,7 @@ class Stop:
     watches: tuple["WatchValue", ...] = ()
     #: set when this is a recorded past stop shown by `back`/`forward` (read-only history), else None
     history: "HistoryMark | None" = None
+    teaching: "StopTeaching | None" = None
 
     @property
     def frame(self) -> FrameView | None:
@@ -1098,6 +1101,23 @@ class Provenance:
     slots: tuple[SlotOrigin, ...]
     path: str
     ambiguous: bool = False
+
+
+@dataclass(frozen=True)
+class StopTeaching:
+    """The teaching data of one stop, built on the program's thread with the `Stop` itself, so that a front end
+    shows a step in one round trip (a listener with ``wants_teaching = True`` gets it on every stop).
+
+    Attributes:
+        roles: the roles of the selected frame's code object (what `Engine.roles()` answers), None when that is
+            no generated code.
+        provenance: who pushed each value-stack slot of the selected frame (what `Engine.stack_provenance()`
+            answers), None where the frame has no value stack to explain (no instruction, an empty or unknown
+            stack).
+    """
+
+    roles: CodeRoles | None = None
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ class Listener(Protocol):
     # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
     # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
     # comes before the program's own next output.
+    # Optional: ``wants_teaching = True``: every `Stop` then carries `Stop.teaching` (the roles and the value
+    # stack's provenance of its selected frame), so a front end that shows them needs no other call per stop.
 
 
 class InlineDriver(Protocol):
@@ -341,7 +343,14 @@ class Session(EngineMethods):
             if self.finished:
                 return EngineError("the program has finished", "not paused")
             return EngineError("the program is running", "not paused")
-        return reply.get()
+        while True:
+            try:
+                return reply.get(timeout=0.25)
+            except queue.Empty:
+                # a caller waiting on a command that never ends (`p` of an endless loop) is let go once the user
+                # quits: its front end can exit while the daemon worker finishes or dies with the process
+                if self._quitting:
+                    return EngineError("the program is ending", "not paused")
 
     @staticmethod
     def _guarded(call: Callable[[], Any]) -> Any:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
 from .disasm import code_view
-from .model import FrameView, Stop, StopKind, ValueSummary
+from .model import FrameView, Stop, StopKind, StopTeaching, ValueSummary
 from .values import UNKNOWN, summarize
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         import traceback
 
         detail.append(("exception", "".join(traceback.format_exception_only(ctx.exception)).strip()))
-    return Stop(
+    stop = Stop(
         kind=ctx.kind,
         message=message,
         frames=tuple(frames),
@@ -207,3 +207,65 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         hints=hints,
         watches=session.watch_values(ctx),
     )
+    if getattr(getattr(session, "listener", None), "wants_teaching", False):
+        stop = replace(stop, teaching=stop_teaching(session, ctx, stop))
+    return stop
+
+
+def stop_teaching(session: Any, ctx: "PauseContext", stop: Stop) -> StopTeaching | None:
+    """The roles and the value stack's provenance of `stop`'s selected frame (what `Engine.roles()` and
+    `Engine.stack_provenance()` answer there), so a front end needs no further round trip to show the stop.
+
+    Roles are cached per code object (`roles.code_roles`); provenance is computed for the stop's instruction.
+    A failure costs the teaching data, never the stop (None, or None in the failing field).
+    """
+    from . import provenance as _provenance
+    from . import roles as _roles
+
+    fv = stop.selected_frame
+    if fv is None or not fv.code.generated:
+        return None
+    if ctx.frames and 0 <= stop.selected < len(ctx.frames):
+        code = ctx.frames[stop.selected].frame.f_code
+    elif ctx.compile_event is not None:
+        code = ctx.compile_event.code
+    else:
+        return None
+    try:
+        facts = codegen_facts(getattr(session, "capture", None), code)
+    except Exception:  # noqa: BLE001 - the capture-based roles are lost, the code's shape still tells
+        facts = None
+    try:
+        roles = _roles.code_roles(code, facts)
+    except Exception:  # noqa: BLE001 - no role gutter rather than no stop
+        return None
+    provenance = None
+    if fv.index >= 0 and fv.stack and not (len(fv.stack) == 1 and fv.stack[0].unknown):
+        try:
+            provenance = _provenance.provenance(code, fv.index, facts=facts, roles=roles)
+        except Exception:  # noqa: BLE001 - values without their origins
+            provenance = None
+    return StopTeaching(roles, provenance)
+
+
+#: id(code) → (code, capture version, facts): `codegen_facts`' cache (the code is kept so its id stays its own).
+_facts_cache: dict[int, tuple[Any, Any, Any]] = {}
+
+
+def codegen_facts(capture: Any, code: Any) -> Any:
+    """`roles.facts_from_capture(capture, code)`, cached while the capture has recorded nothing new
+    (`Capture.version`): building it reads every compiled frame (about 60 ms on a 300-layer model), which a step
+    must not pay. None without a capture. Raises what `facts_from_capture` raises."""
+    from . import roles as _roles
+
+    if capture is None:
+        return None
+    version = capture.version
+    hit = _facts_cache.get(id(code))
+    if hit is not None and hit[0] is code and hit[1] == version:
+        return hit[2]
+    facts = _roles.facts_from_capture(capture, code)
+    if len(_facts_cache) > 256:
+        _facts_cache.clear()
+    _facts_cache[id(code)] = (code, version, facts)
+    return facts

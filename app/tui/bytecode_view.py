@@ -133,14 +133,30 @@ class BytecodeView(ScrollView, can_focus=True):
 
     # Data ------------------------------------------------------------------------------------------------------
 
-    def show(self, code: CodeView | None, current: int = -1, breakpoints: frozenset[int] = frozenset()) -> None:
-        """Set listing, current instruction and breakpoints together (one repaint of what changed)."""
+    def show(self, code: CodeView | None, current: int = -1, breakpoints: frozenset[int] = frozenset(), *,
+             roles: CodeRoles | None | object = ...) -> None:
+        """Set listing, current instruction, breakpoints and (unless left out) roles together: one layout and one
+        repaint of what changed."""
+        if roles is not ... and roles is not self.roles:
+            if self._same_code(self.code, code):
+                self.roles = roles  # type: ignore[assignment]
+            else:
+                self.set_reactive(BytecodeView.roles, roles)  # the new listing's layout takes them
         self.code = code
         self.breakpoints = breakpoints
         self.current = current
 
+    def roles_for(self, code: CodeView) -> CodeRoles | None:
+        """The roles shown now if they are `code`'s (a stop that brought none keeps them), else None."""
+        roles = self.roles
+        return roles if roles is not None and roles.key == code.key else None
+
+    @staticmethod
+    def _same_code(old: CodeView | None, new: CodeView | None) -> bool:
+        return old is new or (old is not None and new is not None and old.key == new.key and old == new)
+
     def watch_code(self, old: CodeView | None, new: CodeView | None) -> None:
-        if old is new or (old is not None and new is not None and old.key == new.key and old == new):
+        if self._same_code(old, new):
             return
         self._rows.clear()
         instructions = new.instructions if new is not None else ()

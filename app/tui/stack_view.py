@@ -40,6 +40,17 @@ class StackView(LinesView):
     provenance: reactive[Provenance | None] = reactive(None, repaint=False)
     """Who pushed each slot (shown when it covers exactly the frame's slots at its instruction)."""
 
+    def show(self, frame: FrameView | None, provenance: Provenance | None,
+             return_value: ValueSummary | None) -> None:
+        """A new stop's frame, the provenance of its slots and its return value: one build, one repaint."""
+        old = self.frame
+        self.set_reactive(StackView.frame, frame)
+        self.set_reactive(StackView.provenance, provenance)
+        self.set_reactive(StackView.return_value, return_value)
+        if old is None or frame is None or old.code.key != frame.code.key:
+            self.reset_virtual_height()
+        self._show(self._build())
+
     def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
         if old is None or new is None or old.code.key != new.code.key:
             self.reset_virtual_height()

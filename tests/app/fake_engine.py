@@ -30,7 +30,8 @@ from dynadbg.core.history import History, HistoryCursor, HistoryError, history_s
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
                                 DecisionKind, EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
                                 Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Provenance,
-                                Resumed, SlotOrigin, StackEffectView, Stop, StopKind, WatchValue)
+                                Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
+                                WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
@@ -140,7 +141,15 @@ class FakeEngine:
         frames = tuple(replace(f, breakpoints=tuple(sorted(b.index for b in self._breakpoints.values()
                                                            if b.code_key == f.code.key))) for f in stop.frames)
         stop = replace(stop, frames=frames)
-        self._stop = replace(stop, watches=watch_values(self._watches, stop, self._watch_memory))
+        self._stop = replace(stop, watches=watch_values(self._watches, stop, self._watch_memory), teaching=None)
+        if getattr(self.listener, "wants_teaching", False):
+            # as the real engine's `snapshot.stop_teaching`: what `roles()` and `stack_provenance()` answer here
+            frame = self._stop.selected_frame
+            if frame is not None and frame.code.generated:
+                roles, provenance = self.roles(), self.stack_provenance()
+                self._stop = replace(self._stop, teaching=StopTeaching(
+                    roles if isinstance(roles, CodeRoles) else None,
+                    provenance if isinstance(provenance, Provenance) else None))
 
     def _finish(self, result: ExitResult) -> None:
         if self._finished.is_set():
@@ -242,10 +251,14 @@ class FakeEngine:
             self.history_cursor.position = None
             message = "back to the present" + (f"; {message}" if message else "")
         self._stop = None
+        resumed = Resumed(action, message, permanent, warnings)
+        notify = getattr(self.listener, "on_resumed", None)
+        if notify is not None:  # as the real engine: the answer is shown before the program goes on
+            notify(resumed)
         self.listener.on_running("running")
         if not held:
             self._advance(count)
-        return Resumed(action, message, permanent, warnings)
+        return resumed
 
     set_step, set_next = _control("step", counted=True), _control("next", counted=True)
     set_return, set_continue, set_until = _control("return"), _control("continue"), _control("until")

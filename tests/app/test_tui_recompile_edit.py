@@ -36,8 +36,7 @@ def footer_ids(app) -> set[str]:  # noqa: ANN001
 
 
 async def _settled(pilot) -> None:  # noqa: ANN001
-    await settle(pilot)
-    await pilot.pause(0.35)  # past the footer's settle delay and the edit dialog's debounce
+    await settle(pilot)  # the footer and the edit preview wait no time in tests
     await settle(pilot)
 
 
