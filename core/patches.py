@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from types import CodeType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from . import compat
+from . import compat, precompile
 from .edits import (  # noqa: F401 - re-exported: the edit API's historical home
     EDIT_KINDS,
     analyze_stack,
@@ -165,6 +165,8 @@ class PatchManager:
         self._touched: dict[int, CodeType] = {}
         self._pending: list[PatchSpec] = []
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
+        #: this manager's name in the shared list of precompile entries (`dynadbg.core.precompile`)
+        self._owner = f"session {id(self):x}"
         session.compile_hooks.append(self._on_compile)
         session.teardown_hooks.append(self._teardown)
 
@@ -452,14 +454,13 @@ class PatchManager:
     def _reload(self, original: CodeType) -> None:
         """torch keeps precompile entries per code object: drop them all and load the current set."""
         _orig, pres = self._precompiled.get(id(original), (original, {}))
-        compat.reset_precompile_entries(original)
-        for pre in pres.values():
-            compat.load_precompile_entry(original, pre.guard_manager, pre.code)
+        precompile.set_entries(original, self._owner, [(p.guard_manager, p.code) for p in pres.values()])
 
     def on_reset(self, original: CodeType) -> None:
         """`original`'s cache and precompile entries were dropped (``reset_code``): forget the precompile
         entries; the compile hook re-applies the patches when it compiles again."""
         _orig, pres = self._precompiled.pop(id(original), (original, {}))
+        precompile.forget(original)
         for pre in pres.values():
             self._unregister(pre)
 
@@ -511,6 +512,7 @@ class PatchManager:
         the next call compiles Dynamo's own code again."""
         self.active = False
         for original in list(self._touched.values()):
+            precompile.forget(original, self._owner)
             try:
                 compat.reset_code(original)
             except Exception as exc:  # noqa: BLE001
