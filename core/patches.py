@@ -167,6 +167,10 @@ class PatchManager:
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
         #: this manager's name in the shared list of precompile entries (`dynadbg.core.precompile`)
         self._owner = f"session {id(self):x}"
+        #: (f_locals, f_globals) of the stop an edit is being installed from
+        self._live_scope: tuple[dict[str, Any], dict[str, Any]] | None = None
+        #: id(compile event) -> (event, the guard manager Dynamo built) for events whose manager an edit replaced
+        self._event_managers: dict[int, tuple[Any, Any]] = {}
         session.compile_hooks.append(self._on_compile)
         session.teardown_hooks.append(self._teardown)
 
@@ -233,7 +237,11 @@ class PatchManager:
         preview = preview_edit(t.dynamo, old, op)
         if preview.error is not None or preview.code is None:
             return EditOutcome(preview.error or EditError("cannot assemble", "no code came out"))
-        return self._install(t, old + [op], preview.code)
+        self._live_scope = self._scope_of(ctx)
+        try:
+            return self._install(t, old + [op], preview.code)
+        finally:
+            self._live_scope = None
 
     def undo(self, ctx: "PauseContext", *, everything: bool = False) -> EditOutcome:
         """Put Dynamo's code back for this stop's code (`everything`: for every patched code object)."""
@@ -349,6 +357,38 @@ class PatchManager:
         why = (" (same function, but Dynamo's code differs: the program, torch or Python changed)" if same else "")
         return EditError("no match", f"{path} patches {theirs}, not {here.describe()}{why}; nothing installed")
 
+    def _scope_of(self, ctx: "PauseContext") -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """(f_locals, f_globals) of the paused frame's call, for guards on the sources an edit makes the graph
+        read; None when the stop has no frame."""
+        st = ctx.frame
+        if st is None or st.frame is None:
+            return None
+        return (st.inputs if st.inputs else dict(st.frame.f_locals)), st.frame.f_globals
+
+    def _guarded(self, original: CodeType, dynamo: CodeType, new: CodeType, wrapper: Any,
+                 scope: tuple[dict[str, Any], dict[str, Any]] | None, *, event: Any = None) -> Any:
+        """The unguarded-edit check (`toolkit_validate.guard_edit`): an edit that makes the graph read another
+        object gets the guards torch built for the old one rebuilt on it, or is refused (an `EditError` naming
+        the source). Returns the guard manager to use (None: `wrapper` as it is). At a compile stop (`event`)
+        the event's manager is replaced by the guarded copy, and put back when the edit is undone."""
+        if event is not None and new is dynamo:
+            first = self._event_managers.pop(id(event), None)
+            if first is not None and first[0] is event:
+                event.guard_manager = first[1]
+            return None
+        from .format.toolkit import problem_text
+        from .toolkit_validate import guard_edit
+
+        f_locals, f_globals = scope if scope is not None else (None, _globals_of(original))
+        guarded, check = guard_edit(dynamo, new, wrapper, original, f_locals, f_globals)
+        if check.problems:
+            return EditError("unguarded source", "; ".join(problem_text(p) for p in check.problems)
+                             + " (the graph would read it with no guard: nothing installed)")
+        if guarded is not None and event is not None:
+            self._event_managers.setdefault(id(event), (event, event.guard_manager))
+            event.guard_manager = guarded
+        return guarded
+
     def _install(self, t: _Target, ops: list[EditOp], new: CodeType) -> EditOutcome:
         key = self._key_of(t)
         patch = self._patch(t.original, t.dynamo)
@@ -359,6 +399,11 @@ class PatchManager:
         old_ops = list(patch.ops)
         patch.ops = list(ops)
         if t.event is not None:
+            guarded = self._guarded(t.original, t.dynamo, new, t.event.guard_manager, compat.compile_frame_scope(),
+                                    event=t.event)
+            if isinstance(guarded, EditError):
+                patch.ops = old_ops
+                return EditOutcome(guarded)
             t.event.code = new
             if new is not t.dynamo:
                 self._made[id(new)] = (patch, t.dynamo, new)
@@ -417,6 +462,11 @@ class PatchManager:
                 if want is entry_code:
                     continue
                 manager = compat.clone_guard_manager(entry.guard_manager)
+                if want is not dynamo:
+                    guarded = self._guarded(original, dynamo, want, manager, self._live_scope)
+                    if isinstance(guarded, EditError):
+                        return guarded
+                    manager = guarded or manager
                 pre = _Precompiled(dynamo, entry_code, want, manager, patch)
                 pres[id(dynamo)] = pre
                 if want is not dynamo:
@@ -500,6 +550,11 @@ class PatchManager:
         if isinstance(new, EditError):
             self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {new}")
             return
+        guarded = self._guarded(original, dynamo, new, event.guard_manager, compat.compile_frame_scope(),
+                                event=event)
+        if isinstance(guarded, EditError):
+            self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {guarded}")
+            return
         event.code = new
         self._made[id(new)] = (patch, dynamo, new)
         self._touched[id(original)] = original
@@ -536,6 +591,16 @@ class PatchManager:
                     return SimpleNamespace(code=code, compile_id=info.compile_id if info else "?",
                                            guard_manager=pre.guard_manager)
         return None
+
+
+def _globals_of(original: CodeType) -> dict[str, Any]:
+    """The globals of the module `original` was defined in (found through its function objects), or {}."""
+    import gc
+
+    for ref in gc.get_referrers(original):
+        if getattr(ref, "__code__", None) is original and isinstance(getattr(ref, "__globals__", None), dict):
+            return ref.__globals__
+    return {}
 
 
 def _spec(patch: _Patch) -> PatchSpec:

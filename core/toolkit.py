@@ -96,6 +96,8 @@ class _Target:
 
 def _resolve(target: Any) -> _Target:
     """The original code object behind what a user passes (see `entries`)."""
+    if isinstance(target, _Target):
+        return target
     if isinstance(target, CodeType):
         return _Target(target)
     torch = compat.torch
@@ -113,8 +115,8 @@ def _resolve(target: Any) -> _Target:
         if isinstance(bound_self, torch.nn.Module) and func.__name__ == "forward":
             return _Target(func.__code__, fn, func.__globals__, bound_self)
         return _Target(func.__code__, fn, func.__globals__)
-    raise ToolkitError(f"cannot find the code object of {target!r}: pass a compiled function, an nn.Module or a "
-                       f"code object")
+    raise ToolkitError(f"cannot find the code object of a {type(target).__name__}: pass a compiled function, an "
+                       f"nn.Module or a code object")
 
 
 # ==============================================================================================================
@@ -206,6 +208,17 @@ class _Registry:
             done_patch.apply()
             self._patches = [miss_patch, done_patch]
 
+    def prune_restores(self) -> None:
+        """Forget originals waiting to be put back whose code has no cache entries left at all (torch's cache
+        was reset: a compile makes them again)."""
+        with self.lock:
+            for key, waiting in list(self.pending.items()):
+                keep = [i for i in waiting if not isinstance(i, _Restore) or compat.cache_entries(i.original)]
+                if keep:
+                    self.pending[key] = keep
+                else:
+                    self.pending.pop(key, None)
+
     def release_hooks(self) -> None:
         """Remove the patches when nothing needs them (no pending copy, nothing persisted)."""
         with self.lock:
@@ -248,6 +261,8 @@ class _Registry:
                 waiting.remove(inst)
                 inst.pending = False
             inst.built.counter.hits += 1      # this very call runs the copy, without a guard check in C++
+            if isinstance(inst, _Restore):
+                self.release_hooks()
             return compat.guarded_code_return(inst.built.code, inst.built.wrapper, inst.compile_id,
                                               f"dynadbg.toolkit copy of {inst.draft.entry.compile_id}")
         return None
@@ -641,8 +656,8 @@ class Draft:
 
     def transport(self, old_source: str, new_source: str, *, keep_old: bool = False) -> "Draft":
         """Rebuild the guards of `old_source` and everything below it for the object at `new_source`: each must
-        accept the new object (an ``ID_MATCH`` is re-pinned to it). The old subtree is left out of the copy
-        unless `keep_old` (the code still reads it)."""
+        accept the new object (also an ``ID_MATCH``: Dynamo specialised the code on that very object). The old
+        subtree is left out of the copy unless `keep_old` (the code still reads it)."""
         old, new = _source(old_source), _source(new_source)
         if not _has_manager(self.entry.guards, old.text):
             raise ToolkitError(f"entry {self.entry.compile_id} has no guards on {old.text}")
@@ -869,6 +884,7 @@ def _reapply(inst: _Install, guarded_code: Any, original: CodeType) -> None:
         inst.not_reapplied.append((str(guarded_code.compile_id), built.validation.problems))
         return
     inst.keep.extend((dynamo, built))
+    built.counter.hits += 1      # the call that compiled it runs it next, without a guard check
     inst.extra_counters.append(built.counter)
     guarded_code.code = built.code
     guarded_code.guard_manager = built.wrapper
@@ -1046,11 +1062,12 @@ def installed() -> tuple[Handle, ...]:
 
 
 def remove_all() -> None:
-    """`Handle.remove` every copy (what a session's teardown calls), and drop the toolkit's patches on torch."""
+    """`Handle.remove` every copy, and drop the toolkit's patches on torch when nothing needs them. Originals a
+    ``replace`` invalidated come back at their next call, unless torch's cache of that code was emptied since
+    (``torch._dynamo.reset()``, ``reset_code``: then Dynamo compiles it again)."""
     for inst in list(_REGISTRY.installs):
         _remove(inst)
-    with _REGISTRY.lock:
-        _REGISTRY.pending = {k: [i for i in v if isinstance(i, _Restore)] for k, v in _REGISTRY.pending.items()}
+    _REGISTRY.prune_restores()
     _REGISTRY.release_hooks()
 
 
@@ -1072,7 +1089,7 @@ def rebind(target: Any, mapping: Mapping[str, Any], *, swap: bool | None = None,
       object is put there (``model.layers[3] = new_layer``: a swap; the module is the compiled code's input).
       When every entry's own guards accept it there, nothing is installed (`RebindResult.accepted_by`);
       otherwise the entries that reject it get a copy with the guards on that source rebuilt for the new
-      object (an identity pin re-pinned; a baked constant or another dtype is refused).
+      object, each of which it must pass (a baked constant, another dtype or another identity is refused).
 
     `swap=True` swaps a global too (``fn.__globals__['lin_a'] = lin_b``); `swap=False` is refused for a path.
     `mode` and `persist` are `Draft.install`'s; by default a copy replaces its entry and is re-applied when
@@ -1214,10 +1231,12 @@ def save(path: str, *items: Any) -> int:
     return len(specs)
 
 
-def load(path: str, target: Any, *, mode: str | None = None, force: bool = False) -> tuple[Handle, ...]:
+def load(path: str, target: Any, *, inputs: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
+         mode: str | None = None, force: bool = False) -> tuple[Handle, ...]:
     """Install the patches of `path` that are for `target`'s code: each is matched to a live cache entry by
     the fingerprint of Dynamo's code, its guard operations are rebuilt against the objects alive now, validated
-    and installed (the mode saved with it, or `mode`).
+    and installed (the mode saved with it, or `mode`). Guards on locals (``L[...]``) are built from the
+    arguments of a sample call, `inputs` = ``(args, kwargs)`` (`Draft.inputs`).
 
     Raises:
         ToolkitError: the file is malformed, or no patch in it is for `target`.
@@ -1249,6 +1268,8 @@ def load(path: str, target: Any, *, mode: str | None = None, force: bool = False
 
             raise Refused(v, f"{path}: stale patch: " + refusal_text(v))
         draft = entry.copy()
+        if inputs is not None:
+            draft.inputs(*inputs[0], **dict(inputs[1]))
         draft.edit_ops = list(spec.ops)
         draft.current_code = entry.code_obj  # type: ignore[assignment]
         draft.guard_ops = list(spec.guards)

@@ -210,7 +210,7 @@ def carry(old: compat.RawGuardManager, new_root: Any, new_source: Source, scope:
     `subtree`, every manager below it too), for the live value now at `new_source`.
 
     Each old leaf is first called on the new value (``LeafGuard.__call__``): a leaf that rejects it is a
-    `ProblemKind.GUARD_FAILS` (an ``ID_MATCH`` instead is re-pinned to the new object); a passing leaf of a
+    `ProblemKind.GUARD_FAILS` (an ``ID_MATCH`` too: Dynamo specialised on that object); a passing leaf of a
     buildable type is rebuilt from the new value; passing dimension-marking and length checks are left out.
     """
     out = Carried()
@@ -232,9 +232,6 @@ def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str
             continue
         code = parse_code_part(leaf.parts[0])[0] if leaf.parts else ""
         kind = leaf.guard_type
-        if kind == "ID_MATCH":
-            _rebuild(mgr, kind, value, new_text, out, why, old.source)
-            continue
         try:
             ok = bool(leaf.guard(value))
         except Exception:  # noqa: BLE001 - a leaf that raises rejects the value, as torch treats it

@@ -139,3 +139,19 @@ def _guard_plain(root: Any, source: Any, scope: Scope, old_text: str | None, out
             ProblemKind.UNSUPPORTED
         return [Problem(kind, source.text, old_source=old_text, detail=f"{type(exc).__name__}: {exc}")]
     return []
+
+
+def guard_edit(base_code: CodeType, new_code: CodeType, wrapper: Any, original: CodeType,
+               f_locals: dict[str, Any] | None, f_globals: dict[str, Any]) -> tuple[Any, InputCheck]:
+    """The guard manager an instruction edit must run under: (None, check) when the edit feeds the graph no
+    new source, or when `check` has problems (refuse the edit); else (a copy of `wrapper` with the guards
+    `guard_new_inputs` added, check). `f_locals`/`f_globals` are the live objects of this stop (None locals:
+    a new local cannot be guarded). What ``edit`` at a stop and ``--patch`` replay use
+    (`dynadbg.core.patches`)."""
+    if not changed_inputs(base_code, new_code):
+        return None, InputCheck()
+    clone = wrapper.root.clone_manager(lambda _m: True)
+    check = guard_new_inputs(base_code, new_code, wrapper.root, clone, Scope(original, f_globals, f_locals))
+    if check.problems or not check.added:
+        return None, check
+    return compat.wrap_guard_root(clone, wrapper), check

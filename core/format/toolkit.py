@@ -10,9 +10,9 @@ from ..toolkit_model import AddedGuard, Problem, ProblemKind, RebindResult, Vali
 
 def problem_text(p: Problem) -> str:
     """One line per problem (``graph input 1 reads G['lin_b']._parameters['weight']: ...``)."""
-    where = f"graph input {p.graph_input} " if p.graph_input is not None else ""
+    where = f"graph input {p.graph_input}: " if p.graph_input is not None else ""
     guard = f"{p.guard_type} " if p.guard_type else ""
-    code = f" ({p.guard_code})" if p.guard_code else ""
+    code = f"({p.guard_code}) " if p.guard_code else ""
     detail = f": {p.detail}" if p.detail else ""
     was = f" (Dynamo's code read {p.old_source})" if p.old_source and p.old_source != p.source else ""
     if p.kind is ProblemKind.EDIT:
@@ -21,16 +21,16 @@ def problem_text(p: Problem) -> str:
         what = f"reads {p.source}" if p.source else "is computed"
         return f"{where}{what}{was} and no guard covers it{detail}"
     if p.kind is ProblemKind.GUARD_FAILS:
-        return (f"{where}the object at {p.source} fails {guard}{code}, a guard torch built for "
+        return (f"{where}the object at {p.source} fails {guard}{code}— a guard torch built for "
                 f"{p.old_source or 'the old object'}: the graph was traced for what it checks{detail}")
     if p.kind is ProblemKind.NO_VALUE:
         return f"{where}{p.source} cannot be read on live objects{was}{detail}"
     if p.kind is ProblemKind.BAKED_VALUE:
-        return (f"dropping {guard}on {p.source}{code}: Dynamo specialised the code on that value (it may be baked "
+        return (f"dropping {guard}on {p.source} {code}— Dynamo specialised the code on that value (it may be baked "
                 f"into the graph as a constant), so other values would run it unchecked and can give wrong results")
     if p.kind is ProblemKind.NOT_FOUND:
         return f"{guard}on {p.source or '?'}{detail}" if p.source else (p.detail or "not found")
-    return f"{guard}on {p.source or '?'}{code}{detail}"
+    return f"{guard}on {p.source or '?'} {code}{detail}".replace("  ", " ")
 
 
 def refusal_text(validation: Validation) -> str:
