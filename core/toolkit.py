@@ -29,6 +29,7 @@ toolkit's patches on torch are removed again.
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import itertools
 import linecache
@@ -41,7 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from . import compat, edits, precompile
 from .disasm import code_view
 from .guard_filter import VALUE_GUARD_TYPES
-from .guards import build_guard_tree, closure_locals, iter_leaves
+from .guards import build_guard_tree, closure_locals, iter_leaves, parse_code_part
 from .model import CodeView, EditError, EditOp, GuardTree, PatchKey
 from .toolkit_guards import Scope, add_guard, add_lambda, carry, find_raw
 from .toolkit_model import (
@@ -163,6 +164,8 @@ class _Install:
         self.extra_counters: list[_Counter] = []     # copies `persist` made at later compiles
         self.replaced: Any = None                    # (code, wrapper, compile id) of the entry `replace` invalidated
         self.keep: list[Any] = [draft.entry.code_obj]
+        #: the user line that installed it (what `Entry.call_site` shows for a copy)
+        self.call_site = _call_site()
         #: (compile id, problems) of later compiles `persist` could not apply the draft to
         self.not_reapplied: list[tuple[str, tuple[Problem, ...]]] = []
 
@@ -325,6 +328,22 @@ class _Registry:
 _REGISTRY = _Registry()
 
 
+def _forget_at_exit() -> None:
+    """Drop the registry's references before the interpreter tears modules down: Dynamo's cleanup hooks fire
+    when generated code objects are collected, and torch 2.14/2.15 print "Exception ignored" for hooks that run
+    after its own module globals are gone."""
+    reg = _REGISTRY
+    with reg.lock:
+        reg.installs.clear()
+        reg.pending.clear()
+        reg.persisted.clear()
+        reg.by_wrapper.clear()
+        reg.call_sites.clear()
+
+
+atexit.register(_forget_at_exit)
+
+
 def _call_site() -> CallSite | None:
     """The innermost frame on the stack outside torch and dynadbg: the user's call that is being compiled."""
     torch_dir = os.path.dirname(os.path.abspath(compat.torch.__file__)) + os.sep
@@ -369,7 +388,8 @@ class Entry:
         backend: the compiler name (``"eager"``, ``"inductor"``), None when torch does not keep one.
         hits: calls it served, for copies the toolkit installed (counted by their epilogue guard); None for
             Dynamo's own entries (torch keeps no count).
-        call_site: the user call that compiled it, when the toolkit was recording (`record_call_sites`).
+        call_site: the user call that compiled it, when the toolkit was recording (`record_call_sites`); for a
+            copy, the call that installed it.
         made_by: ``"dynamo"`` or ``"toolkit"`` (a copy), ``"dynadbg"`` (a session's edit).
         invalidated: True when torch will never run it again (it stays listed).
         warnings: the problems a ``force=True`` install overrode, as `Problem` records.
@@ -428,15 +448,17 @@ def entries(target: Any) -> tuple[Entry, ...]:
         run = inst.built.code if inst else None
         out.append(Entry(cid, EntryKind.PRECOMPILE, code_view(run, compile_id=cid) if run is not None else None,
                          _tree(wrapper, cid), inst.draft.entry.backend if inst else None,
-                         inst.hits if inst else None, None, "toolkit" if inst else "dynadbg", False,
+                         inst.hits if inst else None, inst.call_site if inst else None,
+                         "toolkit" if inst else "dynadbg", False,
                          inst.forced if inst else (), code, run, wrapper, None,
                          inst.compile_id if inst else None, tgt))
     for e in compat.cache_entries(code):
         cid, wrapper, run = compat.cache_entry_fields(e)
         inst = ours.get(id(wrapper)) or _REGISTRY.by_wrapper.get(id(wrapper))
+        site = getattr(inst, "call_site", None) if inst else _REGISTRY.call_site_of(run)
         out.append(Entry(cid, EntryKind.CACHE, code_view(run, compile_id=cid) if run is not None else None,
                          _tree(wrapper, cid), compat.entry_backend_name(e), inst.hits if inst else None,
-                         _REGISTRY.call_site_of(run), "toolkit" if inst else "dynamo", run is None,
+                         site, "toolkit" if inst else "dynamo", run is None,
                          inst.forced if inst else (), code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
     return tuple(out)
 
@@ -837,7 +859,7 @@ def _build(draft: Draft, base_code: CodeType, base_wrapper: Any, scope: Scope, e
 
 
 def _leaves_below(node: compat.RawGuardManager) -> list[tuple[str, str, str]]:
-    out = [(node.source, lf.guard_type, lf.parts[0] if lf.parts else "") for lf in node.leaves]
+    out = [(node.source, lf.guard_type, parse_code_part(lf.parts[0])[0] if lf.parts else "") for lf in node.leaves]
     for child in node.children:
         out.extend(_leaves_below(child))
     return out
@@ -1035,6 +1057,7 @@ class _Restore(_Install):
         self.extra_counters = []
         self.replaced = None
         self.not_reapplied = []
+        self.call_site = None
         self.draft = _RestoreDraft(compile_id)  # type: ignore[assignment]
 
 

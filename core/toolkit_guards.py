@@ -61,6 +61,14 @@ class Carried:
     left_out: list[tuple[str, str]] = field(default_factory=list)
 
 
+def describe(value: Any) -> str:
+    """A short description of a live value for a refusal: ``a torch.float64 tensor of size [8] on cpu``."""
+    if isinstance(value, compat.torch.Tensor):
+        return f"a {value.dtype} tensor of size {list(value.size())} on {value.device}"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
+
+
 def guard_code(guard_type: str, source: str, value: Any, key: Any = None) -> str:
     """The code part torch writes for a leaf of `guard_type` on `value` at `source` (guards.py, torch 2.13)."""
     if guard_type == "TENSOR_MATCH":
@@ -219,13 +227,14 @@ def carry(old: compat.RawGuardManager, new_root: Any, new_source: Source, scope:
     except Exception as exc:  # noqa: BLE001 - the new object cannot be read: nothing to guard it with
         out.problems.append(Problem(ProblemKind.NO_VALUE, new_source.text, detail=f"{type(exc).__name__}: {exc}"))
         return out
-    old_source = parse_source(old.source)
-    _carry_node(old, mgr, value, new_source.text, old_source, out, why, subtree)
+    _carry_node(old, mgr, value, new_source.text, (old.source, new_source.text), out, why, subtree)
     return out
 
 
-def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str, old_root: Source | None,
+def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str, roots: tuple[str, str],
                 out: Carried, why: str, subtree: bool) -> None:
+    """Carry `old`'s leaves onto `mgr` (value `value`, source `new_text`), then its children. `roots` is (the
+    transport's old source, its new source): every source below is renamed from the one to the other."""
     for leaf in old.leaves:
         if leaf.relational:
             out.left_out.append((new_text, leaf.guard_type))
@@ -237,7 +246,8 @@ def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str
         except Exception:  # noqa: BLE001 - a leaf that raises rejects the value, as torch treats it
             ok = False
         if not ok:
-            out.problems.append(Problem(ProblemKind.GUARD_FAILS, new_text, kind, code, old_source=old.source))
+            out.problems.append(Problem(ProblemKind.GUARD_FAILS, new_text, kind, code, old_source=old.source,
+                                        detail=f"it holds {describe(value)}"))
             continue
         if kind in BUILDABLE:
             key = None
@@ -260,19 +270,19 @@ def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str
             step, child_value = _step_value(child, value)
         except (KeyError, AttributeError, IndexError, TypeError) as exc:
             if child.leaves or child.children:
-                out.problems.append(Problem(ProblemKind.NO_VALUE, _rebased_text(child.source, old.source, new_text),
+                out.problems.append(Problem(ProblemKind.NO_VALUE, _rebased_text(child.source, *roots),
                                             old_source=child.source, detail=f"{type(exc).__name__}: {exc}"))
             continue
         except ValueError as exc:
             out.problems.append(Problem(ProblemKind.UNSUPPORTED, child.source, detail=str(exc)))
             continue
-        child_text = _rebased_text(child.source, old.source, new_text)
+        child_text = _rebased_text(child.source, *roots)
         try:
             sub = compat.child_guard_manager(mgr, step, child_text, child_value, f_code=None, f_globals=None)
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(ProblemKind.UNSUPPORTED, child_text, detail=f"{type(exc).__name__}: {exc}"))
             continue
-        _carry_node(child, sub, child_value, child_text, old_root, out, why, True)
+        _carry_node(child, sub, child_value, child_text, roots, out, why, True)
 
 
 def _rebased_text(source: str, old: str, new: str) -> str:

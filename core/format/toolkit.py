@@ -76,8 +76,8 @@ def entry_line(entry: Any) -> str:
     if entry.call_site is not None:
         import os
 
-        parts.append(f"(compiled by the call at {os.path.basename(entry.call_site.filename)}:"
-                     f"{entry.call_site.lineno})")
+        how = "installed at" if entry.made_by == "toolkit" else "compiled by the call at"
+        parts.append(f"({how} {os.path.basename(entry.call_site.filename)}:{entry.call_site.lineno})")
     return "  ".join(parts)
 
 

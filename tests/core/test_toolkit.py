@@ -438,3 +438,23 @@ def test_save_then_load_in_a_fresh_process_rebuilds_the_guards_and_refuses_a_sta
     assert run("load", str(patch)) == "LOADED 1 True 1 1 True"
     refused = run("stale", str(patch))
     assert refused.startswith("REFUSED") and "G['lin_b']" in refused
+
+
+@pytest.mark.slow
+def test_rebind_under_inductor_serves_the_new_module_without_recompiling():
+    global lin_f
+    lin_f = torch.nn.Linear(4, 4)
+    cf = torch.compile(reads_lin_a, backend="inductor")
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert torch.allclose(cf(x), lin_a(x).relu(), atol=1e-6)
+        (entry,) = toolkit.entries(cf)
+        assert entry.backend == "inductor"
+        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        (result,) = toolkit.rebind(cf, {"lin_a": lin_f})
+        assert result.installed
+        assert torch.allclose(cf(x), lin_f(x).relu(), atol=1e-6)
+        assert torch.allclose(cf(x), lin_f(x).relu(), atol=1e-6)
+        handle = toolkit.installed()[0]
+        assert handle.hits == 2 and handle.entry.backend == "inductor"
+        assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs      # no new compile
