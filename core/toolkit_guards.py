@@ -23,7 +23,7 @@ from typing import Any, Callable
 from . import compat
 from .guards import parse_code_part
 from .toolkit_model import AddedGuard, Problem, ProblemKind
-from .toolkit_sources import Source, parse_source
+from .toolkit_sources import Source
 
 #: Leaf types `compat.add_leaf_guard` builds from a live object.
 BUILDABLE: frozenset[str] = frozenset({"TENSOR_MATCH", "TYPE_MATCH", "ID_MATCH", "EQUALS_MATCH", "DICT_CONTAINS",

@@ -39,7 +39,8 @@ def main():
     cf = torch.compile(scaled, backend=backend)
     cf(x, Config(2.0))
     (entry,) = toolkit.entries(cf)
-    type_guard = next(lf for lf in iter_leaves(entry.guards) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
+    type_guard = next(lf for lf in iter_leaves(entry.guards)
+                      if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
     refused = entry.copy().drop_guard("L['cfg'].scale").validate()
     print(toolkit.refusal_text(refused).splitlines()[1])
     assert not refused.ok
