@@ -99,11 +99,13 @@ __all__ = [
 class _Patch:
     """A patch the session holds: the ops for one Dynamo code (by key), and where they went."""
 
-    __slots__ = ("key", "ops", "compile_ids", "originals")
+    __slots__ = ("key", "ops", "compile_ids", "originals", "guards")
 
-    def __init__(self, key: PatchKey, ops: Sequence[EditOp] = ()) -> None:
+    def __init__(self, key: PatchKey, ops: Sequence[EditOp] = (), guards: Sequence[Any] = ()) -> None:
         self.key = key
         self.ops: list[EditOp] = list(ops)
+        #: guard operations (`toolkit_model.GuardOp`) a patch file carried, applied to each compile it matches
+        self.guards: list[Any] = list(guards)
         self.compile_ids: list[str] = []
         #: id -> the original code objects it was made for or applied to
         self.originals: dict[int, CodeType] = {}
@@ -167,6 +169,7 @@ class PatchManager:
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
         #: this manager's name in the shared list of precompile entries (`dynadbg.core.precompile`)
         self._owner = f"session {id(self):x}"
+        self._guard_editor: Any = None
         #: (f_locals, f_globals) of the stop an edit is being installed from
         self._live_scope: tuple[dict[str, Any], dict[str, Any]] | None = None
         #: id(compile event) -> (event, the guard manager Dynamo built) for events whose manager an edit replaced
@@ -283,11 +286,30 @@ class PatchManager:
             return new
         return diff_code(t.dynamo, new)
 
+    def note_guard_editor(self, editor: Any) -> None:
+        """The session's guard editor (`guard_edits.GuardEditor`): `save` writes its guard edits too."""
+        self._guard_editor = editor
+
     def save(self, path: str) -> int | EditError:
-        """Write every patch (and pending ones) to `path` as JSON; the number written."""
-        items = [(p.key, p.ops) for p in self._patches if p.ops] + [(s.key, s.ops) for s in self._pending]
+        """Write every patch (and pending ones) to `path` as JSON, with the session's guard edits as guard
+        operations of the patch for their code object (format 2); the number of patches written."""
+        items: list[list[Any]] = [[p.key, list(p.ops), list(p.guards)] for p in self._patches if p.ops or p.guards]
+        items += [[s.key, list(s.ops), list(s.guards)] for s in self._pending]
+        for original, dynamo, gop in (self._guard_editor.patch_ops() if self._guard_editor is not None else []):
+            key = patch_key(original, dynamo) if dynamo is not None else self._live_key(original)
+            if key is None:
+                self._say(f"guard edit on {original.co_name} not saved: no compile of it is alive to match it by")
+                continue
+            item = next((i for i in items if i[0].matches(key)), None)
+            if item is None:
+                item = [key, [], []]
+                items.append(item)
+            if gop not in item[2]:
+                item[2].append(gop)
+        items = [i for i in items if i[1] or i[2]]
         if not items:
             return EditError("not here", "no patches to save")
+        items = [(k, tuple(o), tuple(g), None, False) for k, o, g in items]  # type: ignore[misc]
         try:
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(patch_file_json(items), fh, indent=2)
@@ -295,6 +317,17 @@ class PatchManager:
         except OSError as exc:
             return EditError("patch file", f"cannot write {path}: {exc.strerror or exc}")
         return len(items)
+
+    def _live_key(self, original: CodeType) -> PatchKey | None:
+        """The `PatchKey` of the newest live cache entry of `original` (its Dynamo code's fingerprint)."""
+        try:
+            entries = compat.cache_entries(original)
+        except Exception:  # noqa: BLE001
+            return None
+        for entry in entries:
+            if getattr(entry, "code", None) is not None:
+                return patch_key(original, self.dynamo_code_of(entry.code))
+        return None
 
     def load(self, ctx: "PauseContext", path: str) -> EditOutcome:
         """Read `path`; install the patch for this stop's code, keep the file's other patches for later compiles.
@@ -356,6 +389,22 @@ class PatchManager:
         same = [s for s in specs if s.key.same_function(here)]
         why = (" (same function, but Dynamo's code differs: the program, torch or Python changed)" if same else "")
         return EditError("no match", f"{path} patches {theirs}, not {here.describe()}{why}; nothing installed")
+
+    def _apply_guard_ops(self, original: CodeType, guard_ops: Sequence[Any], wrapper: Any) -> Any:
+        """A copy of `wrapper` with a patch file's guard operations applied against this compile's live objects
+        (`toolkit_ops.apply_guard_ops`), or an `EditError` saying why they no longer fit (a guard the compile
+        does not have, a source that cannot be read, an object that fails a transported guard)."""
+        from .format.toolkit import problem_text
+        from .toolkit_guards import Scope
+        from .toolkit_ops import apply_guard_ops
+
+        scope = compat.compile_frame_scope()
+        f_locals, f_globals = scope if scope is not None else (None, _globals_of(original))
+        applied = apply_guard_ops(wrapper.root, guard_ops, Scope(original, f_globals, f_locals), check_baked=False)
+        if applied.problems:
+            return EditError("patch file", "guard operations do not fit: "
+                             + "; ".join(problem_text(p) for p in applied.problems))
+        return compat.wrap_guard_root(applied.clone, wrapper)
 
     def _scope_of(self, ctx: "PauseContext") -> tuple[dict[str, Any], dict[str, Any]] | None:
         """(f_locals, f_globals) of the paused frame's call, for guards on the sources an edit makes the graph
@@ -522,7 +571,7 @@ class PatchManager:
             return
         original = event.original_code
         here = patch_key(original)
-        patches = [p for p in self._patches if p.ops and p.key.same_function(here)]
+        patches = [p for p in self._patches if (p.ops or p.guards) and p.key.same_function(here)]
         pending = [s for s in self._pending if s.key.same_function(here)]
         if not patches and not pending:
             return
@@ -543,13 +592,19 @@ class PatchManager:
                                   f"(code {key.fingerprint[:12]}: {reason}); not applied")
                 return
             self._pending.remove(spec)
-            patch = _Patch(spec.key, spec.ops)
+            patch = _Patch(spec.key, spec.ops, spec.guards)
             self._patches.append(patch)
         patch.originals[id(original)] = original
         new = build_patched(dynamo, patch.ops)
         if isinstance(new, EditError):
             self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {new}")
             return
+        if patch.guards:
+            rebuilt = self._apply_guard_ops(original, patch.guards, event.guard_manager)
+            if isinstance(rebuilt, EditError):
+                self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {rebuilt}")
+                return
+            event.guard_manager = rebuilt
         guarded = self._guarded(original, dynamo, new, event.guard_manager, compat.compile_frame_scope(),
                                 event=event)
         if isinstance(guarded, EditError):

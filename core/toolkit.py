@@ -37,14 +37,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 from types import CodeType, FunctionType, MethodType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import compat, edits, precompile
 from .disasm import code_view
-from .guard_filter import VALUE_GUARD_TYPES
-from .guards import build_guard_tree, closure_locals, iter_leaves, parse_code_part
+from .guards import build_guard_tree, closure_locals, iter_leaves
 from .model import CodeView, EditError, EditOp, GuardTree, PatchKey
-from .toolkit_guards import Scope, add_guard, add_lambda, carry, find_raw
+from .toolkit_guards import Scope
+from .toolkit_ops import apply_guard_ops
 from .toolkit_model import (
     AddedGuard,
     CallSite,
@@ -756,10 +756,6 @@ def _has_manager(tree: GuardTree, source: str) -> bool:
     return False
 
 
-def _covered(source: str, prefixes: Iterable[str]) -> bool:
-    return any(source == p or source.startswith((p + ".", p + "[")) for p in prefixes)
-
-
 def _build(draft: Draft, base_code: CodeType, base_wrapper: Any, scope: Scope, edit_ops: list[EditOp]) -> _Built:
     """The copy: the edited code, a new guard tree, and what validation found (see the module docstring)."""
     problems: list[Problem] = []
@@ -770,78 +766,11 @@ def _build(draft: Draft, base_code: CodeType, base_wrapper: Any, scope: Scope, e
         problems.append(Problem(ProblemKind.EDIT, detail=code.message))
         code = base_code
     base_root = base_wrapper.root
-    base_raw = compat.read_guard_manager(base_root)
-    whole: list[str] = []         # managers left out of the clone, with everything below them
-    rebuild: list[tuple[str, str]] = []   # (source, leaf type) to leave out when the rest is rebuilt
-    transports: list[GuardOp] = []
-    for op in draft.guard_ops:
-        if op.kind is GuardOpKind.DROP:
-            node = find_raw(base_raw, op.source)
-            if node is None:
-                problems.append(Problem(ProblemKind.NOT_FOUND, op.source, op.guard_type,
-                                        detail="this compile has no guards there"))
-                continue
-            if op.guard_type is not None and op.guard_type not in {lf.guard_type for lf in node.leaves}:
-                problems.append(Problem(ProblemKind.NOT_FOUND, op.source, op.guard_type,
-                                        detail="this compile has no such guard there"))
-                continue
-            whole.append(op.source)
-            if op.guard_type is not None:
-                rebuild.append((op.source, op.guard_type))
-            dropped.append((op.source, op.guard_type))
-            for leaf in _leaves_below(node):
-                if (op.guard_type is None or (leaf[0] == op.source and leaf[1] == op.guard_type)) \
-                        and leaf[1] in VALUE_GUARD_TYPES:
-                    problems.append(Problem(ProblemKind.BAKED_VALUE, leaf[0], leaf[1], leaf[2],
-                                            detail="Dynamo specialised the code on this value"))
-        elif op.kind is GuardOpKind.TRANSPORT:
-            transports.append(op)
-            if op.description != "keep old":
-                whole.append(op.source)
-    clone = base_root.clone_manager(lambda m: not _covered(m.get_source(), whole))
-    if clone is None:
-        raise ToolkitError("torch's clone_manager dropped the whole tree")
-    # a dropped leaf: its manager comes back with its other leaves and everything below it
-    for source, leaf_type in rebuild:
-        node = find_raw(base_raw, source)
-        src = parse_source(source)
-        if node is None or src is None:
-            continue
-        done = carry(_without(node, leaf_type), clone, src, scope, why="kept")
-        problems.extend(done.problems)
-    for op in transports:
-        node = find_raw(base_raw, op.source)
-        new = parse_source(op.target or "")
-        if node is None or new is None:
-            problems.append(Problem(ProblemKind.NOT_FOUND, op.source, detail="no guards to transport"))
-            continue
-        done = carry(node, clone, new, scope)
-        problems.extend(done.problems)
-        added.extend(done.added)
-    for op in draft.guard_ops:
-        if op.kind is GuardOpKind.ADD:
-            like, key = op.fn if isinstance(op.fn, tuple) else (None, None)
-            if key is None and op.description is not None and op.guard_type == "DICT_CONTAINS":
-                import ast
-
-                key = ast.literal_eval(op.description)
-            try:
-                added.append(add_guard(clone, _source(op.source), scope, op.guard_type, key=key, like=like))
-            except Exception as exc:  # noqa: BLE001 - no live value there, or torch refused the leaf
-                kind = ProblemKind.NO_VALUE if isinstance(exc, (KeyError, AttributeError, IndexError)) else \
-                    ProblemKind.UNSUPPORTED
-                problems.append(Problem(kind, op.source, op.guard_type, detail=f"{type(exc).__name__}: {exc}"))
-        elif op.kind is GuardOpKind.LAMBDA:
-            if op.fn is None:
-                problems.append(Problem(ProblemKind.UNSUPPORTED, op.source, "LAMBDA_GUARD",
-                                        op.description, detail="a lambda guard from a patch file has no function"))
-                continue
-            try:
-                add_lambda(clone, None if op.source == "L" else _source(op.source), scope, op.fn,
-                           op.description or "lambda guard")
-            except Exception as exc:  # noqa: BLE001
-                problems.append(Problem(ProblemKind.NO_VALUE, op.source, "LAMBDA_GUARD",
-                                        detail=f"{type(exc).__name__}: {exc}"))
+    applied = apply_guard_ops(base_root, draft.guard_ops, scope, check_baked=True)
+    clone = applied.clone
+    problems.extend(applied.problems)
+    added.extend(applied.added)
+    dropped.extend(applied.dropped)
     check = guard_new_inputs(base_code, code, base_root, clone, scope,
                              dropped=[s for s, t in dropped if t is None or t == "TENSOR_MATCH"])
     problems.extend(check.problems)
@@ -856,22 +785,6 @@ def _build(draft: Draft, base_code: CodeType, base_wrapper: Any, scope: Scope, e
     validation = Validation(tuple(problems), tuple(added), tuple(dropped), tuple(check.changed),
                             draft.entry.compile_id)
     return _Built(code, wrapper, counter, validation)
-
-
-def _leaves_below(node: compat.RawGuardManager) -> list[tuple[str, str, str]]:
-    out = [(node.source, lf.guard_type, parse_code_part(lf.parts[0])[0] if lf.parts else "") for lf in node.leaves]
-    for child in node.children:
-        out.extend(_leaves_below(child))
-    return out
-
-
-def _without(node: compat.RawGuardManager, leaf_type: str) -> compat.RawGuardManager:
-    """A shallow copy of `node` without its leaves of `leaf_type` (its children kept)."""
-    copy = compat.RawGuardManager(node.manager, node.source, node.manager_type, node.accessor_type, node.accessor,
-                                  node.attr_name, node.value_type)
-    copy.leaves = [lf for lf in node.leaves if lf.guard_type != leaf_type]
-    copy.children = node.children
-    return copy
 
 
 def _invalidate_base(inst: _Install) -> None:

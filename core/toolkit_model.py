@@ -80,6 +80,7 @@ class GuardOpKind(str, enum.Enum):
     TRANSPORT = "transport"
     REBIND_GLOBAL = "rebind_global"
     REBIND_ATTR = "rebind_attr"
+    EXPR = "expr"            # a guard expression over L and G (the debugger's ``guard add EXPR``)
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,89 @@ def test_replayed_patch_is_guarded_and_refused_when_the_new_source_does_not_fit(
     assert result.exception is None and stale == [True]
     assert any("not applied" in m and "G['lin_b']._parameters['weight']" in m and "TENSOR_MATCH" in m
                for m in messages), messages
+
+
+class Config:
+    def __init__(self, scale, version=1):
+        self.scale, self.version = scale, version
+
+
+class LegacyConfig(Config):
+    pass
+
+
+def scaled(x, cfg):
+    return x * cfg.scale
+
+
+def run_scaled(out):
+    torch._dynamo.reset()
+    cf = torch.compile(scaled, backend="eager")
+    out.append(float(cf(torch.ones(2), Config(2.0))[0]))
+    out.append(float(cf(torch.ones(2), LegacyConfig(2.0))[0]))
+
+
+def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
+    path = str(tmp_path / "guards.json")
+    said: dict = {}
+
+    def respond(session, stop, n):
+        if n == 0:
+            tree = session.execute("guards").data
+            from dynadbg.core.guards import iter_leaves
+
+            leaf = next(lf for lf in iter_leaves(tree) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
+            said["drop"] = session.execute(f"guard drop {leaf.id}")
+            said["add"] = session.execute("guard add L['cfg'].version == 1")
+            said["save"] = session.execute(f"patch save {path}")
+
+    out: list = []
+    drive(lambda s: s.start_callable(run_scaled, out), respond)
+    assert said["drop"].error is None and said["add"].error is None and said["save"].error is None
+    (spec,) = P.read_patch_file(path)
+    assert spec.ops == () and {(g.kind.value, g.source) for g in spec.guards} == {("drop", "L['cfg']"),
+                                                                                   ("expr", "L")}
+    # a fresh run replays both: the LegacyConfig call reuses the entry (no TYPE_MATCH), the expression guard holds
+    replay: list = []
+    seen: dict = {}
+
+    def start(session):
+        session.patch_manager.add_pending(P.read_patch_file(path))
+        session.start_callable(run_scaled, replay)
+
+    def look(session, stop, n):
+        if n == 0:
+            seen["guards"] = session.execute("guards").output
+
+    result, session, messages = drive(start, look)
+    assert result.exception is None and replay == [2.0, 2.0]
+    assert "DEBUGGER: L['cfg'].version == 1" in seen["guards"]
+    assert "___check_type_id(L['cfg']" not in seen["guards"]
+    assert [len(f.entries) for f in session.compiled_frames() if f.name == "scaled"] == [1]
+    assert any("patch applied to scaled" in m for m in messages), messages
+
+
+def test_a_replayed_guard_drop_that_no_longer_fits_is_refused_with_its_reason(tmp_path):
+    from dynadbg.core.patchfile import write_patch_file
+    from dynadbg.core.toolkit_model import GuardOp, GuardOpKind
+
+    out: list = []
+    keys: list = []
+
+    def respond(session, stop, n):
+        if n == 0:     # the key of the entry running now: the patch below is made for this very code
+            keys.append(session.patch_manager._live_key(scaled.__code__))
+
+    drive(lambda s: s.start_callable(run_scaled, out), respond, break_on=("entry",))
+    path = str(tmp_path / "stale.json")
+    assert write_patch_file(path, [(keys[0], (), (GuardOp(GuardOpKind.DROP, "L['cfg'].missing", None),), None,
+                                    False)]) is None
+    replay: list = []
+
+    def start(session):
+        session.patch_manager.add_pending(P.read_patch_file(path))
+        session.start_callable(run_scaled, replay)
+
+    result, _s, messages = drive(start, lambda *a: None, break_on=())
+    assert result.exception is None and replay == [2.0, 2.0]
+    assert any("not applied" in m and "L['cfg'].missing" in m and "no guards there" in m for m in messages), messages
