@@ -137,7 +137,7 @@ class _Counter:
         self.hits = 0
 
     def __call__(self, _f_locals: Any) -> bool:
-        if not compat.caller_filename(2).startswith(_NOT_COUNTED):
+        if not compat.caller_filename(1).startswith(_NOT_COUNTED):
             self.hits += 1
         return True
 

@@ -154,7 +154,31 @@ class _Resolver:
     def slot(self, slot: flow.Slot, depth: int = 0) -> GraphInput:
         if slot[1] in ("null", "exc", "lasti"):
             return GraphInput(0, None)
+        if slot[1].startswith("fast:") and 0 <= slot[0] < len(self.ops):
+            # 3.13's LOAD_FAST_LOAD_FAST: the k-th of its two names
+            names = self.ops[slot[0]].argval
+            k = int(slot[1][5:])
+            if isinstance(names, tuple) and k < len(names):
+                return self._local(str(names[k]), slot[0], f"LOAD_FAST {names[k]}", depth)
+            return GraphInput(0, None)
         return self.at(flow.origin_of(slot), depth)
+
+    def _local(self, var: str, i: int, text: str, depth: int) -> GraphInput:
+        """A load of local `var` at row `i`: what the last store before it put there (Dynamo's temporaries),
+        else the frame's own argument or free variable ``L[var]``."""
+        here = (i,)
+        earlier = [k for k in self.stores.get(var, ()) if k < i]
+        if earlier:
+            k = earlier[-1]
+            stored = self.state.before[k]
+            if stored:
+                inner = self.slot(stored[-1], depth + 1)
+                return GraphInput(0, inner.source, inner.constant, inner.value, inner.rows + (k,) + here,
+                                  f"{inner.text}; STORE_FAST {var}; {text}")
+            return GraphInput(0, None, rows=here, text=text)
+        if var in self.args or var in self.frees:
+            return GraphInput(0, Source("L", var), rows=here, text=text)
+        return GraphInput(0, None, rows=here, text=text)
 
     def at(self, i: int, depth: int = 0) -> GraphInput:
         if not 0 <= i < len(self.ops) or depth > 40:
@@ -165,19 +189,7 @@ class _Resolver:
         here = (i,)
         text = f"{name} {op.argrepr}".strip()
         if name in ("LOAD_FAST", "LOAD_FAST_CHECK"):
-            var = str(op.argval)
-            earlier = [k for k in self.stores.get(var, ()) if k < i]
-            if earlier:
-                k = earlier[-1]
-                stored = self.state.before[k]
-                if stored:
-                    inner = self.slot(stored[-1], depth + 1)
-                    return GraphInput(0, inner.source, inner.constant, inner.value, inner.rows + (k,) + here,
-                                      f"{inner.text}; STORE_FAST {var}; {text}")
-                return GraphInput(0, None, rows=here, text=text)
-            if var in self.args or var in self.frees:
-                return GraphInput(0, Source("L", var), rows=here, text=text)
-            return GraphInput(0, None, rows=here, text=text)
+            return self._local(str(op.argval), i, text, depth)
         if name in ("LOAD_DEREF", "LOAD_CLOSURE"):
             return GraphInput(0, Source("L", str(op.argval)), rows=here, text=text)
         if name == "LOAD_GLOBAL":

@@ -143,6 +143,7 @@ def test_copy_with_one_guard_dropped_and_one_real_guard_added_serves_next_to_the
     assert copy.compile_id == handle.compile_id != "0/0" and copy.hits == 2
     leaf = next(lf for lf in iter_leaves(copy.guards) if lf.source == "L['cfg']")
     assert leaf.guard_type == "TYPE_MATCH" and "OtherConfig" in leaf.code[0]
+    assert copy.check(x, OtherConfig(2.0)).passed and handle.hits == 2       # checking is not serving
     # the original still serves its own calls
     assert float(cf(x, Config(2.0))[0]) == 3.0 and handle.hits == 2 and graphs.count == 1
     # the new guard fails (a third class): neither entry accepts it, Dynamo compiles
