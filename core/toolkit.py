@@ -35,7 +35,7 @@ import itertools
 import linecache
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import CodeType, FunctionType, MethodType
 from typing import Any, Callable, Mapping, Sequence
 
@@ -692,6 +692,25 @@ class Draft:
     def validate(self) -> Validation:
         """Build the copy (nothing installed) and return what validation found."""
         return self._build().validation
+
+    def build(self, *, code: CodeType | None = None, guard_manager: Any = None,
+              f_locals: dict[str, Any] | None = None,
+              f_globals: dict[str, Any] | None = None) -> tuple[CodeType, Any, Validation]:
+        """Build the copy without installing it: (code, ``GuardManagerWrapper``, validation).
+
+        `code`/`guard_manager` default to the entry's; given, they are another compile of the same code object (a
+        compile being finished, as at the debugger's compile stop: the caller hands the results to it). `f_locals`
+        and `f_globals` are the live objects guards are built from (a stop's frame), instead of `inputs`."""
+        scope = self.scope()
+        if f_locals is not None or f_globals is not None:
+            scope = Scope(self.entry.original, f_globals if f_globals is not None else scope.f_globals,  # type: ignore[arg-type]
+                          f_locals if f_locals is not None else scope.f_locals)
+        built = self._build(code, guard_manager, scope)
+        validation = built.validation
+        if code is not None and self.edit_ops and edits.fingerprint(code) != edits.fingerprint(self.entry.code_obj):  # type: ignore[arg-type]
+            validation = replace(validation, problems=validation.problems + (Problem(
+                ProblemKind.EDIT, detail="the instruction edits were made for other Dynamo code than this compile's"),))
+        return built.code, built.wrapper, validation
 
     def _build(self, base_code: CodeType | None = None, base_wrapper: Any = None, scope: Scope | None = None,
                edit_ops: Sequence[EditOp] | None = None) -> _Built:
