@@ -358,7 +358,25 @@ class PatchManager:
         new = build_patched(t.dynamo, spec.ops)
         if isinstance(new, EditError):
             return EditOutcome(replace(new, message=f"{path}: {new.message}"))
+        guard_note: list[str] = []
+        if spec.guards:
+            if t.event is None:
+                return EditOutcome(EditError("not here", f"{path} carries guard operations: they are rebuilt when "
+                                                         f"Dynamo compiles the code (load it at a compile stop, "
+                                                         f"or run with --patch); nothing installed"))
+            rebuilt = self._apply_guard_ops(t.original, spec.guards, t.event.guard_manager)
+            if isinstance(rebuilt, EditError):
+                return EditOutcome(replace(rebuilt, message=f"{path}: {rebuilt.message}"))
+            old_manager, t.event.guard_manager = t.event.guard_manager, rebuilt
+            guard_note = [f"{len(spec.guards)} guard operation(s) applied to compile {t.compile_id}"]
         outcome = self._install(t, list(spec.ops), new)
+        if not outcome.ok and spec.guards and t.event is not None:
+            t.event.guard_manager = old_manager
+        if outcome.ok and spec.guards:
+            patch = self._patch(t.original, t.dynamo)
+            if patch is not None:
+                patch.guards = list(spec.guards)
+            outcome = replace(outcome, message="; ".join([outcome.message] + guard_note))
         if outcome.ok:
             others = [s for s in specs if s is not spec]
             self.add_pending(others, quiet=True)

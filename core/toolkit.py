@@ -743,6 +743,7 @@ class Draft:
         if built.code is not self.entry.code_obj:
             # torch looks generated code up in its own tables (recompile reasons index orig_code_map)
             compat.register_replacement_code(self.entry.code_obj, built.code, original)  # type: ignore[arg-type]
+        _widen_diff_guards(original, built.validation)  # type: ignore[arg-type]
         with _REGISTRY.lock:
             _REGISTRY.installs.append(inst)
             _REGISTRY.by_wrapper[id(built.wrapper)] = inst
@@ -755,6 +756,24 @@ class Draft:
             if persist:
                 _REGISTRY.persisted.setdefault(id(original), []).append(inst)
         return Handle(inst)
+
+
+def _widen_diff_guards(original: CodeType, validation: Validation) -> None:
+    """Under ``set_stance(skip_guard_eval_unsafe=True)`` torch runs only each entry's diff guards: add the sources
+    that tell a copy from the entries beside it (the guards it added, dropped or reads anew) to every live entry's
+    diff guards, so the right one serves (torch does the same with the sources of failing guards at a
+    recompile)."""
+    sources = {a.source for a in validation.added} | {s for s, _t in validation.dropped}
+    sources |= {new for _k, _old, new in validation.new_sources if new}
+    if not sources:
+        return
+    for e in compat.cache_entries(original):
+        if getattr(e, "code", None) is None or compat.guard_manager_invalidation(e.guard_manager) is not None:
+            continue
+        try:
+            compat.populate_diff_guards(e.guard_manager, sorted(sources))
+        except Exception:  # noqa: BLE001 - only the skip_guard_eval_unsafe stance needs them
+            pass
 
 
 def _source(text: str) -> Source:
@@ -798,7 +817,7 @@ def _build(draft: Draft, base_code: CodeType, base_wrapper: Any, scope: Scope, e
     compat.add_epilogue_guard(clone, counter, ["True  # counts the calls this dynadbg.toolkit copy serves"])
     wrapper = compat.wrap_guard_root(clone, base_wrapper)
     try:
-        compat.populate_diff_guards(wrapper, [a.source for a in added])
+        compat.populate_diff_guards(wrapper, [a.source for a in added] + [s for s, _t in dropped])
     except Exception:  # noqa: BLE001 - only the skip_guard_eval_unsafe stance needs them
         pass
     validation = Validation(tuple(problems), tuple(added), tuple(dropped), tuple(check.changed),

@@ -124,7 +124,8 @@ def test_copy_with_one_guard_dropped_and_one_real_guard_added_serves_next_to_the
     x = torch.ones(3)
     assert float(cf(x, Config(2.0))[0]) == 3.0
     (entry,) = toolkit.entries(cf)
-    type_leaf = next(lf for lf in iter_leaves(entry.guards) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
+    type_leaf = next(lf for lf in iter_leaves(entry.guards)
+                     if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
     draft = (entry.copy()
              .drop_guard(type_leaf.id)
              .add_guard("L['cfg']", "TYPE_MATCH")       # a real C++ leaf, built from the live object below
@@ -459,3 +460,67 @@ def test_rebind_under_inductor_serves_the_new_module_without_recompiling():
         handle = toolkit.installed()[0]
         assert handle.hits == 2 and handle.entry.backend == "inductor"
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs      # no new compile
+
+
+class Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1 = torch.nn.Parameter(torch.randn(4, 4))
+        self.w2 = torch.nn.Parameter(torch.randn(4, 4))
+        self.w3 = torch.nn.Parameter(torch.randn(4, 4, dtype=torch.float64))
+
+
+holder = Holder()
+
+
+def uses_w1(x):
+    return x @ holder.w1
+
+
+def test_rebind_attr_reads_another_parameter_and_the_validator_guards_it():
+    cf = torch.compile(uses_w1, backend="eager")
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        cf(x)
+        (entry,) = toolkit.entries(cf)
+        draft = entry.copy().rebind_attr("G['holder']", "w1", "w2")
+        validation = draft.validate()
+        assert validation.ok and [(a.source, a.why) for a in validation.added] == [
+            ("G['holder']._parameters['w2']", "validator")]
+        handle = draft.install("front")
+        assert torch.allclose(cf(x), x @ holder.w2) and handle.hits == 1
+        with pytest.raises(toolkit.Refused, match=r"G\['holder'\]._parameters\['w3'\].*torch.float64"):
+            entry.copy().rebind_attr("G['holder']", "w1", "w3").install("front")
+        with pytest.raises(toolkit.ToolkitError, match="never loads"):
+            entry.copy().rebind_attr("G['holder']", "w9", "w2")
+
+
+def test_a_lambda_guard_on_a_copy_decides_which_calls_it_serves():
+    graphs = Graphs()
+    cf = torch.compile(scaled, backend=graphs)
+    x = torch.ones(3)
+    cf(x, Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    ret = max(i.index for i in entry.code.instructions if i.opname == "RETURN_VALUE")
+    handle = (entry.copy().insert(ret, "POP_TOP; LOAD_CONST 7")
+              .add_lambda_guard(lambda f_locals: f_locals["x"].sum() < 10, "L['x'].sum() < 10").install("front"))
+    assert cf(x, Config(2.0)) == 7 and handle.hits == 1
+    assert float(cf(x * 5, Config(2.0))[0]) == 11.0 and handle.hits == 1 and graphs.count == 1
+    code = [c for lf in iter_leaves(handle.entry.guards) for c in lf.code]
+    assert any("L['x'].sum() < 10" in c for c in code)
+
+
+def test_under_skip_guard_eval_unsafe_the_copy_and_the_original_still_serve_their_own_calls():
+    cf = torch.compile(scaled, backend="eager")
+    x = torch.ones(3)
+    cf(x, Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    type_leaf = next(lf for lf in iter_leaves(entry.guards)
+                     if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
+    ret = max(i.index for i in entry.code.instructions if i.opname == "RETURN_VALUE")
+    (entry.copy().drop_guard(type_leaf.id).add_guard("L['cfg']", "TYPE_MATCH").insert(ret, "POP_TOP; LOAD_CONST 7")
+     .inputs(x, OtherConfig(2.0)).install("next"))
+    assert cf(x, OtherConfig(2.0)) == 7 and float(cf(x, Config(2.0))[0]) == 3.0
+    # torch runs only each entry's diff guards now: the copy's distinguishing source is among them
+    with torch.compiler.set_stance("default", skip_guard_eval_unsafe=True):
+        assert cf(x, OtherConfig(2.0)) == 7 and float(cf(x, Config(2.0))[0]) == 3.0
