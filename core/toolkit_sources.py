@@ -17,7 +17,7 @@ from types import CodeType
 from typing import Any
 
 from . import compat, flow
-from .roles import callee_index, flow_of
+from .roles import callee_index
 
 #: One step of a source after its root: ``("attr", name)`` or ``("item", key)``.
 Step = tuple[str, Any]
@@ -141,7 +141,10 @@ class _Resolver:
 
     def __init__(self, code: CodeType) -> None:
         self.code = code
-        self.ops, self.state = flow_of(code)
+        # not the shared per-code cache (roles.flow_of): it would keep generated code alive until the process
+        # exits, and Dynamo's cleanup hooks then fire during interpreter shutdown
+        self.ops = flow.ops_of(code)
+        self.state = flow.analyse(code, self.ops)
         self.args = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
                                           + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)])
         self.frees = set(code.co_freevars) | set(code.co_cellvars)
@@ -266,8 +269,7 @@ def _sequence_items(res: _Resolver, slot: flow.Slot) -> tuple[GraphInput, ...]:
 
 def global_load_rows(code: CodeType, name: str) -> tuple[int, ...]:
     """Rows of ``LOAD_GLOBAL name`` in `code` (with or without the NULL bit)."""
-    ops, _state = flow_of(code)
-    return tuple(op.index for op in ops if op.opname == "LOAD_GLOBAL" and op.argval == name)
+    return tuple(op.index for op in flow.ops_of(code) if op.opname == "LOAD_GLOBAL" and op.argval == name)
 
 
 def attr_load_rows(code: CodeType, base: Source, attr: str) -> tuple[tuple[int, str], ...]:
