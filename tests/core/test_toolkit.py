@@ -19,6 +19,16 @@ from dynadbg.core.guards import iter_leaves
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def toolkit_patches_go_at_the_end():
+    """Importing dynadbg.toolkit patches torch to note call sites: take the patches off for the tests after these."""
+    toolkit.record_call_sites()
+    yield
+    toolkit.remove_all()
+    toolkit.stop_recording_call_sites()
+    assert torch._dynamo.convert_frame.wrap_guarded_code.__module__ == "torch._dynamo.types"
+
+
 @pytest.fixture(autouse=True)
 def clean():
     torch._dynamo.reset()
