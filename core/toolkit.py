@@ -41,6 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import compat, edits, precompile
 from .disasm import code_view
+from .identity import IdentityCache
 from .guards import build_guard_tree, closure_locals, iter_leaves
 from .model import CodeView, EditError, EditOp, GuardTree, PatchKey
 from .toolkit_guards import Scope
@@ -180,8 +181,8 @@ class _Registry:
         self.installs: list[_Install] = []
         self.pending: dict[int, list[_Install]] = {}
         self.persisted: dict[int, list[_Install]] = {}
-        #: id(generated code) -> (code, CallSite)
-        self.call_sites: dict[int, tuple[CodeType, CallSite]] = {}
+        #: generated code -> the call that compiled it (weak: Dynamo cleans up after code nobody holds)
+        self.call_sites: IdentityCache[CodeType, CallSite] = IdentityCache()
         #: id(wrapper) -> install, for the entries a copy became
         self.by_wrapper: dict[int, _Install] = {}
         self.pinned: list[tuple[dict[str, Any], str]] = []
@@ -303,10 +304,7 @@ class _Registry:
         original = compat.dynamo_original_of(code)
         site = _call_site()
         if site is not None:
-            with self.lock:
-                if len(self.call_sites) > 10_000:
-                    self.call_sites.clear()
-                self.call_sites[id(code)] = (code, site)
+            self.call_sites[code] = site
         if original is None:
             return
         for inst in list(self.persisted.get(id(original), ())):
@@ -315,10 +313,7 @@ class _Registry:
             _reapply(inst, guarded_code, original)
 
     def call_site_of(self, code: CodeType | None) -> CallSite | None:
-        if code is None:
-            return None
-        hit = self.call_sites.get(id(code))
-        return hit[1] if hit is not None and hit[0] is code else None
+        return None if code is None else self.call_sites.get(code)
 
     def precompile_items(self, original: CodeType) -> list[tuple[Any, CodeType]]:
         return [(i.built.wrapper, i.built.code) for i in self.installs
