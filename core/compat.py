@@ -1355,7 +1355,8 @@ def guard_leaf_type_names() -> list[str]:
 
 # --------------------------------------------------------------------------------------------------------------
 # toolkit — copying, changing and installing cache entries from a script, behind `dynadbg.core.toolkit`
-# (VERIFIED torch 2.13.0+cpu, Python 3.11.7, 2026-12-01; torch-internals §14). A guard tree is copied with
+# (VERIFIED torch 2.13.0+cpu, 2.14.1 and 2.15.0 on Python 3.11.7, and 2.13.0 on 3.12.1 / 3.13.0, 2026-12-01: the
+# toolkit tests pass unchanged on each; torch-internals §14). A guard tree is copied with
 # ``RootGuardManager.clone_manager``; leaves are added to the copy through the accessor methods torch's own
 # ``GuardBuilder.get_guard_manager_from_source`` uses (``framelocals_manager``, ``globals_dict_manager``,
 # ``dict_getitem_manager``, ``getattr_manager``, ``get_generic_dict_manager``) and the ``add_*_guard`` methods its
