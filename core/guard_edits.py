@@ -76,7 +76,7 @@ class _AddedGuard:
 
 class _Edit:
     __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
-                 "guard", "event", "old_manager", "active")
+                 "guard", "event", "old_manager", "active", "original", "dynamo")
 
     def __init__(self, number: int, kind: str, code_name: str, compile_id: str | None, text: str) -> None:
         self.number = number
@@ -92,6 +92,8 @@ class _Edit:
         self.event: Any = None          # the CompileEvent a drop replaced the guard manager of
         self.old_manager: Any = None    # ... and the manager it had
         self.active = True
+        self.original: CodeType | None = None   # the code object it was made for (patch files key on it)
+        self.dynamo: CodeType | None = None     # ... and Dynamo's code of the entry it was made on
 
     def view(self) -> GuardEditView:
         return GuardEditView(
@@ -123,6 +125,30 @@ class GuardEditor:
 
     def edits(self) -> list[GuardEditView]:
         return [e.view() for e in self._edits]
+
+    def _dynamo_code(self, ctx: "PauseContext", event: Any) -> CodeType | None:
+        if event is not None:
+            return event.dynamo_code
+        st = ctx.frame
+        return self._patches().dynamo_code_of(st.frame.f_code) if st is not None and st.frame is not None else None
+
+    def patch_ops(self) -> list[tuple[CodeType, CodeType | None, Any]]:
+        """The active guard edits as patch-file operations (`toolkit_model.GuardOp`), each with the code object
+        it was made for and Dynamo's code of that entry (None when unknown): a drop by source and leaf type, an
+        add as its expression over ``L`` and ``G`` (rebuilt
+        when the patch is replayed). A root guard's drop (source ``L``) is left out: it is a filter on the next
+        compiles, not an edit of a built tree."""
+        from .toolkit_model import GuardOp, GuardOpKind
+
+        out: list[tuple[CodeType, CodeType | None, Any]] = []
+        for e in self._edits:
+            if not e.active or e.original is None:
+                continue
+            if e.kind == "drop" and e.source and e.source != "L":
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.DROP, e.source, e.guard_type)))
+            elif e.kind == "add":
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.EXPR, "L", description=e.text)))
+        return out
 
     def export(self) -> str:
         """`guard_filter.export_guard_filter` of every drop of the session (``guard drop`` and ``drop``)."""
@@ -188,6 +214,8 @@ class GuardEditor:
             return GuardEditOutcome(f"cannot add a guard here: {type(exc).__name__}: {exc}")
         edit = _Edit(len(self._edits) + 1, "add", original.co_name, compile_id, expr)
         edit.guard = guard
+        edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+        self._patches().note_guard_editor(self)
         self._edits.append(edit)
         when = "from the next call" if event is None else "from the next call (this call runs it regardless)"
         note = "" if value else ("; it is False for this call's inputs: the next call with the same inputs "
@@ -224,6 +252,8 @@ class GuardEditor:
         rule = FilterRule(original, match_source, frozenset({leaf.guard_type}), Scope.EVERY_COMPILE,
                           name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning)
         edit = _Edit(len(self._edits) + 1, "drop", original.co_name, compile_id, code_text)
+        edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+        self._patches().note_guard_editor(self)
         edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
         self._filter.add(rule)
         self._reset_at_end[id(original)] = original

@@ -1221,12 +1221,19 @@ class PatchSpec:
         ops: the edit ops, in order.
         torch_version: the torch it was made with (``"2.13.0+cpu"``), as recorded.
         python_version: the Python it was made with (``"3.11.7"``), as recorded.
+        guards: guard operations (``toolkit_model.GuardOp``: drops, adds, transports, rebinds), replayed
+            against live objects when the patch is applied (format 2).
+        mode: how a toolkit copy was installed (``"front"``, ``"next"``, ``"replace"``), None for a session edit.
+        persist: whether the toolkit re-applies it to later compiles.
     """
 
     key: PatchKey
     ops: tuple[EditOp, ...]
     torch_version: str = ""
     python_version: str = ""
+    guards: tuple[Any, ...] = ()
+    mode: str | None = None
+    persist: bool = False
 
 
 @dataclass(frozen=True)
