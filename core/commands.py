@@ -21,6 +21,7 @@ from .model import (
     DecisionKind,
     EditError,
     EngineError,
+    EvalResult,
     Resumed,
     Stop,
     StopKind,
@@ -178,6 +179,20 @@ def split(line: str) -> tuple[str, str] | None:
     return name, arg.strip()
 
 
+#: what an empty line runs before any command was typed: the implicit step (pdb repeats the last command; at a
+#: session's first prompt the step that brought the program there counts as that command, as in torch's debugger)
+FIRST_REPEAT = "s"
+
+
+def resolve_empty(line: str, last: str | None) -> tuple[str, str]:
+    """pdb's empty-line rule, for every front end: (the line to run, the new last command). A blank `line` runs
+    `last` again, or `FIRST_REPEAT` when no command ran yet in this session."""
+    if line.strip():
+        return line, line
+    again = last or FIRST_REPEAT
+    return again, again
+
+
 def help_text() -> str:
     """One line per command, from `COMMANDS` (the same text the TUI's help screen shows)."""
     return "\n".join(c.help for c in COMMANDS)
@@ -230,7 +245,20 @@ def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
         if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
             return CommandResult(error=f"{unknown}; as Python: {result.message}")
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
+
+
+def _statement_output(engine: "Engine", result: EvalResult) -> CommandResult:
+    """What a statement printed, and the first time one changed a local of generated code, the line saying so."""
+    text = result.text
+    if result.first_local_change and result.changed_locals:
+        from .format.notices import local_change_note
+
+        stop = engine.current_stop()
+        frame = stop.selected_frame if isinstance(stop, Stop) else None
+        note = local_change_note(result.changed_locals, frame.code.name if frame is not None else "?")
+        text = f"{text}\n{note}" if text else note
+    return _ok(text, data=result)
 
 
 # ==============================================================================================================
@@ -489,7 +517,7 @@ def _exec(engine: "Engine", arg: str) -> CommandResult:
     result = engine.exec_statement(arg)
     if isinstance(result, EngineError):
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
 
 
 def _set(engine: "Engine", arg: str) -> CommandResult:

@@ -206,4 +206,6 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         choices=choices,
         hints=hints,
         watches=session.watch_values(ctx),
+        marker=ctx.extra.get("marker"),
+        reentry=bool(ctx.extra.get("reentry")),
     )
