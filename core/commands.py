@@ -10,7 +10,7 @@ returns an error and changes nothing.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
@@ -22,6 +22,7 @@ from .model import (
     EditError,
     EngineError,
     EvalResult,
+    Provenance,
     Resumed,
     Stop,
     StopKind,
@@ -461,7 +462,18 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
     prov = _teaching(engine, "stack_provenance")
-    return _ok(_marked(stop, fmt.stack_text(fv, prov)), data=prov)
+    consumed: tuple = ()
+    n = len(fv.stack)
+    if (stop.kind is StopKind.EXCEPTION and isinstance(prov, Provenance) and fv is stop.frame
+            and not (n == 1 and fv.stack[0].unknown) and len(prov.slots) > n):
+        # the raising instruction popped its operands before it failed: the live slots are the ones below them
+        prov, consumed = replace(prov, slots=prov.slots[:n]), prov.slots[n:]
+    text = fmt.stack_text(fv, prov)
+    if consumed:
+        from .format.notices import consumed_operands_text
+
+        text += "\n" + consumed_operands_text(consumed)
+    return _ok(_marked(stop, text), data=prov)
 
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:

@@ -657,6 +657,8 @@ class Session(EngineMethods):
             return
         if key not in self._scanned:
             self._first_sight(code)
+        elif not self._hooked_contexts and "exception" in self.break_on and not compat.USE_SYS_MONITORING:
+            self._hook_wrapper()  # exception stops switched on after the first calls (3.11)
         self.backend.set_exception_stops("exception" in self.break_on)  # RAISE events (3.12+); no-op if unchanged
         if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
             self.backend.watch(code)
@@ -681,7 +683,7 @@ class Session(EngineMethods):
                 self.add_breakpoint(code, index, None).marker = True
         if markers and not self.teardown_hooks.count(self._forget_marker_code):
             self.teardown_hooks.append(self._forget_marker_code)
-        if not compat.USE_SYS_MONITORING:
+        if not compat.USE_SYS_MONITORING and "exception" in self.break_on:
             self._hook_wrapper()  # 3.12+: RAISE events see an exception live, in the generated frame itself
 
     def _forget_marker_code(self) -> None:

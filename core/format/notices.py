@@ -4,7 +4,10 @@ that a statement changed a local of generated code."""
 
 from __future__ import annotations
 
-from ..model import MarkerView, ReturnedView, ReturnsOmitted
+from typing import Sequence
+
+from ..model import MarkerView, ReturnedView, ReturnsOmitted, SlotOrigin
+from .teach import pushed_by
 
 
 def returned_line(view: ReturnedView) -> str:
@@ -41,3 +44,13 @@ def local_change_note(names: tuple[str, ...], code_name: str) -> str:
     return (f"note: this changed {listed} in the running frame of {code_name}: the program goes on with the new "
             f"value (pdb does the same; torch's bytecode debugger would keep a debugger-only copy). `p` and "
             f"expressions never change the program; a name that is no local (`tmp = 42`) stays the debugger's.")
+
+
+def consumed_operands_text(slots: Sequence[SlotOrigin]) -> str:
+    """At an exception stop: the operands the raising instruction had popped when it failed (no longer on the
+    stack: named by the instruction that pushed each, from the code's flow, never read from freed slots)."""
+    lines = ["popped by the raising instruction before it failed (no longer on the stack):"]
+    for s in slots:
+        what = s.expression or s.argrepr or s.opname
+        lines.append(f"  [{s.slot}] {what}  <- {pushed_by(s)}")
+    return "\n".join(lines)

@@ -317,25 +317,6 @@ if sys.version_info >= (3, 12):  # pragma: no cover - the CPU machine runs 3.11
     pytestmark = pytest.mark.filterwarnings("ignore")
 
 
-def test_nested_debug_regions_share_the_outer_session():
-    torch._dynamo.reset()
-    import dynadbg
-
-    out = io.StringIO()
-    cf = torch.compile(parity.inner, backend="eager")
-    cg = torch.compile(parity.two_stage, backend="eager")
-    with dynadbg.debug(commands=["c", "bt", "c", "c"], out=out) as outer:
-        first = cf(torch.ones(2))
-        with dynadbg.debug(commands=["q"], out=io.StringIO()) as inner:
-            assert inner is outer  # the inner region is served by the outer session and its commands
-            second = cg(torch.ones(2))
-        third = cf(torch.ones(2))  # still debugged after the inner region ended: hooks not torn down
-        assert outer.quitting is False
-    text = out.getvalue()
-    assert first.tolist() == [-2.0, -2.0] and second.tolist() == [3.0, 3.0] and third.tolist() == [-2.0, -2.0]
-    assert "[entry]  inner" in text and "[entry]  two_stage" in text
-
-
 def test_set_trace_session_knows_the_compiles_made_before_it(monkeypatch):
     torch._dynamo.reset()
     from dynadbg import api

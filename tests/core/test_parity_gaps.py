@@ -73,6 +73,11 @@ def test_exception_in_generated_bytecode_stops_live_at_the_raising_instruction()
     # the live stack: the two operands are consumed; below them the value the code was about to return
     assert [v.type_name for v in stop.frame.stack] == ["Tensor"] and stop.frame.stack[0].shape == (2,)
     assert run.output_of("p __stack__").output == "[tensor([3., 3.])]"
+    # what torch's debugger shows as its top slots: the operands, named from the code's flow (their slots were
+    # released when the division failed, so they are not read)
+    consumed = run.output_of("stack").output.split("popped by the raising instruction", 1)[1]
+    assert re.search(r"\[1\] 31415  <- pushed by \d+ LOAD_CONST 31415", consumed)
+    assert re.search(r"\[2\] 0  <- pushed by \d+ LOAD_CONST 0", consumed)
     assert "x" in run.output_of("locals").output and run.output_of("1 + 1").output == "2"
     assert run.session.traced_instructions == 0  # nothing was stepped to get there
 
