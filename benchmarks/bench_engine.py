@@ -111,7 +111,7 @@ def pieces() -> list[tuple[str, float]]:
     callback = session._make_callback()  # noqa: SLF001
     rows = [("the debugger callback (hit count, quiet check)", _best(lambda: callback(code)))]
     if not compat.USE_SYS_MONITORING:
-        hook = session._exit_hook  # noqa: SLF001
+        hook = session._enter_hook  # noqa: SLF001
         rows.append(("the exit hook and its cleanup (3.11 only)", _best(lambda: hook()())))
     return rows
 

@@ -13,6 +13,7 @@ patches of `dynadbg.core.capture`.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import sys
 import threading
@@ -66,6 +67,9 @@ class Listener(Protocol):
     # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
     # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
     # comes before the program's own next output.
+    # Optional: ``on_returned(item: ReturnedView | ReturnsOmitted)``, a generated frame returned (once per code
+    # object per stop-to-stop run) or the count of those past the per-run limit; without it the session sends
+    # the line's text (`format.notices`) to `on_message`.
 
 
 class InlineDriver(Protocol):
@@ -213,6 +217,9 @@ class Session(EngineMethods):
         self._scanned: set[int] = set()
         #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
         self._hooked_contexts: list[Any] = []
+        #: the ``enter_exit_hooks`` entry torch calls before each compiled call: it returns the cleanup torch calls
+        #: after it (`_after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no Python frame
+        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._after_compiled_call).__next__
         #: generated codes whose return was reported in this stop-to-stop run, lines printed in it, and code
         #: objects that returned past `RETURN_LINES_PER_RUN`
         self._returns_reported: set[int] = set()
@@ -476,13 +483,13 @@ class Session(EngineMethods):
         ``sys.monitoring`` tool and gives them back when it ends; this one takes its exit hooks off meanwhile."""
         self._suspended = True
         for context in self._hooked_contexts:
-            compat.remove_exit_hook(context, self._exit_hook)
+            compat.remove_exit_hook(context, self._enter_hook)
 
     def resume(self) -> None:
         """The nested session ended: this one serves its thread again."""
         self._suspended = False
         for context in self._hooked_contexts:
-            compat.add_exit_hook(context, self._exit_hook)
+            compat.add_exit_hook(context, self._enter_hook)
         if self.backend is not None:
             self.backend.reclaim()
         self._quiet.clear()
@@ -581,7 +588,7 @@ class Session(EngineMethods):
                 del _BY_THREAD[self._worker_ident]
         compat.set_debugger_callback(self._prev_callback)
         for context in self._hooked_contexts:
-            compat.remove_exit_hook(context, self._exit_hook)
+            compat.remove_exit_hook(context, self._enter_hook)
         self._hooked_contexts.clear()
         if self.backend is not None:
             self.backend.release()
@@ -715,14 +722,10 @@ class Session(EngineMethods):
         context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
         if context is None or any(c is context for c in self._hooked_contexts):
             return
-        if compat.add_exit_hook(context, self._exit_hook):
+        if compat.add_exit_hook(context, self._enter_hook):
             self._hooked_contexts.append(context)
             if running is not None:
                 running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
-
-    def _exit_hook(self) -> Callable[[], None]:
-        """An ``enter_exit_hooks`` entry: returns the cleanup torch calls after each compiled call."""
-        return self._after_compiled_call
 
     def _after_compiled_call(self) -> None:
         exc = sys.exc_info()[1]
