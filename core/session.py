@@ -920,6 +920,7 @@ class Session(EngineMethods):
             st.index = st.table.index_of_offset.get(offset, -1)
             depth = _static_depth(code, st.index) if st.index >= 0 else None
             st.depth = -1 if depth is None else depth
+            st.depth_from_flow = depth is not None
             self.states[frame] = st  # stepping on from the stop traces it from this depth
         st.pending_exception_offset = offset
         self._last_exc_id = id(exc)
@@ -1123,6 +1124,7 @@ class Session(EngineMethods):
 
             depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
             st.depth = -1 if depth is None else depth
+            st.depth_from_flow = depth is not None
         st.pending_exception_offset = offset
         if "exception" in self.break_on and id(exc) != self._last_exc_id and not isinstance(exc, QuitProgram):
             self._last_exc_id = id(exc)

@@ -88,6 +88,8 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
             stack = tuple(value(v) for v in live)
         elif st.depth >= 0 and current:
             stack = tuple(value(v) for v in st.tracked_stack())
+            if st.depth_from_flow:
+                note = "depth from the code's flow: the frame was not traced"
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:
