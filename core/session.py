@@ -761,14 +761,18 @@ class Session(EngineMethods):
         code = frame.f_code
         from .snapshot import value as summary
 
-        view = ReturnedView(code.co_name, _owner_name(frame), _value_line(value), summary(value),
-                            self.is_resume(code))
-        self._notice(view)
+        # the frame returns inside the compiled call: Dynamo's frame callback is on, and the reprs run here would
+        # be offered to it for compiling (reprlib's functions got recompile stops of their own)
+        with compat.dynamo_off():
+            view = ReturnedView(code.co_name, _owner_name(frame), _value_line(value), summary(value),
+                                self.is_resume(code))
+            self._notice(view)
 
     def _flush_returns(self) -> None:
         """A stop or the end of the session: the count of the run's returns past the limit, and a new run."""
         if self._returns_omitted:
-            self._notice(ReturnsOmitted(self._returns_omitted))
+            with compat.dynamo_off():
+                self._notice(ReturnsOmitted(self._returns_omitted))
         self._returns_reported.clear()
         self._return_lines = self._returns_omitted = 0
 
@@ -918,7 +922,8 @@ class Session(EngineMethods):
 
             st = FrameState(frame, code_index(code))
             st.index = st.table.index_of_offset.get(offset, -1)
-            depth = _static_depth(code, st.index) if st.index >= 0 else None
+            with compat.dynamo_off():  # inside the compiled call: the flow analysis is no code for Dynamo
+                depth = _static_depth(code, st.index) if st.index >= 0 else None
             st.depth = -1 if depth is None else depth
             st.depth_from_flow = depth is not None
             self.states[frame] = st  # stepping on from the stop traces it from this depth
@@ -983,7 +988,8 @@ class Session(EngineMethods):
             if bp.marker:
                 from .format.notices import marker_message
 
-                marker = self._marker_view(code, st.index)
+                with compat.dynamo_off():  # the role tagging runs dis: keep it out of Dynamo
+                    marker = self._marker_view(code, st.index)
                 extra["marker"] = marker
                 message = marker_message(marker)
         passive: StopKind | None = None
@@ -1122,7 +1128,8 @@ class Session(EngineMethods):
             st.index = st.table.index_of_offset.get(offset, -1)
             from .snapshot import _static_depth
 
-            depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
+            with compat.dynamo_off():
+                depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
             st.depth = -1 if depth is None else depth
             st.depth_from_flow = depth is not None
         st.pending_exception_offset = offset
