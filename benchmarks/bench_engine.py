@@ -147,6 +147,13 @@ def main() -> int:
     def ratio(key: str) -> float:
         return statistics.median(v / p for v, p in zip(rows[key], plain))
 
+    def spread(key: str) -> str:
+        """The middle half of the per-round ratios: how much the machine moved them."""
+        if len(plain) < 4:
+            return ""
+        q = statistics.quantiles([v / p for v, p in zip(rows[key], plain)], n=4)
+        return f"   middle half {q[0]:.3f}-{q[2]:.3f}"
+
     p = statistics.median(plain)
     print(f"calls per round: {n}, rounds: {args.rounds}, python {sys.version.split()[0]}, torch {torch.__version__}, "
           f"load average {os.getloadavg()[0]:.2f}; µs of thread CPU time per call, medians; ratios: median of "
@@ -157,7 +164,7 @@ def main() -> int:
         ("exc", "attached, continuing, exception stops on", "   (target ≤ 1.05)"),
         ("bp", "dynadbg, breakpoint in another code object", "   (target ≤ 1.2)"),
     ):
-        print(f"{label:<44} {statistics.median(rows[key]):8.2f} µs/call   {ratio(key):5.3f}x{target}")
+        print(f"{label:<44} {statistics.median(rows[key]):8.2f} µs/call   {ratio(key):5.3f}x{target}{spread(key)}")
     print("where the attached path's extra cost goes, per compiled call:")
     for label, us in pieces():
         print(f"  {label:<50} {us:6.2f} µs   {us / p:6.2%} of a plain call")
