@@ -14,6 +14,7 @@ import threading
 from typing import Callable, Iterable, Iterator, TextIO
 
 from dynadbg.core import format as fmt
+from dynadbg.core.commands import resolve_empty
 from dynadbg.core.format.glossary import Glossary
 from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
@@ -160,7 +161,7 @@ def _drive(
     session = Session(listener, break_on=break_on)
     start(session)
     pending = list(commands) if commands is not None else None
-    last: str | None = None
+    last: str | None = None  # what an empty line repeats (`commands.resolve_empty`)
     glossary = Glossary()
     while True:
         kind, payload = _next_event(listener, session, out)
@@ -183,7 +184,8 @@ def _drive(
                     session.detach()
                     break
                 line = pending.pop(0)
-                out.write(f"{PROMPT}{line}\n")
+                out.write(f"{PROMPT}{line}\n")  # an empty entry echoes as the empty line it stands for
+                line, last = resolve_empty(line, last)
             else:
                 out.write(PROMPT)
                 out.flush()
@@ -196,12 +198,7 @@ def _drive(
                     out.write("\n")
                     session.detach()
                     break
-                line = line.rstrip("\n")
-                if not line.strip():
-                    if last is None:
-                        continue
-                    line = last  # as in pdb: an empty line repeats the last command
-                last = line
+                line, last = resolve_empty(line.rstrip("\n"), last)  # as in pdb: an empty line repeats
             result = session.execute(line)
             if result.output and not (result.resumed and not result.quit):
                 # a resuming command's answer was printed by `on_resumed`, before the program went on

@@ -373,6 +373,12 @@ class Capture:
     # queries
     # ---------------------------------------------------------------------------------------------------------
 
+    @property
+    def hit_records(self) -> dict[int, Any]:
+        """id(generated code) -> its record, whose ``hits`` counts calls: the session's debugger callback counts
+        there itself (`note_call` without the call, on the path every compiled call takes)."""
+        return self._generated
+
     def note_call(self, code: CodeType) -> None:
         """Count one call of generated code (O(1); the session's debugger callback calls it for every call)."""
         entry = self._generated.get(id(code))

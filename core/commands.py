@@ -10,7 +10,7 @@ returns an error and changes nothing.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
@@ -21,6 +21,8 @@ from .model import (
     DecisionKind,
     EditError,
     EngineError,
+    EvalResult,
+    Provenance,
     Resumed,
     Stop,
     StopKind,
@@ -129,7 +131,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
        "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
-       "graph-break, exception).", anytime=True),
+       "graph-break, exception, reentry: the next call of a code object you stepped in).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
        resumes=True),
     _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "
@@ -176,6 +178,20 @@ def split(line: str) -> tuple[str, str] | None:
     name, _, arg = line.partition(" ")
     name = ALIASES.get(name, name)
     return name, arg.strip()
+
+
+#: what an empty line runs before any command was typed: the implicit step (pdb repeats the last command; at a
+#: session's first prompt the step that brought the program there counts as that command, as in torch's debugger)
+FIRST_REPEAT = "s"
+
+
+def resolve_empty(line: str, last: str | None) -> tuple[str, str]:
+    """pdb's empty-line rule, for every front end: (the line to run, the new last command). A blank `line` runs
+    `last` again, or `FIRST_REPEAT` when no command ran yet in this session."""
+    if line.strip():
+        return line, line
+    again = last or FIRST_REPEAT
+    return again, again
 
 
 def help_text() -> str:
@@ -230,7 +246,20 @@ def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
         if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
             return CommandResult(error=f"{unknown}; as Python: {result.message}")
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
+
+
+def _statement_output(engine: "Engine", result: EvalResult) -> CommandResult:
+    """What a statement printed, and the first time one changed a local of generated code, the line saying so."""
+    text = result.text
+    if result.first_local_change and result.changed_locals:
+        from .format.notices import local_change_note
+
+        stop = engine.current_stop()
+        frame = stop.selected_frame if isinstance(stop, Stop) else None
+        note = local_change_note(result.changed_locals, frame.code.name if frame is not None else "?")
+        text = f"{text}\n{note}" if text else note
+    return _ok(text, data=result)
 
 
 # ==============================================================================================================
@@ -433,7 +462,18 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
     prov = _teaching(engine, "stack_provenance")
-    return _ok(_marked(stop, fmt.stack_text(fv, prov)), data=prov)
+    consumed: tuple = ()
+    n = len(fv.stack)
+    if (stop.kind is StopKind.EXCEPTION and isinstance(prov, Provenance) and fv is stop.frame
+            and not (n == 1 and fv.stack[0].unknown) and len(prov.slots) > n):
+        # the raising instruction popped its operands before it failed: the live slots are the ones below them
+        prov, consumed = replace(prov, slots=prov.slots[:n]), prov.slots[n:]
+    text = fmt.stack_text(fv, prov)
+    if consumed:
+        from .format.notices import consumed_operands_text
+
+        text += "\n" + consumed_operands_text(consumed)
+    return _ok(_marked(stop, text), data=prov)
 
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:
@@ -489,7 +529,7 @@ def _exec(engine: "Engine", arg: str) -> CommandResult:
     result = engine.exec_statement(arg)
     if isinstance(result, EngineError):
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
 
 
 def _set(engine: "Engine", arg: str) -> CommandResult:

@@ -151,6 +151,7 @@ class EngineMethods:
     _watch_numbers: int
     _quiet: set[int]
     _user_vars: dict[str, Any]
+    _local_change_told: bool
     verbose: bool
     generated: dict[int, CodeType]
     history: "_history.History"
@@ -569,29 +570,34 @@ class EngineMethods:
                 exec(code, g, ns)  # noqa: S102 - the user's own statement
         except Exception as exc:  # noqa: BLE001
             refuse(f"{type(exc).__name__}: {exc}", "eval")
-        self._keep_statement_effects(before, ns)
-        return EvalResult(buf.getvalue().rstrip("\n"))
+        changed = self._keep_statement_effects(before, ns)
+        first = bool(changed) and not self._local_change_told
+        if first:
+            self._local_change_told = True
+        return EvalResult(buf.getvalue().rstrip("\n"), changed_locals=changed, first_local_change=first)
 
-    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> None:
-        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does); any other new
-        name becomes a user variable that later stops still see (pdb keeps them in the frame's dict)."""
+    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> tuple[str, ...]:
+        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does, and as pdb does
+        for ``x = 999``); any other new name becomes a user variable that later stops still see (pdb keeps them
+        in the frame's dict). Returns the frame locals it wrote."""
         ctx = self._paused()
         st = ctx.frame
         frame = st.frame if st is not None and not ctx.post_mortem else None
         names = (frame.f_code.co_varnames + frame.f_code.co_cellvars + frame.f_code.co_freevars) if frame else ()
-        changed = False
+        changed: list[str] = []
         f_locals = frame.f_locals if frame is not None else {}  # read once: each read refreshes it from the frame
         for name, value in ns.items():
             if name in ("__stack__", "__builtins__") or (name in before and before[name] is value):
                 continue
             if name in names:
                 f_locals[name] = value
-                changed = True
+                changed.append(name)
             else:
                 self._user_vars[name] = value
         if changed:
             compat.locals_to_fast(frame)
             self._rebuild_stop()
+        return tuple(changed)
 
     @engine_method()
     def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:

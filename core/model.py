@@ -29,9 +29,9 @@ class StopKind(str, Enum):
 
 
 #: Stop kinds a user can switch with `--break-on` / `break-on KIND on|off`.
-BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception")
+BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "reentry")
 #: The kinds active when the user names none (DESIGN.md).
-DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception"})
+DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception", "reentry"})
 
 
 class ExceptionTableEntry(NamedTuple):
@@ -224,6 +224,10 @@ class Stop:
     #: set when this is a recorded past stop shown by `back`/`forward` (read-only history), else None
     history: "HistoryMark | None" = None
     teaching: "StopTeaching | None" = None
+    #: at a stop on a breakpoint marker: the marker and where this code's graph call lies relative to it
+    marker: "MarkerView | None" = None
+    #: at an entry stop: True when it is the next call of a code object the user stepped in (``reentry``)
+    reentry: bool = False
 
     @property
     def frame(self) -> FrameView | None:
@@ -789,6 +793,10 @@ class EvalResult:
 
     text: str
     value: ValueSummary | None = None
+    #: ``!STMT`` / a bare statement: the locals of the paused generated frame it rebound (written to the frame)
+    changed_locals: tuple[str, ...] = ()
+    #: True the first time in the session a statement changed a local of generated code (say so once)
+    first_local_change: bool = False
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1631,3 +1639,57 @@ class GuardHelp:
     guard_type: str
     checks: str
     fails_when: str
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Continue-mode notices: returns of generated frames, breakpoint markers (`dynadbg.core.session`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReturnedView:
+    """A frame of generated code returned while the session was attached (one per code object per stop-to-stop
+    run; `ReturnsOmitted` counts the rest past `session.RETURN_LINES_PER_RUN`).
+
+    Attributes:
+        code_name: ``co_name`` of the generated code (``"fn"``, ``"torch_dynamo_resume_in_fn_at_6"``).
+        owner: the class of the frame's ``self`` when its code is a method (``"MLP"`` for ``MLP.forward``), else
+            None.
+        text: the returned value's repr (a tensor's values too), cut to 200 characters.
+        value: the returned value summarised.
+        is_resume: True for a resume function.
+    """
+
+    code_name: str
+    owner: str | None
+    text: str
+    value: ValueSummary
+    is_resume: bool = False
+
+
+@dataclass(frozen=True)
+class ReturnsOmitted:
+    """Generated code objects that returned in the last stop-to-stop run past the per-run count of return lines.
+
+    Attributes:
+        count: how many code objects returned without a line of their own.
+    """
+
+    count: int
+
+
+@dataclass(frozen=True)
+class MarkerView:
+    """A breakpoint marker the program stopped at (``dynadbg.set_trace()`` / torch's
+    ``bytecode_debugger.breakpoint()`` / ``breakpoint()`` compiled into a ``LOAD_CONST <BREAKPOINT>``).
+
+    Attributes:
+        index: the marker's instruction index.
+        graph_calls: instruction indexes of this code's calls of compiled graphs (``__compiled_fn_*``), in order.
+        graph_ran: True when a graph call comes before the marker (its results exist at this stop), False when
+            every one comes after it, None when the code calls no compiled graph.
+    """
+
+    index: int
+    graph_calls: tuple[int, ...]
+    graph_ran: bool | None

@@ -298,3 +298,19 @@ class TraceHandler(Protocol):
 
     def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
         """An exception was raised in (or propagated into) `frame` at `offset`."""
+
+    def wants_instructions(self, code: CodeType) -> bool:
+        """Whether a wanted frame of `code` needs instruction events too (False: its call, return and exception
+        events are enough, e.g. a frame watched only for the value it returns)."""
+
+    def on_untraced_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """An exception was raised in (or propagated into) a frame of generated code that gets no instruction
+        events (``sys.monitoring`` RAISE, Python 3.12+): the frame is live, unwinding has not begun."""
+
+    def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
+        """A frame of generated code that gets no instruction events returns `value` (``sys.monitoring``
+        PY_RETURN, Python 3.12+). Returns whether later returns at that instruction still need events (False:
+        the back end switches that event off until `MonitoringBackend.new_run`)."""
+
+    def is_generated(self, code: CodeType) -> bool:
+        """Whether `code` is Dynamo-generated code the session knows (the exception and return filters)."""

@@ -88,6 +88,8 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
             stack = tuple(value(v) for v in live)
         elif st.depth >= 0 and current:
             stack = tuple(value(v) for v in st.tracked_stack())
+            if st.depth_from_flow:
+                note = "depth from the code's flow: the frame was not traced"
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:
@@ -206,6 +208,8 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         choices=choices,
         hints=hints,
         watches=session.watch_values(ctx),
+        marker=ctx.extra.get("marker"),
+        reentry=bool(ctx.extra.get("reentry")),
     )
     if getattr(getattr(session, "listener", None), "wants_teaching", False):
         stop = replace(stop, teaching=stop_teaching(session, ctx, stop))

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, RichLog
 
+from dynadbg.core.commands import resolve_empty
+
 #: Lines kept in the log.
 MAX_LOG_LINES = 5000
 #: Commands kept in the history.
@@ -135,10 +137,9 @@ class Console(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        line = event.value.strip()
         event.input.value = ""
-        if not line:
-            return
+        # pdb's empty-line rule, as line mode has it: the last command again (before any, a step)
+        line, _last = resolve_empty(event.value.strip(), self._history[-1] if self._history else None)
         if not self._history or self._history[-1] != line:
             self._history.append(line)
             del self._history[:-MAX_HISTORY]
