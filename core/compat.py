@@ -349,14 +349,26 @@ class AttrPatch:
         setattr(self.owner, self.name, self.replacement)
 
     def restore(self) -> None:
-        """Put the original back. If someone patched over us meanwhile, leave their patch alone."""
+        """Put the original back. If someone patched over us meanwhile, leave their patch alone, and note that
+        when theirs is restored it must put back what we found rather than our replacement (patches restored out
+        of order, e.g. a Capture uninstalled while dynadbg.toolkit's call-site patch sits above it, otherwise
+        leave our replacement installed for good). Replacements must pass through once their owner is done."""
         current = vars(self.owner).get(self.name)
         if current is not self.replacement:
+            _RESTORED_BELOW[id(self.replacement)] = self
             return
-        if self.had_own:
-            setattr(self.owner, self.name, self.original)
+        original, had_own = self.original, self.had_own
+        while (below := _RESTORED_BELOW.get(id(original))) is not None and below.replacement is original:
+            del _RESTORED_BELOW[id(original)]
+            original, had_own = below.original, below.had_own
+        if had_own:
+            setattr(self.owner, self.name, original)
         else:
             delattr(self.owner, self.name)
+
+
+#: id(replacement) -> the AttrPatch restored while another patch sat above it (see `AttrPatch.restore`).
+_RESTORED_BELOW: dict[int, AttrPatch] = {}
 
 
 def current_compile_id() -> str | None:

@@ -562,3 +562,29 @@ def test_on_compiled_can_replace_the_guard_manager():
         assert "L['n']" not in frame.entries[0].guards_text and "L['x']" in frame.entries[0].guards_text
     finally:
         cap.uninstall()
+
+
+def test_patches_restored_out_of_order_leave_the_original_in_place():
+    """A Capture uninstalled while another patch (dynadbg.toolkit's call-site recorder) sits above it: when that
+    one is restored too, torch's own function is back, not the Capture's wrapper."""
+    import types
+
+    owner = types.SimpleNamespace(fn=lambda: "torch")
+    original = owner.fn
+    lower = compat.AttrPatch(owner, "fn", lambda: "lower")
+    lower.apply()
+    upper = compat.AttrPatch(owner, "fn", lambda: "upper")
+    upper.apply()
+    lower.restore()                       # out of order: upper still installed
+    assert owner.fn() == "upper"
+    upper.restore()
+    assert owner.fn is original
+
+    # and in order, as before
+    first = compat.AttrPatch(owner, "fn", lambda: "first")
+    first.apply()
+    second = compat.AttrPatch(owner, "fn", lambda: "second")
+    second.apply()
+    second.restore()
+    first.restore()
+    assert owner.fn is original
