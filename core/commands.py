@@ -10,7 +10,7 @@ returns an error and changes nothing.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
@@ -251,7 +251,7 @@ def _check(value: Any) -> Any:
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
     value = _check(value)
-    return CommandResult(output=value.message, resumed=True, quit=value.quit)
+    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
 
 
 def _int(arg: str, default: int | None = None, what: str = "count") -> int:
@@ -305,7 +305,10 @@ def _until(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _detach(engine: "Engine", arg: str) -> CommandResult:
-    return _resumed(engine.detach())
+    running = not engine.paused
+    result = _resumed(engine.detach())
+    # detached while the program runs: nothing resumes, so the command says it took effect
+    return replace(result, output="detached") if running else result
 
 
 def _quit(engine: "Engine", arg: str) -> CommandResult:
@@ -650,7 +653,7 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
     sub, _, rest = arg.strip().partition(" ")
     if not sub:
         views = engine.guard_edits()
-        return _ok("\n".join(v.line for v in views) or "no guard edits", data=list(views))
+        return _ok("\n".join(fmt.guard_edit_line(v) for v in views) or "no guard edits", data=list(views))
     if sub == "export" and not rest.strip():
         text = engine.export_guard_filter()
         return _ok(text, data=text)
@@ -659,7 +662,7 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
         outcome = _check(call(rest))
         if outcome.error is not None:
             return CommandResult(error=outcome.error, data=outcome)
-        text = outcome.message + (f"\n{outcome.warning}" if outcome.warning else "")
+        text = outcome.message + (f"\n{fmt.warning_line(outcome.warning)}" if outcome.warning else "")
         return _ok(text, data=outcome)
     return CommandResult(error="usage: guard add EXPR | guard drop ID | guard export | guard undo [N|all]")
 

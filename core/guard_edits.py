@@ -31,27 +31,15 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
-from .guard_filter import (  # noqa: F401 - the sets are re-exported for older imports
-    SHAPE_GUARD_TYPES,
-    VALUE_GUARD_TYPES,
-    FilterRule,
-    GuardFilter,
-    Scope,
-    drop_warning,
-    export_guard_filter,
-)
-from .model import GuardEditOutcome, GuardEditView
+from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning, export_guard_filter
+from .model import DropWarning, GuardEditKind, GuardEditOutcome, GuardEditView, GuardRef
 
 if TYPE_CHECKING:
     from .patches import PatchManager
     from .protocol import Host
     from .state import PauseContext
 
-__all__ = ["GuardEditOutcome", "GuardEditView", "GuardEditor", "constant_folding_warning", "export_guard_filter"]
-
-def constant_folding_warning(guard_type: str, source: str, code: str, expected: str | None) -> str:
-    """The warning a drop of this guard gets (`guard_filter.drop_warning`, the one warning of every drop)."""
-    return "WARNING: " + drop_warning(guard_type, source, code, expected)
+__all__ = ["GuardEditOutcome", "GuardEditView", "GuardEditor", "export_guard_filter"]
 
 
 class _AddedGuard:
@@ -78,7 +66,7 @@ class _Edit:
     __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
                  "guard", "event", "old_manager", "active")
 
-    def __init__(self, number: int, kind: str, code_name: str, compile_id: str | None, text: str) -> None:
+    def __init__(self, number: int, kind: GuardEditKind, code_name: str, compile_id: str | None, text: str) -> None:
         self.number = number
         self.kind = kind
         self.code_name = code_name
@@ -87,7 +75,7 @@ class _Edit:
         self.rule: FilterRule | None = None
         self.source: str | None = None           # a drop's guarded source (``"L['n']"``, ``"L"`` at the root)
         self.guard_type = "LAMBDA_GUARD"
-        self.warning: str | None = None
+        self.warning: DropWarning | None = None
         self.guard: _AddedGuard | None = None
         self.event: Any = None          # the CompileEvent a drop replaced the guard manager of
         self.old_manager: Any = None    # ... and the manager it had
@@ -186,7 +174,7 @@ class GuardEditor:
         except Exception as exc:  # noqa: BLE001 - this torch lacks the API
             guard.active = False
             return GuardEditOutcome(f"cannot add a guard here: {type(exc).__name__}: {exc}")
-        edit = _Edit(len(self._edits) + 1, "add", original.co_name, compile_id, expr)
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         edit.guard = guard
         self._edits.append(edit)
         when = "from the next call" if event is None else "from the next call (this call runs it regardless)"
@@ -219,11 +207,12 @@ class GuardEditor:
         if leaf.guard_type == "LAMBDA_GUARD" and any(c.startswith("DEBUGGER:") for c in leaf.code):
             return GuardEditOutcome(f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
         code_text = "; ".join(leaf.code)
-        warning = constant_folding_warning(leaf.guard_type, leaf.source, code_text, leaf.expected)
+        warning = drop_warning(GuardRef.of(leaf, compile_id), leaf.expected)
         match_source = "" if leaf.source == "L" else leaf.source   # ambient root guards have an empty name
         rule = FilterRule(original, match_source, frozenset({leaf.guard_type}), Scope.EVERY_COMPILE,
-                          name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning)
-        edit = _Edit(len(self._edits) + 1, "drop", original.co_name, compile_id, code_text)
+                          name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning,
+                          guard=warning.guard)
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.DROP, original.co_name, compile_id, code_text)
         edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
         self._filter.add(rule)
         self._reset_at_end[id(original)] = original

@@ -18,6 +18,7 @@ from types import CodeType
 from typing import Any, Callable, Sequence
 
 from . import compat
+from .model import DropRisk, DropWarning, GuardRef
 
 #: Leaf types that pin a value Dynamo may have baked into the graph or the generated code.
 VALUE_GUARD_TYPES: frozenset[str] = frozenset(
@@ -31,23 +32,17 @@ SHAPE_GUARD_TYPES: frozenset[str] = frozenset(
 )
 
 
-def drop_warning(guard_type: str, source: str, code: str, expected: str | None, actual: str | None = None) -> str:
-    """What dropping this guard costs, one paragraph (no ``WARNING:`` prefix): for a value guard, that Dynamo
+def drop_warning(guard: GuardRef, expected: str | None = None, actual: str | None = None) -> DropWarning:
+    """What dropping `guard` costs, as data (`format.drop_warning_text` says it): for a value guard, that Dynamo
     traced the value as a constant (constant folding) and other values will run that code unchecked; for a
-    shape/type guard, that the graph was traced for them."""
-    if guard_type in VALUE_GUARD_TYPES:
-        pinned = f"{source} == {expected}" if expected else code
-        served = f"the entry compiled for {actual}" if actual else "this code"
-        return (f"{source} is a constant to Dynamo: {guard_type} pins {pinned}. Dynamo specialised the code on "
-                f"that value and may have baked it into the FX graph or the generated code (constant folding). "
-                f"Without this guard {served} serves every later value unchecked and can give silently wrong "
-                f"results — RESULTS MAY BE WRONG")
-    if guard_type in SHAPE_GUARD_TYPES:
-        return (f"{guard_type} on {source} ({code}) is what the graph was traced for: calls where it does not hold "
-                f"reuse code traced for other dtypes, devices, shapes, types or keys — results may be wrong or "
-                f"the code may fail")
-    return (f"the compiled code assumes {guard_type} ({code}) holds; without it calls where it does not can give "
-            f"wrong results")
+    shape/type guard, that the graph was traced for them; for any other, that the code assumes it holds."""
+    if guard.guard_type in VALUE_GUARD_TYPES:
+        risk = DropRisk.CONSTANT_FOLDED
+    elif guard.guard_type in SHAPE_GUARD_TYPES:
+        risk = DropRisk.TRACED_FOR
+    else:
+        risk = DropRisk.ASSUMED
+    return DropWarning(risk, guard, expected, actual)
 
 
 class Scope(str, enum.Enum):
@@ -70,6 +65,7 @@ class FilterRule:
         name: the spelling a user's ``guard_filter_fn`` sees (``"s.counter"``), for the export.
         label: what the user dropped, one line (``"EQUALS_MATCH L['n'] == 3"``).
         warning: `drop_warning` of the leaf, or None.
+        guard: the leaf the user dropped, when the rule stands for one.
         dropped: (source, guard type) of each entry this rule removed in the last compile it ran in.
         fired: True once the filter ran in a compile of `original`.
     """
@@ -80,7 +76,8 @@ class FilterRule:
     scope: Scope
     name: str = ""
     label: str = ""
-    warning: str | None = None
+    warning: DropWarning | None = None
+    guard: GuardRef | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
     fired: bool = False
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,7 +28,7 @@ from types import CodeType
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import compat
-from .model import GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from .model import DiffKind, GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView, SourceLocation
 from .values import cut, summarize
 
 __all__ = [
@@ -63,34 +64,44 @@ _STATUS_WORD = {
 # Parsing verbose code parts
 # --------------------------------------------------------------------------------------------------------------
 
-_LOCATION_RE = re.compile(r"^(?P<loc>\S[^\n]*?:\d+ in [^\s(]+)(?: \((?P<note>.*)\))?$", re.S)
+_LOCATION_RE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+) in (?P<func>[^\s(]+)(?: \((?P<note>.*)\))?$", re.S)
 
 
-def parse_code_part(part: str) -> tuple[str, str | None, str | None, str | None]:
-    """Split one verbose code part into (code, user_line, location, note).
+def parse_code_part(part: str) -> tuple[str, SourceLocation | None, str | None]:
+    """Split one verbose code part into (code, location, note).
 
     Torch writes ``"<code padded to 60>  # <user source line>  # <file>:<line> in <fn>"``, sometimes followed by
     ``" (HINT: ...)"`` or another remark in parentheses; ambient guards carry only a location, symbolic-shape
     guards sometimes only a comment (``"# duck sizing added this equality ..."``), which becomes the note.
 
     >>> parse_code_part("L['n'] == 3                # y = x + n  # demo.py:18 in f")
-    ("L['n'] == 3", 'y = x + n', 'demo.py:18 in f', None)
+    ("L['n'] == 3", SourceLocation(filename='demo.py', lineno=18, function='f', text='y = x + n'), None)
     """
     code, sep, tail = part.partition("  # ")
     code = code.rstrip()
     if not sep:
-        return code, None, None, None
+        return code, None, None
     return (code, *_parse_tail(tail))
 
 
 @lru_cache(maxsize=8192)
-def _parse_tail(tail: str) -> tuple[str | None, str | None, str | None]:
+def _parse_tail(tail: str) -> tuple[SourceLocation | None, str | None]:
     segments = tail.split("  # ")
     match = _LOCATION_RE.match(segments[-1].strip())
     if match is None:
-        return None, None, tail.strip() or None
+        return None, tail.strip() or None
     user_line = "  # ".join(segments[:-1]).strip() or None
-    return user_line, match["loc"], match["note"]
+    return SourceLocation(match["file"], int(match["line"]), match["func"], user_line), match["note"]
+
+
+def location_text(loc: SourceLocation | None, *, short: bool = False) -> str:
+    """A guard's origin as torch spells it in its verbose code parts: ``"demo.py:18 in f"`` (`short`:
+    ``"demo.py:18"``, the file's base name); empty for None."""
+    if loc is None:
+        return ""
+    if short:
+        return f"{os.path.basename(loc.filename)}:{loc.lineno}"
+    return f"{loc.filename}:{loc.lineno}" + (f" in {loc.function}" if loc.function else "")
 
 
 def _normalize_part(part: str) -> str:
@@ -428,21 +439,20 @@ class _Builder:
         if parts is None:
             parts = raw.parts
         if len(parts) == 1:                                   # the common case, kept cheap (20,000-leaf trees)
-            first, user_line, location, note = parse_code_part(parts[0])
+            first, location, note = parse_code_part(parts[0])
             codes: tuple[str, ...] = (first,)
         else:
             parsed = [parse_code_part(part) for part in parts]
             codes = tuple(p[0] for p in parsed)
             first = codes[0] if codes else ""
-            user_line = next((p[1] for p in parsed if p[1] is not None), None)
-            location = next((p[2] for p in parsed if p[2] is not None), None)
-            note = next((p[3] for p in parsed if p[3] is not None), None)
+            location = next((p[1] for p in parsed if p[1] is not None), None)
+            note = next((p[2] for p in parsed if p[2] is not None), None)
         ident = f"g{self.next_leaf}"
         self.next_leaf += 1
         # positional, in LeafGuardView's field order (faster than keywords on big trees)
         if expected is None:
             expected = _expected(raw.guard_type, source, first)
-        return LeafGuardView(ident, raw.guard_type, source, codes, user_line, location, raw.relational, epilogue,
+        return LeafGuardView(ident, raw.guard_type, source, codes, location, raw.relational, epilogue,
                              status, expected, actual, reason, note)
 
     def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
@@ -819,7 +829,7 @@ def _leaf_text(view: LeafGuardView) -> str:
     if view.user_line:
         text += f"  # {view.user_line}"
     if view.location:
-        text += f"  # {view.location}"
+        text += f"  # {location_text(view.location)}"
     return text
 
 
@@ -1109,11 +1119,12 @@ def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:
                 olds.remove(leaf)
                 news.remove(match)
         for a, b in zip(olds, news):
-            diffs.append(GuardDiff("changed", b.source, key[1], "\n".join(a.code), "\n".join(b.code), a.id, b.id))
+            diffs.append(GuardDiff(DiffKind.CHANGED, b.source, key[1], "\n".join(a.code), "\n".join(b.code), a.id,
+                                   b.id))
         for a in olds[len(news):]:
-            diffs.append(GuardDiff("removed", a.source, key[1], "\n".join(a.code), None, a.id, None))
+            diffs.append(GuardDiff(DiffKind.REMOVED, a.source, key[1], "\n".join(a.code), None, a.id, None))
         for b in news[len(olds):]:
-            diffs.append(GuardDiff("added", b.source, key[1], None, "\n".join(b.code), None, b.id))
+            diffs.append(GuardDiff(DiffKind.ADDED, b.source, key[1], None, "\n".join(b.code), None, b.id))
     return diffs
 
 
@@ -1138,7 +1149,7 @@ def _leaf_line(leaf: LeafGuardView) -> str:
     if leaf.user_line:
         line += f"  # {leaf.user_line}"
     if leaf.location:
-        line += f"  ({leaf.location})"
+        line += f"  ({location_text(leaf.location)})"
     return line
 
 
@@ -1276,7 +1287,8 @@ def format_failing(trees: Sequence[GuardTree]) -> str:
             lines.append(f"{_INDENT}{leaf.id} {leaf.guard_type}{status}  {'; '.join(leaf.code)}")
             where = leaf.user_line or ""
             if leaf.location:
-                where = f"{where}  ({leaf.location})" if where else f"({leaf.location})"
+                loc = location_text(leaf.location)
+                where = f"{where}  ({loc})" if where else f"({loc})"
             if where:
                 lines.append(f"{_INDENT}   line: {where}")
             if leaf.expected is not None or leaf.actual is not None:

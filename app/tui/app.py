@@ -55,7 +55,7 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.edits import format_diff
-from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 
 from . import actions
@@ -333,16 +333,22 @@ class DebuggerApp(TeachingApp, App[int]):
         self._bindings_changed()
         self._enqueue(_Call(fn, done or self._resumed, True, what))
 
+    def _show_resumed(self, result: Resumed) -> None:
+        """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
+        parts): what was done, each warning (as an error line), the permanent fix."""
+        console = self._main.console
+        head = fmt.resumed_head(result)
+        if head:
+            console.output(head)
+        for warning in result.warnings:
+            console.error(fmt.warning_line(warning))
+        if result.permanent is not None:
+            console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
+
     def _resumed(self, result: Any) -> None:
         """A control call or a decision answered: running (the next stop follows), or why it could not."""
         if isinstance(result, Resumed):
-            console = self._main.console
-            if result.message:
-                console.output(result.message)
-            for warning in result.warnings:
-                console.error(f"WARNING: {warning}")
-            if result.permanent:
-                console.output(Text("permanently: ") + Text(result.permanent))
+            self._show_resumed(result)
             if self._awaiting_resume and self.phase == "stopped":
                 self._set_running("running")
             if result.quit:
@@ -499,11 +505,9 @@ class DebuggerApp(TeachingApp, App[int]):
     def _fill_view(self, pane: str, *, force: bool = False) -> None:
         """Fill a view from its engine query, once per stop and selected frame (unless `force`)."""
         stop = self.last_stop
-        query = QUERY_VIEWS.get(pane) or ("compiles" if pane == "tab-stop" else None)
+        query = QUERY_VIEWS.get(pane)
         if query is None or not self.stopped or stop is None:
             return
-        if pane == "tab-stop" and self._main.resume_frame_name() is None:
-            return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(pane) == key:
             return
@@ -530,9 +534,6 @@ class DebuggerApp(TeachingApp, App[int]):
         elif pane == "tab-entries" and isinstance(result, tuple):  # (entries, compiles) from `_fill_view`
             result, compiles = result
             self._main.learn_resume_aliases(result, compiles)
-        elif pane == "tab-stop":  # the graph break behind a resume function (`compiles`)
-            self._main.show_break_context(result)
-            return
         self._main.show_query(pane, result)
         if isinstance(result, EngineError):
             self._log_error(result)
@@ -569,6 +570,8 @@ class DebuggerApp(TeachingApp, App[int]):
         result, stop = answer
         if result.error:
             console.error(result.error)
+        elif isinstance(result.data, Resumed) and result.output == fmt.resumed_text(result.data):
+            self._show_resumed(result.data)  # as a key's decision shows it
         else:
             console.output(result.output)
         if result.resumed:
@@ -685,18 +688,18 @@ class DebuggerApp(TeachingApp, App[int]):
                 screen.console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
                                     f"{actions.display_keys(keys['view_recompile'])})")
             else:
-                for title, _ in stop.detail:
+                for title, _ in fmt.stop_blocks(stop):
                     screen.console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
         if stop.exception:
             screen.console.error(stop.exception)
         if not self._glossary.complete:
             # the first time a Dynamo term shows up, one line says what it means (as in line mode)
-            for gloss in self._glossary.new_terms(fmt.stop_text(stop)):
+            for gloss in self._glossary.new_terms(stop_terms(stop)):
                 screen.console.info(gloss)
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
         auto = ("tab-recompile" if stop.kind is StopKind.RECOMPILE
-                else "tab-stop" if stop.frame is None and stop.detail else None)
+                else "tab-stop" if stop.frame is None and (stop.graph_break or stop.exception_lines) else None)
         active = screen.views.active
         # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
         # replaces only the listing or a view opened the same way.

@@ -155,8 +155,7 @@ class TeachingScreen:
         if not nodes:
             return set(), None
         wanted = set(nodes)
-        lines = {k for k, text in enumerate(graph.code.splitlines(), 1)
-                 if text.strip().split(" ", 1)[0].rstrip(":") in wanted}
+        lines = {k for name, k in graph.code_lines if name in wanted}
         note = Text(f"▶ line {self.cursor_line} of the user's code made: {', '.join(nodes)}", style="bold")
         return lines, note
 

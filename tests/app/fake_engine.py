@@ -28,9 +28,10 @@ from dynadbg.core import commands
 from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
-                                DecisionKind, EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
-                                Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Provenance,
-                                Resumed, SlotOrigin, StackEffectView, Stop, StopKind, WatchValue)
+                                DecisionKind, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
+                                EvalResult, Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView,
+                                PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind,
+                                WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
@@ -232,20 +233,19 @@ class FakeEngine:
 
     # Control -----------------------------------------------------------------------------------------------------
 
-    def _resume(self, action: str, count: int = 1, *, message: str = "", permanent: str | None = None,
-                warnings: tuple[str, ...] = ()) -> Resumed | EngineError:
+    def _resume(self, action: str, count: int = 1, **data: Any) -> Resumed | EngineError:
+        """Go on `count` stops (the scenario's next ones); `data`: the `Resumed` fields of a decision."""
         stop = self._paused()
         if isinstance(stop, EngineError) or count < 1:
             return stop if isinstance(stop, EngineError) else EngineError("count must be at least 1")
         held = self._pos in self.scenario.run_after
-        if self.history_cursor.position is not None:
-            self.history_cursor.position = None
-            message = "back to the present" + (f"; {message}" if message else "")
+        left_history = self.history_cursor.position is not None
+        self.history_cursor.position = None
         self._stop = None
         self.listener.on_running("running")
         if not held:
             self._advance(count)
-        return Resumed(action, message, permanent, warnings)
+        return Resumed(action, left_history=left_history, **data)
 
     set_step, set_next = _control("step", counted=True), _control("next", counted=True)
     set_return, set_continue, set_until = _control("return"), _control("continue"), _control("until")
@@ -262,14 +262,16 @@ class FakeEngine:
         choice = next((c for c in stop.choices if c.kind is decision.kind and c.available), None)
         if choice is None:
             return EngineError(f"{decision.kind.value} is not available here", "rejected")
-        permanent = choice.permanent
+        permanent, dims = choice.permanent, ()
         if decision.kind is DecisionKind.DYNAMIC:
             value = dict(stop.frame.locals if stop.frame else ()).get(decision.name or "")
             if value is None or value.shape is None:
                 return EngineError(f"no tensor input named {decision.name!r}")
-            permanent = f"torch._dynamo.mark_dynamic({decision.name}, {decision.dim})"
-        return self._resume(decision.kind.value, message=decision.command, permanent=permanent,
-                            warnings=choice.warnings)
+            dims = (DynamicDim(decision.name or "", decision.dim or 0, value.shape[decision.dim or 0]),)
+            permanent = PermanentFix(DecisionKind.DYNAMIC, "model", dims=dims)
+        dropped = tuple(w.guard for w in choice.warnings) if decision.kind is DecisionKind.DROP else ()
+        return self._resume(decision.kind.value, permanent=permanent, warnings=choice.warnings, dropped=dropped,
+                            dynamic=dims)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 
