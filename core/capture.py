@@ -952,8 +952,10 @@ def _guard_tree(guard_manager: Any, compile_id: str) -> tuple[Any, str | None]:
         guards_mod = None
     if guards_mod is not None and hasattr(guards_mod, "build_guard_tree"):
         try:
+            from .format.guards import format_guard_tree
+
             tree = guards_mod.build_guard_tree(guard_manager, compile_id)
-            text = guards_mod.format_guard_tree(tree) if hasattr(guards_mod, "format_guard_tree") else tree.text
+            text = format_guard_tree(tree)
             return tree, text
         except Exception as exc:  # noqa: BLE001 - fall back to torch's text
             text = _torch_guard_text(guard_manager)

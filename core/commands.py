@@ -21,6 +21,7 @@ from .model import (
     DecisionKind,
     EditError,
     EngineError,
+    ErrorKind,
     Resumed,
     Stop,
     StopKind,
@@ -227,7 +228,7 @@ def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
         return CommandResult(error=unknown)
     result = engine.evaluate(line) if is_expr else engine.exec_statement(line)
     if isinstance(result, EngineError):
-        if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
+        if is_expr and result.kind is ErrorKind.EVAL and result.raised == "NameError" and line.isidentifier():
             return CommandResult(error=f"{unknown}; as Python: {result.message}")
         return CommandResult(error=result.message)
     return _ok(result.text, data=result)
@@ -661,7 +662,7 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
         call = {"add": engine.add_guard, "drop": engine.drop_guard, "undo": engine.undo_guard_edit}[sub]
         outcome = _check(call(rest))
         if outcome.error is not None:
-            return CommandResult(error=outcome.error, data=outcome)
+            return CommandResult(error=outcome.error.message, data=outcome)
         text = outcome.message + (f"\n{fmt.warning_line(outcome.warning)}" if outcome.warning else "")
         return _ok(text, data=outcome)
     return CommandResult(error="usage: guard add EXPR | guard drop ID | guard export | guard undo [N|all]")

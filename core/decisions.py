@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import dis
-import re
 import threading
 from dataclasses import dataclass
 from types import CodeType
@@ -36,27 +35,7 @@ from .model import (
     RecompileOutcome,
     RecompileRecord,
 )
-from .recompile import _PSEUDO, VALUE_GUARDS, RecompileLog
-
-
-#: ``GuardFilterEntry.guard_type`` / ``derived_guard_types`` names behind a value leaf. A ``CONSTANT_MATCH`` on
-#: ``s.counter`` comes with an ``EQUALS_MATCH`` entry of the same name: dropping only one keeps the leaf
-#: (VERIFIED torch 2.13: 4 entries for 4 counter values; both dropped: 1 entry).
-_VALUE_FILTER_TYPES = frozenset({"CONSTANT_MATCH", "EQUALS_MATCH", "BOOL_MATCH", "NONE_MATCH", "NOT_NONE_MATCH",
-                                 "TRUE_MATCH", "FALSE_MATCH", "NOT_NONE"})
-
-
-#: Root ("ambient") leaves and the guard_filter_fn types that create them (names are "" in the filter).
-_ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
-    "GLOBAL_STATE": ("GLOBAL_STATE",),
-    "TORCH_FUNCTION_MODE_STACK": ("TORCH_FUNCTION_STATE",),
-    "DEFAULT_DEVICE": ("DEFAULT_DEVICE",),
-}
-
-
-_OTHER_FILTER_TYPES: dict[str, tuple[str, ...]] = {
-    "DICT_CONTAINS": ("DICT_CONTAINS", "DICT_NOT_CONTAINS"),
-}
+from .recompile import _PSEUDO, RecompileLog
 
 
 @dataclass(frozen=True)
@@ -84,17 +63,14 @@ class DropSpec:
         """The dropped leaf as a reference."""
         return GuardRef.of(self.leaf, self.compile_id)
 
-    def matches(self, source: str, guard_type: str, derived: tuple[str, ...]) -> bool:
-        return source == self.source and (guard_type in self.filter_types
-                                          or any(d in self.filter_types for d in derived))
-
 
 def drop_spec(leaf: LeafGuardView, compile_id: str | None = None) -> DropSpec:
     """How to filter `leaf`'s guard (of the entry `compile_id`) out of a compile.
 
     Raises:
         ValueError: the leaf cannot be dropped by a guard filter (relational guards such as
-            ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries).
+            ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries;
+            leaves no filter entry stands for alone, `facts.filter_types`).
     """
     gtype = leaf.guard_type
     if gtype == "DICT_LENGTH":
@@ -106,35 +82,33 @@ def drop_spec(leaf: LeafGuardView, compile_id: str | None = None) -> DropSpec:
         raise ValueError(f"{leaf.id} ({gtype}) is a relational guard Dynamo adds for every tensor pair; "
                          f"no guard filter removes it")
     ref = GuardRef.of(leaf, compile_id)
+    types = facts.filter_types(gtype, leaf.source, leaf.code, epilogue=leaf.epilogue)
+    if types is None:
+        raise ValueError(no_filter_reason(leaf))
     if leaf.epilogue:
-        return DropSpec(leaf, "", ("SHAPE_ENV",), "", DropWarning(DropRisk.SHAPE_RELATIONS, ref), compile_id)
+        return DropSpec(leaf, "", types, "", DropWarning(DropRisk.SHAPE_RELATIONS, ref), compile_id)
     if leaf.source == "L":
-        types = _ROOT_FILTER_TYPES.get(gtype)
-        if types is None and gtype == "LAMBDA_GUARD" and "saved_tensors_hooks" in " ".join(leaf.code):
-            types = ("AUTOGRAD_SAVED_TENSORS_HOOKS",)
-        if types is None:
-            raise ValueError(f"{leaf.id} ({gtype}) is an ambient guard no guard filter removes")
         return DropSpec(leaf, "", types, "", DropWarning(DropRisk.GLOBAL_STATE, ref), compile_id)
-    name = compat.strip_local_scope(leaf.source)
     warning = drop_warning(ref, leaf.expected, leaf.actual)
-    if gtype in VALUE_GUARDS:
-        return DropSpec(leaf, leaf.source, tuple(sorted(_VALUE_FILTER_TYPES)), name, warning, compile_id)
-    types = _OTHER_FILTER_TYPES.get(gtype, (gtype,))
-    return DropSpec(leaf, leaf.source, types, name, warning, compile_id)
+    return DropSpec(leaf, leaf.source, types, compat.strip_local_scope(leaf.source), warning, compile_id)
+
+
+def no_filter_reason(leaf: LeafGuardView) -> str:
+    """Why no guard filter drops `leaf` alone (`facts.filter_types` gives it no entry types)."""
+    owner = facts.PART_OF_ENTRY.get(leaf.guard_type)
+    if owner is not None:
+        return (f"{leaf.id} ({leaf.guard_type}) is part of the {owner} guard on {leaf.source}; no guard filter removes "
+                f"it alone")
+    return f"{leaf.id} ({leaf.guard_type}) is an ambient guard no guard filter removes"
 
 
 def filter_fix(specs: Sequence[DropSpec], fn_name: str = "fn", hints: Sequence[str] = ()) -> PermanentFix:
     """The ``guard_filter_fn`` a user would pass to drop the same guards permanently, as data (one
     `FilterTerm` per guard, the name and types a ``GuardFilterEntry`` of it has; `format.permanent_text`
     writes ``torch.compile(model, options={"guard_filter_fn": lambda entries: [...]})``)."""
-    terms = tuple(FilterTerm(spec.name, _snippet_types(spec)) for spec in specs)
+    terms = tuple(FilterTerm(spec.name, facts.snippet_types(spec.leaf.guard_type, spec.filter_types))
+                  for spec in specs)
     return PermanentFix(DecisionKind.DROP, fn_name, filter_terms=terms, hints=tuple(hints))
-
-
-def _snippet_types(spec: DropSpec) -> tuple[str, ...]:
-    if spec.leaf.guard_type in VALUE_GUARDS:
-        return ("CONSTANT_MATCH", "EQUALS_MATCH")
-    return spec.filter_types
 
 
 class _Pending:
@@ -225,13 +199,10 @@ def _constants(event: Any, specs: Sequence[DropSpec]) -> tuple[tuple[str, int], 
     """Where a dropped value guard's new value may show up in the code that will run: numbers other than 0 and 1
     loaded as constants (``LOAD_CONST``: argument text, offset), at most 3; () when no dropped value guard risks
     constant folding."""
-    if not any(s.leaf.guard_type in VALUE_GUARDS and s.warning is not None for s in specs):
+    if not any(s.leaf.guard_type in facts.CONSTANT_GUARDS and s.warning is not None for s in specs):
         return ()
     return tuple((ins.argrepr, ins.offset) for ins in dis.get_instructions(event.code)
                  if ins.opname == "LOAD_CONST" and type(ins.argval) in (int, float) and ins.argval not in (0, 1))[:3]
-
-
-_CONFIG_HINT_RE = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*(\w+)")
 
 
 def config_hints(record: RecompileRecord) -> list[str]:
@@ -244,8 +215,8 @@ def config_hints(record: RecompileRecord) -> list[str]:
             texts += [leaf.note or "", leaf.reason or ""]
         texts.append(v.first_failure or "")
     for text in texts:
-        for name, value in _CONFIG_HINT_RE.findall(text):
-            found.setdefault(f"torch._dynamo.config.{name} = {value}", None)
+        for line in facts.config_suggestions(text):
+            found.setdefault(line, None)
     if record.scalar_break:
         # torch says it where the graph break is logged (``Graph break from `Tensor.item()`, consider setting``),
         # not in the guard failure: bring it to the recompile it causes
@@ -283,11 +254,9 @@ def dynamic_suggestions(record: RecompileRecord) -> list[tuple[str, int]]:
     out: dict[tuple[str, int], None] = {}
     for v in record.entries:
         for leaf in v.failing:
-            if leaf.guard_type != "TENSOR_MATCH" or not leaf.reason:
-                continue
-            m = re.search(r"size mismatch at index (\d+)", leaf.reason)
-            if m and leaf.source.startswith("L["):
-                out.setdefault((compat.strip_local_scope(leaf.source), int(m.group(1))), None)
+            # the first changed dimension: the one torch's reason names (``size mismatch at index 0``)
+            if leaf.size_changed and leaf.source.startswith("L["):
+                out.setdefault((compat.strip_local_scope(leaf.source), leaf.size_changed[0]), None)
     return list(out)
 
 

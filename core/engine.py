@@ -47,7 +47,6 @@ from .model import (
     HistoryView,
     GeneratedInfo,
     GraphView,
-    GuardEditOutcome,
     GuardEditView,
     CompiledFrameView,
     GuardCostView,
@@ -98,8 +97,9 @@ class Refused(Exception):
         self.error = error
 
 
-def refuse(message: str, kind: ErrorKind = ErrorKind.USAGE) -> NoReturn:
-    raise Refused(EngineError(message, kind))
+def refuse(message: str, kind: ErrorKind = ErrorKind.USAGE, *, raised: BaseException | None = None) -> NoReturn:
+    """Return `EngineError(message, kind)` from the engine method running (`raised`: the user's code raised it)."""
+    raise Refused(EngineError(message, kind, type(raised).__name__ if raised is not None else None))
 
 
 def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
@@ -451,7 +451,7 @@ class EngineMethods:
         self._live_only("setting a breakpoint")
         if condition:
             try:
-                compile(condition, "<condition>", ErrorKind.EVAL)
+                compile(condition, "<condition>", "eval")
             except SyntaxError as exc:
                 refuse(f"condition does not compile: {exc.msg}")
         code = self._current_code()
@@ -541,13 +541,13 @@ class EngineMethods:
         self._live_only("p")
         g, ns = self.eval_namespace()
         try:
-            code = compile(expr, "<p>", ErrorKind.EVAL)
+            code = compile(expr, "<p>", "eval")
         except SyntaxError as exc:
             refuse(f"syntax error: {exc.msg}")
         try:
             value = eval(code, g, ns)  # noqa: S307 - the user's own expression in their own program
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL)
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
         try:
             text = repr(value)
         except Exception as exc:  # noqa: BLE001
@@ -573,7 +573,7 @@ class EngineMethods:
             with contextlib.redirect_stdout(buf):
                 exec(code, g, ns)  # noqa: S102 - the user's own statement
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL)
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
         self._keep_statement_effects(before, ns)
         return EvalResult(buf.getvalue().rstrip("\n"))
 
@@ -631,11 +631,11 @@ class EngineMethods:
             refuse("the frame has finished (post-mortem): locals cannot change", ErrorKind.NOT_HERE)
         g, ns = self.eval_namespace()
         try:
-            value = eval(compile(expr, "<set>", ErrorKind.EVAL), g, ns)  # noqa: S307
+            value = eval(compile(expr, "<set>", "eval"), g, ns)  # noqa: S307
         except SyntaxError as exc:
             refuse(f"syntax error: {exc.msg}")
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL)
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
         frame.f_locals[name] = value
         compat.locals_to_fast(frame)
         self._rebuild_stop()
@@ -652,7 +652,7 @@ class EngineMethods:
         if not expr:
             refuse("usage: watch EXPR")
         try:
-            code = compile(expr, "<watch>", ErrorKind.EVAL)
+            code = compile(expr, "<watch>", "eval")
         except SyntaxError as exc:
             refuse(f"syntax error: {exc.msg}")
         self._watch_numbers += 1
@@ -866,13 +866,13 @@ class EngineMethods:
                 refuse(f"no input named {name!r} (inputs: {', '.join(sorted(f_locals)) or 'none'})")
             return f_locals[name]
         try:
-            code = compile(name, "<dynamic>", ErrorKind.EVAL)
+            code = compile(name, "<dynamic>", "eval")
         except SyntaxError:
             refuse(f"bad NAME {name!r}: an input name or expression such as L['x'] or batch['x']")
         try:
             return eval(code, {"__builtins__": {}, "L": f_locals}, dict(f_locals))  # noqa: S307 - user's own names
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{name}: {type(exc).__name__}: {exc}", ErrorKind.EVAL)
+            refuse(f"{name}: {type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
 
     # ==========================================================================================================
     # queries
@@ -950,10 +950,15 @@ class EngineMethods:
         return code_view(orig, generated=False)
 
     @engine_method()
-    def source(self) -> tuple[str, int, tuple[str, ...]] | EngineError:
+    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         code = self._original() or self._current_code()
         if code is None:
             refuse("no source here", ErrorKind.NOT_HERE)
+        if whole_file:
+            lines = linecache.getlines(code.co_filename)
+            if not lines:
+                refuse(f"{code.co_filename} cannot be read", ErrorKind.NOT_HERE)
+            return code.co_filename, 1, tuple(line.rstrip("\n") for line in lines)
         try:
             lines, start = inspect.getsourcelines(code)
         except (OSError, TypeError):
@@ -1196,15 +1201,15 @@ class EngineMethods:
     # ==========================================================================================================
 
     @engine_method()
-    def add_guard(self, expr: str) -> GuardEditOutcome | EngineError:
+    def add_guard(self, expr: str) -> EditOutcome | EngineError:
         return self.guard_editor.add(self._paused(), expr)
 
     @engine_method()
-    def drop_guard(self, leaf_id: str) -> GuardEditOutcome | EngineError:
+    def drop_guard(self, leaf_id: str) -> EditOutcome | EngineError:
         return self.guard_editor.drop(self._paused(), leaf_id)
 
     @engine_method()
-    def undo_guard_edit(self, which: str = "") -> GuardEditOutcome | EngineError:
+    def undo_guard_edit(self, which: str = "") -> EditOutcome | EngineError:
         return self.guard_editor.undo(self._paused(), which)
 
     @engine_method(anytime=True)

@@ -64,6 +64,16 @@ def resume_arguments(code: CodeType) -> tuple[tuple[str, ...], tuple[str, ...], 
     return stack, carried, bookkeeping
 
 
+#: The locals generated code keeps a graph's output tuple in (``graph_out_0``), and its temporaries (``tmp_5``).
+GRAPH_OUT_PREFIX = "graph_out_"
+TEMP_PREFIX = "tmp_"
+
+
+def is_graph_output(name: str) -> bool:
+    """True for the local generated code holds a graph's output tuple in (``graph_out_0``)."""
+    return name.startswith(GRAPH_OUT_PREFIX)
+
+
 def is_graph_global(name: str) -> bool:
     """True for the global generated code calls an FX graph by."""
     return name.startswith(COMPILED_FN_PREFIX)
@@ -144,3 +154,91 @@ def parse_break_reason(reason: str) -> tuple[str, tuple[str, ...]]:
     head = _EXPLANATION.split(reason, maxsplit=1)[0]
     notes = tuple(s for s in (line.strip() for line in reason.splitlines()) if s.startswith(_NOTE_HEADS))
     return " ".join(head.split()), notes
+
+
+#: torch's own advice in its texts (guard notes, recompile reasons): ``torch._dynamo.config.X = Y``.
+_CONFIG_SUGGESTION = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*(\w+)")
+
+
+def config_suggestions(text: str) -> list[str]:
+    """The ``torch._dynamo.config.X = Y`` lines torch suggests in `text` (a guard's ``HINT:`` note, a reason),
+    in order, spelled alike (``torch._dynamo.config.allow_unspec_int_on_nn_module = True``)."""
+    return [f"torch._dynamo.config.{name} = {value}" for name, value in _CONFIG_SUGGESTION.findall(text)]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Guard taxonomy: what a leaf guard pins, and the GuardFilterEntry types that stand for it
+# --------------------------------------------------------------------------------------------------------------
+
+#: Leaf types that compare the guarded value with the constant Dynamo traced (``L['n'] == 3``): Dynamo specialised
+#: on the value. What a guard on it expects can be read off its code.
+CONSTANT_GUARDS: frozenset[str] = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
+
+#: Leaf types that pin a value Dynamo may have baked into the FX graph or the generated code: the constant guards,
+#: and identity and version checks (the same object, the same dict contents, the same closure or function).
+PINNING_GUARDS: frozenset[str] = CONSTANT_GUARDS | frozenset(
+    {"ID_MATCH", "DICT_VERSION", "CLOSURE_MATCH", "FUNCTION_MATCH"})
+
+#: Leaf types that pin a shape, length, type or key set the graph was traced for.
+SHAPE_GUARDS: frozenset[str] = frozenset(
+    {"TENSOR_MATCH", "LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN", "TYPE_MATCH", "DICT_CONTAINS",
+     "DICT_KEYS_MATCH", "MAPPING_KEYS_MATCH", "NO_HASATTR", "HASATTR"})
+
+#: ``GuardFilterEntry.guard_type`` / ``derived_guard_types`` names behind a constant leaf. torch's filter sees the
+#: Python guard's create-function name, not the C++ leaf's: an int compared with ``==`` comes as ``CONSTANT_MATCH``
+#: with ``EQUALS_MATCH`` derived, a bool as ``BOOL_MATCH``, None as ``NONE_MATCH`` (VERIFIED torch 2.13: dropping
+#: only one of a ``CONSTANT_MATCH``/``EQUALS_MATCH`` pair of one source keeps the leaf).
+CONSTANT_FILTER_TYPES: tuple[str, ...] = ("BOOL_MATCH", "CONSTANT_MATCH", "EQUALS_MATCH", "FALSE_MATCH",
+                                          "NONE_MATCH", "NOT_NONE", "NOT_NONE_MATCH", "TRUE_MATCH")
+
+#: What a ``guard_filter_fn`` a user writes names for a constant leaf (the two types torch uses for ints and
+#: strings, torch-internals §15).
+CONSTANT_SNIPPET_TYPES: tuple[str, ...] = ("CONSTANT_MATCH", "EQUALS_MATCH")
+
+#: Root ("ambient") leaves and the filter types that create them (their filter entries are named ``""``).
+_ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
+    "GLOBAL_STATE": ("GLOBAL_STATE",),
+    "TORCH_FUNCTION_MODE_STACK": ("TORCH_FUNCTION_STATE",),
+    "DEFAULT_DEVICE": ("DEFAULT_DEVICE",),
+}
+
+#: Other leaves whose filter entries go by another name than the leaf's (VERIFIED torch 2.13: a tuple's length
+#: check comes as ``SEQUENCE_LENGTH``, a key absent from a dict as ``DICT_NOT_CONTAINS``).
+_OTHER_FILTER_TYPES: dict[str, tuple[str, ...]] = {
+    "DICT_CONTAINS": ("DICT_CONTAINS", "DICT_NOT_CONTAINS"),
+    "LENGTH_CHECK": ("LENGTH_CHECK", "SEQUENCE_LENGTH"),
+}
+
+#: Leaves that are part of another guard's filter entry, so no filter drops them alone (VERIFIED torch 2.13: the
+#: dynamic-dimension marking check of a tensor is built by its ``TENSOR_MATCH`` entry; torch-internals §15).
+PART_OF_ENTRY: dict[str, str] = {
+    "DIMENSION_DYNAMIC_MARKING_GUARD": "TENSOR_MATCH",
+}
+
+#: The filter type of every symbolic-shape guard of an entry (they are one epilogue lambda guard in the tree).
+SHAPE_ENV_FILTER_TYPE = "SHAPE_ENV"
+
+
+def filter_types(guard_type: str, source: str, code: tuple[str, ...] = (), *,
+                 epilogue: bool = False) -> tuple[str, ...] | None:
+    """The ``GuardFilterEntry.guard_type`` (or ``derived_guard_types``) names that stand for one leaf of the guard
+    tree (`guard_type` on `source`, its code `code`): what a guard filter must leave out to drop it. None when no
+    filter entry stands for it alone: a root lambda guard Dynamo adds itself, or a leaf that is part of another
+    guard's entry (`PART_OF_ENTRY`)."""
+    if guard_type in PART_OF_ENTRY:
+        return None
+    if epilogue:
+        return (SHAPE_ENV_FILTER_TYPE,)
+    if source == "L":
+        types = _ROOT_FILTER_TYPES.get(guard_type)
+        if types is None and guard_type == "LAMBDA_GUARD" and "saved_tensors_hooks" in " ".join(code):
+            types = ("AUTOGRAD_SAVED_TENSORS_HOOKS",)
+        return types
+    if guard_type in CONSTANT_GUARDS:
+        return CONSTANT_FILTER_TYPES
+    return _OTHER_FILTER_TYPES.get(guard_type, (guard_type,))
+
+
+def snippet_types(guard_type: str, types: tuple[str, ...]) -> tuple[str, ...]:
+    """The filter types a ``guard_filter_fn`` the user writes names for a leaf whose filter types are `types`."""
+    return CONSTANT_SNIPPET_TYPES if guard_type in CONSTANT_GUARDS else types

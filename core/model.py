@@ -415,6 +415,8 @@ class LeafGuardView:
         reason: torch's failure text when it gives one (``"tensor 'L['x']' rank mismatch. expected 1, actual 2"``).
         note: torch's remark after the location, e.g. the ``HINT: ...`` on an nn.Module int attribute, or a
             symbolic-shape comment (``duck sizing added this equality ...``), else None.
+        size_changed: for a failing ``TENSOR_MATCH`` whose tensor differs only in sizes: the dimensions whose size
+            the guard pins and the value no longer has, in order (``(0,)``; torch's reason names the first).
     """
 
     id: str
@@ -429,6 +431,7 @@ class LeafGuardView:
     actual: str | None = None
     reason: str | None = None
     note: str | None = None
+    size_changed: tuple[int, ...] = ()
 
     @property
     def user_line(self) -> str | None:
@@ -620,7 +623,8 @@ class CacheEntryView:
         invalidated: True when torch invalidated it (code is None in torch).
         replaced: True when the code was replaced at the compile stop (then `code` is the replacement).
         guard_tree: the entry's guard tree (`dynadbg.core.guards`), only when the snapshot asked for guards.
-        guards_text: the guard tree as text (``guards.format_guard_tree``, else torch's ``str(guard_manager)``),
+        guards_text: the guard tree as text (``format.guards.format_guard_tree``, else torch's
+            ``str(guard_manager)``),
             only when the snapshot asked for guards.
         resume_keys: parallel to `resume_functions`: the `CompiledFrameView.key` of each resume function's code
             (``id`` of the code object), or None when the capture did not see it installed.
@@ -768,6 +772,8 @@ class EngineError:
     Attributes:
         message: one line for the user (``"index 99 is outside 0..41"``).
         kind: what went wrong (`ErrorKind`; its string value is accepted too and turned into the member).
+        raised: for an `ErrorKind.EVAL` error, the type name of the exception the user's code raised
+            (``"NameError"``), else None.
 
     Raises:
         ValueError: `kind` names no `ErrorKind`.
@@ -775,6 +781,7 @@ class EngineError:
 
     message: str
     kind: ErrorKind = ErrorKind.USAGE
+    raised: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, ErrorKind):
@@ -1130,8 +1137,10 @@ class EditError:
         kind: ``"syntax"``, ``"index"``, ``"unknown opcode"``, ``"bad argument"``, ``"jump to nowhere"``,
             ``"stack underflow"``, ``"stack overflow"``, ``"stack depth mismatch"``, ``"falls off the end"``,
             ``"exception table"``, ``"changed argument layout"``, ``"cannot assemble"``, ``"patch file"``,
-            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop),
-            ``"unsupported"`` (this torch lacks an API).
+            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop, no
+            such guard or guard edit), ``"unsupported"`` (this torch lacks an API); for guard edits also
+            ``"usage"`` (a malformed command), ``"eval"`` (the guard raised on this call's inputs) and
+            ``"rejected"`` (a guard no filter can drop on its own).
         message: one line saying what is wrong and where.
         index: the listing row concerned, when there is one.
     """
@@ -1242,6 +1251,8 @@ class InstrRole:
         effect_kind: for a side effect: ``"attribute"``, ``"global"``, ``"cell"`` or ``"container"``.
         eager_call: for the graph-break instruction that calls something, what it runs eagerly (``".item()"``,
             ``"builtins.int"``); empty when it calls nothing nameable.
+        output: for an instruction that takes an output out of a graph's output tuple: (the graph's short name
+            ``"__compiled_fn_2"``, the output's index, its FX node name or None when not captured); else None.
     """
 
     index: int
@@ -1250,6 +1261,7 @@ class InstrRole:
     detail: str = ""
     effect_kind: str | None = None
     eager_call: str = ""
+    output: tuple[str, int, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -1515,19 +1527,24 @@ class PatchView:
 
 @dataclass(frozen=True)
 class EditOutcome:
-    """What an edit command did.
+    """What an edit command did: an instruction edit or a patch file (`diff`, `code`), or a guard edit (`edit`,
+    `warning`). Nothing changed when `error` is set.
 
     Attributes:
-        error: why nothing was installed, or None.
-        message: one line on what was installed where and from when (``"installed: runs from the next call"``).
+        error: why nothing was installed or changed, or None.
+        message: what was installed or changed, where and from when (``"installed: runs from the next call"``).
         diff: Dynamo's code against the code now installed, when there is one.
         code: the code object now installed (None when rejected).
+        edit: the guard edit made or undone (`GuardEditView`), when there is one.
+        warning: why results may be wrong without a dropped guard (show it prominently), else None.
     """
 
     error: EditError | None = None
     message: str = ""
     diff: PatchDiff | None = None
     code: CodeType | None = field(default=None, compare=False, repr=False)
+    edit: "GuardEditView | None" = None
+    warning: DropWarning | None = None
 
     @property
     def ok(self) -> bool:
@@ -1575,27 +1592,6 @@ class GuardEditView:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, GuardEditKind):
             object.__setattr__(self, "kind", GuardEditKind(self.kind))
-
-
-@dataclass(frozen=True)
-class GuardEditOutcome:
-    """What a guard command did.
-
-    Attributes:
-        error: why nothing changed (one line), or None.
-        message: what changed and from when.
-        warning: why results may be wrong without a dropped guard (show it prominently), else None.
-        edit: the edit made or undone, when there is one.
-    """
-
-    error: str | None = None
-    message: str = ""
-    warning: DropWarning | None = None
-    edit: GuardEditView | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 # --------------------------------------------------------------------------------------------------------------

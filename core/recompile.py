@@ -68,8 +68,6 @@ __all__ = [
     "what_if",
 ]
 
-#: Leaf types that compare the guarded value with a constant Dynamo traced (it specialised on the value).
-VALUE_GUARDS = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
 #: Pseudo-leaves of `guards` that are no guard of any compile.
 _PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH", "DICT_LENGTH"})
 #: Failure kinds that are not about the call's inputs.

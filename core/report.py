@@ -124,6 +124,7 @@ from .model import (
     LimitStatus,
     RecompileRecord,
 )
+from .format import arg_text
 from .format.recompile import action_text, outcome_text
 from .guards import location_text
 from .recompile import failure_kind
@@ -235,10 +236,8 @@ def format_listing(code: CodeView | None, indent: str = "    ") -> list[str]:
     lines = [f"{indent}{'idx':>5} {'offset':>6}    {'opname':<28} argument"]
     for ins in code.instructions:
         mark = ">>" if ins.is_jump_target else "  "
-        arg = "" if ins.arg is None else str(ins.arg)
-        if ins.argrepr:
-            arg = f"{arg} ({ins.argrepr})" if arg else ins.argrepr
-        lines.append(f"{indent}{ins.index:>5} {ins.offset:>6} {mark} {ins.opname:<28} {arg}".rstrip())
+        lines.append(f"{indent}{ins.index:>5} {ins.offset:>6} {mark} {ins.opname:<28} {arg_text(ins, raw=True)}"
+                     .rstrip())
     return lines
 
 

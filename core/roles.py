@@ -18,7 +18,6 @@ Everything is a pure function of the code object and the facts: safe on any thre
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Sequence
@@ -138,9 +137,12 @@ class _Exprs:
         self.state = state
         self.temps: dict[str, str] = {}
         self.memo: dict[int, str] = {}
+        #: expression → (graph_out local, index) for the items of a graph's output tuple this made
+        #: (``graph_out_0[1]`` → ``("graph_out_0", 1)``)
+        self.outputs: dict[str, tuple[str, int]] = {}
         # temporaries Dynamo caches a value in (``COPY 1; STORE_FAST tmp_5``): name → expression of the value
         for op in ops:
-            if op.opname == "STORE_FAST" and isinstance(op.argval, str) and op.argval.startswith("tmp_"):
+            if op.opname == "STORE_FAST" and isinstance(op.argval, str) and op.argval.startswith(dynamo.TEMP_PREFIX):
                 st = state.before[op.index]
                 if st:
                     self.temps[op.argval] = self.slot(st[-1])
@@ -190,7 +192,14 @@ class _Exprs:
         if name == "BINARY_SUBSCR" and len(st) >= 2:
             base = self.slot(st[-2], depth + 1)
             key = self.slot(st[-1], depth + 1)
-            return f"{base}.{key.strip(chr(39))}" if base == "builtins" else f"{base}[{key}]"
+            if base == "builtins":
+                return f"{base}.{key.strip(chr(39))}"
+            text = f"{base}[{key}]"
+            k = flow.origin_of(st[-1])
+            if dynamo.is_graph_output(base) and 0 <= k < len(self.ops) and self.ops[k].opname == "LOAD_CONST" \
+                    and isinstance(self.ops[k].argval, int):
+                self.outputs[text] = (base, self.ops[k].argval)
+            return text
         if name == "BUILD_SLICE" and len(st) >= (op.arg or 2):
             parts = [self.slot(s, depth + 1) for s in st[len(st) - (op.arg or 2):]]
             return ":".join("" if p == "None" else p for p in parts)
@@ -315,6 +324,7 @@ class _Tagger:
         self.source = ["shape"] * n
         self.detail = [""] * n
         self.eager = [""] * n
+        self.output: list[tuple[str, int, str | None] | None] = [None] * n
         self.kind: list[str | None] = [None] * n
         self.exprs = _Exprs(ops, state)
         self.graph_calls: list[GraphCallInfo] = []
@@ -330,6 +340,8 @@ class _Tagger:
             self.detail[i] = detail
             self.source[i] = source
             self.kind[i] = kind
+            self.output[i] = None
+            self.eager[i] = ""
 
     # ---------------------------------------------------------------------------------------------------------
     def run(self) -> CodeRoles:
@@ -345,7 +357,8 @@ class _Tagger:
         self._attach_call_preparation()
         n = len(self.ops)
         roles = tuple(
-            InstrRole(i, self.role[i] or Role.UNKNOWN, self.source[i], self.detail[i], self.kind[i], self.eager[i])
+            InstrRole(i, self.role[i] or Role.UNKNOWN, self.source[i], self.detail[i], self.kind[i], self.eager[i],
+                      self.output[i])
             for i in range(n)
         )
         return CodeRoles(
@@ -716,13 +729,14 @@ class _Tagger:
             j -= 1
 
     def _pretty(self, expr: str) -> str:
-        """``graph_out_0[1]`` → ``output 1 of __compiled_fn_2 (FX node y)``."""
-        m = re.fullmatch(r"(graph_out_\d+)\[(\d+)\]", expr)
+        """``graph_out_0[1]`` (an item of a graph's output tuple, as `_Exprs` made it) → ``output 1 of
+        __compiled_fn_2 (FX node y)``; any other expression unchanged."""
+        item = self.exprs.outputs.get(expr)
         outs = self._graph_out_names
-        if m and m.group(1) in outs:
-            short, names, _ = outs[m.group(1)]
-            k = int(m.group(2))
-            node = f" (FX node {names[k]})" if k < len(names) else ""
+        if item is not None and item[0] in outs:
+            short, names, _ = outs[item[0]]
+            k = item[1]
+            node = f" (FX node {names[k]})" if 0 <= k < len(names) else ""
             return f"output {k} of {short}{node}"
         return expr
 
@@ -750,15 +764,19 @@ class _Tagger:
         # graph outputs: LOAD_FAST graph_out_N; LOAD_CONST k; BINARY_SUBSCR
         for j in range(lo, hi):
             op = ops[j]
-            if op.opname.startswith("LOAD_FAST") and str(op.argval).startswith("graph_out") and j + 2 < len(ops) \
+            if op.opname.startswith("LOAD_FAST") and dynamo.is_graph_output(str(op.argval)) and j + 2 < len(ops) \
                     and ops[j + 1].opname == "LOAD_CONST" and ops[j + 2].opname == "BINARY_SUBSCR":
                 k = ops[j + 1].argval
                 short, names, captured = outs.get(str(op.argval), ("the graph", (), False))
                 node = names[k] if isinstance(k, int) and 0 <= k < len(names) else None
                 d = f"takes output {k} of {short}" + (f" (FX node {node})" if node else "")
                 for m in (j, j + 1, j + 2):
-                    self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
-            elif op.opname == "DELETE_FAST" and str(op.argval).startswith("graph_out"):
+                    if self.role[m] is None and isinstance(k, int):
+                        self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
+                        self.output[m] = (short, k, node)
+                    else:
+                        self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
+            elif op.opname == "DELETE_FAST" and dynamo.is_graph_output(str(op.argval)):
                 self.set(j, Role.GRAPH_OUTPUT, f"drops {op.argval}, the graph's output tuple")
         # side effects
         for j in range(lo, hi):

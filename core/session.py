@@ -908,7 +908,8 @@ class Session(EngineMethods):
         if not 0 <= st.index < len(st.table.instructions):
             return
         ins = st.table.instructions[st.index]
-        arg = f" {ins.argrepr}" if ins.argrepr else ("" if ins.arg is None else f" {ins.arg}")
+        arg = fmt.arg_text(ins)
+        arg = f" {arg}" if arg else ""
         out = sys.stdout
         try:
             out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")

@@ -47,6 +47,7 @@ from dynadbg.core.model import (
     EditOutcome,
     EditPreview,
     EngineError,
+    ErrorKind,
     GuardTree,
     HistoryView,
     Resumed,
@@ -67,6 +68,7 @@ from .help_screen import HelpScreen
 from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
 from .screen import QUERY_VIEWS, MainScreen
+from .source_view import SourceView
 from .status_line import StatusLine
 from .teach import TeachingApp
 
@@ -358,6 +360,20 @@ class DebuggerApp(TeachingApp, App[int]):
         self._bindings_changed()
         self._log_error(result)
 
+    def on_source_view_wanted(self, event: SourceView.Wanted) -> None:
+        """The source pane shows a file it holds no text of: the engine reads it, on the program's thread."""
+        view, wanted = event.view, event.filename
+        engine = self.session
+
+        def done(result: Any) -> None:
+            if isinstance(result, tuple):
+                view.set_source(result[0], result[2])
+            if not isinstance(result, tuple) or result[0] != wanted:
+                view.source_failed(wanted, again=not isinstance(result, EngineError)
+                                   or result.kind is ErrorKind.NOT_PAUSED)
+
+        self._enqueue(_Call(lambda: engine.source(whole_file=True), done, False, "source"))
+
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
         self._resume(lambda: self.session.decide(decision), decision.kind.value, echo=decision.command)
@@ -416,16 +432,11 @@ class DebuggerApp(TeachingApp, App[int]):
             self._enqueue(_Call(self.session.what_if, self._show_what_if, False, "whatif"))
 
     def _show_what_if(self, result: Any) -> None:
+        """The ``w`` key's answer, as typing ``whatif`` prints it (`format.whatif_text`)."""
         if isinstance(result, EngineError):
             self._log_error(result)
             return
-        console = self._main.console
-        for tree in result:
-            state = (f"invalidated: {tree.invalidated}" if tree.invalidated
-                     else "every guard passes" if not tree.failing else f"{len(tree.failing)} failing")
-            console.output(f"entry {tree.compile_id}: {tree.leaf_count:,} guards, {state}")
-            for leaf in tree.failing[:10]:
-                console.output(f"  {leaf.id} {leaf.guard_type}  {' ; '.join(leaf.code)}")
+        self._main.console.output(fmt.whatif_text(result))
 
     def open_edit_dialog(self, kind: str) -> None:
         """Open the edit dialog (``"edit"``, ``"insert"``, ``"delete"``) on the bytecode cursor's instruction."""

@@ -4,15 +4,14 @@ golden tests; JSON is `report`'s.
 
 One formatting path (like `dis.Formatter`): the TUI renders the same dataclasses with widgets, everything else
 prints these strings. Output is deterministic for a given snapshot. Recompile records are in `format.recompile`,
-edits in `format.edits`; guard trees keep their renderer beside the tree model (`guards.format_guard_tree`) and
-are reached through here.
+edits in `format.edits`, guard trees in `format.guards`; an instruction's argument is `arg_text`'s everywhere.
 """
 
 from __future__ import annotations
 
+import dis
 from typing import Sequence
 
-from ..guards import format_failing, format_guard_tree
 from ..model import (
     BreakContext,
     BreakpointView,
@@ -37,6 +36,7 @@ from ..model import (
 )
 from ..values import cut
 from .edits import format_diff, format_stack
+from .guards import format_failing, format_guard_tree
 from .history import history_info_text, history_line, history_view_text
 from .recompile import (
     choices_lines,
@@ -65,6 +65,7 @@ from .teach import (
 )
 
 __all__ = [
+    "arg_text",
     "backtrace_text",
     "breakpoint_set_text",
     "breakpoints_text",
@@ -118,6 +119,17 @@ __all__ = [
 OPNAME_WIDTH = 22
 
 
+def arg_text(ins: "Instr | dis.Instruction", *, raw: bool = False) -> str:
+    """An instruction's argument, as every listing of dynadbg shows it (line mode, ``report``, the TUI's bytecode
+    pane, verbose mode): `dis`'s reading of it (``x``, ``to 24``, ``NULL + __compiled_fn_1``), else the raw oparg
+    (``COPY 1``, ``CALL 2``); empty for none. `raw`: the oparg, then its reading in parentheses (``2 (x)``), as
+    ``report --full`` lists code for a reader of raw bytecode."""
+    number = "" if ins.arg is None else str(ins.arg)
+    if raw:
+        return f"{number} ({ins.argrepr})" if number and ins.argrepr else ins.argrepr or number
+    return ins.argrepr or number
+
+
 def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False, tag: str | None = None) -> str:
     """One listing line: marker, breakpoint, index, offset, source line, [role tag,] opname, argument, jump target.
 
@@ -127,7 +139,7 @@ def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False, t
     mark = "▶" if current else " "
     bp = "●" if breakpoint else " "
     line = f"L{ins.lineno}" if ins.lineno is not None else ""
-    arg = ins.argrepr if ins.argrepr else ("" if ins.arg is None else str(ins.arg))
+    arg = arg_text(ins)
     if ins.jump_target is not None and "to " not in arg:
         arg = f"{arg} → {ins.jump_target}".strip()
     elif ins.jump_target is not None:
@@ -450,7 +462,7 @@ def source_text(filename: str, start: int, lines: Sequence[str], current: int | 
 
 
 def guard_trees_text(trees: Sequence[GuardTree], *, explain: bool = False) -> str:
-    """Each guard tree (`guards.format_guard_tree`); `explain`: then one line per guard type present saying
+    """Each guard tree (`format.guards.format_guard_tree`); `explain`: then one line per guard type present saying
     what it checks and what change of input makes it fail."""
     text = "\n\n".join(format_guard_tree(t) for t in trees)
     legend = guard_types_text(trees) if explain else ""
@@ -462,13 +474,17 @@ def failing_guards_text(trees: Sequence[GuardTree]) -> str:
 
 
 def whatif_text(trees: Sequence[GuardTree]) -> str:
+    """``whatif`` (the command and the TUI's ``w`` key): each entry's verdict on this call's inputs, with its
+    guard count, then every failing guard by id (what ``drop`` and ``guard drop`` take), type and code."""
     lines = []
     for t in trees:
-        verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"
+        n = len(t.failing)
+        verdict = (f"PASS (would serve this call; {t.leaf_count:,} guards)" if t.passed
+                   else f"FAIL ({n} failing guard{'s' if n != 1 else ''} of {t.leaf_count:,})")
         lines.append(f"entry {t.compile_id}: {verdict}")
         for leaf in t.failing:
             where = f"   # {leaf.user_line}" if leaf.user_line else ""
-            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
+            lines.append(f"    {leaf.id} {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
     return "\n".join(lines) if lines else "no cache entries"
 
 

@@ -19,7 +19,6 @@ from ..model import (
     FrameRecompiles,
     GuardCostView,
     GuardRef,
-    GuardStatus,
     LeafGuardView,
     LimitStatus,
     OutcomeKind,
@@ -28,9 +27,10 @@ from ..model import (
     RecompileRecord,
     StackArg,
 )
-from ..guards import expected_actual_text, location_text
-from ..recompile import failure_kind, reason_head
+from ..guards import location_text
+from ..recompile import reason_head
 from ..values import cut
+from .guards import failing_leaf_lines
 
 _IND = "  "
 
@@ -238,25 +238,6 @@ def stack_arg_text(arg: StackArg) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
-    shown = "no value" if leaf.status is GuardStatus.NO_VALUE else leaf.status.value
-    status = "" if leaf.status is GuardStatus.FAIL else f" [{shown}]"
-    mark = "  <- torch reports this one" if leaf.id == torch_leaf else ""
-    kind = failure_kind(leaf)
-    kind_text = "" if kind == "input" else f" ({kind})"
-    lines = [f"{_IND}{leaf.id} {leaf.guard_type}{status}{kind_text}  {cut('; '.join(leaf.code), 300)}{mark}"]
-    where = where_text(leaf)
-    if where:
-        lines.append(f"{_IND}   line: {where}")
-    if leaf.expected is not None or leaf.actual is not None:
-        lines.append(f"{_IND}   {expected_actual_text(leaf)}")
-    if leaf.reason and leaf.reason not in leaf.code:
-        lines.append(f"{_IND}   reason: {cut(leaf.reason, 300)}")
-    if leaf.note:
-        lines.append(f"{_IND}   note: {cut(leaf.note, 400)}")
-    return lines
-
-
 _HINT = re.compile(r"\s*\(HINT: (?P<hint>.*)\)\s*$", re.S)
 
 
@@ -288,7 +269,7 @@ def failing_text(record: RecompileRecord) -> str:
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
                  f"{_IND}torch reports: {cut(_without_repeated_hint(v.torch_reason or '?', v.failing), 800)}"]
         for leaf in v.failing:
-            lines += _leaf_lines(leaf, v.torch_leaf)
+            lines += failing_leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
     return "\n".join(blocks) or "no entries"
 

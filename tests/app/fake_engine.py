@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -29,7 +30,7 @@ from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
                                 DecisionKind, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
-                                EvalResult, Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView,
+                                EvalResult, Explanation, HistoryInfo, HistoryMark, HistoryView,
                                 PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind,
                                 WatchValue)
 from dynadbg.core.runner import ExitResult
@@ -37,7 +38,7 @@ from dynadbg.core.runner import ExitResult
 #: Engine methods that only read (left out of `FakeEngine.sent`).
 _QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
                       "preview_edit", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
-                      "stack_provenance"})
+                      "stack_provenance", "source"})
 
 
 def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -342,7 +343,7 @@ class FakeEngine:
         value = None if isinstance(code, EngineError) else dict(self._stop.selected_frame.locals).get(expr.strip())
         if value is None:
             return code if isinstance(code, EngineError) else EngineError(
-                f"NameError: name {expr.strip()!r} is not defined", "eval")
+                f"NameError: name {expr.strip()!r} is not defined", "eval", "NameError")
         return EvalResult(value.text, value)
 
     # Watches -----------------------------------------------------------------------------------------------------
@@ -506,9 +507,25 @@ class FakeEngine:
         return EditOutcome(None, "Dynamo's code restored for forward")
 
     # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
-    exec_statement = set_local = source = save_patches = load_patches = (
+    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
+        """The stop's source file (the fake listings point at a real file): whole, or from the function's line."""
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        if frame is None:
+            return EngineError("no source here", "not here")
+        try:
+            lines = tuple(Path(frame.code.filename).read_text(encoding="utf-8").splitlines())
+        except OSError:
+            return EngineError(f"{frame.code.filename} cannot be read", "not here")
+        start = 1 if whole_file else frame.code.firstlineno
+        return frame.code.filename, start, lines[start - 1:]
+
+    exec_statement = set_local = save_patches = load_patches = (
         lambda self, *args: EngineError("not in the fake engine", "internal"))
-    add_guard = drop_guard = undo_guard_edit = lambda self, *args: GuardEditOutcome("not in the fake engine")
+    add_guard = drop_guard = undo_guard_edit = (
+        lambda self, *args: EditOutcome(EditError("unsupported", "not in the fake engine")))
     patches = guard_edits = lambda self: ()
     export_guard_filter = lambda self: ""  # noqa: E731
 

@@ -710,8 +710,13 @@ async def test_whatif_key_logs_every_entry_verdict() -> None:
         await pilot.press("w")
         await settle(pilot)
         log = log_text(app)
-        assert "> whatif" in log and "entry 0/0: 8 guards, 1 failing" in log
-        assert "g4 EQUALS_MATCH  L['n'] == 3" in log
+        # the same text typing `whatif` prints
+        assert "> whatif" in log and "entry 0/0: FAIL (1 failing guard of 8)" in log
+        assert "g4 EQUALS_MATCH   L['n'] == 3" in log
+        app.submit("whatif")
+        await settle(pilot)
+        by_key, typed = log_text(app).split("> whatif")[1:3]
+        assert by_key.strip() == typed.strip()
 
 
 
@@ -791,3 +796,32 @@ async def test_stop_view_explains_the_graph_break_at_a_resume_function_entry() -
         assert "graph break in forward during compile 0/0, at prog.py:26" in text and "k = x.sum().item()" in text
         assert "reason: Unsupported Tensor.item() call" in text and "Explanation: Dynamo does not trace it" in text
         assert "locals carried over:" in text and "self = Scale()" in text
+
+
+async def test_the_source_pane_reads_its_file_through_the_engine(monkeypatch) -> None:  # noqa: ANN001
+    """The source pane asks `Engine.source(whole_file=True)` for a file it has not shown (read on the program's
+    thread, not the UI's), once per file, and shows the stop's line in it."""
+    from pathlib import Path
+
+    from fake_scenarios import PROGRAM
+
+    from dynadbg.tui.source_view import SourceView
+
+    asked: list[bool] = []
+    real = FakeEngine.source
+
+    def source(self, whole_file: bool = False):  # noqa: ANN001, ANN202
+        asked.append(whole_file)
+        return real(self, whole_file)
+
+    monkeypatch.setattr(FakeEngine, "source", source)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(SourceView)
+        assert asked == [True]
+        assert view.filename == PROGRAM and view.virtual_size.height == len(Path(PROGRAM).read_text().splitlines())
+        assert view.lineno == app.last_stop.frame.lineno
+        await pilot.press("s")
+        await settle(pilot)
+        assert asked == [True]  # the same file: not asked again

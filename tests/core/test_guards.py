@@ -15,13 +15,12 @@ from dynadbg.core.guards import (
     closure_locals,
     diff_guard_trees,
     entry_guard_tree,
-    format_failing,
-    format_guard_tree,
     iter_leaves,
     iter_managers,
     location_text,
     parse_code_part,
 )
+from dynadbg.core.format.guards import format_failing, format_guard_tree
 from dynadbg.core.model import GuardStatus, GuardTree, LeafGuardView, SourceLocation
 
 compat.load()
