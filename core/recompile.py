@@ -32,6 +32,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import compat, facts
+from .identity import IdentityCache
 from .model import (
     CompiledFrameView,
     CompilesData,
@@ -289,8 +290,14 @@ def _without_comment(line: str) -> str:
     return line.rstrip()
 
 
+#: resume function code → `resume_stack_args` of it (its bytecode and source line do not change): a stop in a
+#: resume function asks for it at every step (`snapshot.break_context`).
+_STACK_ARGS: IdentityCache[CodeType, tuple[tuple[StackArg, ...], bool]] = IdentityCache()
+
+
 def resume_stack_args(code: CodeType) -> tuple[tuple[StackArg, ...], bool]:
-    """What each ``___stack*`` argument of a resume function carries, read off its bytecode.
+    """What each ``___stack*`` argument of a resume function carries, read off its bytecode (once per code
+    object).
 
     A resume function's prologue pushes its ``___stack*`` arguments back on the value stack and jumps to the
     instruction where the original frame stopped (`dynadbg.core.roles` names the same parts). The last one pushed
@@ -301,6 +308,10 @@ def resume_stack_args(code: CodeType) -> tuple[tuple[StackArg, ...], bool]:
         One `StackArg` per ``___stack*`` argument, in argument order, and whether the value is a Python number
         made by a ``Tensor.item()``-style call (`SCALAR_METHODS`). ``((), False)`` for any other code object.
     """
+    return _STACK_ARGS.setdefault_with(code, lambda: _resume_stack_args(code))
+
+
+def _resume_stack_args(code: CodeType) -> tuple[tuple[StackArg, ...], bool]:
     if not facts.is_resume_name(code.co_name):
         return (), False
     names = facts.resume_arguments(code)[0]
