@@ -1354,7 +1354,8 @@ def guard_leaf_type_names() -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# FX signatures — what the capture records of each FX graph (verified on torch 2.13.0+cpu, 2.14.1 and 2.15.0).
+# FX signatures — what the capture records of each FX graph (verified on torch 2.13.0+cpu and 2.14.1; 2.15.0 not
+# checked: without the line map the graph's code is shown without node rows).
 # ``GraphModule.recompile`` keeps FX's line map of the generated ``forward`` (``PythonCode._lineno_map``: line of
 # the body, counted from the prologue, → index of the node in ``graph.nodes``) and where the body starts in
 # ``gm.code`` (``_prologue_start``); both private attributes of ``torch.fx.GraphModule``.
