@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from types import CodeType, FrameType
 from typing import Iterable, Iterator, TextIO
 
+from dynadbg.core import facts
 from dynadbg.core import format as fmt
 from dynadbg.core.commands import resolve_empty
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Stop
@@ -192,8 +193,7 @@ def debug(
 def _generated_caller(frame: FrameType | None) -> FrameType | None:
     """The innermost caller frame that runs Dynamo-generated code (its code loads __compiled_fn_* globals)."""
     while frame is not None:
-        names = frame.f_code.co_names
-        if any(n.startswith(("__compiled_fn", "__resume_at", "__import_torch_dot__dynamo")) for n in names):
+        if any(facts.is_generated_code_global(n) for n in frame.f_code.co_names):
             return frame
         frame = frame.f_back
     return None

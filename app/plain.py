@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Iterator, TextIO
 
 from dynadbg.core import format as fmt
 from dynadbg.core.commands import resolve_empty
-from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
@@ -37,9 +37,10 @@ class PlainListener:
         pass
 
     def on_resumed(self, result: Resumed) -> None:
-        """A command let the program go on: print its answer now, before the program's next output."""
-        if result.message:
-            self.out.write(result.message + "\n")
+        """A command let the program go on: print what it did now, before the program's next output."""
+        text = fmt.resumed_text(result)
+        if text:
+            self.out.write(text + "\n")
             self.out.flush()
 
     def on_message(self, text: str) -> None:
@@ -146,8 +147,9 @@ def stop_output(session: Session, stop: Stop, glossary: Glossary) -> str:
     """What line mode prints at a stop: `format.stop_text` with the code's roles (the role column and headers of
     ``ll``), then, the first time a Dynamo term shows up in this session, one ``(?)`` line saying what it means.
     Runs on the front end's thread; `Session.roles` queues its work on the program's thread."""
-    text = fmt.stop_text(stop, roles=_roles(session, stop))
-    return "".join(line + "\n" for line in [text, *glossary.new_terms(text)])
+    roles = _roles(session, stop)
+    text = fmt.stop_text(stop, roles=roles)
+    return "".join(line + "\n" for line in [text, *glossary.new_terms(stop_terms(stop, roles))])
 
 
 def _drive(

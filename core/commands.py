@@ -21,6 +21,7 @@ from .model import (
     DecisionKind,
     EditError,
     EngineError,
+    ErrorKind,
     EvalResult,
     Provenance,
     Resumed,
@@ -243,7 +244,7 @@ def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
         return CommandResult(error=unknown)
     result = engine.evaluate(line) if is_expr else engine.exec_statement(line)
     if isinstance(result, EngineError):
-        if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
+        if is_expr and result.kind is ErrorKind.EVAL and result.raised == "NameError" and line.isidentifier():
             return CommandResult(error=f"{unknown}; as Python: {result.message}")
         return CommandResult(error=result.message)
     return _statement_output(engine, result)
@@ -280,7 +281,7 @@ def _check(value: Any) -> Any:
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
     value = _check(value)
-    return CommandResult(output=value.message, resumed=True, quit=value.quit)
+    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
 
 
 def _int(arg: str, default: int | None = None, what: str = "count") -> int:
@@ -334,7 +335,10 @@ def _until(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _detach(engine: "Engine", arg: str) -> CommandResult:
-    return _resumed(engine.detach())
+    running = not engine.paused
+    result = _resumed(engine.detach())
+    # detached while the program runs: nothing resumes, so the command says it took effect
+    return replace(result, output="detached") if running else result
 
 
 def _quit(engine: "Engine", arg: str) -> CommandResult:
@@ -690,7 +694,7 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
     sub, _, rest = arg.strip().partition(" ")
     if not sub:
         views = engine.guard_edits()
-        return _ok("\n".join(v.line for v in views) or "no guard edits", data=list(views))
+        return _ok("\n".join(fmt.guard_edit_line(v) for v in views) or "no guard edits", data=list(views))
     if sub == "export" and not rest.strip():
         text = engine.export_guard_filter()
         return _ok(text, data=text)
@@ -698,8 +702,8 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
         call = {"add": engine.add_guard, "drop": engine.drop_guard, "undo": engine.undo_guard_edit}[sub]
         outcome = _check(call(rest))
         if outcome.error is not None:
-            return CommandResult(error=outcome.error, data=outcome)
-        text = outcome.message + (f"\n{outcome.warning}" if outcome.warning else "")
+            return CommandResult(error=outcome.error.message, data=outcome)
+        text = outcome.message + (f"\n{fmt.warning_line(outcome.warning)}" if outcome.warning else "")
         return _ok(text, data=outcome)
     return CommandResult(error="usage: guard add EXPR | guard drop ID | guard export | guard undo [N|all]")
 

@@ -1602,3 +1602,41 @@ def innermost_frame_outside(prefixes: tuple[str, ...]) -> tuple[str, int, str] |
             return name, frame.f_lineno, frame.f_code.co_name
         frame = frame.f_back
     return None
+
+# FX signatures — what the capture records of each FX graph (verified on torch 2.13.0+cpu and 2.14.1; 2.15.0 not
+# checked: without the line map the graph's code is shown without node rows).
+# ``GraphModule.recompile`` keeps FX's line map of the generated ``forward`` (``PythonCode._lineno_map``: line of
+# the body, counted from the prologue, → index of the node in ``graph.nodes``) and where the body starts in
+# ``gm.code`` (``_prologue_start``); both private attributes of ``torch.fx.GraphModule``.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def fx_signature(gm: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(placeholder targets, output node names) of a ``torch.fx.GraphModule``, in order: the parameters of its
+    generated ``forward`` (``"L_x_"``) and the FX nodes (or values, as repr) its output tuple returns."""
+    placeholders: list[str] = []
+    outputs: list[str] = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            placeholders.append(str(node.target))
+        elif node.op == "output":
+            returned = node.args[0] if node.args else ()
+            items = returned if isinstance(returned, (tuple, list)) else (returned,)
+            outputs = [getattr(item, "name", None) or repr(item) for item in items]
+    return tuple(placeholders), tuple(outputs)
+
+
+def fx_code_lines(gm: Any) -> tuple[tuple[str, int], ...]:
+    """(node name, 1-based line of ``gm.code`` that computes it) of each node but the output, in graph order;
+    () when this torch keeps no line map (then front ends show the graph's code without node rows)."""
+    line_map = getattr(gm, "_lineno_map", None)
+    start = getattr(gm, "_prologue_start", None)
+    if not isinstance(line_map, dict) or not isinstance(start, int):
+        FEATURES.setdefault("FX line map", "GraphModule._lineno_map is missing: FX node rows are not marked")
+        return ()
+    nodes = list(gm.graph.nodes)
+    first: dict[int, int] = {}
+    for line, index in line_map.items():
+        if isinstance(index, int) and 0 <= index < len(nodes):
+            first[index] = min(first.get(index, line + start), line + start)
+    return tuple((nodes[i].name, first[i]) for i in sorted(first) if nodes[i].op != "output")

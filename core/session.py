@@ -21,7 +21,7 @@ import time
 from types import CodeType, FrameType
 from typing import Any, Callable, Iterable, Protocol
 
-from . import compat
+from . import compat, facts
 from .model import (
     BREAK_ON_KINDS,
     DEFAULT_BREAK_ON,
@@ -34,6 +34,7 @@ from .model import (
     StopKind,
 )
 from . import commands
+from . import format as fmt
 from .engine import EngineMethods, _Watch
 from .model import EngineError, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
 from .decisions import GuardDropper
@@ -271,7 +272,8 @@ class Session(EngineMethods):
     def guard_dropper(self) -> GuardDropper:
         """The guard filter of the recompile stop's ``drop`` (`decisions.GuardDropper`), made on first use."""
         if self._guard_dropper is None:
-            dropper = GuardDropper(self.guard_filter, self.message, self.recompiles)
+            dropper = GuardDropper(self.guard_filter, lambda result: self.message(fmt.drop_result_text(result)),
+                                   self.recompiles)
             self.compile_hooks.append(dropper.on_compiled)
             self.teardown_hooks.append(dropper.undo)
             self._guard_dropper = dropper
@@ -1087,7 +1089,8 @@ class Session(EngineMethods):
         if not 0 <= st.index < len(st.table.instructions):
             return
         ins = st.table.instructions[st.index]
-        arg = f" {ins.argrepr}" if ins.argrepr else ("" if ins.arg is None else f" {ins.arg}")
+        arg = fmt.arg_text(ins)
+        arg = f" {arg}" if arg else ""
         out = sys.stdout
         try:
             out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
@@ -1330,7 +1333,7 @@ class Session(EngineMethods):
         info = self.generated_info(code)
         if info is not None:
             return bool(info.is_resume)
-        return code.co_name.startswith("torch_dynamo_resume_in_")
+        return facts.is_resume_name(code.co_name)
 
     def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, is resume function) of a generated code object, when known."""
@@ -1346,7 +1349,8 @@ class Session(EngineMethods):
     def code_view(self, code: CodeType) -> CodeView:
         info = self.generated_info(code)
         cid = info.compile_id if info else self.compile_ids.get(id(code))
-        return code_view(code, generated=id(code) in self.generated, compile_id=cid)
+        return code_view(code, generated=id(code) in self.generated, compile_id=cid,
+                         is_resume=bool(info and info.is_resume))
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:
         self._bp_numbers += 1

@@ -51,6 +51,7 @@ from dynadbg.core.model import (
     EditOutcome,
     EditPreview,
     EngineError,
+    ErrorKind,
     GuardTree,
     HistoryView,
     Resumed,
@@ -59,7 +60,7 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.edits import format_diff
-from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 
 from . import actions
@@ -75,6 +76,7 @@ from .recompile_view import available_choices, choice_for, tensor_inputs
 from .screen import MainScreen
 from .teaching import Teaching
 from .views import View
+from .source_view import SourceView
 
 #: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
@@ -90,7 +92,6 @@ _VIEW_QUERIES: dict[View, Callable[[EngineSession], Any]] = {
     # the records keep the diffs of the entries that existed at each miss; the view also shows the entries'
     # diffs now (after the decision compiled a new entry), as `diff` does
     View.RECOMPILE: lambda engine: (engine.recompile_records(), engine.guard_diffs()),
-    View.STOP: lambda engine: engine.compiles(),  # the graph break behind a resume function
 }
 
 
@@ -384,6 +385,18 @@ class DebuggerApp(App[int]):
         self._bindings_changed()
         self.client.call(fn, self._resumed, what)
 
+    def _show_resumed(self, result: Resumed) -> None:
+        """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
+        parts): what was done, each warning (as an error line), the permanent fix."""
+        console = self._main.console
+        head = fmt.resumed_head(result)
+        if head:
+            console.output(head)
+        for warning in result.warnings:
+            console.error(fmt.warning_line(warning))
+        if result.permanent is not None:
+            console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
+
     def _resumed(self, result: Any) -> None:
         """A control call or a decision answered: running (its answer came through `Bridge.Resuming`), or why
         it could not."""
@@ -400,13 +413,22 @@ class DebuggerApp(App[int]):
     def on_bridge_resuming(self, event: Bridge.Resuming) -> None:
         """The engine let the program go on: its answer, before anything the program prints next."""
         self._flush_printed()
-        result, console = event.result, self._main.console
-        if result.message:
-            console.output(result.message)
-        for warning in result.warnings:
-            console.error(f"WARNING: {warning}")
-        if result.permanent:
-            console.output(Text("permanently: ") + Text(result.permanent))
+        result = event.result
+        self._show_resumed(result)
+
+    def on_source_view_wanted(self, event: SourceView.Wanted) -> None:
+        """The source pane shows a file it holds no text of: the engine reads it, on the program's thread."""
+        view, wanted = event.view, event.filename
+        engine = self.session
+
+        def done(result: Any) -> None:
+            if isinstance(result, tuple):
+                view.set_source(result[0], result[2])
+            if not isinstance(result, tuple) or result[0] != wanted:
+                view.source_failed(wanted, again=not isinstance(result, EngineError)
+                                   or result.kind is ErrorKind.NOT_PAUSED)
+
+        self._enqueue(_Call(lambda: engine.source(whole_file=True), done, False, "source"))
 
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
@@ -467,16 +489,11 @@ class DebuggerApp(App[int]):
             self.client.call(self.session.what_if, self._show_what_if, "whatif")
 
     def _show_what_if(self, result: Any) -> None:
+        """The ``w`` key's answer, as typing ``whatif`` prints it (`format.whatif_text`)."""
         if isinstance(result, EngineError):
             self._log_error(result)
             return
-        console = self._main.console
-        for tree in result:
-            state = (f"invalidated: {tree.invalidated}" if tree.invalidated
-                     else "every guard passes" if not tree.failing else f"{len(tree.failing)} failing")
-            console.output(f"entry {tree.compile_id}: {tree.leaf_count:,} guards, {state}")
-            for leaf in tree.failing[:10]:
-                console.output(f"  {leaf.id} {leaf.guard_type}  {' ; '.join(leaf.code)}")
+        self._main.console.output(fmt.whatif_text(result))
 
     def open_edit_dialog(self, kind: str) -> None:
         """Open the edit dialog (``"edit"``, ``"insert"``, ``"delete"``) on the bytecode cursor's instruction."""
@@ -570,8 +587,6 @@ class DebuggerApp(App[int]):
         query = _VIEW_QUERIES.get(view)
         if query is None or not self.stopped or stop is None:
             return
-        if view is View.STOP and self._main.resume_frame_name() is None:
-            return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(view) == key:
             return
@@ -587,9 +602,6 @@ class DebuggerApp(App[int]):
         elif view is View.ENTRIES and isinstance(result, tuple):  # (entries, compiles)
             result, compiles = result
             screen.learn_resume_aliases(result, compiles)
-        elif view is View.STOP:
-            screen.show_break_context(result)
-            return
         screen.show_query(view, result)
         if isinstance(result, EngineError):
             self._log_error(result)
@@ -724,7 +736,7 @@ class DebuggerApp(App[int]):
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
         auto = (View.RECOMPILE if stop.kind is StopKind.RECOMPILE
-                else View.STOP if stop.frame is None and stop.detail else None)
+                else View.STOP if stop.frame is None and (stop.graph_break or stop.exception_lines) else None)
         active = screen.active_view
         # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
         # replaces only the listing or a view opened the same way.
@@ -746,13 +758,13 @@ class DebuggerApp(App[int]):
             console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
                          f"{actions.display_keys(keys['view_recompile'])})")
         else:
-            for title, _ in stop.detail:
+            for title, _ in fmt.stop_blocks(stop):
                 console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
         if stop.exception:
             console.error(stop.exception)
         if not self._glossary.complete:
             # the first time a Dynamo term shows up, one line says what it means (as in line mode)
-            for gloss in self._glossary.new_terms(fmt.stop_text(stop)):
+            for gloss in self._glossary.new_terms(stop_terms(stop)):
                 console.info(gloss)
 
     def _at_stop(self, stop: Stop, *, new: bool) -> None:
@@ -809,7 +821,7 @@ class DebuggerApp(App[int]):
         first = self.exit_result is None
         self.exit_result = result
         self.phase = "exited"
-        self._awaiting_resume = False
+        self.awaiting_resume = False
         self._running_done()
         gc.unfreeze()
         screen = self._main

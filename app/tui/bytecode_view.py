@@ -16,6 +16,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from dynadbg.core import format as fmt
 from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
@@ -165,7 +166,7 @@ class BytecodeView(ScrollView, can_focus=True):
             offset_w = len(str(max(i.offset for i in instructions)))
             line_w = max((len(str(i.lineno)) for i in instructions if i.lineno is not None), default=1)
             opname_w = min(_OPNAME_WIDTH, max(len(i.opname) for i in instructions))
-            arg_w = max(len(arg_text(i)) for i in instructions)
+            arg_w = max(len(fmt.arg_text(i)) for i in instructions)
         else:
             index_w = offset_w = line_w = opname_w = arg_w = 1
         self._widths = (index_w, offset_w, line_w, opname_w)
@@ -386,7 +387,7 @@ class BytecodeView(ScrollView, can_focus=True):
             segments.append(Segment(instr.argrepr, highlight.plain(highlight.OFFSET)))
             segments.append(Segment(f"  → {instr.jump_target}", highlight.plain(highlight.JUMP)))
         else:
-            segments.extend(highlight.python_segments(arg_text(instr)))
+            segments.extend(highlight.python_segments(fmt.arg_text(instr)))
         return segments
 
     def notify_style_update(self) -> None:
@@ -444,9 +445,3 @@ class BytecodeView(ScrollView, can_focus=True):
             line_style = related_style
         return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
 
-
-def arg_text(instr: Instr) -> str:
-    """The argument column: `dis`'s readable argument, else the raw oparg (``COPY 1``, ``CALL 2``)."""
-    if instr.argrepr:
-        return instr.argrepr
-    return "" if instr.arg is None else str(instr.arg)

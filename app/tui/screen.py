@@ -40,6 +40,7 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
+from dynadbg.core import format as fmt
 from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
@@ -181,7 +182,6 @@ class MainScreen(Screen[None]):
         self.synced = SyncedViews(self.views, self.bytecode, self.original, self.source, self.graph)
         """The views in step with a cursor."""
         self._stop_detail_stale = False
-        self._break_context: RenderableType | None = None
         self._focus_of: dict[View, Widget] = {
             View.BYTECODE: self.bytecode, View.STOP: self.stop_detail, View.DIFF: self.diff_view,
             View.RECOMPILE: self.recompile_view, View.GRAPH: self.graph, View.ENTRIES: self.entries,
@@ -257,7 +257,6 @@ class MainScreen(Screen[None]):
 
     def watch_stop(self, stop: Stop | None) -> None:
         self.set_reactive(MainScreen.breakpoints, None)
-        self._break_context = None
         self.status.stop = stop
         self._show_frame()
         self.watches.stop = stop
@@ -268,15 +267,14 @@ class MainScreen(Screen[None]):
             self._stop_detail_stale = True
             if self.active_view is View.STOP:
                 self._fill_stop_detail()
-                if self.resume_frame_name() is not None:
-                    self.post_message(self.ViewRequested(View.STOP))
             mark = stop.history
             # a recorded stop (`back`): the stack and locals panes say so under their values
             recorded = f"recorded: history {mark.position}/{mark.total}" if mark is not None else ""
             _subtitle(self.locals, recorded)
             frame = stop.selected_frame
             _subtitle(self.stack, recorded or (
-                "" if frame is None else "below the pending call" if frame.stack_note
+                "" if frame is None else "below the pending call" if frame.below_call
+                else "depth from the code's flow" if frame.depth_from_flow
                 else "" if frame.stack_exact else "tracked depth"))
 
     def watch_activity(self, activity: str | None) -> None:
@@ -391,9 +389,7 @@ class MainScreen(Screen[None]):
         view = View.of_pane(event.pane.id)
         if view is View.STOP:
             self._fill_stop_detail()
-            if self.resume_frame_name() is not None:
-                self.post_message(self.ViewRequested(view))
-        elif view in _QUERIED:
+        if view in _QUERIED:
             self.post_message(self.ViewRequested(view))
         if view is View.GRAPH:
             self.synced.render_graph()
@@ -495,61 +491,16 @@ class MainScreen(Screen[None]):
 
     # Detail text -----------------------------------------------------------------------------------------------
 
-    def resume_frame_name(self) -> str | None:
-        """The code name of the selected frame when it is a resume function (``torch_dynamo_resume_in_*``)."""
-        frame = self.frame
-        name = frame.code.name if frame is not None else ""
-        return name if name.startswith("torch_dynamo_resume_in_") else None
-
-    def show_break_context(self, compiles: object) -> None:
-        """At a stop in a resume function: add to the Stop view the graph break that made it (torch's reason,
-        where the original frame stopped), where it resumes the original code, and what was handed over: the
-        ``___stack*`` arguments were on the original frame's value stack at the break, the rest are locals
-        carried over. `compiles` is `Engine.compiles`' answer."""
-        name, stop = self.resume_frame_name(), self.stop
-        if name is None or stop is None or not hasattr(compiles, "frames"):
-            return
-        frames = compiles.frames
-        keys = {f.key for f in frames if f.name == name and f.is_resume}
-        globals_ = {g for f in frames for e in f.entries for g, k in zip(e.resume_functions, e.resume_keys)
-                    if k in keys}
-        breaks = [b for f in frames for b in f.graph_breaks if globals_ & set(b.resume_functions)]
-        resume = next((f for f in frames if f.key in keys), None)
-        parts: list[RenderableType] = [Text(""), Text("graph break: why this resume function runs",
-                                                      style="bold underline")]
-        for b in breaks[:1]:
-            parts.append(Text(f"compile {b.compile_id} stopped tracing: {b.reason.splitlines()[0]}"))
-            if b.filename:
-                parts.append(Text(f"  at {b.filename}:{b.lineno}" + (f"  {b.user_line.strip()}" if b.user_line
-                                                                      else ""), style="dim"))
-        if not breaks:
-            parts.append(Text("the graph break that made it was not captured", style="dim"))
-        if resume is not None and resume.resume_origin:
-            parts.append(Text(f"resumes {resume.resume_origin} at offset {resume.resume_offset}"
-                              + (f" (global {', '.join(sorted(globals_))})" if globals_ else "")))
-        frame = self.frame
-        if frame is not None and frame.locals:
-            handed = [n for n, _ in frame.locals if n.startswith("___stack")]
-            carried = [n for n, _ in frame.locals if not n.startswith("___stack")]
-            if handed:
-                parts.append(Text(f"values from the original frame's stack: {', '.join(handed)}"))
-            if carried:
-                parts.append(Text(f"locals carried over: {', '.join(carried)}"))
-        self._stop_detail_stale = True
-        self._break_context = Group(*parts)
-        if self.active_view is View.STOP:
-            self._fill_stop_detail()
-
     def _stop_details(self, stop: Stop) -> RenderableType:
         parts: list[RenderableType] = [Text(f"{stop.kind.value} stop", style="bold"), Text(stop.message)]
         if stop.exception:
             parts.append(Text(stop.exception, style="bold red"))
         if stop.return_value is not None:
             parts.append(Text("return value: ") + highlight.value_text(stop.return_value))
-        for title, body in stop.detail:
+        # what the stop's kind carries, as line mode prints it; the graph break behind a resume function at every
+        # stop in one (line mode prints it where the resume function is entered)
+        for title, body in fmt.stop_blocks(stop, graph_break=True):
             parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
-        if self._break_context is not None and not any(title == "graph break" for title, _ in stop.detail):
-            parts.append(self._break_context)
         if len(stop.frames) > 1:
             parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
             selected = stop.selected_frame

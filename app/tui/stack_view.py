@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.reactive import reactive
 
+from dynadbg.core import format as fmt
 from dynadbg.core.model import FrameView, Provenance, SlotOrigin, ValueSummary
 
 from . import highlight
@@ -79,11 +80,14 @@ class StackView(LinesView):
         if frame is None:
             return [*lines, Text("(not in a frame)", empty)]
         if not frame.stack:
-            return [*lines, Text(f"(empty {frame.stack_note.split(',')[0]})" if frame.stack_note else "(empty)", empty)]
+            where = " below the pending call" if frame.below_call else " (depth from the code's flow)" \
+                if frame.depth_from_flow else ""
+            return [*lines, Text(f"(empty{where})", empty)]
         if len(frame.stack) == 1 and frame.stack[0].unknown:
             return [*lines, Text("(not known: this frame was not traced from its start, or it has unwound)", empty)]
-        if frame.stack_note:
-            lines.append(Text(f"({frame.stack_note})", empty))
+        note = fmt.stack_note(frame)
+        if note:
+            lines.append(Text(f"({note})", empty))
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))

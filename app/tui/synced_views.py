@@ -145,8 +145,7 @@ class SyncedViews:
         if not nodes:
             return set(), None
         wanted = set(nodes)
-        lines = {k for k, text in enumerate(graph.code.splitlines(), 1)
-                 if text.strip().split(" ", 1)[0].rstrip(":") in wanted}
+        lines = {k for name, k in graph.code_lines if name in wanted}
         note = Text(f"▶ line {self.cursor_line} of the user's code made: {', '.join(nodes)}", style="bold")
         return lines, note
 
@@ -165,10 +164,7 @@ class SyncedViews:
         rows: list[NodeRow] = []
         for graph in graphs:
             node_line = dict(graph.node_lines)
-            for k, text in enumerate(graph.code.splitlines(), 1):
-                name = text.strip().split(" ", 1)[0].rstrip(":")
-                if name in node_line:
-                    rows.append(NodeRow(graph.name, k, name, node_line[name]))
+            rows += [NodeRow(graph.name, k, name, node_line[name]) for name, k in graph.code_lines if name in node_line]
         view.set_rows(tuple(rows))
         cursor = view.cursor_row if view.has_focus else None
         parts: list[RenderableType] = []

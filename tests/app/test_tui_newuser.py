@@ -16,7 +16,7 @@ from fake_scenarios import counter_recompile_scenario
 from rich.console import Console
 from textual.widgets import Input, RichLog
 
-from dynadbg.core.model import StopKind
+from dynadbg.core.model import StackArg, StopKind
 
 SMALL = (80, 24)
 
@@ -166,7 +166,7 @@ async def test_the_recompile_view_names_a_stack_argument_and_suggests_capture_sc
     scenario = counter_recompile_scenario()
     scenario.recompile_record = replace(
         scenario.recompile_record, scalar_break=True,
-        stack_args=(("___stack0", "peak in forward: the value of `h.abs().max().item()` (line 26)"),))
+        stack_args=(StackArg("___stack0", 0, "forward", True, 26, "peak", "h.abs().max().item()"),))
     app = make_app(scenario)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
