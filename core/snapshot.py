@@ -88,7 +88,7 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         elif st.depth >= 0 and current:
             stack = tuple(value(v) for v in st.tracked_stack())
             if st.depth_from_flow:
-                note = "depth from the code's flow: the frame was not traced"
+                from_flow = True  # the frame was not traced: its depth comes from the code's flow
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:

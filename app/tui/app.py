@@ -428,7 +428,7 @@ class DebuggerApp(App[int]):
                 view.source_failed(wanted, again=not isinstance(result, EngineError)
                                    or result.kind is ErrorKind.NOT_PAUSED)
 
-        self._enqueue(_Call(lambda: engine.source(whole_file=True), done, False, "source"))
+        self.client.call(lambda: engine.source(whole_file=True), done, "source")
 
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
