@@ -185,7 +185,8 @@ def _patches_from(args: argparse.Namespace) -> list | None:
     """The patches of ``--patch FILE``, checked before the program starts (a bad file: one line, exit 2)."""
     if not getattr(args, "patch", None):
         return None
-    from dynadbg.core.patches import EditError, read_patch_file
+    from dynadbg.core.model import EditError
+    from dynadbg.core.patchfile import read_patch_file
 
     specs = read_patch_file(args.patch)
     if isinstance(specs, EditError):

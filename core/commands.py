@@ -300,8 +300,7 @@ def _stop(engine: "Engine") -> Stop:
 
 
 def _history_mark(engine: "Engine") -> Any:
-    position = getattr(engine, "history_position", None)  # an engine written before history lacks it
-    return position() if position is not None else None
+    return engine.history_position()
 
 
 def _marked(stop: Stop, text: str) -> str:
@@ -442,10 +441,7 @@ def _longlist(engine: "Engine", arg: str) -> CommandResult:
 def _teaching(engine: "Engine", method: str) -> Any:
     """A teaching view (`roles`, `stack_provenance`) that only adds to a listing or the stack: None when the
     engine cannot give it here, so the plain listing still prints."""
-    call = getattr(engine, method, None)  # an engine written before the teaching methods lacks them
-    if call is None:
-        return None
-    value = call()
+    value = getattr(engine, method)()
     return None if isinstance(value, EngineError) else value
 
 
@@ -482,10 +478,7 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:
     index = _int(arg, what="IDX") if arg.strip() else None
-    explain = getattr(engine, "explain", None)  # an engine written before the teaching methods lacks it
-    if explain is None:
-        raise _Usage("explain: this engine has no explanations")
-    ex = _check(explain(index))
+    ex = _check(engine.explain(index))
     return _ok(fmt.explanation_text(ex), data=ex)
 
 

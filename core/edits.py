@@ -32,7 +32,6 @@ from types import CodeType
 from typing import Any, Sequence
 
 from . import compat
-from .format.edits import format_diff, format_stack  # noqa: F401 - re-exported
 from .model import (
     DiffLine,
     EditError,

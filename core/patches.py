@@ -1,4 +1,5 @@
-"""Installing instruction edits in a session (`PatchManager`), and re-exports of the edit and patch-file API.
+"""Installing instruction edits in a session (`PatchManager`). The edits themselves are made by `dynadbg.core.edits`,
+patch files read and written by `dynadbg.core.patchfile`.
 
 How an edit is installed (`PatchManager`): at a compile stop it replaces the code of the compile being finished
 (``CompileEvent.code``), so the very call that compiled it runs the edit; at any later stop it is installed as a
@@ -18,77 +19,15 @@ from types import CodeType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import compat, precompile
-from .edits import (  # noqa: F401 - re-exported: the edit API's historical home
-    EDIT_KINDS,
-    analyze_stack,
-    apply_edit,
-    build_patched,
-    check_layout,
-    diff_code,
-    fingerprint,
-    format_diff,
-    format_stack,
-    parse_edit,
-    preview_edit,
-    validate,
-)
-from .model import (  # noqa: F401 - re-exported
-    DiffLine,
-    EditError,
-    EditOp,
-    EditOutcome,
-    EditPreview,
-    NewInstr,
-    PatchDiff,
-    PatchKey,
-    PatchSpec,
-    PatchView,
-    StackAnalysis,
-    StackRow,
-)
-from .patchfile import (  # noqa: F401 - re-exported
-    PATCH_FILE_FORMAT,
-    PATCH_FILE_VERSION,
-    _version_note,
-    parse_patch_file,
-    patch_file_json,
-    read_patch_file,
-)
+from .edits import build_patched, diff_code, fingerprint, preview_edit
+from .model import EditError, EditOp, EditOutcome, EditPreview, PatchDiff, PatchKey, PatchSpec, PatchView
+from .patchfile import _version_note, patch_file_json, read_patch_file
 
 if TYPE_CHECKING:
     from .protocol import Host
     from .state import PauseContext
 
-__all__ = [
-    "EDIT_KINDS",
-    "DiffLine",
-    "EditError",
-    "EditOp",
-    "EditOutcome",
-    "EditPreview",
-    "NewInstr",
-    "PatchDiff",
-    "PatchKey",
-    "PatchManager",
-    "PatchSpec",
-    "PatchView",
-    "StackAnalysis",
-    "StackRow",
-    "analyze_stack",
-    "apply_edit",
-    "build_patched",
-    "check_layout",
-    "diff_code",
-    "fingerprint",
-    "format_diff",
-    "format_stack",
-    "parse_edit",
-    "parse_patch_file",
-    "patch_file_json",
-    "preview_edit",
-    "read_patch_file",
-    "validate",
-]
+__all__ = ["PatchManager", "patch_key"]
 
 
 # ==============================================================================================================

@@ -59,7 +59,7 @@ from dynadbg.core.model import (
     StopKind,
 )
 from dynadbg.core import format as fmt
-from dynadbg.core.edits import format_diff
+from dynadbg.core.format.edits import format_diff
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 

@@ -3,7 +3,7 @@
 Opened on the instruction under the bytecode cursor (``e`` edit, ``i`` insert before it, ``x`` delete it). The
 input takes ``OPNAME [ARG]`` (``insert`` also ``OP [ARG]; OP [ARG]...``) and completes opcode names of the running
 Python (`OpcodeSuggester`: names from the standard library's `dis.opmap`, no torch). Each change of the input is
-parsed at once into an `EditOp` (`dynadbg.core.patches.parse_edit`, pure: a syntax error shows inline) and, after
+parsed at once into an `EditOp` (`dynadbg.core.edits.parse_edit`, pure: a syntax error shows inline) and, after
 `EditDialog.DEBOUNCE` seconds without typing, previewed by the engine on the program's thread (`PreviewWanted`:
 the app calls `Engine.preview_edit` through its engine client and hands the answer to `EditDialog.show_preview`):
 the value-stack depth before and after each row around the edit, the deepest the stack gets against

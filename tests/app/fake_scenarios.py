@@ -749,7 +749,7 @@ def analyze_rows(rows: Sequence[tuple[str, str, int, int]], stacksize: int) -> S
 
 
 def diff_rows(name: str, old: Sequence[tuple[str, str, int, int]], new: Sequence[tuple[str, str, int, int]]) -> PatchDiff:
-    """Rows of both listings aligned as `dynadbg.core.patches.diff_code` aligns them."""
+    """Rows of both listings aligned as `dynadbg.core.edits.diff_code` aligns them."""
     a = [f"{o} {r}".strip() for o, r, _, _ in old]
     b = [f"{o} {r}".strip() for o, r, _, _ in new]
     lines: list[DiffLine] = []

@@ -15,7 +15,10 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from dynadbg.core import patches as P
+from dynadbg.core import edits as E
+from dynadbg.core import model as M
+from dynadbg.core import patchfile as PF
+from dynadbg.core.format.edits import format_stack
 from dynadbg.core.session import Session
 from helpers import QueueListener
 
@@ -111,7 +114,7 @@ def test_insert_at_compile_stop_runs_in_this_call_and_the_next():
     assert results == [7.0, 7.0, 7.0]
     assert "this call runs it" in said["insert"].output
     outcome = said["insert"].data
-    assert isinstance(outcome, P.EditOutcome) and outcome.diff.added == 2 and outcome.diff.removed == 0
+    assert isinstance(outcome, M.EditOutcome) and outcome.diff.added == 2 and outcome.diff.removed == 0
     # the compile stop's snapshot was rebuilt with the edited listing
     assert len(stops) == 1
 
@@ -203,7 +206,7 @@ def test_edits_accumulate_and_rows_refer_to_the_edited_listing():
         assert ex(f"insert {row} POP_TOP; LOAD_CONST 5").error is None   # ... popping Dynamo's value first is fine
         assert ex(f"edit {row + 1} LOAD_CONST 8").error is None       # the LOAD_CONST 5 row, now 8
         listing = ex("patch show").data
-        assert isinstance(listing, P.PatchDiff) and listing.added == 2
+        assert isinstance(listing, M.PatchDiff) and listing.added == 2
         return ex("c")
 
     drive_with(lambda s: s.start_callable(run_double_sum, results, 2), respond, ("compile",))
@@ -244,7 +247,7 @@ def test_dynamo_code_passes_the_validator():
         handle.remove()
     assert len(codes) >= 4
     for code in codes:
-        analysis = P.analyze_stack(code)
+        analysis = E.analyze_stack(code)
         assert analysis.ok, (code.co_name, analysis.problems)
         assert analysis.max_depth <= code.co_stacksize
 
@@ -307,11 +310,11 @@ def test_stack_depth_mismatch_is_found():
     g = ns["g"].__code__
     rows = list(dis.get_instructions(g))
     ret = max(k for k, r in enumerate(rows) if r.opname == "RETURN_VALUE")
-    op = P.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_FORWARD_IF_TRUE {ret}; LOAD_CONST 2") \
-        if sys.version_info[:2] == (3, 11) else P.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_IF_TRUE {ret}; LOAD_CONST 2")
-    new = P.apply_edit(g, op)
-    assert not isinstance(new, P.EditError), new
-    problem = P.validate(g, new)
+    op = E.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_FORWARD_IF_TRUE {ret}; LOAD_CONST 2") \
+        if sys.version_info[:2] == (3, 11) else E.parse_edit("insert", f"{ret} LOAD_CONST 1; POP_JUMP_IF_TRUE {ret}; LOAD_CONST 2")
+    new = E.apply_edit(g, op)
+    assert not isinstance(new, M.EditError), new
+    problem = E.validate(g, new)
     assert problem is not None and problem.kind == "stack depth mismatch", problem
 
 
@@ -336,27 +339,27 @@ def test_preview_gives_stack_depths_and_diff_without_installing():
     code = _dynamo_code_of_double_sum()
     rows = list(dis.get_instructions(code))
     ret = len(rows) - 1
-    good = P.preview_edit(code, [], P.parse_edit("insert", f"{ret} {RET7}"))
+    good = E.preview_edit(code, [], E.parse_edit("insert", f"{ret} {RET7}"))
     assert good.ok and good.code is not None
     assert good.diff.added == 2 and [line.tag for line in good.diff.lines].count("+") == 2
     depth_rows = {r.index: r for r in good.analysis.rows}
     assert depth_rows[ret].opname == "POP_TOP" and depth_rows[ret].depth == 1 and depth_rows[ret].effect == -1
     assert depth_rows[ret + 1].depth == 0 and depth_rows[ret + 2].depth == 1
-    bad = P.preview_edit(code, [], P.parse_edit("insert", "1 BINARY_OP +"))
+    bad = E.preview_edit(code, [], E.parse_edit("insert", "1 BINARY_OP +"))
     assert not bad.ok and bad.error.kind == "stack underflow" and bad.error.index == 1
     assert bad.analysis is not None and bad.analysis.rows[1].needs == 2 and bad.analysis.rows[1].depth == 0
-    assert "BINARY_OP" in P.format_stack(bad.analysis, rows=[1])
+    assert "BINARY_OP" in format_stack(bad.analysis, rows=[1])
 
 
 def test_parse_edit_and_op_text():
-    op = P.parse_edit("insert", "12 POP_TOP; LOAD_CONST 'a;b'; LOAD_GLOBAL NULL + print")
-    assert op == P.EditOp("insert", 12, (P.NewInstr("POP_TOP"), P.NewInstr("LOAD_CONST", "'a;b'"),
-                                         P.NewInstr("LOAD_GLOBAL", "NULL + print")))
+    op = E.parse_edit("insert", "12 POP_TOP; LOAD_CONST 'a;b'; LOAD_GLOBAL NULL + print")
+    assert op == M.EditOp("insert", 12, (M.NewInstr("POP_TOP"), M.NewInstr("LOAD_CONST", "'a;b'"),
+                                         M.NewInstr("LOAD_GLOBAL", "NULL + print")))
     assert op.text == "insert 12 POP_TOP; LOAD_CONST 'a;b'; LOAD_GLOBAL NULL + print"
-    assert P.parse_edit("edit", "3 load_fast x") == P.EditOp("edit", 3, (P.NewInstr("LOAD_FAST", "x"),))
-    assert P.parse_edit("delete", "4") == P.EditOp("delete", 4)
-    assert isinstance(P.parse_edit("edit", "3 NOP; NOP"), P.EditError)
-    assert isinstance(P.parse_edit("insert", "3"), P.EditError)
+    assert E.parse_edit("edit", "3 load_fast x") == M.EditOp("edit", 3, (M.NewInstr("LOAD_FAST", "x"),))
+    assert E.parse_edit("delete", "4") == M.EditOp("delete", 4)
+    assert isinstance(E.parse_edit("edit", "3 NOP; NOP"), M.EditError)
+    assert isinstance(E.parse_edit("insert", "3"), M.EditError)
     from dynadbg.cli import split_commands
 
     assert split_commands("insert 9 POP_TOP; LOAD_CONST 7; c") == ["insert 9 POP_TOP; LOAD_CONST 7", "c"]
@@ -368,8 +371,8 @@ def test_fingerprint_ignores_per_run_names():
     b = _dynamo_code_of_double_sum()
     names = [n for n in a.co_names if n.startswith("__compiled_fn")]
     assert names and names != [n for n in b.co_names if n.startswith("__compiled_fn")]
-    assert P.fingerprint(a) == P.fingerprint(b)
-    assert P.fingerprint(a) != P.fingerprint(P.apply_edit(a, P.parse_edit("insert", "1 NOP")))
+    assert E.fingerprint(a) == E.fingerprint(b)
+    assert E.fingerprint(a) != E.fingerprint(E.apply_edit(a, E.parse_edit("insert", "1 NOP")))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -394,11 +397,11 @@ def _save_patch(tmp_path) -> str:
 def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
     path = _save_patch(tmp_path)
     doc = json.loads(open(path).read())
-    assert doc["format"] == "dynadbg-patch" and doc["version"] == P.PATCH_FILE_VERSION == 2
+    assert doc["format"] == "dynadbg-patch" and doc["version"] == PF.PATCH_FILE_VERSION == 2
     (item,) = doc["patches"]
     assert item["name"] == "double_sum" and item["firstlineno"] == double_sum.__code__.co_firstlineno
-    specs = P.read_patch_file(path)
-    assert not isinstance(specs, P.EditError)
+    specs = PF.read_patch_file(path)
+    assert not isinstance(specs, M.EditError)
     assert specs[0].ops[0].text.endswith(RET7)
     # a fresh run with the file loaded before the program starts (what `run --patch FILE` does)
     results: list[float] = []
@@ -413,8 +416,8 @@ def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
     # saving again gives the same patch
     again = tmp_path / "again.json"
     assert [v.key for v in session.patch_manager.patches()] == [specs[0].key]
-    again.write_text(json.dumps(P.patch_file_json([(specs[0].key, specs[0].ops)])))
-    assert P.read_patch_file(str(again))[0] == P.PatchSpec(specs[0].key, specs[0].ops, specs[0].torch_version,
+    again.write_text(json.dumps(PF.patch_file_json([(specs[0].key, specs[0].ops)])))
+    assert PF.read_patch_file(str(again))[0] == M.PatchSpec(specs[0].key, specs[0].ops, specs[0].torch_version,
                                                           specs[0].python_version)
 
 
@@ -463,7 +466,7 @@ def test_a_patch_that_no_longer_matches_says_so(tmp_path):
     doc["torch"] = "2.99.0"
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps(doc))
-    specs = P.read_patch_file(str(stale))
+    specs = PF.read_patch_file(str(stale))
     results: list[float] = []
 
     def start(s):
