@@ -36,7 +36,7 @@ from .model import (
 from . import commands
 from . import format as fmt
 from .engine import EngineMethods, _Watch
-from .model import EngineError, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
+from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
@@ -354,7 +354,7 @@ class Session(EngineMethods):
         """Run `call` on the paused worker thread and return its result (see `engine.engine_method`)."""
         if threading.get_ident() == self._worker_ident:
             if self.ctx is None and not anytime:
-                return EngineError("the program is not paused", "not paused")
+                return EngineError("the program is not paused", ErrorKind.NOT_PAUSED)
             return self._guarded(call)
         with self._lock:
             paused = self.ctx is not None
@@ -365,8 +365,8 @@ class Session(EngineMethods):
             if anytime:
                 return self._guarded(call)
             if self.finished:
-                return EngineError("the program has finished", "not paused")
-            return EngineError("the program is running", "not paused")
+                return EngineError("the program has finished", ErrorKind.NOT_PAUSED)
+            return EngineError("the program is running", ErrorKind.NOT_PAUSED)
         while True:
             try:
                 return reply.get(timeout=0.25)
@@ -374,7 +374,7 @@ class Session(EngineMethods):
                 # a caller waiting on a command that never ends (`p` of an endless loop) is let go once the user
                 # quits: its front end can exit while the daemon worker finishes or dies with the process
                 if self._quitting:
-                    return EngineError("the program is ending", "not paused")
+                    return EngineError("the program is ending", ErrorKind.NOT_PAUSED)
 
     @staticmethod
     def _guarded(call: Callable[[], Any]) -> Any:
@@ -383,7 +383,7 @@ class Session(EngineMethods):
         except QuitProgram:
             raise
         except Exception as exc:  # noqa: BLE001 - never let a debugger bug kill the program
-            return EngineError(f"internal error: {type(exc).__name__}: {exc}", "internal")
+            return EngineError(f"internal error: {type(exc).__name__}: {exc}", ErrorKind.INTERNAL)
 
     def call_on_worker(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` on the paused worker thread and return its result (None when the program is not paused)."""
@@ -1249,7 +1249,7 @@ class Session(EngineMethods):
                     # answer anything queued behind the resuming command, then stop accepting requests
                     while not self._requests.empty():
                         _fn, other = self._requests.get_nowait()
-                        other.put(EngineError("the program resumed before this command ran", "not paused"))
+                        other.put(EngineError("the program resumed before this command ran", ErrorKind.NOT_PAUSED))
                     self.ctx = None
                 reply.put(result)
                 self._notify_resumed()
