@@ -2,7 +2,7 @@
 
 `EngineMethods` is a base class of `Session`. Each public method is wrapped by `engine_method`: called on the
 worker thread it runs directly; called from another thread while the program is paused, it is queued to the worker
-and the caller blocks until it is done; while the program runs it returns ``EngineError(kind="not paused")``
+and the caller blocks until it is done; while the program runs it returns ``EngineError(kind=ErrorKind.NOT_PAUSED)``
 unless it is marked ``anytime``. Inside, a method refuses with `refuse` (an `EngineError` value comes back, and
 nothing has changed). Control methods set the session's pending `Resumed`, which ends the pause loop after the
 call returns.

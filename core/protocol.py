@@ -8,7 +8,7 @@ it; the tests' fake engine implements it with canned data.
 Threads: every method may be called from any thread. While the program is paused, the call is run on the
 program's worker thread (every torch call, frame read, eval and edit happens there) and blocks until it is done;
 called on the worker thread itself (the command language, an inline driver) it runs directly. While the program
-runs, methods that need a stop return ``EngineError(kind="not paused")``; `compiles`, `list_breakpoints`,
+runs, methods that need a stop return ``EngineError(kind=ErrorKind.NOT_PAUSED)``; `compiles`, `list_breakpoints`,
 `set_break_on`, `watches`, `add_watch`, `remove_watch`, `quit` and `interrupt` work at any time.
 
 Control methods and `decide` return `Resumed`: the program goes on as soon as the call returns, and the next

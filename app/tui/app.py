@@ -507,7 +507,7 @@ class DebuggerApp(App[int]):
         """The edit dialog wants the engine's preview of its op (`Engine.preview_edit`, nothing installed)."""
         dialog, op, text = event.dialog, event.op, event.text
         if self.phase != "stopped":
-            dialog.show_preview(text, EngineError("no preview while the program runs", "not paused"))
+            dialog.show_preview(text, EngineError("no preview while the program runs", ErrorKind.NOT_PAUSED))
             return
         engine = self.session
 

@@ -5,7 +5,7 @@ on the UI thread. `EngineClient.call` takes a function that calls the engine and
 answer: the first runs in a thread worker (group ``"engine"``), the second on the UI thread once the answer is
 back (`EngineClient.Answered`, posted to the app). Calls run one at a time, in the order they were made: a
 breakpoint toggled twice, or a query sent behind an edit, reaches the engine in that order. An exception raised by
-the engine is answered as an ``EngineError(kind="internal")``: an engine bug never kills the UI.
+the engine is answered as an ``EngineError(kind=ErrorKind.INTERNAL)``: an engine bug never kills the UI.
 
 `EngineClient.quit` and `EngineClient.interrupt` do not wait their turn: both return at once on the engine
 (`Session.quit`, `Session.interrupt`), and a user who presses ``q`` or Ctrl+C while a long call runs must be heard.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from dynadbg.core.model import EngineError
+from dynadbg.core.model import EngineError, ErrorKind
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -97,7 +97,7 @@ class EngineClient:
         try:
             result = call.fn()
         except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
-            result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", "internal")
+            result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", ErrorKind.INTERNAL)
         if not self.app.post_message(self.Answered(call, result)):
             self._in_flight = None  # the app is closing: nobody handles it
 
