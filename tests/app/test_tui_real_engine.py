@@ -219,9 +219,24 @@ def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
     proc = subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--timeout", "120"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    names = ("main-mid-step", "guard-tree-expanded", "help", "recompile", "edit-dialog", "diff")
-    for name in names:
-        assert (tmp_path / f"{name}.svg").read_text(encoding="utf-8").lstrip().startswith("<svg"), name
+    from svg_text import squeeze, svg_rows
+
+    # what each screenshot must show a reader of the README (whitespace-free: Textual splits runs of cells)
+    shows = {
+        "main-mid-step": ["⏸ step forward", "value stack", "TOS [3]", "guards", "all pass", "def forward"],
+        "history": ["HISTORY 2/4", "recorded: history 2/4"],
+        "guard-tree-expanded": ["EQUALS_MATCH", "L['scale'] == 1", "expected 1, actual 1"],
+        "help": ["dynadbg help", "Step into", "Drop the failing guards"],
+        "teach-roles-explain": ["call graph __compiled_fn", "explain", "Graph call"],
+        "teach-provenance": ["the graph-break instruction, run eagerly: .item()", "Graph break"],
+        "recompile": ["about to recompile", "EQUALS_MATCH", "expected 1", "actual 2", "scale: 1 → 2"],
+        "edit-dialog": ["edit row 22 of forward", "LOAD_CONST 3", "✓ valid"],
+        "diff": ["1 removed, 1 added", "-   22       LOAD_FAST scale", "+        22  LOAD_CONST 3"],
+    }
+    for name, wanted in shows.items():
+        screen = squeeze("\n".join(svg_rows(tmp_path / f"{name}.svg")))
+        missing = [w for w in wanted if squeeze(w) not in screen]
+        assert not missing, f"{name}.svg does not show {missing}"
 
 
 async def test_the_compiled_graph_on_the_stack_is_labelled_as_the_graph(tmp_path) -> None:  # noqa: ANN001
