@@ -483,6 +483,7 @@ def format_report(
         out += ["", _THIN, "recompile timeline (every cache miss of code with entries, in order)", _THIN]
         out += timeline_lines(recompile_records)[1:]
     counts = summary_counts(frames)
+    distinct = distinct_breaks(frames)
     out += [
         "",
         _RULE,
@@ -491,7 +492,8 @@ def format_report(
             [
                 _plural(counts["frames"], "frame"),
                 _plural(counts["entries"], "cache entry").replace("entrys", "entries"),
-                _plural(counts["graph_breaks"], "graph break"),
+                _plural(counts["graph_breaks"], "graph break") + (
+                    f" ({len(distinct)} distinct)" if len(distinct) != counts["graph_breaks"] else ""),
                 _plural(counts["recompiles"], "recompile"),
             ]
         ),
