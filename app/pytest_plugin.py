@@ -4,6 +4,7 @@ Installed with dynadbg (``pytest11`` entry point ``dynadbg``) and inactive unles
 options below and no ``dynadbg`` marker imports neither torch nor the engine and changes nothing.
 
     pytest --dynadbg-max-recompiles 0 --dynadbg-max-graph-breaks 0    # a budget for every test
+    pytest --dynadbg-max-graph-breaks 2 --dynadbg-graph-break-count torch   # budget torch's break count
     pytest --dynadbg-json artifacts/                                   # every test's report, report --json schema
 
     @pytest.mark.dynadbg(max_recompiles=0, max_graph_breaks=1)         # a budget for one test (wins over options)
@@ -11,7 +12,9 @@ options below and no ``dynadbg`` marker imports neither torch nor the engine and
 
 A test over its budget fails; the failure text holds, for each recompile, the code object, every failing guard
 of every cache entry with its user line, expected and actual value (the analysis ``why`` shows), and each graph
-break with its reason and user line. Only the test's call phase is recorded (not fixtures).
+break with its reason, user line and the frames that took it. The graph-break budget counts distinct breaks (one
+per user line and reason: a break inside nested calls is taken by every frame on the call path and logged by
+torch once per frame) unless ``--dynadbg-graph-break-count torch`` asks for torch's count. Only the test's call phase is recorded (not fixtures).
 
 Other options: ``--dynadbg-break-on-recompile`` stops at each recompile in line mode (the ``dynadbg.debug()``
 prompt; needs ``-s`` so the prompt can read the terminal); ``--dynadbg-reset`` calls ``torch._dynamo.reset()``
