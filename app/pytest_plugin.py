@@ -14,7 +14,8 @@ A test over its budget fails; the failure text holds, for each recompile, the co
 of every cache entry with its user line, expected and actual value (the analysis ``why`` shows), and each graph
 break with its reason, user line and the frames that took it. The graph-break budget counts distinct breaks (one
 per user line and reason: a break inside nested calls is taken by every frame on the call path and logged by
-torch once per frame) unless ``--dynadbg-graph-break-count torch`` asks for torch's count. Only the test's call phase is recorded (not fixtures).
+torch once per frame) unless ``--dynadbg-graph-break-count torch`` asks for torch's count. Only the test's call
+phase is recorded (not fixtures).
 
 Other options: ``--dynadbg-break-on-recompile`` stops at each recompile in line mode (the ``dynadbg.debug()``
 prompt; needs ``-s`` so the prompt can read the terminal); ``--dynadbg-reset`` calls ``torch._dynamo.reset()``

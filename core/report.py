@@ -1,7 +1,8 @@
 """`dynadbg report`: run a script with `Capture` installed and no stops, then describe every compiled frame.
 
 `run_report(script, argv)` runs the program (its stdout and stderr go where they always go) and returns a
-`ReportResult`; `format_report(frames)` is the text report and `report_json(frames)` the JSON one. Nothing here
+`ReportResult`; `ReportResult.text()` is the summary (`build_summary` → `format.report.summary_text`),
+`format_report(frames)` the full text report and `report_json(frames)` the JSON one. Nothing here
 prints: the front end writes the program's traceback (if any) to stderr and the report after the program's
 output, and exits with `ReportResult.status` (the script's own status).
 

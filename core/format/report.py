@@ -138,8 +138,7 @@ def _look_line(look: LookAt, frames: dict[int, FrameSummary]) -> str:
         ids = ", ".join(r.compile_id for r in look.recompiles[:3]) + (", ..." if len(look.recompiles) > 3 else "")
         cause = (f"; torch's first reason: {' '.join(first.reason.split())}"
                  if first is not None and first.reason else "")
-        return (f"{name} {what}{times} ({ids}){cause}. Every failing guard and the guard diffs: "
-                f"dynadbg report --frame {look.frame}")
+        return f"{name} {what}{times} ({ids}; every failing guard: dynadbg report --frame {look.frame}){cause}"
     if look.kind is LookKind.GRAPH_BREAK and look.brk is not None:
         b = look.brk
         frames_part = f", taken by {_plural(len(b.frames), 'frame')}" if len(b.frames) > 1 else ""
@@ -196,7 +195,9 @@ def summary_text(summary: ReportSummary, *, width: int = 120) -> str:
         if f.skipped:
             one_line.add(len(out))
             out.append(f"    skipped by Dynamo: {' '.join(f.skipped.split())}")
-        out += ["    " + _recompile_line(r) for r in f.recompiles]
+        for r in f.recompiles:  # one line each: the whole reason is in "look at first" and --frame N
+            one_line.add(len(out))
+            out.append("    " + _recompile_line(r))
         for b in f.breaks:
             out += ["    " + line for line in _break_lines(b, first_frame, f.number)]
     if rest:

@@ -47,7 +47,8 @@ def test_default_report_is_a_short_summary(summary) -> None:
     assert "report_mix.py:8 (seen by 4 frames): print(\"warning: once\")" in flat(out)
     assert flat(out).count("the same break as under [1]") == 3       # the other frames point at it, once each
     look = flat(out.split("look at first:")[1])
-    assert re.search(r"1\. \[\d+\] scale recompiled once \(\d+/1\); torch's first reason: \d+/0: n == 2", look)
+    assert re.search(r"1\. \[(\d+)\] scale recompiled once \(\d+/1; every failing guard: dynadbg report --frame \1\); "
+                     r"torch's first reason: \d+/0: n == 2", look)
     assert "2. graph break at tests/core/programs/report_mix.py:8, taken by 4 frames: " in look
     assert "Failed to trace builtin operator" in look
     assert "3." not in look  # 7 guards an entry: not worth a line

@@ -43,8 +43,9 @@ def test_summary_fits_a_screen_and_names_the_recompile_and_its_cause() -> None:
     assert "[1] wrapper  transformers/utils/generic.py:" in text  # the library file, not a venv path
     assert RECOMPILE in text                                       # the recompile and its cause, in one line
     look = " ".join(text.split("look at first:")[1].split())
-    assert look.startswith("1. [1] wrapper recompiled once (0/1); torch's first reason: 0/0: tensor "
-                           "'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 16.")
+    assert look.startswith("1. [1] wrapper recompiled once (0/1; every failing guard: dynadbg report --frame 1); "
+                           "torch's first reason: 0/0: tensor 'kwargs['input_ids']' size mismatch at index 1. "
+                           "expected 8, actual 16")
     # hundreds of guards an entry: the guard cost is the second thing, with torch's cuts that fit
     assert "2. [1] wrapper: entry 0/" in look and "skip_guard_on_inbuilt_nn_modules_unsafe" in look
     assert "original bytecode:" not in text and "FX graph __compiled_fn" not in text and "  guards:" not in text
