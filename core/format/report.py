@@ -119,8 +119,10 @@ def _break_lines(b: DistinctBreak, first_frame: dict, number: int) -> list[str]:
     first = first_frame[b.key]
     if first != number:
         return [f"graph break at {_where(b)}: the same break as under [{first}]"]
-    also = f", torch counts {b.count}" if b.count != len(b.frames) else ""
-    seen = f" (seen by {_plural(len(b.frames), 'frame')}{also})" if len(b.frames) > 1 else ""
+    notes = [f"seen by {_plural(len(b.frames), 'frame')}"] if len(b.frames) > 1 else []
+    if b.count != len(b.frames):  # a frame recompiled and broke there again
+        notes.append(f"torch counts {b.count}")
+    seen = f" ({', '.join(notes)})" if notes else ""
     line = f"graph break at {_where(b)}{seen}"
     out = [line + (f": {b.user_line.strip()}" if b.user_line else "")]
     out.append(f"    {b.reason}")
@@ -142,7 +144,8 @@ def _look_line(look: LookAt, frames: dict[int, FrameSummary]) -> str:
     if look.kind is LookKind.GRAPH_BREAK and look.brk is not None:
         b = look.brk
         frames_part = f", taken by {_plural(len(b.frames), 'frame')}" if len(b.frames) > 1 else ""
-        return f"graph break at {_where(b)}{frames_part}: {b.reason}"
+        line = f" `{b.user_line.strip()}`" if b.user_line else ""
+        return f"graph break at {_where(b)}{line}{frames_part}: {b.reason}"
     e: EntryCostLine | None = look.entry
     if e is None:
         return name

@@ -49,7 +49,7 @@ def test_default_report_is_a_short_summary(summary) -> None:
     look = flat(out.split("look at first:")[1])
     assert re.search(r"1\. \[(\d+)\] scale recompiled once \(\d+/1; every failing guard: dynadbg report --frame \1\); "
                      r"torch's first reason: \d+/0: n == 2", look)
-    assert "2. graph break at tests/core/programs/report_mix.py:8, taken by 4 frames: " in look
+    assert "2. graph break at tests/core/programs/report_mix.py:8 `print(\"warning: once\")`, taken by 4 frames: " in look
     assert "Failed to trace builtin operator" in look
     assert "3." not in look  # 7 guards an entry: not worth a line
     assert "original bytecode:" not in out and "guards:" not in out  # the detail is --full's
