@@ -9,6 +9,7 @@
 #   TORCH        the torch requirement (torch==2.13.0: the CPU wheel where pip finds one, else the index's build)
 #   TORCH_INDEX  an index for torch alone, e.g. https://download.pytorch.org/whl/cpu for the small CPU-only wheel
 #   PYTEST_ARGS  what pytest runs (default: everything under tests/)
+#   EXTRAS       the project's extras to install (default: test; test,models adds transformers for tests/models)
 #   DEMO_ARGS    arguments for `dynadbg demo` (e.g. DEMO_ARGS='--plain -c "s 3; stack; c"')
 
 PYTHON ?= python3
@@ -16,6 +17,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 PYTEST_ARGS ?=
+EXTRAS ?= test
 DEMO_ARGS ?=
 
 STAMP := $(VENV)/.dynadbg-installed
@@ -37,7 +39,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "dynadbg needs Python 3.11 or newer; run make with PYTHON=python3.11 (or 3.12, 3.13)")'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q $(TORCH_FROM) "$(TORCH)"
-	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	$(VENV)/bin/python -m pip install -q -e ".[$(EXTRAS)]"
 	@touch $(STAMP)
 
 clean:

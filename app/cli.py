@@ -69,8 +69,18 @@ def build_parser(prog: str = "dynadbg") -> argparse.ArgumentParser:
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 
-    report = sub.add_parser("report", help="run a script with no stops and print every compiled frame")
+    report = sub.add_parser("report", help="run a script with no stops, then summarise what Dynamo compiled "
+                            "(--full: every compiled frame in detail)")
+    report.add_argument("--full", action="store_true", help="the whole detail: bytecode, guard trees, FX graphs, "
+                        "every failing guard of every recompile")
+    report.add_argument("--frame", type=int, metavar="N", help="the whole detail of frame N alone (the numbers "
+                        "the summary shows)")
     report.add_argument("--json", action="store_true", help="print the report as JSON (shape in the README)")
+    report.add_argument("--summary", action="store_true", help="with --json: the summary's data instead of the "
+                        "whole report (schema dynadbg.report-summary/1)")
+    report.add_argument("--width", type=int, metavar="COLS", default=None,
+                        help="cut longer lines with a marker (default: the terminal's width for the summary, "
+                             "120 off a terminal; 1000 for --full; 0: never)")
     report.add_argument("--out", metavar="DIR", help="write the JSON report to DIR/rank{R}.json under torchrun "
                         "(DIR/report.json otherwise) instead of printing it")
     report.add_argument("script")
@@ -261,7 +271,48 @@ def cmd_report(args: argparse.Namespace) -> int:
         path = check_script(args.script)
     except ScriptError as exc:
         return _fail(str(exc))
-    return _run_report(path, list(args.args), as_json=args.json, out=args.out)
+    if args.summary and not args.json:
+        return _fail("--summary goes with --json (the text report is the summary unless --full)")
+    if args.frame is not None and (args.json or args.out):
+        return _fail("--frame N is a text view; --json and --out write the whole report")
+    if args.full and args.frame is not None:
+        return _fail("give either --full or --frame N")
+    if args.width is not None and args.width < 0:
+        return _fail(f"--width {args.width}: give 0 (never cut) or a positive width")
+    return _run_report(path, list(args.args), as_json=args.json, out=args.out,
+                       view=_ReportView(full=args.full, frame=args.frame, summary=args.summary, width=args.width))
+
+
+class _ReportView:
+    """Which text or JSON `report` prints (the defaults: the text summary)."""
+
+    def __init__(self, *, full: bool = False, frame: int | None = None, summary: bool = False,
+                 width: int | None = None) -> None:
+        self.full, self.frame, self.summary, self.width = full, frame, summary, width
+
+    def text_width(self) -> int | None:
+        """The summary fits the terminal when stdout is one; otherwise the report's own defaults."""
+        if self.width is not None or self.full or self.frame is not None or not sys.stdout.isatty():
+            return self.width
+        import shutil
+
+        return shutil.get_terminal_size((120, 24)).columns
+
+
+def _progress_writer():  # noqa: ANN202
+    """Progress lines on stderr while the program runs, when stderr is a terminal (else None: logs stay clean)."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    from dynadbg.core.format.report import progress_text
+
+    def write(event) -> None:  # noqa: ANN001
+        sys.stderr.write(progress_text(event) + "\n")
+        sys.stderr.flush()
+
+    return write
 
 
 def _report_path(out: str) -> str:
@@ -282,8 +333,10 @@ def _write_report(data: dict, out: str) -> str:
     return path
 
 
-def _run_report(path: str, argv: list[str], *, as_json: bool, out: str | None, quiet: bool = False) -> int:
+def _run_report(path: str, argv: list[str], *, as_json: bool, out: str | None, quiet: bool = False,
+                view: _ReportView | None = None) -> int:
     """Run `path` with no stops; print the report (text or JSON), or write the JSON to `out` (a directory)."""
+    view = view or _ReportView()
     import contextlib
     import json
 
@@ -294,7 +347,7 @@ def _run_report(path: str, argv: list[str], *, as_json: bool, out: str | None, q
     redirect = contextlib.redirect_stdout(sys.stderr) if as_json and not out else contextlib.nullcontext()
     try:
         with redirect:
-            result = run_report(path, argv)
+            result = run_report(path, argv, progress=None if quiet else _progress_writer())
     except ScriptError as exc:
         return _fail(str(exc))
     if result.exit.traceback and not result.exit.quit:
@@ -302,15 +355,20 @@ def _run_report(path: str, argv: list[str], *, as_json: bool, out: str | None, q
     sys.stdout.flush()
     if out:
         try:
-            written = _write_report(result.json(), out)
+            written = _write_report(result.summary_json() if view.summary else result.json(), out)
         except OSError as exc:
             return _fail(f"cannot write the report to {out}: {exc.strerror}")
         if not quiet:
             sys.stderr.write(f"dynadbg: report written to {written}\n")
     elif as_json:
-        print(json.dumps(result.json(), indent=2))
+        print(json.dumps(result.summary_json() if view.summary else result.json(), indent=2))
     elif not quiet:
-        print(result.text())
+        try:
+            text = result.text(full=view.full, frame=view.frame, width=view.text_width())
+        except ValueError as exc:  # --frame N out of range: known only once the program has run
+            sys.stderr.write(f"dynadbg: error: {exc}\n")
+            return 2
+        print(text, end="")
     return result.status
 
 

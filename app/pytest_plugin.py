@@ -4,6 +4,7 @@ Installed with dynadbg (``pytest11`` entry point ``dynadbg``) and inactive unles
 options below and no ``dynadbg`` marker imports neither torch nor the engine and changes nothing.
 
     pytest --dynadbg-max-recompiles 0 --dynadbg-max-graph-breaks 0    # a budget for every test
+    pytest --dynadbg-max-graph-breaks 2 --dynadbg-graph-break-count torch   # budget torch's break count
     pytest --dynadbg-json artifacts/                                   # every test's report, report --json schema
 
     @pytest.mark.dynadbg(max_recompiles=0, max_graph_breaks=1)         # a budget for one test (wins over options)
@@ -11,7 +12,10 @@ options below and no ``dynadbg`` marker imports neither torch nor the engine and
 
 A test over its budget fails; the failure text holds, for each recompile, the code object, every failing guard
 of every cache entry with its user line, expected and actual value (the analysis ``why`` shows), and each graph
-break with its reason and user line. Only the test's call phase is recorded (not fixtures).
+break with its reason, user line and the frames that took it. The graph-break budget counts distinct breaks (one
+per user line and reason: a break inside nested calls is taken by every frame on the call path and logged by
+torch once per frame) unless ``--dynadbg-graph-break-count torch`` asks for torch's count. Only the test's call
+phase is recorded (not fixtures).
 
 Other options: ``--dynadbg-break-on-recompile`` stops at each recompile in line mode (the ``dynadbg.debug()``
 prompt; needs ``-s`` so the prompt can read the terminal); ``--dynadbg-reset`` calls ``torch._dynamo.reset()``
@@ -28,6 +32,8 @@ from typing import Any
 import pytest
 
 _LIMIT_KEYS = ("max_recompiles", "max_graph_breaks")
+#: What ``--dynadbg-graph-break-count`` may say the graph-break budget counts.
+GRAPH_BREAK_COUNTS = ("distinct", "torch")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,7 +41,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dynadbg-max-recompiles", type=int, default=None, metavar="N",
                     help="fail a test that recompiles more than N times (cache misses of code with entries)")
     group.addoption("--dynadbg-max-graph-breaks", type=int, default=None, metavar="N",
-                    help="fail a test whose compiles graph-break more than N times")
+                    help="fail a test with more than N distinct graph breaks (by user line and reason; a break "
+                         "inside nested calls counts once)")
+    group.addoption("--dynadbg-graph-break-count", choices=GRAPH_BREAK_COUNTS, default="distinct",
+                    help="what the graph-break budget counts: distinct breaks (default) or torch's count (one per "
+                         "frame that took each break, as TORCH_LOGS=graph_breaks logs them)")
     group.addoption("--dynadbg-json", default=None, metavar="DIR",
                     help="write each recorded test's report (the `dynadbg report --json` schema) to DIR")
     group.addoption("--dynadbg-break-on-recompile", action="store_true", default=False,
@@ -126,7 +136,7 @@ def pytest_runtest_call(item: pytest.Item):  # noqa: ANN201 - a pytest hook wrap
         recorder.uninstall()
         if json_dir is not None:
             _write_json(recorder, json_dir, item, failed)
-    message = check_budget(recorder, limits, item.nodeid)
+    message = check_budget(recorder, limits, item.nodeid, count=config.getoption("--dynadbg-graph-break-count"))
     if message:
         pytest.fail(message, pytrace=False)
     return result
@@ -152,28 +162,37 @@ def _write_json(recorder: Any, directory: str, item: pytest.Item, failed: bool) 
         json.dump(data, fh, indent=1)
 
 
-def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "") -> str | None:
+def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "", *,
+                 count: str = "distinct") -> str | None:
     """The failure text when the recorded region is over a limit, else None.
 
     Args:
         recorder: a `dynadbg.core.recorder.Recorder` that recorded the region.
         limits: ``{"max_recompiles": N | None, "max_graph_breaks": N | None}``.
+        count: what the graph-break limit counts: ``"distinct"`` breaks (one per user file, line and reason,
+            `report_summary.distinct_breaks`: a break inside nested calls is one break, however many frames took
+            it) or ``"torch"``'s count (one per frame that took it).
     """
     max_rec, max_breaks = limits.get("max_recompiles"), limits.get("max_graph_breaks")
     recompiles = recorder.recompile_count() if max_rec is not None else 0
     frames = recorder.frames(guards=False) if max_breaks is not None else []
-    breaks = sum(len(f.graph_breaks) for f in frames)
+    from dynadbg.core.report_summary import distinct_breaks
+
+    distinct = distinct_breaks(frames)
+    torch_count = sum(b.count for b in distinct)
+    breaks = torch_count if count == "torch" else len(distinct)
     over_rec = max_rec is not None and recompiles > max_rec
     over_breaks = max_breaks is not None and breaks > max_breaks
     if not (over_rec or over_breaks):
         return None
     from dynadbg.core.format import record_text
+    from dynadbg.core.format.report import budget_breaks_lines, budget_head
 
     head = []
     if over_rec:
         head.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''} (limit {max_rec})")
     if over_breaks:
-        head.append(f"{breaks} graph break{'s' if breaks != 1 else ''} (limit {max_breaks})")
+        head.append(budget_head(distinct, max_breaks, torch_count=count == "torch"))
     lines = [f"dynadbg: {nodeid or 'test'} is over its torch.compile budget: {', '.join(head)}"]
     if over_rec:
         for record in recorder.misses():
@@ -181,11 +200,5 @@ def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "")
                           f"({record.filename}:{record.firstlineno})"]
             lines += ["  " + ln for ln in record_text(record).splitlines()]
     if over_breaks:
-        for frame in frames:
-            for brk in frame.graph_breaks:
-                where = f"{brk.filename}:{brk.lineno}" if brk.filename else "(location unknown)"
-                lines += ["", f"graph break in {frame.name} [{brk.compile_id}] at {where}"]
-                if brk.user_line:
-                    lines.append(f"  line: {brk.user_line}")
-                lines.append(f"  reason: {brk.summary}")
+        lines += budget_breaks_lines(distinct)
     return "\n".join(lines)

@@ -97,8 +97,8 @@ class Recorder:
         return sum(len(f.graph_breaks) for f in self.capture.frames(guards=False))
 
     def result(self, exit: ExitResult | None = None, *, guards: bool = True) -> ReportResult:
-        """The region as a `report.ReportResult` (``.text()`` is the text report, ``.json()`` the
-        ``report --json`` document). `exit` defaults to a normal end (status 0)."""
+        """The region as a `report.ReportResult` (``.text()`` is the summary, ``.text(full=True)`` the whole text
+        report, ``.json()`` the ``report --json`` document). `exit` defaults to a normal end (status 0)."""
         return ReportResult(
             exit=exit or ExitResult(0),
             frames=tuple(self.capture.frames(guards=guards)),

@@ -1,7 +1,8 @@
 """`dynadbg report`: run a script with `Capture` installed and no stops, then describe every compiled frame.
 
 `run_report(script, argv)` runs the program (its stdout and stderr go where they always go) and returns a
-`ReportResult`; `format_report(frames)` is the text report and `report_json(frames)` the JSON one. Nothing here
+`ReportResult`; `ReportResult.text()` is the summary (`build_summary` → `format.report.summary_text`),
+`format_report(frames)` the full text report and `report_json(frames)` the JSON one. Nothing here
 prints: the front end writes the program's traceback (if any) to stderr and the report after the program's
 output, and exits with `ReportResult.status` (the script's own status).
 
@@ -110,7 +111,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from . import compat
 from .capture import Capture
@@ -128,9 +129,25 @@ from .format import arg_text
 from .format.recompile import action_text, outcome_text
 from .guards import location_text
 from .recompile import failure_kind
+from .report_summary import (
+    DistinctBreak,
+    EntryCostLine,
+    FrameSummary,
+    Progress,
+    ProgressKind,
+    RecompileLine,
+    ReportSummary,
+    distinct_breaks,
+    look_at_first,
+)
 from .runner import ExitResult, check_script, run_script
 
 SCHEMA = "dynadbg.report/2"
+SUMMARY_SCHEMA = "dynadbg.report-summary/1"
+#: The summary's line width when stdout is no terminal (the CLI uses the terminal's width when it is one).
+SUMMARY_WIDTH = 120
+#: The full report cuts a line longer than this (FX signatures of big models run to thousands of characters).
+FULL_WIDTH = 1000
 NO_FRAMES = "no frame was compiled by torch.compile"
 
 #: (name, filename, firstlineno, reason) — a frame Dynamo skipped before any compile attempt.
@@ -165,9 +182,41 @@ class ReportResult:
         """The script's exit status (what ``dynadbg report`` exits with)."""
         return self.exit.status
 
-    def text(self) -> str:
-        return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled,
-                             recompile_records=self.recompile_records, guard_costs=self.guard_costs)
+    def text(self, *, full: bool = False, frame: int | None = None, width: int | None = None) -> str:
+        """The text report: the summary (default), today's whole detail (`full`), or the detail of one frame
+        (`frame`: its 1-based number, as the summary shows it; `ValueError` for a number out of range).
+
+        `width`: lines longer than this are cut with a visible marker (0: never; None: `SUMMARY_WIDTH` for the
+        summary, `FULL_WIDTH` for the detail).
+        """
+        if frame is not None:
+            if not 1 <= frame <= len(self.frames):
+                raise ValueError(f"no frame {frame}: this report has frames 1..{len(self.frames)}"
+                                 if self.frames else f"no frame {frame}: nothing was compiled")
+            return format_report(self.frames, recompile_records=self.recompile_records,
+                                 guard_costs=self.guard_costs, only=frame,
+                                 width=FULL_WIDTH if width is None else width)
+        if full:
+            return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled,
+                                 recompile_records=self.recompile_records, guard_costs=self.guard_costs,
+                                 width=FULL_WIDTH if width is None else width)
+        from .format.report import summary_text
+
+        return summary_text(self.summary(), width=SUMMARY_WIDTH if width is None else width)
+
+    def summary(self) -> "ReportSummary":
+        """The summary as data (`report_summary.ReportSummary`)."""
+        return build_summary(self.frames, recompile_records=self.recompile_records, guard_costs=self.guard_costs,
+                             skipped_frames=self.skipped_frames, disabled=self.disabled)
+
+    def summary_json(self) -> dict[str, Any]:
+        """``report --json --summary``: the summary as JSON-able data (shape in `summary_json`)."""
+        data = summary_json(self.summary())
+        data["exit_status"] = self.exit.status
+        data["exception"] = self.exit.exception
+        rank = compat.torchrun_rank()
+        data["rank"], data["world_size"] = rank if rank is not None else (None, None)
+        return data
 
     def json(self) -> dict[str, Any]:
         data = report_json(self.frames, skipped_frames=self.skipped_frames, recompile_records=self.recompile_records,
@@ -180,7 +229,8 @@ class ReportResult:
         return data
 
 
-def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) -> ReportResult:
+def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
+               progress: Callable[[Progress], None] | None = None) -> ReportResult:
     """Run `script` as ``__main__`` with `argv`, recording every compile; no stops.
 
     Hit counts come from a bytecode-debugger callback installed for the run. Hooks and the callback are
@@ -190,6 +240,8 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
 
     Args:
         guards: build each entry's guard tree (set False for a faster report without guards).
+        progress: called on the program's thread after each compile and at each cache miss of code with
+            entries (`report_summary.Progress`); an exception it raises is dropped, never raised into the program.
 
     Raises:
         ScriptError: the script cannot be run (missing, a directory, unreadable).
@@ -202,7 +254,10 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
 
     log = RecompileLog()
     costs = GuardCostLog()
-    capture = Capture(on_compiled=log.on_compiled, on_cache_miss=log.on_cache_miss, count_hits=True)
+    on_compiled, on_cache_miss = log.on_compiled, log.on_cache_miss
+    if progress is not None:
+        on_compiled, on_cache_miss = _with_progress(log, progress)
+    capture = Capture(on_compiled=on_compiled, on_cache_miss=on_cache_miss, count_hits=True)
     capture.install()
     costs.install()
     try:
@@ -219,6 +274,115 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True) ->
         recompile_records=log.records(),
         guard_costs=costs.costs(),
     )
+
+
+def _with_progress(log: Any, progress: Callable[[Progress], None]) -> tuple[Callable, Callable]:
+    """`log`'s compile and cache-miss hooks, each also telling `progress`."""
+    compiles = [0]
+
+    def tell(event: Progress) -> None:
+        try:
+            progress(event)
+        except Exception:  # noqa: BLE001 - a progress line must never break the program
+            pass
+
+    def on_compiled(event: Any) -> None:
+        log.on_compiled(event)
+        compiles[0] += 1
+        tell(Progress(ProgressKind.COMPILED, event.frame_name, str(event.compile_id), compiles[0]))
+
+    def on_cache_miss(event: Any) -> None:
+        tell(Progress(ProgressKind.CACHE_MISS, event.frame_name, None, compiles[0]))
+        return log.on_cache_miss(event)
+
+    return on_compiled, on_cache_miss
+
+
+# --------------------------------------------------------------------------------------------------------------
+# summary
+# --------------------------------------------------------------------------------------------------------------
+
+
+def build_summary(frames: Sequence[CompiledFrameView], *, recompile_records: Sequence[Any] = (),
+                  guard_costs: Any = None, skipped_frames: Iterable[SkippedFrame] = (),
+                  disabled: Iterable[str] = ()) -> ReportSummary:
+    """The report's summary (`report_summary.ReportSummary`): per frame its entries with hits and guard cost,
+    its recompiles with torch's first reason, the distinct graph breaks it took; and what to look at first."""
+    from .guard_cost import advice
+
+    frames = list(frames)
+    every_break = distinct_breaks(frames)
+    rows = []
+    for number, frame in enumerate(frames, 1):
+        entries = []
+        for entry in frame.entries:
+            cost = _entry_cost(entry, guard_costs)
+            cuts = advice(cost["by_source"], entries=len(frame.entries), total=cost["guards"]) if cost["guards"] else []
+            entries.append(EntryCostLine(entry.compile_id, entry.hits, cost["guards"], cost["eval_us"], tuple(cuts)))
+        mine = [r for r in recompile_records if r.code_key == frame.key]
+        recompiles = []
+        for rec in frame.recompiles:
+            record = next((r for r in reversed(mine) if r.compile_id == rec.compile_id), None)
+            failing = sum(len(v.failing) for v in record.entries) if record is not None else None
+            recompiles.append(RecompileLine(rec.compile_id, (rec.reasons[0].splitlines() or [""])[0]
+                                            if rec.reasons else None, max(0, len(rec.reasons) - 1), failing,
+                                            bool(record is not None and record.limit_hit)))
+        compiled = {r.compile_id for r in frame.recompiles}
+        for record in mine:  # a miss whose compile hit the limit made no entry: torch logs no recompile for it
+            if record.limit_hit and record.compile_id not in compiled:
+                reasons = record.torch_reasons
+                recompiles.append(RecompileLine(record.compile_id or "?", reasons[0] if reasons else None,
+                                                max(0, len(reasons) - 1),
+                                                sum(len(v.failing) for v in record.entries), True))
+        keys = {b.key for b in distinct_breaks([frame])}
+        rows.append(FrameSummary(number, frame.name, frame.filename, frame.firstlineno, frame.is_resume,
+                                 frame.resume_origin, frame.skipped, tuple(entries), tuple(recompiles),
+                                 tuple(b for b in every_break if b.key in keys),
+                                 len(frame.graph_breaks)))
+    return ReportSummary(
+        frames=tuple(rows), breaks=every_break, look_at=look_at_first(rows, every_break),
+        skipped_frames=tuple(skipped_frames), disabled=tuple(disabled),
+        graph_breaks=sum(len(f.graph_breaks) for f in frames),
+        limit_hits=sum(1 for r in recompile_records if r.limit_hit))
+
+
+def summary_json(summary: ReportSummary) -> dict[str, Any]:
+    """``report --json --summary`` (schema ``dynadbg.report-summary/1``, documented in the README)."""
+    def brk(b: DistinctBreak) -> dict[str, Any]:
+        return {"filename": b.filename, "lineno": b.lineno, "user_line": b.user_line, "reason": b.reason,
+                "frames": list(b.frames), "compile_ids": list(b.compile_ids), "torch_count": b.count}
+
+    def rec(r: RecompileLine) -> dict[str, Any]:
+        return {"compile_id": r.compile_id, "reason": r.reason, "more_reasons": r.more_reasons,
+                "failing_guards": r.failing_guards, "limit_hit": r.limit_hit}
+
+    index = {b.key: i for i, b in enumerate(summary.breaks)}
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "totals": {"frames": len(summary.frames), "entries": summary.entries, "recompiles": summary.recompiles,
+                   "graph_breaks": len(summary.breaks), "torch_graph_breaks": summary.graph_breaks,
+                   "recompile_limit_hits": summary.limit_hits, "guards": summary.guards,
+                   "guard_eval_us": round(summary.guard_eval_us, 3) if summary.guard_eval_us is not None else None,
+                   "skipped_frames": len(summary.skipped_frames)},
+        "frames": [{"number": f.number, "name": f.name, "filename": f.filename, "firstlineno": f.firstlineno,
+                    "is_resume": f.is_resume, "resume_origin": f.resume_origin, "skipped": f.skipped,
+                    "hits": f.hits, "guards": f.guards,
+                    "guard_eval_us": round(f.eval_us, 3) if f.eval_us is not None else None,
+                    "entries": [{"compile_id": e.compile_id, "hits": e.hits, "guards": e.guards,
+                                 "eval_us": e.eval_us, "cuts": list(e.cuts)} for e in f.entries],
+                    "recompiles": [rec(r) for r in f.recompiles],
+                    "graph_breaks": [index[b.key] for b in f.breaks], "torch_graph_breaks": f.graph_breaks}
+                   for f in summary.frames],
+        "graph_breaks": [brk(b) for b in summary.breaks],
+        "look_at": [{"kind": look.kind.value, "frame": look.frame,
+                     "graph_break": index[look.brk.key] if look.brk is not None else None,
+                     "compile_id": (look.entry.compile_id if look.entry is not None
+                                    else look.recompiles[0].compile_id if look.recompiles else None)}
+                    for look in summary.look_at],
+        "skipped_frames": [{"name": n, "filename": f, "firstlineno": line, "reason": r}
+                           for n, f, line, r in summary.skipped_frames],
+        "disabled": list(summary.disabled),
+    }
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -286,10 +450,15 @@ def format_report(
     disabled: Iterable[str] = (),
     recompile_records: Sequence[Any] = (),
     guard_costs: Any = None,
+    only: int | None = None,
+    width: int = 0,
 ) -> str:
-    """The text report: one section per compiled frame, then skipped frames, the recompile timeline, then a
-    summary line. `recompile_records` (`recompile.RecompileRecord`s) add every failing guard of every entry to
-    each recompile."""
+    """The full text report: one section per compiled frame, then skipped frames, the recompile timeline, then
+    a summary line. `recompile_records` (`recompile.RecompileRecord`s) add every failing guard of every entry to
+    each recompile. `only`: the section of that frame alone (1-based). `width`: a longer line is cut with a
+    marker saying how many characters were left out (`format.report.fit_long`; 0: never)."""
+    from .format.report import fit_long
+
     frames = list(frames)
     skipped_frames = list(skipped_frames)
     out: list[str] = [_RULE, "dynadbg report", _RULE]
@@ -299,8 +468,12 @@ def format_report(
         out.append(NO_FRAMES)
     by_key = _names_by_key(frames)
     for number, frame in enumerate(frames, 1):
+        if only is not None and number != only:
+            continue
         out.extend(_format_frame(number, frame, by_key, guard_costs))
         out.extend(_format_recompile_insight(frame, recompile_records))
+    if only is not None:
+        return "\n".join(fit_long(line, width) for line in out) + "\n"
     if skipped_frames:
         out += ["", _THIN, "frames Dynamo skipped without compiling", _THIN]
         for name, filename, line, reason in skipped_frames:
@@ -311,6 +484,7 @@ def format_report(
         out += ["", _THIN, "recompile timeline (every cache miss of code with entries, in order)", _THIN]
         out += timeline_lines(recompile_records)[1:]
     counts = summary_counts(frames)
+    distinct = distinct_breaks(frames)
     out += [
         "",
         _RULE,
@@ -319,12 +493,13 @@ def format_report(
             [
                 _plural(counts["frames"], "frame"),
                 _plural(counts["entries"], "cache entry").replace("entrys", "entries"),
-                _plural(counts["graph_breaks"], "graph break"),
+                _plural(counts["graph_breaks"], "graph break") + (
+                    f" ({len(distinct)} distinct)" if len(distinct) != counts["graph_breaks"] else ""),
                 _plural(counts["recompiles"], "recompile"),
             ]
         ),
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join(fit_long(line, width) for line in out) + "\n"
 
 
 def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) -> list[str]:

@@ -71,6 +71,38 @@ def cut(text: str, limit: int = MAX_REPR) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def cut_pair(old: str, new: str, limit: int = 160, context: int = 24) -> tuple[str, str]:
+    """`old` and `new` on one line each, at most about `limit` characters, both cut around their first difference.
+
+    The common head and tail are kept to `context` characters beside the change and replaced by an ellipsis
+    beyond it, so ``check_tensor(..., size=[2, 8], ...)`` → ``…size=[2, None]…`` shows what changed. Two
+    different texts never come out the same: each shown part starts before the first differing character.
+    Returns the texts unchanged (on one line) when both fit.
+    """
+    old, new = old.replace("\n", "\\n"), new.replace("\n", "\\n")
+    if len(old) <= limit and len(new) <= limit:
+        return old, new
+    head = 0
+    for a, b in zip(old, new):
+        if a != b:
+            break
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(0, head - context)
+
+    def one(text: str) -> str:
+        end = min(len(text), len(text) - tail + context)
+        part = text[start:end]
+        if len(part) > limit:
+            part = part[: limit - 1]
+            end = -1
+        return ("…" if start else "") + part + ("…" if end != len(text) else "")
+
+    return one(old), one(new)
+
+
 def type_name(value: Any) -> str:
     return type(value).__name__
 

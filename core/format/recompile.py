@@ -29,7 +29,7 @@ from ..model import (
 )
 from ..guards import location_text
 from ..recompile import reason_head
-from ..values import cut
+from ..values import cut, cut_pair
 from .guards import failing_leaf_lines
 
 _IND = "  "
@@ -285,8 +285,8 @@ def diffs_text(diffs: Iterable[EntryDiff], *, max_per_pair: int = 20) -> str:
         lines = [f"{d.old} → {d.new}: {summary}"]
         for x in d.diffs[:max_per_pair]:
             if x.kind is DiffKind.CHANGED:
-                lines.append(f"{_IND}changed {x.guard_type} {x.source}: "
-                             f"{cut(x.old_code or '', 160)} → {cut(x.new_code or '', 160)}")
+                old, new = cut_pair(x.old_code or "", x.new_code or "", 160)
+                lines.append(f"{_IND}changed {x.guard_type} {x.source}: {old} → {new}")
             elif x.kind is DiffKind.ADDED:
                 lines.append(f"{_IND}added   {x.guard_type} {x.source}: {cut(x.new_code or '', 160)}")
             else:

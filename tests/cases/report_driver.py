@@ -1,7 +1,8 @@
 """Run one script under `dynadbg.core.report.run_report` in a fresh process (torch state must not leak between
 cases): ``python report_driver.py OUT_JSON OUT_TEXT SCRIPT [ARGS...]``. The program's own output goes to this
-process's stdout/stderr, as it would without the debugger; the reports go to the two files. Exits with the
-script's status."""
+process's stdout/stderr, as it would without the debugger; the reports go to the files: the JSON, the full text
+(``report --full``) to OUT_TEXT and the summary (plain ``report``) to OUT_TEXT.summary. Exits with the script's
+status."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def main(argv: list[str]) -> int:
     with open(out_json, "w") as fh:
         json.dump(result.json(), fh, indent=1)
     with open(out_text, "w") as fh:
+        fh.write(result.text(full=True))
+    with open(out_text + ".summary", "w") as fh:
         fh.write(result.text())
     return result.status
 

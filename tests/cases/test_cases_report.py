@@ -134,6 +134,7 @@ class CaseRun:
     stderr: str
     report: dict | None
     text: str
+    summary: str = ""
 
 
 def _run_case(name: str, out_dir: Path) -> CaseRun:
@@ -147,7 +148,9 @@ def _run_case(name: str, out_dir: Path) -> CaseRun:
     )
     report = json.loads(out_json.read_text()) if out_json.exists() else None
     text = out_text.read_text() if out_text.exists() else ""
-    return CaseRun(proc.returncode, proc.stdout, proc.stderr, report, text)
+    summary_file = Path(str(out_text) + ".summary")
+    summary = summary_file.read_text() if summary_file.exists() else ""
+    return CaseRun(proc.returncode, proc.stdout, proc.stderr, report, text, summary)
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +221,30 @@ def test_recompile_reasons(run, case):
         assert f"[{compile_id}] recompiling {name}" in run.text
         for r in reasons:
             assert guard_expression(r).split("<id>")[0] in run.text
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_summary_names_every_recompile_and_break(run, case):
+    """The default text report is the summary: every recompile with torch's first reason, every distinct graph
+    break with its user line, in a few lines per frame."""
+    report, summary = run.report, run.summary
+    assert summary.startswith("dynadbg report: ")
+    for frame in report["frames"]:
+        for rec in frame["recompiles"]:
+            assert f"recompile {rec['compile_id']}: " in summary
+            if rec["reasons"]:
+                first = rec["reasons"][0].splitlines()[0]
+                expr = " ".join(guard_expression(first).split("<id>")[0].split())[:60]
+                assert expr in " ".join(summary.split())
+        for brk in frame["graph_breaks"]:
+            if brk["filename"]:
+                assert f"{os.path.basename(brk['filename'])}:{brk['lineno']}" in summary
+    distinct = {(b["filename"], b["lineno"], b["short_reason"]) for f in report["frames"] for b in f["graph_breaks"]}
+    assert f"{len(distinct)} graph break" in summary.splitlines()[0]
+    # a few lines a frame, one a recompile, three a distinct break: never the detail's hundreds
+    n_recompiles = sum(len(f["recompiles"]) for f in report["frames"])
+    assert len(summary.splitlines()) <= 16 + 6 * len(report["frames"]) + n_recompiles + 3 * len(distinct)
+    assert "bytecode:" not in summary and "guards:" not in summary  # the detail is --full's
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -384,7 +384,7 @@ def test_report_lists_all_failing_guards_diffs_and_hits():
     assert data["summary"]["misses"] == 1 and data["summary"]["recompile_limit_hits"] == 0
     (row,) = data["recompile_timeline"]
     assert row["compile_id"] == "0/1" and row["failing_guards"] == 3 and row["outcome"] == "compiled 0/1"
-    text = result.text()
+    text = result.text(full=True)
     assert "every failing guard" in text
     for code in ("L['n'] == 1", "L['flag'] == True", "L['cfg']['scale'] == 0.5"):
         assert code in text

@@ -45,7 +45,7 @@ def test_report_gives_count_latency_groups_and_cuts() -> None:
     assert data["summary"]["guards"] == cost["guards"]
     cuts = {a["cut"] for a in data["guard_cost_advice"]}
     assert {"skip_guard_on_inbuilt_nn_modules_unsafe", "skip_guard_eval_unsafe"} <= cuts
-    text = result.text()
+    text = result.text(full=True)
     assert f"guard cost: {cost['guards']} guards" in text
     assert "to cut it: torch.compile(m, options={\"guard_filter_fn\": torch.compiler.skip_guard_on_inbuilt_nn_modules_unsafe})" in text
 

@@ -64,6 +64,21 @@ def test_graph_break_budget() -> None:
     assert run_pytest("--dynadbg-max-graph-breaks", "1", "sample_recompile.py").returncode == 0
 
 
+def test_nested_graph_break_counts_once_with_the_frames_that_saw_it() -> None:
+    # one print in a helper two calls below the compiled function: torch logs it for 4 frames, it is 1 break
+    assert run_pytest("--dynadbg-max-graph-breaks", "1", "sample_nested.py").returncode == 0
+    proc = run_pytest("--dynadbg-max-graph-breaks", "0", "sample_nested.py")
+    text = proc.stdout
+    assert proc.returncode == 1, text
+    assert "1 graph break (limit 0; torch counts 4)" in text
+    assert text.count('line: print("warning: once")') == 1
+    assert "seen by 4 frames" in text and "outer, middle, inner, warn_once" in text
+    # the budget on torch's count, when asked
+    proc = run_pytest("--dynadbg-max-graph-breaks", "1", "--dynadbg-graph-break-count", "torch", "sample_nested.py")
+    assert proc.returncode == 1, proc.stdout
+    assert "4 graph breaks as torch counts them (limit 1; 1 distinct)" in proc.stdout
+
+
 def test_marker_sets_the_budget_per_test() -> None:
     proc = run_pytest("sample_marker.py")
     text = proc.stdout
