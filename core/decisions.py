@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Callable, Sequence
 
-from . import compat
+from . import compat, stances
+from .callsites import with_keyword
 from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning
 from .model import Decision, DecisionKind, LeafGuardView, RecompileChoice, RecompileRecord
 from .recompile import _PSEUDO, VALUE_GUARDS, RecompileLog
@@ -60,8 +61,13 @@ class DropSpec:
     filter_types: tuple[str, ...]
     name: str
     warning: str | None = None
+    #: match `filter_types` against ``guard_type`` only, as the printed ``guard_filter_fn`` does (set when the
+    #: types come from the compile's recorded filter entries, `filter_entries.plan_filter`)
+    exact: bool = False
 
     def matches(self, source: str, guard_type: str, derived: tuple[str, ...]) -> bool:
+        if self.exact:
+            return source == self.source and guard_type in self.filter_types
         return source == self.source and (guard_type in self.filter_types
                                           or any(d in self.filter_types for d in derived))
 
@@ -173,7 +179,7 @@ class GuardDropper:
         self.filter.discard(code, Scope.NEXT_COMPILE)
         rules = [self.filter.add(FilterRule(code, spec.source, frozenset(spec.filter_types), Scope.NEXT_COMPILE,
                                             name=spec.name, label=f"{spec.leaf.guard_type} {'; '.join(spec.leaf.code)}",
-                                            warning=spec.warning))
+                                            warning=spec.warning, exact=spec.exact))
                  for spec in specs]
         with self._lock:
             self._pending[id(code)] = _Pending(code, list(specs), record, rules)
@@ -190,17 +196,15 @@ class GuardDropper:
         if not any(rule.fired for rule in pending.rules):
             text = f"drop: the guard filter did not run for {cid}; nothing was dropped"
         elif not dropped:
-            text = (f"drop: no guard of {cid} matched " +
-                    ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in pending.specs) +
-                    " (the new compile guards other values); nothing was dropped")
+            text = _nothing_dropped_text(event, cid, pending.specs)
         else:
             what = ", ".join(f"{gtype} {source}" for _, source, gtype in dropped)
             text = f"drop: compiled {cid} without {len(dropped)} guard(s): {what}"
             hit = sorted({i for i, _, _ in dropped})
             missed = [s for i, s in enumerate(pending.specs) if i not in hit]
             if missed:
-                text += ("\n  not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
-                         "symbolic): " + ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in missed))
+                text += f"\n  not built in {cid}, so nothing to drop for them: " + "; ".join(
+                    _guarded_instead(event, cid, s) for s in missed)
             evidence = _constant_evidence(event, [pending.specs[i] for i in hit])
             if evidence:
                 text += "\n" + evidence
@@ -220,6 +224,28 @@ class GuardDropper:
             self._pending.clear()
         for p in pending:
             self.filter.discard(p.code, Scope.NEXT_COMPILE)
+
+
+def _nothing_dropped_text(event: Any, cid: str, specs: Sequence[DropSpec]) -> str:
+    """Why a drop dropped nothing in `cid`: what the new compile's filter entries have for each dropped name
+    (recorded by `filter_entries.FilterEntryLog`), instead of a guess."""
+    wanted = ", ".join(f"{s.leaf.id} {s.leaf.guard_type} {s.leaf.source}" for s in specs)
+    return (f"drop: {cid} built none of the guards asked for ({wanted}); nothing was dropped\n  "
+            + "\n  ".join(_guarded_instead(event, cid, s) for s in specs))
+
+
+def _guarded_instead(event: Any, cid: str, spec: DropSpec) -> str:
+    """What compile `cid` guards on a dropped guard's source instead, from its recorded filter entries."""
+    from .filter_entries import recorded_for
+
+    recorded = recorded_for(event.original_code, cid)
+    what = f"{spec.leaf.guard_type} {spec.leaf.source}"
+    if recorded is None:
+        return f"{what} ({cid}'s guard filter entries were not recorded: what it guards there is not known)"
+    have = tuple(dict.fromkeys(e.guard_type for e in recorded.entries if e.source == spec.source))
+    why = (": automatic dynamic made it symbolic, only its type is guarded" if have and set(have) <= {"TYPE_MATCH"}
+           else "")
+    return f"{what} ({cid} guards it with " + (", ".join(have) if have else "nothing") + why + ")"
 
 
 def _constant_evidence(event: Any, specs: Sequence[DropSpec]) -> str:
@@ -270,21 +296,18 @@ def fn_name_for(record_or_name: RecompileRecord | str) -> str:
 
 
 def choice_code(decision: str, record: RecompileRecord | None) -> str:
-    """What a user writes to get `decision` permanently, as comment-annotated lines of Python."""
+    """What a user writes to get `decision` permanently, as comment-annotated lines of Python: the lines and
+    their one description each come from `stances` (skip's per-call limit goes on the user's own call when the
+    call site is known)."""
     lines: list[str]
-    if decision == "recompile":
-        lines = ["# nothing to write: recompiling on a guard failure is torch's default"]
-    elif decision == "eager":
-        lines = ['torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
-                 '# or, around one call: with torch.compiler.set_stance("force_eager"): ...']
-    elif decision == "skip":
-        # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
+    if decision in stances.CHOICE_EFFECTS:
         n = record.limit.counted if record is not None and record.limit is not None else None
-        entries = "entry" if n == 1 else "entries"
-        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} {entries}, then "
-                 f"existing entries only (global)"] if n else []
-        lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
-                     f'never compile again (every function)')
+        if record is not None and record.limit is not None and record.limit.raises is not None:
+            n = None   # a limit there raises FailOnRecompileLimitHit (fullgraph=True): not what skip does
+        site = getattr(getattr(record, "advice", None), "call_site", None)
+        call = with_keyword(site, "recompile_limit", str(n)) if site is not None and n else None
+        where = f"in place of {site.text} at {site.where}" if call is not None and site is not None else ""
+        lines = stances.choice_lines(decision, n=n or None, call_with_limit=call, where=where)
     else:
         lines = []
     if record is not None:
@@ -293,10 +316,14 @@ def choice_code(decision: str, record: RecompileRecord | None) -> str:
 
 
 def default_drop_leaves(record: RecompileRecord) -> list[LeafGuardView]:
-    """The failing guards of the most recently used entry that a guard filter can drop."""
+    """The failing guards of the most recently used entry that a guard filter can drop (when the record's
+    advice checked a filter on that entry's filter entries: the ones that filter drops)."""
     out = []
     if not record.entries:
         return out
+    plan = getattr(getattr(record, "advice", None), "drop", None)
+    if plan is not None and plan.ok:
+        return [leaf for leaf in record.entries[0].failing if leaf.id in plan.leaf_ids]
     for leaf in record.entries[0].failing:
         try:
             drop_spec(leaf)
@@ -343,10 +370,9 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     out = [
         RecompileChoice(DecisionKind.RECOMPILE, Decision(DecisionKind.RECOMPILE), "recompile",
                         go_on, permanent=_hintless(choice_code("recompile", None))),
-        RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", "run this call uncompiled",
+        RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", stances.CHOICE_EFFECTS["eager"][0],
                         permanent=_hintless(choice_code("eager", None))),
-        RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip",
-                        "stop compiling this code; existing entries still serve",
+        RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip", stances.CHOICE_EFFECTS["skip"][0],
                         permanent=_hintless(choice_code("skip", record))),
     ]
     drop_summary = "drop guards from the new entry and recompile"

@@ -64,7 +64,8 @@ from . import explain as _explain
 from . import history as _history
 from . import provenance as _provenance
 from . import roles as _roles
-from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
+from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec
+from .format import advice as advice_text
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
 from .values import MAX_REPR, NULL_SLOT, cut, summarize
@@ -211,9 +212,14 @@ class EngineMethods:
         """(globals, locals) of the selected frame, with ``__stack__`` (the value stack, bottom first); at a
         recompile stop the inputs of the call that missed. Refuses where there is no frame."""
         ctx = ctx or self._paused()
+        fallback = ctx.extra.get("fallback")
+        if ctx.frame is None and fallback is not None:
+            # a graph break that runs its frame eagerly: the frame has not started, evaluate over its inputs
+            return {"__builtins__": builtins}, {**self._user_vars, **fallback.f_locals, "__stack__": []}
         if ctx.frame is None and ctx.miss_event is not None:
-            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed
-            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals}
+            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed; the frame has
+            # not started, so its value stack is empty
+            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals, "__stack__": []}
         st = ctx.frame
         if st is None or st.frame is None:
             refuse(f"no frame at a {ctx.kind.value} stop", "not here")
@@ -780,6 +786,8 @@ class EngineMethods:
                 specs.append(drop_spec(leaf))
             except ValueError as exc:
                 refuse(str(exc), "rejected")
+        # the same filter the permanent code prints, checked on each leaf's own compile (`advice.plan_for_leaves`)
+        plan, specs = self._checked_drop(record, guard_ids, leaves, specs)
         # everything validated: now change state
         ctx = self._paused()
         self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
@@ -788,11 +796,49 @@ class EngineMethods:
         lines = [f"recompiling without: {what}"]
         warnings = tuple(f"WARNING: {spec.warning}" for spec in specs if spec.warning)
         lines += warnings
-        snippet = filter_snippet(specs, fn_name_for(record))
-        lines.append("permanently:")
-        lines.append(snippet)
+        snippet = self._drop_permanent(record, plan, specs)
+        if plan is not None:
+            lines.append(advice_text.plan_check_text(plan))
+        if snippet:
+            lines.append("permanently:")
+            lines.append(snippet)
         lines += [f"{hint}   # torch's own hint" for hint in config_hints(record)]
-        return self._resume_recompile("drop", "\n".join(lines), snippet, warnings)
+        return self._resume_recompile("drop", "\n".join(lines), snippet or "", warnings)
+
+    def _checked_drop(self, record: RecompileRecord, guard_ids: tuple[str, ...], leaves: list[Any],
+                      specs: list[Any]) -> tuple[Any, list[Any]]:
+        """(the checked filter plan, the drop specs matching exactly what it drops) for a ``drop``; refuses when no
+        filter can drop one of the leaves alone (the live drop would then miss or take more than asked)."""
+        from .advice import plan_for_leaves
+        from .filter_entries import NoFilterKind
+
+        entries = self._paused().miss_event.entries
+        first = str(entries[0].compile_id) if entries else ""
+        by_cid: dict[str, list[Any]] = {}
+        tokens = guard_ids or tuple(leaf.id for leaf in leaves)
+        for token, leaf in zip(tokens, leaves):
+            m = _ID_RE.match(token)
+            by_cid.setdefault(m.group("cid") if m is not None and m.group("cid") else first, []).append(leaf)
+        plan = plan_for_leaves(self.capture, record.code_key, by_cid)
+        unchecked = bool(plan.why_not) and all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not)
+        if unchecked:
+            return plan, specs        # nothing recorded to check on: the drop matches as before, unprinted
+        if not plan.ok:
+            refuse(advice_text.plan_check_text(plan), "rejected")
+        exact = []
+        for spec in specs:
+            types = tuple(sorted({t for term in plan.terms if spec.leaf.id in term.leaf_ids
+                                  for t in term.guard_types}))
+            exact.append(replace(spec, filter_types=types or spec.filter_types, exact=bool(types)))
+        return plan, exact
+
+    def _drop_permanent(self, record: RecompileRecord, plan: Any, specs: list[Any]) -> str | None:
+        """The permanent code of a ``drop``: the checked filter on the user's call (None when not checked)."""
+        if plan is None or not plan.ok:
+            return None
+        advice = record.advice
+        site = advice.call_site if advice is not None else None
+        return advice_text.drop_permanent(plan, site, advice_text.drop_fix(plan, site), record.frame_name)
 
     def _leaf_by_id(self, record: RecompileRecord, token: str) -> Any:
         """The leaf `token` (``g5`` of the first entry listed, or ``0/1:g5``) names, from the entry's full tree."""
@@ -847,16 +893,42 @@ class EngineMethods:
             # marking an input that no failing guard checks cannot make this call fit an entry
             refuse(f"no failing guard checks {shown_name} (failing: {', '.join(sorted(failing))}); marking it "
                    f"dynamic would not avoid this recompile", "rejected")
+        from .advice import DynamicAdvice
+
+        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
+        sized = DynamicAdvice(shown, dim, int(value.shape[dim]))
+        site = record.advice.call_site if record.advice is not None else None
+        if sized.specialised:
+            # torch specialises sizes 0 and 1: the new entry would pin this size, and the next call recompile
+            refuse(f"{advice_text.dynamic_warning(sized)}; nothing was marked. Permanently: "
+                   f"{advice_text.dynamic_permanent(sized, site, record.frame_name)}", "rejected")
         try:
             compat.mark_dynamic(value, dim)
         except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
             refuse(f"torch refused: {type(exc).__name__}: {exc}", "rejected")
-        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
         self.recompiles.update(record, action=f"mark_dynamic({shown}, {dim})")
-        permanent = f"torch._dynamo.mark_dynamic({shown}, {dim})   # before calling {fn_name_for(record)}"
-        text = (f"marked {shown} dimension {dim} dynamic (size now {int(value.shape[dim])}); recompiling\n"
-                f"permanently:\n{permanent}")
+        self._dynamic_check().expect(self._paused().miss_event.code, name, dim, record)
+        permanent = advice_text.dynamic_permanent(sized, site, record.frame_name)
+        text = (f"marked {shown} dimension {dim} dynamic (size now {sized.size}); recompiling (the new entry is "
+                f"checked when it is built)\npermanently:\n{permanent}")
         return self._resume_recompile("dynamic", text, permanent)
+
+    def _dynamic_check(self) -> Any:
+        """The compile hook that reads what the compile after ``dynamic`` made of the dimension (made on first
+        use; `advice.DynamicCheck`)."""
+        check = getattr(self, "_dynamic_checker", None)
+        if check is None:
+            from .advice import DynamicCheck
+
+            def said(outcome: Any, record: Any) -> None:
+                text = advice_text.dynamic_outcome_text(outcome)
+                self.message(text)
+                if record is not None:
+                    self.recompiles.update(record, outcome=text.split(": ", 1)[-1])
+
+            check = self._dynamic_checker = DynamicCheck(said)
+            self.compile_hooks.append(check.on_compiled)
+        return check
 
     @staticmethod
     def _input_value(name: str, f_locals: dict[str, Any]) -> Any:
@@ -1035,8 +1107,23 @@ class EngineMethods:
             out.append(GuardCostView(
                 view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
                 tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
-                tuple(guard_cost.advice_text(n, fn_name_for(frame.name)) for n in names)))
+                tuple(self._cut_text(n, original) for n in names)))
         return tuple(out)
+
+    def _cut_text(self, name: str, original: CodeType) -> str:
+        """A documented guard-overhead cut, on the user's own ``torch.compile`` call when the capture saw it
+        (`callsites`); else torch's snippet with its placeholder name (no name guessed from the function)."""
+        from . import guard_cost
+        from .callsites import with_option
+
+        text = guard_cost.advice_text(name)
+        log = getattr(self.capture, "callsites", None)
+        site = log.site_for(original) if log is not None else None
+        m = re.match(r'torch\.compile\(\w+, options=\{"guard_filter_fn": ([\w.]+)\}\): (.*)$', text, re.S)
+        if site is None or m is None:
+            return text
+        fixed = with_option(site, "guard_filter_fn", m.group(1))
+        return f"{fixed}: {m.group(2)} (in place of {site.text} at {site.where})" if fixed else text
 
     @engine_method(anytime=True)
     def compiles(self) -> CompilesData:

@@ -518,8 +518,11 @@ class GraphBreakView:
         filename, lineno: where in user code the frame stopped, when known.
         user_line: that source line's text, when known.
         resume_functions: names of the resume functions that compile referenced (``"__resume_at_30_2"``).
-        duplicate: True when an earlier graph break had the same reason at the same place (torch then logs it
-            as "user stack suppressed due to duplicate graph break").
+        duplicate: True when torch logs this break as a duplicate ("user stack suppressed due to duplicate graph
+            break"): an earlier break had the same graph-break type at the same chain of user lines
+            (`graph_break_dups`).
+        trace_id: the id torch logs the break under: the compile id with ``_N`` after the N-th restart of its
+            analysis (``"2/0_1"``), None when unknown (then `compile_id` is what torch shows).
     """
 
     compile_id: str
@@ -529,6 +532,12 @@ class GraphBreakView:
     user_line: str | None
     resume_functions: tuple[str, ...] = ()
     duplicate: bool = False
+    trace_id: str | None = None
+
+    @property
+    def logged_id(self) -> str:
+        """The id as torch's log shows it (`trace_id`, else `compile_id`)."""
+        return self.trace_id or self.compile_id
 
 
 @dataclass(frozen=True)
@@ -1479,6 +1488,9 @@ class RecompileRecord:
     pending: bool = False
     stack_args: tuple[tuple[str, str], ...] = ()
     scalar_break: bool = False
+    #: what the permanent fixes rest on (`advice.RecompileAdvice`: the call site, the checked guard filter of the
+    #: default ``drop``, the ``dynamic`` sizes), None when the miss was analysed without the capture's records
+    advice: Any = field(default=None, compare=False)
 
     @property
     def torch_reasons(self) -> tuple[str, ...]:

@@ -173,15 +173,25 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
         from .decisions import config_hints, recompile_choices
+        from .format.advice import describe_choices
         from .format.recompile import stop_detail
 
         detail.extend(stop_detail(session, ctx))
         record = ctx.extra.get("recompile")
         if record is not None:
-            choices = recompile_choices(record)
+            choices = describe_choices(recompile_choices(record), record.advice, record.frame_name)
             hints = tuple(config_hints(record))
     resume_entry = (ctx.kind is StopKind.ENTRY and ctx.frames
                     and ctx.frames[-1].frame.f_code.co_name.startswith("torch_dynamo_resume_in_"))
+    if ctx.kind is StopKind.GRAPH_BREAK and not ctx.frames and ctx.extra.get("fallback") is not None:
+        # a graph break no resume function follows: the frame runs eagerly (nothing generated runs for it)
+        from .format.breaks import eager_fallback_text
+
+        ev = ctx.extra["fallback"]
+        view = code_view(ev.code, generated=False)
+        inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
+        frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
+        detail.append(("graph break", eager_fallback_text(ev)))
     if (ctx.kind is StopKind.GRAPH_BREAK or resume_entry) and ctx.frames:
         # at a resume function's entry too: why it runs (the graph break) is the first thing a user asks there
         from .capture import graph_break_detail

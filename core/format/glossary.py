@@ -13,8 +13,8 @@ TERMS: dict[str, tuple[re.Pattern[str], str]] = {
     "generated code": (re.compile(r"generated code"),
                        "the bytecode Dynamo wrote in place of your function's: it calls the "
                        "compiled graph(s) and runs what could not be traced"),
-    "compile id": (re.compile(r"\bcompile \d+/\d+"),
-                   "compile 0/1 is frame #0's second compile (frame # / compile # of that frame)"),
+    "compile id": (re.compile(r"\bcompile (?P<frame>\d+)/(?P<n>\d+)"),
+                   "compile {frame}/{n} is frame #{frame}'s {nth} compile (frame # / compile # of that frame)"),
     "cache entry": (re.compile(r"\bentr(?:y|ies)\b"),
                     "one compiled version of a function; torch reuses it for a call whose guards all pass "
                     "(`entries` lists them)"),
@@ -23,7 +23,8 @@ TERMS: dict[str, tuple[re.Pattern[str], str]] = {
               "entry, the function recompiles (`guards` shows them)"),
     "graph break": (re.compile(r"graph break"),
                     "where Dynamo stopped tracing your code (something it cannot put in a graph); "
-                    "the rest runs in a resume function"),
+                    "the rest runs in a resume function, or, where none can be made, the whole function runs "
+                    "eagerly"),
     "resume function": (re.compile(r"resume function|torch_dynamo_resume_in_"),
                         "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, "
                         "held in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and "
@@ -49,7 +50,23 @@ class Glossary:
         """``"(?) term: gloss"`` for each term `text` uses that was not glossed yet (then marked as glossed)."""
         out = []
         for term, (pattern, gloss) in TERMS.items():
-            if term not in self._said and pattern.search(text):
+            if term in self._said:
+                continue
+            found = pattern.search(text)
+            if found is not None:
                 self._said.add(term)
-                out.append(f"(?) {term}: {gloss}")
+                out.append(f"(?) {term}: {_filled(gloss, found)}")
         return out
+
+
+_NTH = ("first", "second", "third", "fourth", "fifth")
+
+
+def _filled(gloss: str, found: re.Match[str]) -> str:
+    """A gloss about the very text it glosses: ``{frame}`` and ``{n}`` are the compile id the stop shows (a gloss
+    that quoted a fixed example id was wrong on most stops), ``{nth}`` its place among that frame's compiles."""
+    groups = found.groupdict()
+    if not groups:
+        return gloss
+    n = int(groups.get("n") or 0)
+    return gloss.format(frame=groups.get("frame"), n=n, nth=_NTH[n] if n < len(_NTH) else f"{n + 1}th")

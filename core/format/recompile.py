@@ -25,6 +25,8 @@ from ..model import (
 from ..guards import expected_actual_text
 from ..recompile import analyze_miss, failure_kind, reason_head, stack_arg_variable
 from ..values import cut
+from ..caveats import caveat_of
+from .advice import caveat_lines, describe_choices
 
 if TYPE_CHECKING:
     from ..protocol import Host
@@ -41,10 +43,16 @@ def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
     kind = failure_kind(leaf)
     kind_text = "" if kind == "input" else f" ({kind})"
     lines = [f"{_IND}{leaf.id} {leaf.guard_type}{status}{kind_text}  {cut('; '.join(leaf.code), 300)}{mark}"]
+    caveat = caveat_of(leaf)
     where = leaf.user_line or ""
     if leaf.location:
         where = f"{where}  ({leaf.location})" if where else f"({leaf.location})"
-    if where:
+    if caveat is not None:
+        label, sentence = caveat_lines(caveat)
+        if where:
+            lines.append(f"{_IND}   {label}: {where}")
+        lines.append(f"{_IND}   caveat: {sentence}")
+    elif where:
         lines.append(f"{_IND}   line: {where}")
     if leaf.expected is not None or leaf.actual is not None:
         lines.append(f"{_IND}   {expected_actual_text(leaf)}")
@@ -154,7 +162,8 @@ def stack_args_text(record: RecompileRecord) -> str:
 def choices_text(record: RecompileRecord) -> str:
     """The commands available at the recompile stop, each with the code that gets its effect permanently
     (`recompile_choices` as text)."""
-    return choices_lines(recompile_choices(record), config_hints(record))
+    return choices_lines(describe_choices(recompile_choices(record), record.advice, record.frame_name),
+                         config_hints(record))
 
 
 def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> str:
@@ -166,11 +175,16 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
             if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
-                codes.append(f"{c.kind.value} permanently: {c.permanent.splitlines()[0]}")
+                first, *others = c.permanent.splitlines()
+                codes.append(f"{c.kind.value} permanently: {first}")
+                codes += [f"{_IND}or: {other}" for other in others]
         elif not c.available:
-            if c.why_not == LIMIT_WHY_NOT and not limit_said:
-                lines.append(f"drop, dynamic  not available: {c.why_not}")
-                limit_said = True
+            if c.why_not == LIMIT_WHY_NOT:
+                if not limit_said:
+                    lines.append(f"drop, dynamic  not available: {c.why_not}")
+                    limit_said = True
+            elif c.why_not:
+                lines.append(f"{c.kind.value:<14} not available: {c.why_not}")
         elif c.kind is DecisionKind.DROP:
             lines.append(f"drop [ID...]   {c.summary} ({c.detail.replace('default: ', 'default: ', 1)})")
             lines.append(f"{_IND}permanently: {c.permanent}")
@@ -187,7 +201,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
 
 def record_text(record: RecompileRecord) -> str:
     """The whole record as one block (``report`` text, the ``why`` command)."""
-    head = f"#{record.seq} {record.frame_name} → {record.compile_id or '?'}: {record.decision}"
+    head = f"#{record.seq} {record.frame_name} → {record.compile_id or 'not compiled'}: {record.decision}"
     if record.action:
         head += f" ({record.action})"
     head += f"; {record.outcome_text()}"
@@ -286,7 +300,7 @@ def timeline_lines(records: Sequence[RecompileRecord], recompiles: Sequence[Any]
             who = f"{r.frame_name} " if with_frame else ""
             nearly = r.limit is not None and r.limit.hit_next and r.decision == "recompile"
             flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ("  [next recompile hits the limit]" if nearly else "")
-            lines.append(f"  #{r.seq} {who}→ {r.compile_id or '?'}: {r.decision}"
+            lines.append(f"  #{r.seq} {who}→ {r.compile_id or 'not compiled'}: {r.decision}"
                          f"{f' ({r.action})' if r.action else ''}; {r.outcome_text()}{flag}")
             for reason in r.torch_reasons:
                 lines.append(f"      {cut(reason_head(reason), 200)}")
@@ -315,7 +329,7 @@ def compiles_text(data: CompilesData) -> str:
         for e in f.entries:
             lines.append(f"    {e.compile_id:<6} hits={_hits(e.hits)}" + ("  (invalidated)" if e.invalidated else ""))
         for gb in f.graph_breaks:
-            lines.append(f"    graph break [{gb.compile_id}] line {gb.lineno}: {short_reason(gb.reason)}")
+            lines.append(f"    graph break [{gb.logged_id}] line {gb.lineno}: {short_reason(gb.reason)}")
     if data.without_entries:
         lines.append("tried, no cache entry: " + ", ".join(
             n + (f" ({cut(r, 60)})" if r else "") for n, r in data.without_entries[:12])
