@@ -3,7 +3,7 @@
 At a recompile stop it shows, for every cache entry (in torch's order, most recently used first), every failing
 guard with its type, guard code, the user source line it came from, expected against actual value and torch's
 hint; the inputs that changed; the guard diffs between the entries; the recompile limit; and the choices with
-their keys and the code a user would write to get the same effect for good.
+their keys and the code a user would write to get the same effect permanently.
 
 Data: the stop's structured choices (`Stop.choices`: `RecompileChoice`, each with its decision, syntax,
 availability and why not, permanent code and warnings; `Stop.hints`: torch's own suggestions), and the
@@ -25,6 +25,8 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 
+from dynadbg.core.caveats import caveat_of
+from dynadbg.core.format.advice import caveat_lines
 from dynadbg.core.model import (
     DecisionKind,
     EntryDiff,
@@ -276,11 +278,17 @@ class RecompileView(OutputView):
         lines: list[RenderableType] = [Padding(row, (0, 0, 0, 2))]
         where = _where(leaf.location)
         details: list[Text] = []
+        caveat = caveat_of(leaf)
         if leaf.user_line or where:
             line = Text(where + "  " if where else "", dim)
+            if caveat is not None:
+                # torch says the line is only the value's first use, not what made the guard
+                line.append(caveat_lines(caveat)[0] + ": ", dim)
             if leaf.user_line:
                 line.append_text(_python(leaf.user_line.strip()))
             details.append(line)
+        if caveat is not None:
+            details.append(Text("caveat: " + caveat_lines(caveat)[1], self._style("recompile--hint")))
         if leaf.expected is not None or leaf.actual is not None:
             values = Text("expected ", dim)
             values.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
@@ -348,7 +356,7 @@ class RecompileView(OutputView):
 
     def _choices(self, stop: Stop | None) -> list[RenderableType]:
         """Each choice the stop offers (`Stop.choices`) with its key, what it does, whether it is available (and
-        why not), its warnings and the code that gets its effect for good; then torch's own hints."""
+        why not), its warnings and the code that gets its effect permanently; then torch's own hints."""
         dim, key_style = self._style("recompile--dim"), self._style("recompile--key")
         warning = self._style("recompile--warning")
         title = Text("choices", self._style("recompile--section"))
@@ -374,7 +382,7 @@ class RecompileView(OutputView):
             lines.append(Padding(row, (0, 0, 0, 1)))
             indent = 2 if self._narrow else 8
             if choice.permanent:
-                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, indent)))
+                lines.append(Padding(self._code_line("permanently: ", choice.permanent), (0, 0, 0, indent)))
             for text in choice.warnings:
                 lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():

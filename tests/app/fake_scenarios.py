@@ -26,8 +26,6 @@ from dynadbg.core.model import (
     CodeRoles,
     CodeView,
     CompiledFrameView,
-    Decision,
-    DecisionKind,
     DiffLine,
     EditError,
     EditOp,
@@ -602,35 +600,15 @@ def counter_recompile_record() -> RecompileRecord:
 
 #: torch's own suggestion at that stop (`Stop.hints`).
 COUNTER_HINTS = ("torch._dynamo.config.allow_unspec_int_on_nn_module = True",)
-#: The guard filter that drops ``self.counter``'s value guard for good.
-DROP_SNIPPET = ('torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "self.counter" '
-                'and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})')
-EAGER_SNIPPET = 'torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed'
-DROP_WARNING = ("L['self'].counter is a constant to Dynamo: it traced L['self'].counter == 1 by value and baked it "
-                "into the FX graph / the generated code. Without this guard the entry compiled for 2 serves every "
-                "later value unchecked — RESULTS MAY BE WRONG")
-
-
 def counter_choices() -> tuple[RecompileChoice, ...]:
-    """What case 002's recompile stop offers (`Stop.choices`), as `dynadbg.core.decisions.recompile_choices`
-    builds it: no input changed size, so the dynamic choice has no suggestion."""
-    k = DecisionKind
-    return (
-        RecompileChoice(k.RECOMPILE, Decision(k.RECOMPILE), "recompile", "compile a new entry (what torch does)",
-                        permanent="# nothing to write: recompiling on a guard failure is torch's default"),
-        RecompileChoice(k.EAGER, Decision(k.EAGER), "eager", "run this call uncompiled",
-                        permanent=EAGER_SNIPPET + '\n# or, around one call: with torch.compiler.set_stance('
-                                                  '"force_eager"): ...'),
-        RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent='torch._dynamo.config.recompile_limit = 2   # every code object: at most 2 '
-                                  'entries, then existing entries only (global)\n# or: torch.compiler.set_stance('
-                                  '"eager_on_recompile")   # keep the entries, never compile again (every function)'),
-        RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
-                        "drop guards from the new entry and recompile", permanent=DROP_SNIPPET,
-                        warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),
-        RecompileChoice(k.DYNAMIC, Decision(k.DYNAMIC), "dynamic NAME DIM", "mark that dimension dynamic and "
-                        "recompile", detail="no input tensor changed size at one dimension"),
-    )
+    """What case 002's recompile stop offers (`Stop.choices`), made by the engine's own pure functions
+    (`decisions.recompile_choices`, then `format.advice.describe_choices`) from the canned record, so the fake
+    shows the very texts the engine prints (no hand-typed copy to drift)."""
+    from dynadbg.core.decisions import recompile_choices
+    from dynadbg.core.format.advice import describe_choices
+
+    record = counter_recompile_record()
+    return describe_choices(recompile_choices(record), record.advice, record.frame_name)
 
 
 def counter_recompile_scenario() -> Scenario:

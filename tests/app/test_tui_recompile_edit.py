@@ -89,9 +89,11 @@ async def test_skip_and_eager_show_different_permanent_code() -> None:
                   for key, cmd in (("E", "eager"), ("S", "skip"), ("D", "drop"))}
         eager = "\n".join(lines[starts["E"]:starts["S"]])
         skip = "\n".join(lines[starts["S"]:starts["D"]])
-        assert "for good" in skip and "recompile_limit = 2" in skip
-        assert 'set_stance("eager_on_recompile")   # run eagerly' in eager
-        first_code = [ln for ln in skip.splitlines() if "for good" in ln][0]
+        # one word for it everywhere: "permanently" (line mode, the log and this view)
+        assert "permanently" in skip and "recompile_limit = 2" in skip and "for good" not in skip + eager
+        # eager's own line first: this call uncompiled (a force_eager block), then the wider stance
+        assert 'set_stance("force_eager")' in eager and 'set_stance("eager_on_recompile")' in eager
+        first_code = [ln for ln in skip.splitlines() if "permanently" in ln][0]
         assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
 
 
