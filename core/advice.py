@@ -57,7 +57,8 @@ class RecompileAdvice:
     """What the permanent fixes of one recompile rest on.
 
     Attributes:
-        call_site: the user's ``torch.compile`` call the code object was compiled under, None when unknown.
+        call_site: the user's ``torch.compile`` call whose call missed (else the one the code object was last
+            compiled under), None when unknown.
         call_sites: every call site it was compiled under (a function two compiled callers share).
         drop: the checked ``guard_filter_fn`` of the default ``drop``, None when there is nothing to drop.
         dynamic: the ``dynamic`` suggestions with their sizes.
@@ -142,7 +143,10 @@ def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) ->
     entries_log = getattr(capture, "filter_entries", None)
     recorded = bool(sites_log is not None and sites_log.installed and entries_log is not None
                     and entries_log.available)
-    site = sites_log.site_for(record.code_key) if sites_log is not None else None
+    # the call that missed (on the stack now, when the miss is being analysed), else the one it compiled under
+    site = None
+    if sites_log is not None:
+        site = sites_log.site_on_stack() or sites_log.site_for(record.code_key)
     sites = sites_log.sites_for(record.code_key) if sites_log is not None else ()
     drop = None
     left_out: tuple[NoFilter, ...] = ()

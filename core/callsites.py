@@ -175,6 +175,17 @@ class CallSiteLog:
             hit = self._codes.get(key)
             return tuple(dict.fromkeys(hit[1])) if hit else ()
 
+    def site_on_stack(self) -> CallSite | None:
+        """The call site whose compiled call is running on this thread now (the innermost), else None: at a
+        cache miss, the call that missed (which may not be the one the code was first compiled under)."""
+        if not self.installed:
+            return None
+        try:
+            context = compat.dynamo_context_on_stack(sys._getframe(1))  # noqa: SLF001 - the running stack
+        except Exception:  # noqa: BLE001
+            return None
+        return self.site_of_context(context) if context is not None else None
+
     def site_of_context(self, context: Any) -> CallSite | None:
         with self._lock:
             hit = self._contexts.get(id(context))

@@ -300,7 +300,11 @@ def choice_code(decision: str, record: RecompileRecord | None) -> str:
     their one description each come from `stances` (skip's per-call limit goes on the user's own call when the
     call site is known)."""
     lines: list[str]
-    if decision in stances.CHOICE_EFFECTS:
+    if decision == "skip" and record is not None and record.limit is not None and record.limit.hit_now \
+            and record.limit.raises is None:
+        lines = ["# nothing to write: this code has hit its recompile limit, torch compiles it no more (what skip "
+                 "does)"]
+    elif decision in stances.CHOICE_EFFECTS:
         n = record.limit.counted if record is not None and record.limit is not None else None
         if record is not None and record.limit is not None and record.limit.raises is not None:
             n = None   # a limit there raises FailOnRecompileLimitHit (fullgraph=True): not what skip does

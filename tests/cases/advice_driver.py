@@ -33,6 +33,21 @@ class _Listener:
         self.events.put(("exit", result))
 
 
+#: torch._dynamo.config as this process started: a program may change it (recompile_limit,
+#: fail_on_recompile_limit_hit), and the next one in this process must not inherit that
+_CONFIG = None
+
+
+def _restore_config() -> None:
+    global _CONFIG
+    import torch
+
+    if _CONFIG is None:
+        _CONFIG = torch._dynamo.config.get_config_copy()
+    else:
+        torch._dynamo.config.load_config(_CONFIG)
+
+
 def _site(site) -> dict | None:  # noqa: ANN001
     if site is None:
         return None
@@ -54,6 +69,7 @@ def run_one(program: str) -> dict:
     from dynadbg.core.model import StopKind
     from dynadbg.core.session import Session
 
+    _restore_config()
     torch._dynamo.reset()
     listener = _Listener()
     session = Session(listener, break_on=("recompile", "graph-break"))

@@ -45,6 +45,21 @@ def _dynadbg_marking(compiled, call):
 '''
 
 
+#: torch._dynamo.config as this process started: a program may change it (recompile_limit,
+#: fail_on_recompile_limit_hit), and the next one in this process must not inherit that
+_CONFIG = None
+
+
+def _restore_config() -> None:
+    global _CONFIG
+    import torch
+
+    if _CONFIG is None:
+        _CONFIG = torch._dynamo.config.get_config_copy()
+    else:
+        torch._dynamo.config.load_config(_CONFIG)
+
+
 def _fixed_source(source: str, fix: dict) -> str:
     kind = fix["kind"]
     if kind == "none":
@@ -81,6 +96,7 @@ def run_job(job: dict, tmp: str) -> dict:
     path = os.path.join(tmp, f"job{job.get('id', 0)}_{os.path.basename(program)}")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(fixed)
+    _restore_config()
     torch._dynamo.reset()
     torch.compiler.set_stance("default")
     counters.clear()
