@@ -1385,6 +1385,21 @@ def filter_entry_build_target() -> tuple[Any, str] | None:
     return _probe("advice: guard filter entries", find)
 
 
+def guard_filter_entry_fields_of(guard_name: str, create_fn_name: str, guard_types: tuple[str, ...],
+                                 originating_source: Any) -> tuple[str, str, str, tuple[str, ...], bool]:
+    """`guard_filter_entry_of` from the guard's fields read earlier (``guard.name``, ``create_fn_name()``,
+    ``guard_types``, ``originating_source``): what ``make_guard_filter_entry`` makes of them (torch 2.13.0)."""
+    from torch._dynamo.source import get_global_source_name
+
+    source = str(guard_name or "")
+    derived = tuple(dict.fromkeys(str(t) for t in (guard_types or ())))
+    try:
+        is_global = get_global_source_name(originating_source) is not None
+    except Exception:  # noqa: BLE001 - a source torch cannot name: not a global
+        is_global = False
+    return strip_local_scope(source), source, str(create_fn_name), derived, is_global
+
+
 def guard_filter_entry_of(guard: Any) -> tuple[str, str, str, tuple[str, ...], bool]:
     """(name, source, guard_type, derived_guard_types, is_global) of a built ``torch._guards.Guard``: the fields
     torch's ``make_guard_filter_entry`` gives the ``GuardFilterEntry`` a user's ``guard_filter_fn`` sees (torch

@@ -405,7 +405,7 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     for name, dim in suggestions:
         out.append(RecompileChoice(
             DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC, name=name, dim=dim), "dynamic NAME DIM",
-            dynamic_summary, permanent=f"torch._dynamo.mark_dynamic({name}, {dim})   # before calling {fn}"))
+            dynamic_summary, permanent=f"torch._dynamo.mark_dynamic({name}, {dim})   # on the tensor, before the call"))
     if not suggestions:
         out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
                                    dynamic_summary, detail="no input tensor changed size at one dimension"))

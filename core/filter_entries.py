@@ -86,6 +86,20 @@ class CompileFilterEntries:
     filtered: bool = False
 
 
+class _RawCompile:
+    """One compile's guards as the hook read them: (guard name, create-fn name, guard types, originating source)."""
+
+    __slots__ = ("code_name", "guards", "kept", "derived_after")
+
+    def __init__(self, code_name: str, guards: list[tuple[str, str, tuple[str, ...], Any]]) -> None:
+        self.code_name = code_name
+        self.guards = guards
+        #: (source, guard type) of the guards a guard_filter_fn kept, None when no filter ran
+        self.kept: set[tuple[str, str]] | None = None
+        #: the leaf types of the kept guards after their second build (duplicates removed)
+        self.derived_after: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
 class FilterEntryLog:
     """Records the ``GuardFilterEntry`` fields of every compile while installed.
 
@@ -104,6 +118,8 @@ class FilterEntryLog:
         self._patch: compat.AttrPatch | None = None
         self._lock = threading.Lock()
         self._records: dict[tuple[int, str], CompileFilterEntries] = {}
+        #: what the hook kept of compiles not asked for yet (made into `_records` by `for_compile`)
+        self._raw: dict[tuple[int, str], _RawCompile] = {}
         self._codes: dict[int, CodeType] = {}
         #: CheckFunctionManagers that built once already (a second build follows a guard_filter_fn)
         self._built: "weakref.WeakSet[Any]" = weakref.WeakSet()
@@ -138,37 +154,55 @@ class FilterEntryLog:
     def for_compile(self, code: CodeType | int, compile_id: str) -> CompileFilterEntries | None:
         """The entries of the compile `compile_id` of `code` (an original code object or its id), else None (not
         recorded: compiled before the log was installed, or the hook is missing)."""
-        key = code if isinstance(code, int) else id(code)
+        key = (code if isinstance(code, int) else id(code), str(compile_id))
         with self._lock:
-            return self._records.get((key, str(compile_id)))
+            done = self._records.get(key)
+            if done is not None:
+                return done
+            raw = self._raw.pop(key, None)
+        if raw is None:
+            return None
+        made = self._materialize(key, raw)
+        with self._lock:
+            self._records[key] = made
+        return made
 
     def all(self) -> tuple[CompileFilterEntries, ...]:
         with self._lock:
-            return tuple(self._records.values())
+            keys = list(self._raw) + list(self._records)
+        return tuple(found for k in dict.fromkeys(keys) if (found := self.for_compile(*k)) is not None)
+
+    @staticmethod
+    def _materialize(key: tuple[int, str], raw: "_RawCompile") -> CompileFilterEntries:
+        """The `FilterEntry` records of one compile from what the hook kept (the names and the global flag are
+        computed here, when the entries are first asked for, not inside every compile)."""
+        entries = []
+        for i, (guard_name, gtype, derived, origin) in enumerate(raw.guards):
+            name, source, _, derived_, is_global = compat.guard_filter_entry_fields_of(guard_name, gtype, derived,
+                                                                                      origin)
+            kept = raw.kept is None or (source, gtype) in raw.kept
+            entries.append(FilterEntry(i, name, source, gtype, raw.derived_after.get((source, gtype), derived_),
+                                       is_global, kept))
+        return CompileFilterEntries(key[0], raw.code_name, key[1], tuple(entries), raw.kept is not None)
 
     def _record(self, code: CodeType, compile_id: str, guards: Sequence[Any], *, second: bool) -> None:
-        entries = []
-        for i, guard in enumerate(guards):
-            name, source, gtype, derived, is_global = compat.guard_filter_entry_of(guard)
-            entries.append(FilterEntry(i, name, source, gtype, derived, is_global))
+        # a few attribute reads per guard inside the compile; the rest is made when asked for (`for_compile`)
+        rows = [(g.name or "", g.create_fn_name(), tuple(g.guard_types or ()), g.originating_source)
+                for g in guards]
         key = (id(code), compile_id)
         with self._lock:
-            old = self._records.get(key)
+            old = self._raw.get(key)
             if second and old is not None:
-                # the build after a filter ran: only the kept guards are built again
-                kept = {(e.source, e.guard_type) for e in entries}
-                merged = tuple(FilterEntry(e.index, e.name, e.source, e.guard_type,
-                                           next((n.derived_guard_types for n in entries
-                                                 if (n.source, n.guard_type) == (e.source, e.guard_type)),
-                                                e.derived_guard_types),
-                                           e.is_global, (e.source, e.guard_type) in kept)
-                               for e in old.entries)
-                self._records[key] = CompileFilterEntries(old.code_key, old.code_name, compile_id, merged, True)
+                # the build after a guard_filter_fn ran: only the kept guards are built again
+                old.kept = {(name, gtype) for name, gtype, _, _ in rows}
+                old.derived_after = {(name, gtype): tuple(dict.fromkeys(derived))
+                                     for name, gtype, derived, _ in rows}
                 return
-            if len(self._records) >= self.limit:
-                self._records.pop(next(iter(self._records)))
+            if len(self._raw) + len(self._records) >= self.limit:
+                (self._raw or self._records).pop(next(iter(self._raw or self._records)))
             self._codes[id(code)] = code
-            self._records[key] = CompileFilterEntries(id(code), code.co_name, compile_id, tuple(entries))
+            self._raw[key] = _RawCompile(code.co_name, rows)
+            self._records.pop(key, None)
 
     def _make_build_guards(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         log = self

@@ -144,7 +144,10 @@ def describe_choices(choices: Sequence[RecompileChoice], advice: "RecompileAdvic
     """`choices` with the text of their advice filled in: the drop choice's checked filter (or why none) and the
     dynamic choices' warnings and lines, from `advice` (the record's). Choices without advice are unchanged."""
     if advice is None:
-        return tuple(choices)
+        # nothing recorded to build the fixes from (an analysis without the capture): no unchecked filter
+        return tuple(replace(c, permanent=None, warnings=(), detail=(c.detail + "; " if c.detail else "")
+                             + "no guard_filter_fn printed: this compile's guard filter entries were not recorded")
+                     if c.kind is DecisionKind.DROP and c.available else c for c in choices)
     out = []
     for c in choices:
         if c.kind is DecisionKind.DROP and c.available and advice.drop is not None:

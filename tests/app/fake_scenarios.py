@@ -592,10 +592,32 @@ def counter_recompile_record() -> RecompileRecord:
     )
     diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
                                               "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
-    return RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
-                           inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
-                                            "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
-                           diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True)
+    record = RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
+                             inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
+                                              "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
+                             diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True)
+    return replace(record, advice=counter_advice(record))
+
+
+def counter_advice(record: RecompileRecord):  # noqa: ANN201 - advice.RecompileAdvice
+    """The advice the engine makes for that stop: the call site case 002 has (``cm = torch.compile(m,
+    backend="eager")``, line 54) and the default drop's filter, planned by the engine's own `plan_filter` on the
+    guard filter entries torch 2.13 gives compile 0/1 of ``forward`` (``self.counter`` has a CONSTANT_MATCH and an
+    EQUALS_MATCH entry; the rest as recorded on the real program)."""
+    from dynadbg.core.advice import RecompileAdvice
+    from dynadbg.core.callsites import CallSite, CallSiteKind
+    from dynadbg.core.decisions import default_drop_leaves
+    from dynadbg.core.filter_entries import CompileFilterEntries, FilterEntry, plan_filter
+
+    rows = [("", "", "GRAD_MODE", ()), ("", "", "GLOBAL_STATE", ("GLOBAL_STATE",)),
+            ("x", "L['x']", "TENSOR_MATCH", ("TENSOR_MATCH",)), ("self", "L['self']", "TYPE_MATCH", ("TYPE_MATCH",)),
+            ("self.counter", "L['self'].counter", "CONSTANT_MATCH", ("EQUALS_MATCH",)),
+            ("self.counter", "L['self'].counter", "EQUALS_MATCH", ("EQUALS_MATCH",))]
+    entries = CompileFilterEntries(record.code_key, "forward", "0/1", tuple(
+        FilterEntry(i, name, source, gtype, derived, False) for i, (name, source, gtype, derived) in enumerate(rows)))
+    site = CallSite(1, CallSiteKind.TORCH_COMPILE, COUNTER_FILE, 54, 'torch.compile(m, backend="eager")',
+                    'cm = torch.compile(m, backend="eager")', "module WarmupScaled")
+    return RecompileAdvice(site, (site,), plan_filter(default_drop_leaves(record), entries))
 
 
 #: torch's own suggestion at that stop (`Stop.hints`).

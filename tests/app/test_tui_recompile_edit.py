@@ -68,7 +68,8 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         for key, command in (("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop [ID...]"),
                              ("M", "dynamic NAME DIM")):
             assert f" {key}  {command}" in text, command
-        assert 'torch.compile(model, options={"guard_filter_fn"' in text
+        # the checked filter, on case 002's own call (`cm = torch.compile(m, backend="eager")`)
+        assert 'torch.compile(m, backend="eager", options={"guard_filter_fn"' in text
         assert 'torch.compiler.set_stance("eager_on_recompile")' in text
         assert "torch._dynamo.config.allow_unspec_int_on_nn_module = True" in text
         # the inputs are the locals pane's frame; the footer offers the choices, not the frame keys

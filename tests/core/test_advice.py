@@ -319,3 +319,25 @@ def test_a_resume_function_and_an_optimizer_step_name_the_users_call():
     run = drive(script("compiled_optimizer_step.py"), ["c"] * 3, break_on=("recompile",))
     sites = {r.advice.call_site.text for r in run.session.recompiles.records()}
     assert sites == {'torch.compile(opt.step, backend="eager")'}
+
+
+def test_the_capture_records_each_compiles_entries_what_a_users_filter_kept_and_the_call_site():
+    import torch
+
+    from dynadbg.core.capture import Capture
+
+    cap = Capture().install()
+    try:
+        f = torch.compile(cases.scale, backend="eager", dynamic=False,
+                          options={"guard_filter_fn": lambda entries: [e.name != "n" for e in entries]})
+        f(torch.ones(2), 3)
+    finally:
+        cap.uninstall()
+    (rec,) = [r for r in cap.filter_entries.all() if r.code_name == "scale"]
+    assert rec.filtered and [e.kept for e in rec.entries if e.name == "n"] == [False]
+    assert all(e.kept for e in rec.entries if e.name != "n") and {"x", "n"} <= {e.name for e in rec.entries}
+    site = cap.callsites.site_for(cases.scale.__code__)
+    # the call's own text, across its lines, as written in this file
+    assert site is not None and site.text.startswith("torch.compile(cases.scale, backend=\"eager\", dynamic=False,")
+    assert site.text.endswith("for e in entries]})") and site.kind is CallSiteKind.TORCH_COMPILE
+    assert torch.compile.__code__.co_filename.endswith("__init__.py")      # uninstalled: torch's own again
