@@ -538,7 +538,8 @@ def frame_recompiles(frame: CompiledFrameView, records: Sequence[RecompileRecord
 def frame_guard_diffs(frame: CompiledFrameView) -> tuple[EntryDiff, ...]:
     """Guard diffs of a compiled frame's consecutive entries in compile order, from the guard trees its
     snapshot carries (``Capture.frames(guards=True)``); entries without a tree are left out."""
-    trees = [e.guard_tree for e in frame.entries if e.guard_tree is not None and not e.guard_tree.invalidated]
+    trees = [e.guard_tree for e in frame.entries if e.guard_tree is not None and not e.guard_tree.invalidated
+             and not e.invalidated]   # an entry torch invalidated (its objects were freed) is no entry to compare
     trees.sort(key=lambda t: _compile_order_key(t.compile_id))
     return entry_diffs(trees)
 
