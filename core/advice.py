@@ -12,7 +12,8 @@
 `DynamicCheck` is the other half of ``dynamic``: a compile hook that reads the new entry's ``TENSOR_MATCH`` on the
 marked input and records whether that dimension really is dynamic there.
 
-Results are frozen records; `dynadbg.core.format.advice` turns them into sentences.
+Results are frozen records (`model.DynamicDim`, `model.DynamicOutcome`, `RecompileAdvice`);
+`dynadbg.core.format.advice` turns them into sentences.
 """
 
 from __future__ import annotations
@@ -25,31 +26,9 @@ from typing import Any, Callable, Sequence
 
 from .callsites import CallSite
 from .filter_entries import CompileFilterEntries, FilterPlan, NoFilter, entries_for_leaf, plan_filter
+from .model import DynamicDim, DynamicOutcome
 
-__all__ = ["DynamicAdvice", "DynamicCheck", "DynamicOutcome", "RecompileAdvice", "advise", "entries_of",
-           "plan_for_leaves"]
-
-
-@dataclass(frozen=True)
-class DynamicAdvice:
-    """One ``dynamic NAME DIM`` suggestion with the size the call has there.
-
-    Attributes:
-        name: the input (``"x"``).
-        dim: the dimension.
-        size: the call's size there, None when not readable.
-        before: the size the entry was compiled for, None when not readable.
-    """
-
-    name: str
-    dim: int
-    size: int | None
-    before: int | None = None
-
-    @property
-    def specialised(self) -> bool:
-        """Torch specialises this size (0 or 1): ``mark_dynamic`` leaves the dimension static for this call."""
-        return self.size in (0, 1)
+__all__ = ["DynamicCheck", "RecompileAdvice", "advise", "entries_of", "plan_for_leaves"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +40,8 @@ class RecompileAdvice:
             compiled under), None when unknown.
         call_sites: every call site it was compiled under (a function two compiled callers share).
         drop: the checked ``guard_filter_fn`` of the default ``drop``, None when there is nothing to drop.
-        dynamic: the ``dynamic`` suggestions with their sizes.
+        dynamic: the ``dynamic`` suggestions with the call's size there (`model.DynamicDim`; torch specialises
+            sizes 0 and 1, so ``mark_dynamic`` cannot make such a dimension dynamic).
         recorded: the capture recorded call sites and filter entries in this run (False: attached late or a
             torch without the hooks; then nothing here can be checked).
         drop_left_out: failing guards of that entry the default drop leaves out, because no filter drops them
@@ -71,7 +51,7 @@ class RecompileAdvice:
     call_site: CallSite | None
     call_sites: tuple[CallSite, ...] = ()
     drop: FilterPlan | None = None
-    dynamic: tuple[DynamicAdvice, ...] = ()
+    dynamic: tuple[DynamicDim, ...] = ()
     recorded: bool = True
     drop_left_out: tuple[NoFilter, ...] = ()
 
@@ -126,9 +106,6 @@ def _size_at(value: Any, dim: int) -> int | None:
         return None
 
 
-_EXPECTED_SIZE = re.compile(r"size mismatch at index (\d+)\. expected (\d+), actual (\d+)")
-
-
 def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) -> RecompileAdvice:
     """The advice of one `model.RecompileRecord`, from the capture's records of this run.
 
@@ -152,6 +129,12 @@ def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) ->
     left_out: tuple[NoFilter, ...] = ()
     if record.entries and not (record.limit is not None and record.limit.hit_now):
         leaves = default_drop_leaves(record)
+        if not leaves:
+            # no guard filter drops any of them (the guard taxonomy says so): the plan says why, per guard
+            failing = [leaf for leaf in record.entries[0].failing if not leaf.epilogue]
+            if failing:
+                drop = plan_filter(failing, entries_of(capture, record.code_key, record.entries[0].compile_id),
+                                   record.entries[0].compile_id)
         if leaves:
             cid = record.entries[0].compile_id
             recorded_entries = entries_of(capture, record.code_key, cid)
@@ -160,16 +143,8 @@ def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) ->
             drop = plan_filter(alone or leaves, recorded_entries, cid)
             if alone and len(alone) < len(leaves):
                 left_out = plan_filter([leaf for leaf in leaves if leaf not in alone], recorded_entries, cid).why_not
-    dynamic = []
-    for name, dim in dynamic_suggestions(record):
-        value = (f_locals or {}).get(name)
-        before = None
-        for v in record.entries[:1]:
-            for leaf in v.failing:
-                m = _EXPECTED_SIZE.search(leaf.reason or "")
-                if m and leaf.source == f"L['{name}']" and int(m.group(1)) == dim:
-                    before = int(m.group(2))
-        dynamic.append(DynamicAdvice(name, dim, _size_at(value, dim), before))
+    dynamic = [DynamicDim(name, dim, _size_at((f_locals or {}).get(name), dim))
+               for name, dim in dynamic_suggestions(record)]
     return RecompileAdvice(site, sites, drop, tuple(dynamic), recorded, left_out)
 
 
@@ -187,24 +162,6 @@ def droppable_alone(leaf: Any, recorded: CompileFilterEntries | None) -> bool:
 # --------------------------------------------------------------------------------------------------------------
 
 _TENSOR_SIZES = re.compile(r"size=\[([^\]]*)\]")
-
-
-@dataclass(frozen=True)
-class DynamicOutcome:
-    """What the compile after ``dynamic NAME DIM`` made of that dimension.
-
-    Attributes:
-        name, dim: the marked input and dimension.
-        compile_id: the new entry.
-        sizes: the sizes its ``TENSOR_MATCH`` on the input pins (``None`` = dynamic), None when no such guard.
-        dynamic: the dimension is dynamic in the new entry (its size there is ``None``), None when unreadable.
-    """
-
-    name: str
-    dim: int
-    compile_id: str
-    sizes: tuple[int | None, ...] | None
-    dynamic: bool | None
 
 
 def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...] | None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Callable, Iterable, Sequence
 
-from . import compat
+from . import compat, facts
 
 __all__ = ["CompileFilterEntries", "FilterEntry", "FilterEntryLog", "FilterPlan", "FilterTerm", "NoFilter",
            "NoFilterKind", "entries_for_leaf", "evaluate_filter", "filter_source", "plan_filter"]
@@ -246,12 +246,9 @@ def recorded_for(code: CodeType | int, compile_id: str) -> CompileFilterEntries 
 # Which entries stand for a leaf
 # --------------------------------------------------------------------------------------------------------------
 
-#: Root ("ambient") leaf types and the filter entry types that make them (their entries have the name "").
-AMBIENT_ENTRY_TYPES: dict[str, tuple[str, ...]] = {
-    "GLOBAL_STATE": ("GLOBAL_STATE",),
-    "TORCH_FUNCTION_MODE_STACK": ("TORCH_FUNCTION_STATE",),
-    "DEFAULT_DEVICE": ("DEFAULT_DEVICE",),
-}
+#: Root ("ambient") leaf types and the filter entry types that make them (their entries have the name ""): the
+#: guard taxonomy's own table (`facts.ROOT_FILTER_TYPES`).
+AMBIENT_ENTRY_TYPES: dict[str, tuple[str, ...]] = facts.ROOT_FILTER_TYPES
 
 #: The leaf classes a guard builder method can make (``derived_guard_types`` names the builder method; the leaf is
 #: one of these; read off ``torch._dynamo.guards.GuardBuilder``, torch 2.13.0: ``BOOL_MATCH`` adds a TRUE_MATCH or
@@ -278,9 +275,11 @@ DERIVED_LEAVES: dict[str, frozenset[str]] = {
     "CONSTANT_SUBCLASS_MATCH": frozenset({"LAMBDA_GUARD"}),
 }
 #: Leaves a builder method makes besides its own, unlisted (verified torch 2.13: dropping ``x``'s TENSOR_MATCH
-#: entry removed its TENSOR_MATCH leaf and all five DIMENSION_DYNAMIC_MARKING_GUARD leaves of ``x``).
+#: entry removed its TENSOR_MATCH leaf and all five DIMENSION_DYNAMIC_MARKING_GUARD leaves of ``x``): the
+#: taxonomy's leaves that are part of another guard's entry (`facts.PART_OF_ENTRY`), by that entry's type.
 COMPANION_LEAVES: dict[str, frozenset[str]] = {
-    "TENSOR_MATCH": frozenset({"DIMENSION_DYNAMIC_MARKING_GUARD"}),
+    entry: frozenset(leaf for leaf, owner in facts.PART_OF_ENTRY.items() if owner == entry)
+    for entry in set(facts.PART_OF_ENTRY.values())
 }
 #: A lambda guard's code prefix -> the entry type that builds it (several builders make LAMBDA_GUARD leaves).
 LAMBDA_PREFIXES: dict[str, str] = {

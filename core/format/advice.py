@@ -4,21 +4,19 @@ made of the dimension, and the one description of each stance or config line.
 
 Made from `dynadbg.core.advice`, `dynadbg.core.filter_entries` and `dynadbg.core.callsites` records, and from
 `dynadbg.core.stances` (the snippets and what each does); `describe_choices` fills the text fields of a recompile
-stop's `model.RecompileChoice` from the advice data the choices carry.
+stop's `model.RecompileChoice` says about its checked filter (`choice_detail_text`, `choice_why_not_text`,
+`choice_warning_texts`), and the permanent code of a fix with a call site or a checked plan (`fix_lines`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from ..callsites import passes_mode, with_option
 from ..filter_entries import FilterPlan, NoFilter, NoFilterKind
-from ..model import DecisionKind, RecompileChoice
+from ..model import DecisionKind, DynamicDim, DynamicOutcome, PermanentFix, RecompileChoice
 
 if TYPE_CHECKING:
-    from ..advice import DynamicAdvice, DynamicOutcome, RecompileAdvice
-    from ..caveats import Caveat
     from ..callsites import CallSite
 
 
@@ -108,7 +106,7 @@ def drop_permanent(plan: FilterPlan, site: "CallSite | None", fix: str | None, c
             f"torch.compile call that compiles it")
 
 
-def dynamic_warning(advice: "DynamicAdvice") -> str | None:
+def dynamic_warning(advice: DynamicDim) -> str | None:
     """The warning of a ``dynamic NAME DIM`` on a size torch specialises (0 or 1), else None."""
     if not advice.specialised:
         return None
@@ -117,7 +115,7 @@ def dynamic_warning(advice: "DynamicAdvice") -> str | None:
             f"torch._dynamo.decorators.mark_unbacked({advice.name}, {advice.dim}) makes it dynamic for every size")
 
 
-def dynamic_permanent(advice: "DynamicAdvice", site: "CallSite | None", code_name: str = "") -> str:
+def dynamic_permanent(advice: DynamicDim, site: "CallSite | None", code_name: str = "") -> str:
     """The ``mark_dynamic`` (or ``mark_unbacked`` for sizes 0 and 1) line, and where it goes."""
     call = (f"torch._dynamo.decorators.mark_unbacked({advice.name}, {advice.dim})" if advice.specialised else
             f"torch._dynamo.mark_dynamic({advice.name}, {advice.dim})")
@@ -125,70 +123,56 @@ def dynamic_permanent(advice: "DynamicAdvice", site: "CallSite | None", code_nam
     return f"{call}   # on the tensor, before calling {target}"
 
 
-def dynamic_outcome_text(outcome: "DynamicOutcome") -> str:
-    """What the compile after ``dynamic`` made of the marked dimension (a line for the log)."""
+def dynamic_outcome_text(outcome: DynamicOutcome, *, lead: bool = True) -> str:
+    """What the compile after ``dynamic`` made of the marked dimension: a line for the log (`lead`: with the
+    ``dynamic:`` lead; without it, as a record's outcome)."""
     sizes = "?" if outcome.sizes is None else "[" + ", ".join("None" if s is None else str(s)
                                                                for s in outcome.sizes) + "]"
     if outcome.dynamic is None:
-        return (f"dynamic: could not read {outcome.name}'s TENSOR_MATCH in {outcome.compile_id}; whether dimension "
+        text = (f"could not read {outcome.name}'s TENSOR_MATCH in {outcome.compile_id}; whether dimension "
                 f"{outcome.dim} is dynamic there is unknown")
-    if outcome.dynamic:
-        return (f"dynamic: checked {outcome.compile_id}: its TENSOR_MATCH on {outcome.name} has size={sizes}, "
+    elif outcome.dynamic:
+        text = (f"checked {outcome.compile_id}: its TENSOR_MATCH on {outcome.name} has size={sizes}, "
                 f"dimension {outcome.dim} is dynamic")
-    return (f"dynamic: {outcome.compile_id} did NOT make {outcome.name} dimension {outcome.dim} dynamic: its "
-            f"TENSOR_MATCH pins size={sizes}; the next call with another size there recompiles")
+    else:
+        text = (f"{outcome.compile_id} did NOT make {outcome.name} dimension {outcome.dim} dynamic: its "
+                f"TENSOR_MATCH pins size={sizes}; the next call with another size there recompiles")
+    return f"dynamic: {text}" if lead else text
 
 
-def describe_choices(choices: Sequence[RecompileChoice], advice: "RecompileAdvice | None",
-                     code_name: str = "") -> tuple[RecompileChoice, ...]:
-    """`choices` with the text of their advice filled in: the drop choice's checked filter (or why none) and the
-    dynamic choices' warnings and lines, from `advice` (the record's). Choices without advice are unchanged."""
-    if advice is None:
-        # nothing recorded to build the fixes from (an analysis without the capture): no unchecked filter
-        return tuple(replace(c, permanent=None, warnings=(), detail=(c.detail + "; " if c.detail else "")
-                             + "no guard_filter_fn printed: this compile's guard filter entries were not recorded")
-                     if c.kind is DecisionKind.DROP and c.available else c for c in choices)
-    out = []
-    for c in choices:
-        if c.kind is DecisionKind.DROP and c.available and advice.drop is not None:
-            plan = advice.drop
-            fix = drop_fix(plan, advice.call_site)
-            permanent = drop_permanent(plan, advice.call_site, fix, code_name)
-            check = plan_check_text(plan)
-            if advice.drop_left_out:
-                check += "; left out: " + "; ".join(no_filter_text(w) for w in advice.drop_left_out)
-            default = f"default: {' '.join(plan.leaf_ids)} of {plan.compile_id}"
-            if plan.ok:
-                c = replace(c, decision=replace(c.decision, guard_ids=plan.leaf_ids), permanent=permanent,
-                            detail=f"{default}; {check}")
-            elif all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not) and plan.why_not:
-                # nothing to check the filter on: the drop still works here, its permanent code is not printed
-                c = replace(c, permanent=None, detail=f"{default}; {check}")
-            else:
-                c = replace(c, available=False, why_not=check, permanent=None, warnings=())
-        elif c.kind is DecisionKind.DYNAMIC and c.decision.name is not None:
-            found = next((d for d in advice.dynamic if (d.name, d.dim) == (c.decision.name, c.decision.dim)), None)
-            if found is not None:
-                warning = dynamic_warning(found)
-                c = replace(c, permanent=dynamic_permanent(found, advice.call_site, code_name),
-                            warnings=c.warnings + ((warning,) if warning else ()))
-        out.append(c)
-    return tuple(out)
+def choice_detail_text(c: RecompileChoice) -> str:
+    """The text after a choice's summary: its `detail`, and for drop what its filter was checked on (or that the
+    compile's filter entries were not recorded, so none is printed)."""
+    text = c.detail
+    if c.kind is DecisionKind.DROP and c.available:
+        if c.plan is not None:
+            check = plan_check_text(c.plan)
+            if c.left_out:
+                check += "; left out: " + "; ".join(no_filter_text(w) for w in c.left_out)
+            text = f"{text}; {check}" if text else check
+        elif c.permanent is None:
+            text = (text + "; " if text else "") + ("no guard_filter_fn printed: this compile's guard filter "
+                                                    "entries were not recorded")
+    return text
 
 
-def caveat_lines(caveat: "Caveat") -> tuple[str, str]:
-    """(label for the user line, the caveat in a sentence) of a guard torch says the user's code did not make."""
-    from .. import compat
-    from ..caveats import CaveatKind
+def choice_why_not_text(c: RecompileChoice) -> str | None:
+    """Why a choice is not available (its `why_not`, or why no filter drops its guards), None when it is."""
+    if c.available:
+        return None
+    if c.why_not is not None:
+        return c.why_not
+    return plan_check_text(c.plan) if c.plan is not None else None
 
-    if caveat.kind is CaveatKind.ZERO_ONE:
-        fix = ""
-        if caveat.tensor is not None and caveat.dim is not None:
-            fix = (f"; torch._dynamo.decorators.mark_unbacked({compat.strip_local_scope(caveat.tensor)}, "
-                   f"{caveat.dim}) keeps that size symbolic for every value")
-        return ("first use of the value (not what made the guard)",
-                "torch made this guard, not the line: it specialises sizes 0 and 1, so a size it traces as a "
-                "symbol is guarded to be at least 2, and a call where it is 0 or 1 misses" + fix)
-    return ("no user line made it",
-            "torch made this guard, not your code: a float input it traces as a symbol is guarded to be no NaN, "
-            "so a call with NaN there misses")
+
+def fix_lines(fix: PermanentFix) -> list[str] | None:
+    """The permanent code of a drop or dynamic fix the advice built (a checked plan, a call site, a size torch
+    specialises), None when `fix` carries none of it (the plain snippet of `format.permanent_lines` applies)."""
+    if fix.kind is DecisionKind.DROP and fix.plan is not None:
+        plan = fix.plan
+        site = fix.call_site
+        code = drop_permanent(plan, site, drop_fix(plan, site), fix.fn_name)
+        return [code] if code is not None else []
+    if fix.kind is DecisionKind.DYNAMIC and (fix.call_site is not None or any(d.size is not None for d in fix.dims)):
+        return [dynamic_permanent(d, fix.call_site, fix.fn_name) for d in fix.dims]
+    return None

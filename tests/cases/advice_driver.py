@@ -66,6 +66,10 @@ def _plan(plan) -> dict | None:  # noqa: ANN001
 def run_one(program: str) -> dict:
     import torch
 
+    from dynadbg.core import format as fmt
+    from dynadbg.core.format import permanent_text
+    from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
+    from dynadbg.core.format.recompile import choice_warning_texts
     from dynadbg.core.model import StopKind
     from dynadbg.core.session import Session
 
@@ -87,8 +91,9 @@ def run_one(program: str) -> dict:
             stops.append({
                 "kind": "recompile", "code": stop.frames[-1].code.name if stop.frames else None,
                 "compile_id": getattr(record, "compile_id", None),
-                "choices": [{"kind": c.kind.value, "available": c.available, "why_not": c.why_not,
-                             "permanent": c.permanent, "warnings": list(c.warnings), "detail": c.detail,
+                "choices": [{"kind": c.kind.value, "available": c.available, "why_not": choice_why_not_text(c),
+                             "permanent": permanent_text(c.permanent) if c.permanent else None,
+                             "warnings": choice_warning_texts(c), "detail": choice_detail_text(c),
                              "decision": c.decision.command} for c in stop.choices],
                 "advice": None if advice is None else {
                     "call_site": _site(advice.call_site), "recorded": advice.recorded, "drop": _plan(advice.drop),
@@ -98,7 +103,7 @@ def run_one(program: str) -> dict:
             })
             session.execute("recompile")
         else:
-            stops.append({"kind": stop.kind.value, "message": stop.message, "detail": dict(stop.detail)})
+            stops.append({"kind": stop.kind.value, "message": stop.message, "detail": dict(fmt.stop_blocks(stop))})
             session.execute("c")
     frames = [{"name": f.name, "filename": f.filename, "firstlineno": f.firstlineno, "skipped": f.skipped,
                "entries": [e.compile_id for e in f.entries]} for f in session.compiled_frames()]

@@ -24,7 +24,10 @@ from dynadbg.core.filter_entries import (
     plan_filter,
     FilterTerm,
 )
+from dynadbg.core.format import permanent_text
+from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
 from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.format.recompile import choice_warning_texts
 from dynadbg.core.model import GuardStatus, LeafGuardView, StopKind
 
 from helpers import drive
@@ -43,7 +46,9 @@ def call(fn, *args):
 
 
 def detail(stop) -> dict[str, str]:
-    return dict(stop.detail)
+    from dynadbg.core import format as fmt
+
+    return dict(fmt.stop_blocks(stop))
 
 
 def choice(stop, kind: str):
@@ -148,12 +153,14 @@ def test_readme_table_of_choices_is_the_one_the_code_prints():
 
 
 def test_each_stance_line_has_one_description_wherever_it_is_printed():
-    from dynadbg.core.decisions import choice_code
+    from dynadbg.core.decisions import choice_fix
+    from dynadbg.core.model import DecisionKind
 
     for key, snippet in stances.SNIPPETS.items():
         if snippet.code.startswith("#"):
             continue
-        lines = [ln for c in ("eager", "skip") for ln in choice_code(c, None).splitlines()
+        lines = [ln for c in (DecisionKind.EAGER, DecisionKind.SKIP)
+                 for ln in permanent_text(choice_fix(c, None)).splitlines()
                  if ln.startswith(snippet.code.split("{")[0])]
         assert len({ln.split("   # ", 1)[1] for ln in lines}) <= 1, key
     # eager_on_recompile compiles nothing at all from then on (torch's "run only" callback): said so
@@ -163,9 +170,9 @@ def test_each_stance_line_has_one_description_wherever_it_is_printed():
 
 def test_the_compile_id_gloss_is_about_the_id_on_screen():
     glossary = Glossary()
-    (gloss,) = [g for g in glossary.new_terms("stop in compile 0/0") if "compile id" in g]
+    (gloss,) = [g for g in glossary.new_terms({"compile id"}, "0/0") if "compile id" in g]
     assert "compile 0/0 is frame #0's first compile" in gloss
-    assert "second" in Glossary().new_terms("compile 2/1")[0]
+    assert "second" in Glossary().new_terms({"compile id"}, "2/1")[0]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -178,9 +185,10 @@ def test_drop_prints_the_checked_filter_on_the_users_call_and_drops_that_entry()
     assert run.result.status == 0
     (stop,) = run.stops
     drop = choice(stop, "drop")
-    assert drop.available and "checked on the" in drop.detail and "op BUILTIN_MATCH" in drop.detail
-    assert drop.permanent.startswith('torch.compile(apply, backend="eager", options={"guard_filter_fn": ')
-    assert "# in place of torch.compile(apply, backend=\"eager\") at builtin_function_arg.py:" in drop.permanent
+    assert drop.available and "checked on the" in choice_detail_text(drop) and "op BUILTIN_MATCH" in choice_detail_text(drop)
+    code = permanent_text(drop.permanent)
+    assert code.startswith('torch.compile(apply, backend="eager", options={"guard_filter_fn": ')
+    assert "# in place of torch.compile(apply, backend=\"eager\") at builtin_function_arg.py:" in code
     out = run.output_of("drop").output
     assert "checked on the" in out and "BUILTIN_MATCH" in out
     (said,) = [m for m in run.messages if m.startswith("drop:")]
@@ -192,7 +200,7 @@ def test_drop_of_a_dynamic_marking_guard_is_refused_with_the_reason():
     run = drive(script("mark_dynamic_input.py"), ["drop", "c"], break_on=("recompile",))
     (stop,) = run.stops
     drop = choice(stop, "drop")
-    assert not drop.available and drop.permanent is None and "x TENSOR_MATCH" in drop.why_not
+    assert not drop.available and drop.permanent is None and "x TENSOR_MATCH" in choice_why_not_text(drop)
     res = run.output_of("drop")
     assert res.error is not None and "no guard filter entry of its own" in res.error
     assert run.result.status == 0
@@ -203,8 +211,8 @@ def test_dynamic_on_a_size_one_dimension_is_refused_and_mark_unbacked_is_named()
     run = drive(script("size_one_dim.py"), ["dynamic x 0", "c", "dynamic x 0"], break_on=("recompile",))
     first, second = run.stops
     (sized,) = [c for c in first.choices if c.decision.command == "dynamic x 0"]
-    assert any("torch specialises sizes 0 and 1" in w for w in sized.warnings)
-    assert sized.permanent.startswith("torch._dynamo.decorators.mark_unbacked(x, 0)")
+    assert any("torch specialises sizes 0 and 1" in w for w in choice_warning_texts(sized))
+    assert permanent_text(sized.permanent).startswith("torch._dynamo.decorators.mark_unbacked(x, 0)")
     refused = run.output_of("dynamic x 0")
     assert refused.error is not None and "mark_unbacked(x, 0)" in refused.error and not refused.resumed
     # size 1 -> 6: marking works there, and the compile that follows is read back
