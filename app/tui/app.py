@@ -60,6 +60,7 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.edits import format_diff
+from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 
@@ -387,13 +388,16 @@ class DebuggerApp(App[int]):
 
     def _show_resumed(self, result: Resumed) -> None:
         """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
-        parts): what was done, each warning (as an error line), the permanent fix."""
+        parts): what was done, each warning (as an error line), what a drop's filter was checked on, the
+        permanent fix."""
         console = self._main.console
         head = fmt.resumed_head(result)
         if head:
             console.output(head)
         for warning in result.warnings:
             console.error(fmt.warning_line(warning))
+        if result.plan is not None:
+            console.output(plan_check_text(result.plan))
         if result.permanent is not None:
             console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
 

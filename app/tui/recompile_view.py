@@ -25,7 +25,8 @@ from textual import events
 
 from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core import format as fmt
-from dynadbg.core.format.recompile import action_text, limit_text, outcome_text
+from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
+from dynadbg.core.format.recompile import action_text, choice_warning_texts, limit_text, outcome_text
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import (
     DecisionKind,
@@ -359,11 +360,13 @@ class RecompileView(OutputView):
             row.add_column(no_wrap=True, min_width=17)
             row.add_column(ratio=1)
             description = Text(choice.summary or action.description, None if on else dim)
-            if choice.detail:
-                description.append(f" ({choice.detail})", dim)
+            detail = choice_detail_text(choice)
+            if detail:
+                description.append(f" ({detail})", dim)
             if not on:
-                description.append(f"  (not available: {choice.why_not})" if choice.why_not
-                                   else "  (not available here)", warning if choice.why_not else dim)
+                why_not = choice_why_not_text(choice)
+                description.append(f"  (not available: {why_not})" if why_not
+                                   else "  (not available here)", warning if why_not else dim)
             row.add_row(Text(f" {key} ", key_style if on else dim),
                         Text(choice.syntax, Style(bold=True) if on else dim), description)
             lines.append(Padding(row, (0, 0, 0, 1)))
@@ -371,8 +374,8 @@ class RecompileView(OutputView):
             if choice.permanent:
                 lines.append(Padding(self._code_line("permanently: ", fmt.permanent_text(choice.permanent)),
                                      (0, 0, 0, indent)))
-            for w in choice.warnings:
-                lines.append(Padding(Text(f"⚠ {fmt.drop_warning_text(w)}", warning), (0, 0, 0, indent)))
+            for text in choice_warning_texts(choice):
+                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():
             lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines
