@@ -149,7 +149,7 @@ def stop_output(session: Session, stop: Stop, glossary: Glossary) -> str:
     Runs on the front end's thread; `Session.roles` queues its work on the program's thread."""
     roles = _roles(session, stop)
     text = fmt.stop_text(stop, roles=roles)
-    return "".join(line + "\n" for line in [text, *glossary.new_terms(stop_terms(stop, roles))])
+    return "".join(line + "\n" for line in [text, *glossary.new_terms(stop_terms(stop, roles), stop.compile_id)])
 
 
 def _drive(

@@ -33,7 +33,10 @@ from types import CodeType, FunctionType
 from typing import Any, Callable
 
 from . import compat, facts, values
+from .callsites import CallSiteLog
 from .disasm import code_view
+from .filter_entries import FilterEntryLog
+from .graph_break_dups import DuplicateJudge
 from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
 
 #: Values ``on_cache_miss`` may return (None means "recompile").
@@ -138,14 +141,18 @@ class CacheMissEvent:
             fixed, e.g. its own ``recompile_limit`` (``compat.callback_compile_options``); None when unknown.
         after_limit: the code already hit its recompile limit: torch will not compile, the call runs its
             entries or eagerly whatever the hook answers (the hook is told, for the record, and should not stop).
+        capture: the `Capture` that saw the miss, or None.
     """
 
     __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name", "backend", "callback",
-                 "after_limit")
+                 "after_limit", "capture")
 
     def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any],
-                 backend: Any = None, callback: Any = None, *, after_limit: bool = False) -> None:
+                 backend: Any = None, callback: Any = None, *, after_limit: bool = False,
+                 capture: "Capture | None" = None) -> None:
         self.after_limit = after_limit
+        #: the capture that saw the miss: its call sites and guard filter entries (`advice.advise`)
+        self.capture = capture
         self.code = code
         self.f_locals = f_locals
         self.cache_entries = cache_entries
@@ -161,6 +168,33 @@ class CacheMissEvent:
 
     def __repr__(self) -> str:
         return f"<CacheMissEvent {self.frame_name} entries={list(self.compile_ids)}>"
+
+
+class EagerFallbackEvent:
+    """Dynamo gave up on a frame after a graph break, and the frame runs eagerly with no resume function: a break
+    in a ``try`` block or a generator ("falling back to eager"), or a resume function Dynamo skipped.
+
+    Attributes:
+        code: the code object that runs eagerly (the frame, or the skipped resume function).
+        f_locals: its inputs (``dict(frame.f_locals)``).
+        skip_reason: torch's reason for not compiling it.
+        breaks: the graph breaks behind it (`model.GraphBreakView`, oldest first): the ones logged while
+            compiling this frame, or, for a skipped resume function, those of the compile that made it.
+        resume_of: for a skipped resume function, the original code it resumes, else None.
+    """
+
+    __slots__ = ("code", "f_locals", "skip_reason", "breaks", "resume_of")
+
+    def __init__(self, code: CodeType, f_locals: dict[str, Any], skip_reason: str,
+                 breaks: tuple[GraphBreakView, ...], resume_of: CodeType | None = None) -> None:
+        self.code = code
+        self.f_locals = f_locals
+        self.skip_reason = skip_reason
+        self.breaks = breaks
+        self.resume_of = resume_of
+
+    def __repr__(self) -> str:
+        return f"<EagerFallbackEvent {self.code.co_name} breaks={len(self.breaks)}>"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -191,9 +225,14 @@ class _Entry:
 
 
 class _Break:
-    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate", "summary", "notes")
+    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate", "summary", "notes", "torch_duplicate",
+                 "trace_id")
 
     def __init__(self, reason: str, filename: str | None, lineno: int | None, user_line: str | None) -> None:
+        #: torch's own judgement (`graph_break_dups.DuplicateJudge`), None when it could not be made
+        self.torch_duplicate: bool | None = None
+        #: the id torch logs the break under (``"2/0_1"``: compile 2/0, restart 1), None when unknown
+        self.trace_id: str | None = None
         self.reason = reason
         self.filename = filename
         self.lineno = lineno
@@ -204,7 +243,7 @@ class _Break:
 
     def view(self, compile_id: str, resume_functions: tuple[str, ...]) -> GraphBreakView:
         return GraphBreakView(compile_id, self.reason, self.filename, self.lineno, self.user_line, resume_functions,
-                              self.duplicate, self.summary, self.notes)
+                              self.duplicate, self.summary, self.notes, self.trace_id)
 
 
 class _Compile:
@@ -281,6 +320,9 @@ class Capture:
     ) -> None:
         self.on_compiled = on_compiled
         self.on_cache_miss = on_cache_miss
+        #: called with an `EagerFallbackEvent` when a frame runs eagerly after a graph break with no resume
+        #: function (before it runs, outside the compile lock; may block), or None
+        self.on_eager_fallback: Callable[[EagerFallbackEvent], None] | None = None
         self.count_hits = count_hits
         #: True when hit counts are meaningful: `count_hits` was given, or the owner of the debugger callback
         #: calls `note_call` (detected from the first counted call; setting this says so up front). Until then
@@ -300,12 +342,21 @@ class Capture:
         #: code objects that hit the recompile limit (id → code): torch runs them RUN_ONLY from then on; the
         #: capture keeps answering their misses itself so each one is seen (`CacheMissEvent.after_limit`)
         self._run_only: dict[int, CodeType] = {}
+        #: code objects the user chose ``skip`` for inside a fullgraph=True call (id → code): their later misses
+        #: are answered by the capture, each run uncompiled and counted (`_uncompiled`)
+        self._skipped_here: dict[int, CodeType] = {}
         self._frames: dict[int, _Frame] = {}          # id(original code) -> record, first-seen order
         self._generated: dict[int, _Entry] = {}       # id(generated code) -> entry (Dynamo's and replacements)
         self._skips: dict[int, tuple[CodeType, str]] = {}  # frames skipped before any compile attempt
         self._pending_graph: dict[str, GraphView] = {}     # compile id -> graph waiting for its global name
         self._resume_globals: dict[str, CodeType] = {}     # "__resume_at_76_3" -> resume code
         self._break_keys: set[tuple[str, str | None, int | None]] = set()
+        #: the user's torch.compile call sites and the code each compile ran under (`callsites.CallSiteLog`)
+        self.callsites = CallSiteLog(_OWN_DIRS)
+        #: the GuardFilterEntry records of every compile (`filter_entries.FilterEntryLog`)
+        self.filter_entries = FilterEntryLog(on_build=self.callsites.note_compile)
+        #: judges graph breaks duplicates as torch does (`graph_break_dups.DuplicateJudge`)
+        self._dups = DuplicateJudge()
 
     # ---------------------------------------------------------------------------------------------------------
     # install / uninstall
@@ -325,6 +376,8 @@ class Capture:
             "capture: graph break log": self._make_log_graph_break,
             "capture: graph breaks": self._make_compile_subgraph,
         }
+        self.callsites.install()
+        self.filter_entries.install()
         self.disabled = [msg for name, msg in compat.FEATURES.items() if msg and name.startswith("capture:")]
         for feature, target in targets.items():
             if target is None:
@@ -358,6 +411,8 @@ class Capture:
         for patch in reversed(self._patches):
             patch.restore()
         self._patches.clear()
+        self.filter_entries.uninstall()
+        self.callsites.uninstall()
         if self._callback_installed:
             compat.set_debugger_callback(self._prev_debugger_callback)
             self._prev_debugger_callback = None
@@ -391,6 +446,13 @@ class Capture:
             self.note_call(code)
         except Exception as exc:  # noqa: BLE001
             self._error("debugger callback", exc)
+
+    def advise(self, record: Any, f_locals: dict[str, Any] | None = None) -> Any:
+        """The `advice.RecompileAdvice` of a `model.RecompileRecord` from this capture's call sites and guard
+        filter entries (`advice.advise`)."""
+        from .advice import advise
+
+        return advise(record, self, f_locals)
 
     def is_generated(self, code: CodeType) -> bool:
         """True for a generated code object this capture recorded (Dynamo's, or a replacement)."""
@@ -619,7 +681,8 @@ class Capture:
             if any((b.reason, b.filename, b.lineno) == key for b in target):
                 return  # the same break seen again after a restart of this compile
             if not fallback:
-                brk.duplicate = key in self._break_keys
+                brk.duplicate = (brk.torch_duplicate if brk.torch_duplicate is not None
+                                 else key in self._break_keys)
                 self._break_keys.add(key)
             target.append(brk)
 
@@ -692,6 +755,9 @@ class Capture:
             if not cap.installed:
                 return orig(wrapper, frame, *args, **kwargs)
             code = frame.f_code
+            if cap._skipped_here.get(id(code)) is code:
+                # skipped inside a fullgraph=True call: later misses are answered here, as the skip said
+                return cap._uncompiled(code, "eager")
             if id(code) in cap._run_only and cap._run_only[id(code)] is code:
                 answer = cap._miss_after_limit(frame, code, wrapper)
                 if answer is not None:
@@ -705,7 +771,7 @@ class Capture:
                 if action is not None:
                     if action == "skip":
                         cap._record_skip(code, "dynadbg: compiling stopped for this code by the debugger")
-                    return compat.convert_frame_return(action)
+                    return cap._uncompiled(code, action)
             tls = cap._tls
             prev_serial, prev_code = getattr(tls, "serial", 0), getattr(tls, "code", None)
             tls.serial, tls.code = next(cap._serials), code
@@ -723,6 +789,9 @@ class Capture:
                         reason = getattr(result, "skip_reason", None)
                         if reason:
                             cap._record_skip(code, reason)
+                            fallback = cap._eager_fallback(frame, code, tls.serial, reason)
+                            if fallback is not None and cap.on_eager_fallback is not None:
+                                cap.on_eager_fallback(fallback)
                 except Exception as exc:  # noqa: BLE001 - recording must never break the program
                     cap._error("CatchErrorsWrapper.__call__", exc)
                 return result
@@ -730,6 +799,44 @@ class Capture:
                 tls.serial, tls.code = prev_serial, prev_code
 
         return __call__
+
+    def _uncompiled(self, code: CodeType, action: str) -> Any:
+        """What the hook returns to run this call uncompiled (``eager``, ``skip``). Inside a ``fullgraph=True``
+        call torch raises "found no compiled frames" when no compiled frame ran under the default stance; the
+        call is counted as torch counts one under ``eager_on_recompile`` (`compat.count_uncompiled_call_as_compiled`),
+        and a skip there answers the code's later misses here (torch's SKIP would run them in C, uncounted)."""
+        counted = compat.count_uncompiled_call_as_compiled()
+        if action == "skip" and counted:
+            with self._lock:
+                self._skipped_here[id(code)] = code
+            action = "eager"
+        return compat.convert_frame_return(action)
+
+    def _eager_fallback(self, frame: Any, code: CodeType, serial: int, reason: str) -> EagerFallbackEvent | None:
+        """The event of a frame that runs eagerly after a graph break (no resume function runs for it), else
+        None: the breaks logged during this compile of `code`, or, when `code` is a resume function Dynamo
+        skipped, the breaks of the compile of its origin that made it."""
+        with self._lock:
+            rec = self._frames.get(id(code))
+            comps = [c for c in (rec.compiles if rec is not None else ()) if c.serial == serial]
+            brks = [b for c in comps for b in (c.breaks or c.fallback_breaks)]
+            cid = comps[-1].compile_id if comps else ""
+            origin = rec.origin if rec is not None else None
+        if brks:
+            views = tuple(b.view(cid, ()) for b in brks)
+            return EagerFallbackEvent(code, dict(frame.f_locals), reason, views)
+        if origin is None:
+            return None
+        # a resume function Dynamo skipped: the break of the origin's compile that references it
+        for view in reversed(self.frames()):
+            if view.key != id(origin):
+                continue
+            for entry in reversed(view.entries):
+                if id(code) in entry.resume_keys:
+                    made = tuple(b for b in view.graph_breaks if b.compile_id == entry.compile_id)
+                    if made:
+                        return EagerFallbackEvent(code, dict(frame.f_locals), reason, made, origin)
+        return None
 
     def _miss_after_limit(self, frame: Any, code: CodeType, wrapper: Any) -> Any:
         """A miss of a code object past its recompile limit: report it (``after_limit=True``; the hook's answer
@@ -744,7 +851,7 @@ class Capture:
             return None
         if self.on_cache_miss is not None:
             event = CacheMissEvent(code, dict(frame.f_locals), entries, compat.innermost_backend(wrapper), wrapper,
-                                   after_limit=True)
+                                   after_limit=True, capture=self)
             try:
                 self.on_cache_miss(event)
             except Exception as exc:  # noqa: BLE001 - recording must never break the program
@@ -760,7 +867,7 @@ class Capture:
         if not entries:
             return None  # first time Dynamo sees this code: not a recompile
         backend = compat.innermost_backend(wrapper) if wrapper is not None else None
-        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper)
+        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper, capture=self)
         action = self.on_cache_miss(event) if self.on_cache_miss is not None else None
         if action is None or action == "recompile":
             return None
@@ -858,7 +965,8 @@ class Capture:
                     reason = kwargs.get("reason", args[1] if len(args) > 1 else None)
                     exc = kwargs.get("exc", args[2] if len(args) > 2 else None)
                     if not getattr(exc, "logged", False):
-                        cap._on_break(tx, str(reason), getattr(exc, "real_stack", None), fallback=False)
+                        cap._on_break(tx, str(reason), getattr(exc, "real_stack", None), fallback=False,
+                                      duplicate=cap._dups.judge(tx, exc))
                 except Exception as exc_:  # noqa: BLE001
                     cap._error("log_graph_break", exc_)
             return orig(tx, *args, **kwargs)
@@ -882,7 +990,7 @@ class Capture:
         return compile_subgraph
 
     def _on_break(self, tx: Any, reason: str, user_stack: Any, *, fallback: bool,
-                  code: CodeType | None = None) -> None:
+                  code: CodeType | None = None, duplicate: bool | None = None) -> None:
         compile_id = compat.current_compile_id()
         if compile_id is None:
             return
@@ -896,7 +1004,10 @@ class Capture:
         if user_stack:
             last = user_stack[-1]
             filename, lineno, line = last.filename, last.lineno, last.line
-        self._add_break(code, compile_id, _Break(reason, filename, lineno, line), fallback)
+        brk = _Break(reason, filename, lineno, line)
+        brk.torch_duplicate = duplicate
+        brk.trace_id = compat.current_trace_id()
+        self._add_break(code, compile_id, brk, fallback)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1367,6 +1367,236 @@ def guard_leaf_type_names() -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# advice — what the printed permanent fixes are built from and checked on (verified on torch 2.13.0+cpu and
+# 2.14.1, Python 3.11.7; torch-internals §15): the guard filter entries of every compile, the user's
+# ``torch.compile`` / ``nn.Module.compile`` / ``torch._dynamo.optimize`` call sites and which of them a compile
+# runs under, and fullgraph's "found no compiled frames" count. Used by `dynadbg.core.filter_entries` and
+# `dynadbg.core.callsites`.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def filter_entry_build_target() -> tuple[Any, str] | None:
+    """(``torch._dynamo.guards.CheckFunctionManager``, ``"build_guards"``), or None when this torch lacks it
+    (the ``"advice: guard filter entries"`` feature then carries the reason in `FEATURES`).
+
+    ``CheckFunctionManager.__init__`` calls ``self.build_guards(sorted_guards, existing_diff_guard_sources,
+    f_code, output_graph, save_guards, guard_filter_fn=None)`` once per compile, twice when a ``guard_filter_fn``
+    is given (first with every guard, to make the filter's ``GuardFilterEntry`` list, then with the kept ones);
+    it returns ``(builder, guard_manager)``. After a build each ``Guard`` of the list carries what the filter entry
+    is made of (``make_guard_filter_entry``: ``name``, ``create_fn_name()``, ``guard_types``,
+    ``originating_source``). Same signature on torch 2.13.0 and 2.14.1.
+    """
+    load()
+
+    def find() -> tuple[Any, str]:
+        from torch._dynamo.guards import CheckFunctionManager
+
+        if not callable(getattr(CheckFunctionManager, "build_guards", None)):
+            raise AttributeError("CheckFunctionManager.build_guards")
+        return CheckFunctionManager, "build_guards"
+
+    return _probe("advice: guard filter entries", find)
+
+
+def guard_filter_entry_fields_of(guard_name: str, create_fn_name: str, guard_types: tuple[str, ...],
+                                 originating_source: Any) -> tuple[str, str, str, tuple[str, ...], bool]:
+    """`guard_filter_entry_of` from the guard's fields read earlier (``guard.name``, ``create_fn_name()``,
+    ``guard_types``, ``originating_source``): what ``make_guard_filter_entry`` makes of them (torch 2.13.0)."""
+    from torch._dynamo.source import get_global_source_name
+
+    source = str(guard_name or "")
+    derived = tuple(dict.fromkeys(str(t) for t in (guard_types or ())))
+    try:
+        is_global = get_global_source_name(originating_source) is not None
+    except Exception:  # noqa: BLE001 - a source torch cannot name: not a global
+        is_global = False
+    return strip_local_scope(source), source, str(create_fn_name), derived, is_global
+
+
+def guard_filter_entry_of(guard: Any) -> tuple[str, str, str, tuple[str, ...], bool]:
+    """(name, source, guard_type, derived_guard_types, is_global) of a built ``torch._guards.Guard``: the fields
+    torch's ``make_guard_filter_entry`` gives the ``GuardFilterEntry`` a user's ``guard_filter_fn`` sees (torch
+    2.13: ``name`` is ``strip_local_scope(guard.name)``, ``guard_type`` the create-fn name, ``derived_guard_types``
+    the leaf types the build made for it, duplicates removed; a second build of the same guard lists them twice)."""
+    from torch._dynamo.source import get_global_source_name
+
+    source = str(guard.name or "")
+    derived = tuple(dict.fromkeys(str(t) for t in (guard.guard_types or ())))
+    try:
+        is_global = get_global_source_name(guard.originating_source) is not None
+    except Exception:  # noqa: BLE001 - a source torch cannot name: not a global
+        is_global = False
+    return strip_local_scope(source), source, str(guard.create_fn_name()), derived, is_global
+
+
+#: ``torch.compile`` call sites the debugger records: feature name -> (module path, owner attribute path, name).
+COMPILE_CALL_TARGETS: dict[str, tuple[str, str, str]] = {
+    "torch.compile": ("torch", "", "compile"),
+    "Module.compile": ("torch.nn", "Module", "compile"),
+    "torch._dynamo.optimize": ("torch._dynamo", "", "optimize"),
+}
+
+
+def compile_call_targets() -> dict[str, tuple[Any, str] | None]:
+    """Owner and attribute of each entry of `COMPILE_CALL_TARGETS` (None where this torch lacks it). User code
+    looks ``torch.compile`` and ``torch._dynamo.optimize`` up on the module at call time, and ``Module.compile`` on
+    the class, so patching the attribute sees every call made after the patch (verified torch 2.13.0, 2.14.1)."""
+    load()
+    import importlib
+
+    out: dict[str, tuple[Any, str] | None] = {}
+    for feature, (module, owner_path, name) in COMPILE_CALL_TARGETS.items():
+        def find(module: str = module, owner_path: str = owner_path, name: str = name) -> tuple[Any, str]:
+            owner: Any = importlib.import_module(module)
+            for part in filter(None, owner_path.split(".")):
+                owner = getattr(owner, part)
+            if not callable(getattr(owner, name)):
+                raise AttributeError(f"{module}.{owner_path}.{name}".replace("..", "."))
+            return owner, name
+
+        out[feature] = _probe(f"advice: {feature} call sites", find)
+    return out
+
+
+def torch_dir() -> str:
+    """The folder of the installed torch package, ending with ``os.sep`` (to tell torch's frames from the user's)."""
+    import os
+
+    load()
+    return os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def call_positions(frame: FrameType) -> tuple[int, int, int, int] | None:
+    """(line, end line, column, end column) of the call `frame` is making now (the instruction at ``f_lasti``;
+    on 3.11-3.13 ``f_lasti`` of a calling frame points into the CALL's inline cache, which shares its
+    position), or None when the code has no positions."""
+    try:
+        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (IndexError, AttributeError, ValueError):
+        return None
+    if pos[0] is None or pos[1] is None or pos[2] is None or pos[3] is None:
+        return None
+    return int(pos[0]), int(pos[1]), int(pos[2]), int(pos[3])
+
+
+def dynamo_context_on_stack(frame: FrameType | None) -> Any:
+    """The ``torch._dynamo.eval_frame._TorchDynamoContext`` of the innermost compiled call running on this stack
+    (from `frame` outwards), else None.
+
+    Every call of what ``torch.compile`` / ``torch._dynamo.optimize`` returned (a function, an
+    ``OptimizedModule``'s forward, ``nn.Module.compile``'s call) runs through the context's
+    ``compile_wrapper`` closure (``_TorchDynamoContext.__call__`` in eval_frame.py, torch 2.13.0 and 2.14.1),
+    whose free variable ``self`` is the context; Dynamo compiles a frame while that call is on the stack (the
+    function itself, a function it calls, a resume function, torch's own optimizer code).
+    """
+    load()
+    import os
+
+    eval_frame_file = os.path.abspath(sys.modules["torch._dynamo.eval_frame"].__file__)
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_name == "compile_wrapper" and code.co_filename == eval_frame_file:
+            try:
+                return f.f_locals.get("self")
+            except Exception:  # noqa: BLE001 - a frame whose locals cannot be read
+                return None
+        f = f.f_back
+    return None
+
+
+def fullgraph_counting() -> bool:
+    """Whether the call running now is a ``fullgraph=True`` call that counts its compiled frames: torch's
+    ``compile_wrapper`` sets ``set_fullgraph_compiled_frame_count(0)`` for such a call and, when it returns with
+    the count still 0 under the ``"default"`` stance, raises ``RuntimeError: torch.compile with fullgraph=True found
+    no compiled frames`` (eval_frame.py, torch 2.13.0 and 2.14.1). A negative count means no counting."""
+    try:
+        set_count = eval_frame_c.set_fullgraph_compiled_frame_count
+    except AttributeError:
+        return False
+    count = set_count(-1)
+    set_count(count)
+    return count >= 0
+
+
+def count_uncompiled_call_as_compiled() -> bool:
+    """For a call the debugger runs uncompiled at a recompile stop (``eager``, ``skip``) inside a ``fullgraph=True``
+    call: count it as torch counts a frame under the ``eager_on_recompile`` stance, so torch does not raise "found
+    no compiled frames" for a call the user chose to run eagerly (torch itself skips that check under any stance
+    but ``"default"``). Returns True when the count was raised."""
+    try:
+        set_count = eval_frame_c.set_fullgraph_compiled_frame_count
+    except AttributeError:
+        return False
+    count = set_count(-1)
+    if count < 0:
+        set_count(count)
+        return False
+    set_count(count + 1)
+    return True
+
+
+def current_trace_id() -> str | None:
+    """The trace id Dynamo logs under on this thread: the compile id, with ``_N`` for the N-th restart of its
+    analysis (``"2/0_1"``; ``torch._guards.CompileContext.current_trace_id()``, torch 2.13.0 and 2.14.1), or None
+    outside a compile."""
+    try:
+        trace = torch._guards.CompileContext.current_trace_id()
+    except Exception:  # noqa: BLE001 - an older torch: no trace id
+        return None
+    return None if trace is None else str(trace)
+
+
+def graph_break_dup_key(tx: Any, exc: Any) -> tuple[Any, ...] | None:
+    """The key torch judges a logged graph break a duplicate by: ``(gb_type, frame_loc_chain)``, computed as
+    ``InstructionTranslatorBase.log_graph_break`` does (symbolic_convert.py, torch 2.13.0 and 2.14.1): the break's
+    graph-break type (``exc.gb_type``, else the exception type) and the chain of (file, line) of the translators
+    that inlined the frame (with ``config.nested_graph_breaks``), ending at the user line of the break. None when
+    it cannot be computed."""
+    try:
+        from torch._dynamo import config
+        from torch._dynamo.exc import Unsupported
+
+        user_stack = getattr(exc, "real_stack", None)
+        if user_stack is None:
+            user_stack = torch._guards.TracingContext.extract_stack()
+        try:
+            if config.nested_graph_breaks and tx.parent is not None:
+                frame_loc = tx._make_frame_loc(tx.f_code.co_filename, tx.lineno, tx.f_code.co_firstlineno)
+            else:
+                frame_loc = tx._make_frame_loc(user_stack[-1].filename, user_stack[-1].lineno, 0)
+        except IndexError:
+            frame_loc = (tx.f_code.co_filename, tx.f_code.co_firstlineno)
+        chain = tuple(tx._get_frame_loc_chain(frame_loc))
+        gb_type = exc.gb_type if isinstance(exc, Unsupported) else type(exc)
+        return (gb_type, chain)
+    except Exception:  # noqa: BLE001 - torch moved these: no key, no duplicate judgement
+        return None
+
+
+def graph_break_dup_record() -> Any:
+    """torch's own record of logged graph breaks (``torch._dynamo.utils.graph_break_dup_warning_checker``: its
+    ``set`` holds the keys logged in full; ``reset()`` replaces the set, as ``torch._dynamo.reset()`` does), or
+    None. Torch adds to it only while the ``graph_breaks`` log is on."""
+    try:
+        from torch._dynamo.utils import graph_break_dup_warning_checker
+
+        return graph_break_dup_warning_checker
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def graph_break_log_on() -> bool:
+    """Whether torch logs graph breaks now (``TORCH_LOGS=graph_breaks``: the ``torch._dynamo.graph_breaks``
+    artifact logger at DEBUG), i.e. whether torch itself adds to its duplicate record."""
+    try:
+        import logging
+
+        return sys.modules["torch._dynamo.symbolic_convert"].graph_break_log.isEnabledFor(logging.DEBUG)
+    except Exception:  # noqa: BLE001
+        return False
+
+
 # Quiet start — torch's NumPy warning (verified on torch 2.13.0 without numpy installed: importing torch warns
 # "Failed to initialize NumPy: No module named 'numpy'" from torch/_subclasses/functional_tensor.py)
 # --------------------------------------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dis
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any, Callable, Sequence
 
-from . import compat, facts
+from . import compat, facts, stances
 from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning
 from .model import (
     Decision,
@@ -35,6 +35,7 @@ from .model import (
     RecompileOutcome,
     RecompileRecord,
 )
+from .filter_entries import NoFilterKind
 from .recompile import _PSEUDO, RecompileLog
 
 
@@ -57,6 +58,9 @@ class DropSpec:
     name: str
     warning: DropWarning | None = None
     compile_id: str | None = None
+    #: match `filter_types` against ``guard_type`` only, as the printed ``guard_filter_fn`` does (set when the
+    #: types come from the compile's recorded filter entries, `filter_entries.plan_filter`)
+    exact: bool = False
 
     @property
     def ref(self) -> GuardRef:
@@ -156,7 +160,7 @@ class GuardDropper:
         self.filter.discard(code, Scope.NEXT_COMPILE)
         rules = [self.filter.add(FilterRule(code, spec.source, frozenset(spec.filter_types), Scope.NEXT_COMPILE,
                                             name=spec.name, label=f"{spec.leaf.guard_type} {'; '.join(spec.leaf.code)}",
-                                            warning=spec.warning, guard=spec.ref))
+                                            warning=spec.warning, guard=spec.ref, exact=spec.exact))
                  for spec in specs]
         with self._lock:
             self._pending[id(code)] = _Pending(code, list(specs), record, rules)
@@ -175,8 +179,11 @@ class GuardDropper:
         dropped = [(i, source, gtype) for i, rule in enumerate(pending.rules) for source, gtype in rule.dropped]
         hit = sorted({i for i, _, _ in dropped})
         missed = tuple(s.ref for i, s in enumerate(pending.specs) if i not in hit) if dropped else ()
+        # what the new compile guards on each source it did not drop, from its recorded filter entries
+        unbuilt = missed if dropped else (requested if fired else ())
+        instead = tuple((ref, _guarded_instead(event, cid, ref)) for ref in unbuilt)
         result = DropResult(cid, fired, requested, tuple((source, gtype) for _, source, gtype in dropped), missed,
-                            _constants(event, [pending.specs[i] for i in hit]))
+                            _constants(event, [pending.specs[i] for i in hit]), instead)
         self.report(result)
         if self.log is not None and pending.record is not None:
             self.log.update(pending.record, outcome=RecompileOutcome(OutcomeKind.COMPILED, cid, result))
@@ -193,6 +200,17 @@ class GuardDropper:
             self._pending.clear()
         for p in pending:
             self.filter.discard(p.code, Scope.NEXT_COMPILE)
+
+
+def _guarded_instead(event: Any, cid: str, ref: GuardRef) -> tuple[str, ...] | None:
+    """The guard types compile `cid` has on a dropped guard's source, from its recorded filter entries
+    (`filter_entries.FilterEntryLog`); None when they were not recorded."""
+    from .filter_entries import recorded_for
+
+    recorded = recorded_for(event.original_code, cid)
+    if recorded is None:
+        return None
+    return tuple(dict.fromkeys(e.guard_type for e in recorded.entries if e.source == ref.source))
 
 
 def _constants(event: Any, specs: Sequence[DropSpec]) -> tuple[tuple[str, int], ...]:
@@ -226,20 +244,31 @@ def config_hints(record: RecompileRecord) -> list[str]:
 
 def choice_fix(decision: DecisionKind, record: RecompileRecord | None, *, hints: bool = True) -> PermanentFix:
     """What a user writes to get `decision` (recompile, eager or skip) permanently, as data; with `hints`
-    torch's own suggestions for `record`'s code (`config_hints`) come after it."""
+    torch's own suggestions for `record`'s code (`config_hints`) come after it. Skip's per-call limit goes on the
+    user's own call when the record's advice knows it (`advice.RecompileAdvice.call_site`); at a code that hit
+    its limit already, skip has nothing to write (torch compiles it no more), and where the limit raises
+    (``fullgraph=True``) no limit is offered (not what skip does)."""
     limit = None
+    limit_hit = False
     if decision is DecisionKind.SKIP and record is not None and record.limit is not None:
-        limit = record.limit.counted or None
+        if record.limit.raises is None:
+            limit = record.limit.counted or None
+            limit_hit = record.limit.hit_now
     shown = tuple(config_hints(record)) if hints and record is not None else ()
     fn = facts.callable_name(record.frame_name) if record is not None else "fn"
-    return PermanentFix(decision, fn, recompile_limit=limit, hints=shown)
+    site = getattr(getattr(record, "advice", None), "call_site", None)
+    return PermanentFix(decision, fn, recompile_limit=limit, hints=shown, call_site=site, limit_hit=limit_hit)
 
 
 def default_drop_leaves(record: RecompileRecord) -> list[LeafGuardView]:
-    """The failing guards of the most recently used entry that a guard filter can drop."""
+    """The failing guards of the most recently used entry that a guard filter can drop (when the record's
+    advice checked a filter on that entry's filter entries: the ones that filter drops)."""
     out = []
     if not record.entries:
         return out
+    plan = getattr(getattr(record, "advice", None), "drop", None)
+    if plan is not None and plan.ok:
+        return [leaf for leaf in record.entries[0].failing if leaf.id in plan.leaf_ids]
     for leaf in record.entries[0].failing:
         try:
             drop_spec(leaf)
@@ -280,10 +309,9 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     out = [
         RecompileChoice(DecisionKind.RECOMPILE, Decision(DecisionKind.RECOMPILE), "recompile",
                         go_on, permanent=choice_fix(DecisionKind.RECOMPILE, None)),
-        RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", "run this call uncompiled",
+        RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", stances.CHOICE_EFFECTS["eager"][0],
                         permanent=choice_fix(DecisionKind.EAGER, None)),
-        RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip",
-                        "stop compiling this code; existing entries still serve",
+        RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip", stances.CHOICE_EFFECTS["skip"][0],
                         permanent=choice_fix(DecisionKind.SKIP, record, hints=False)),
     ]
     drop_summary = "drop guards from the new entry and recompile"
@@ -294,15 +322,38 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
                                    dynamic_summary, available=False, why_not=LIMIT_WHY_NOT))
         return tuple(out)
+    advice = getattr(record, "advice", None)
+    site = advice.call_site if advice is not None else None
     drops = default_drop_leaves(record)
     if drops:
         ids = tuple(leaf.id for leaf in drops)
         first = record.entries[0].compile_id
         specs = [drop_spec(leaf, first) for leaf in drops]
-        out.append(RecompileChoice(
-            DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]", drop_summary,
-            permanent=filter_fix(specs, fn), warnings=tuple(s.warning for s in specs if s.warning),
-            detail=f"default: {' '.join(ids)} of {first}"))
+        plan = advice.drop if advice is not None else None
+        fix = replace(filter_fix(specs, fn), call_site=site, plan=plan)
+        warnings = tuple(s.warning for s in specs if s.warning)
+        default = f"default: {' '.join(ids)} of {first}"
+        if advice is None:
+            # nothing recorded to build the fix from (an analysis without the capture): no unchecked filter
+            choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
+                                     drop_summary, warnings=warnings, detail=default)
+        elif plan is None or plan.ok:
+            choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
+                                     drop_summary, permanent=fix if plan is not None else None, warnings=warnings,
+                                     detail=default, plan=plan, left_out=advice.drop_left_out)
+        elif plan.why_not and all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not):
+            # nothing to check the filter on: the drop still works here, its permanent code is not printed
+            choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
+                                     drop_summary, warnings=warnings, detail=default, plan=plan)
+        else:
+            # no filter drops exactly these guards: not offered (the plan says why)
+            choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
+                                     drop_summary, available=False, plan=plan)
+        out.append(choice)
+    elif advice is not None and advice.drop is not None and not advice.drop.ok and advice.drop.why_not:
+        # the guard filter entries of that compile say why no filter drops them
+        out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
+                                   available=False, plan=advice.drop))
     else:
         first = record.entries[0].compile_id if record.entries else "the newest entry"
         out.append(RecompileChoice(
@@ -310,10 +361,12 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
             why_not=f"no failing guard of {first} can be dropped by a guard filter; "
                     f"name guard ids (see `guards fail`)"))
     suggestions = dynamic_suggestions(record)
+    sized = {(d.name, d.dim): d for d in (advice.dynamic if advice is not None else ())}
     for name, dim in suggestions:
+        marked = sized.get((name, dim), DynamicDim(name, dim))
         out.append(RecompileChoice(
             DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC, name=name, dim=dim), "dynamic NAME DIM",
-            dynamic_summary, permanent=PermanentFix(DecisionKind.DYNAMIC, fn, dims=(DynamicDim(name, dim),))))
+            dynamic_summary, permanent=PermanentFix(DecisionKind.DYNAMIC, fn, dims=(marked,), call_site=site)))
     if not suggestions:
         out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
                                    dynamic_summary, detail="no input tensor changed size at one dimension"))

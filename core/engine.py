@@ -53,8 +53,10 @@ from .model import (
     GuardTree,
     PatchDiff,
     PatchView,
+    OutcomeKind,
     PermanentFix,
     Provenance,
+    RecompileOutcome,
     RecompileRecord,
     ResumeAction,
     Resumed,
@@ -69,6 +71,8 @@ from . import provenance as _provenance
 from . import roles as _roles
 from . import facts
 from .decisions import choice_fix, config_hints, default_drop_leaves, drop_spec, filter_fix
+from .format import advice as advice_text
+from .format import recompile as format_recompile
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
 from .values import MAX_REPR, NULL_SLOT, cut, summarize
@@ -217,9 +221,14 @@ class EngineMethods:
         """(globals, locals) of the selected frame, with ``__stack__`` (the value stack, bottom first); at a
         recompile stop the inputs of the call that missed. Refuses where there is no frame."""
         ctx = ctx or self._paused()
+        fallback = ctx.extra.get("fallback")
+        if ctx.frame is None and fallback is not None:
+            # a graph break that runs its frame eagerly: the frame has not started, evaluate over its inputs
+            return {"__builtins__": builtins}, {**self._user_vars, **fallback.f_locals, "__stack__": []}
         if ctx.frame is None and ctx.miss_event is not None:
-            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed
-            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals}
+            # a recompile stop has no frame yet: evaluate over the inputs of the call that missed; the frame has
+            # not started, so its value stack is empty
+            return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals, "__stack__": []}
         st = ctx.frame
         if st is None or st.frame is None:
             refuse(f"no frame at a {ctx.kind.value} stop", ErrorKind.NOT_HERE)
@@ -782,6 +791,10 @@ class EngineMethods:
         else:
             first = record.entries[0].compile_id
             leaves = [(leaf, first) for leaf in default_drop_leaves(record)]
+            plan = record.advice.drop if record.advice is not None else None
+            if not leaves and plan is not None and plan.why_not:
+                # what the compile's guard filter entries say: why no filter drops them
+                refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)
             if not leaves:
                 refuse(f"no failing guard of {record.entries[0].compile_id} can be dropped by a guard filter; "
                        f"name guard ids (see `guards fail`)", ErrorKind.REJECTED)
@@ -791,15 +804,48 @@ class EngineMethods:
                 specs.append(drop_spec(leaf, cid))
             except ValueError as exc:
                 refuse(str(exc), ErrorKind.REJECTED)
+        # the same filter the permanent code prints, checked on each leaf's own compile (`advice.plan_for_leaves`)
+        plan, specs = self._checked_drop(record, guard_ids, [leaf for leaf, _ in leaves], specs)
         # everything validated: now change state
         ctx = self._paused()
         self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
         ids = tuple(s.leaf.id for s in specs)
         self.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
-        fix = filter_fix(specs, facts.callable_name(record.frame_name), config_hints(record))
+        advice = record.advice
+        site = advice.call_site if advice is not None else None
+        # the permanent code only where the filter was checked on the compile's recorded entries
+        fix = (replace(filter_fix(specs, facts.callable_name(record.frame_name), config_hints(record)),
+                       call_site=site, plan=plan) if plan is not None and plan.ok else None)
         return self._resume_recompile(Resumed(
             ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
-            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix))
+            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix, plan=plan))
+
+    def _checked_drop(self, record: RecompileRecord, guard_ids: tuple[str, ...], leaves: list[Any],
+                      specs: list[Any]) -> tuple[Any, list[Any]]:
+        """(the checked filter plan, the drop specs matching exactly what it drops) for a ``drop``; refuses when no
+        filter can drop one of the leaves alone (the live drop would then miss or take more than asked)."""
+        from .advice import plan_for_leaves
+        from .filter_entries import NoFilterKind
+
+        entries = self._paused().miss_event.entries
+        first = str(entries[0].compile_id) if entries else ""
+        by_cid: dict[str, list[Any]] = {}
+        tokens = guard_ids or tuple(leaf.id for leaf in leaves)
+        for token, leaf in zip(tokens, leaves):
+            m = _ID_RE.match(token)
+            by_cid.setdefault(m.group("cid") if m is not None and m.group("cid") else first, []).append(leaf)
+        plan = plan_for_leaves(self.capture, record.code_key, by_cid)
+        unchecked = bool(plan.why_not) and all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not)
+        if unchecked:
+            return plan, specs        # nothing recorded to check on: the drop matches as before, unprinted
+        if not plan.ok:
+            refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)
+        exact = []
+        for spec in specs:
+            types = tuple(sorted({t for term in plan.terms if spec.leaf.id in term.leaf_ids
+                                  for t in term.guard_types}))
+            exact.append(replace(spec, filter_types=types or spec.filter_types, exact=bool(types)))
+        return plan, exact
 
     def _leaf_by_id(self, record: RecompileRecord, token: str) -> tuple[Any, str]:
         """(the leaf `token` names, its entry's compile id): ``g5`` of the first entry listed, or ``0/1:g5``,
@@ -855,15 +901,39 @@ class EngineMethods:
             # marking an input that no failing guard checks cannot make this call fit an entry
             refuse(f"no failing guard checks {shown_name} (failing: {', '.join(sorted(failing))}); marking it "
                    f"dynamic would not avoid this recompile", ErrorKind.REJECTED)
+        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
+        marked = DynamicDim(shown, dim, int(value.shape[dim]))
+        site = record.advice.call_site if record.advice is not None else None
+        fix = PermanentFix(DecisionKind.DYNAMIC, facts.callable_name(record.frame_name), dims=(marked,),
+                           call_site=site)
+        if marked.specialised:
+            # torch specialises sizes 0 and 1: the new entry would pin this size, and the next call recompile
+            refuse(f"{advice_text.dynamic_warning(marked)}; nothing was marked. Permanently: "
+                   f"{format_recompile.permanent_text(fix)}", ErrorKind.REJECTED)
         try:
             compat.mark_dynamic(value, dim)
         except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
             refuse(f"torch refused: {type(exc).__name__}: {exc}", ErrorKind.REJECTED)
-        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
         self.recompiles.update(record, action=Decision(DecisionKind.DYNAMIC, name=shown, dim=dim))
-        marked = DynamicDim(shown, dim, int(value.shape[dim]))
-        fix = PermanentFix(DecisionKind.DYNAMIC, facts.callable_name(record.frame_name), dims=(marked,))
+        self._dynamic_check().expect(self._paused().miss_event.code, name, dim, record)
         return self._resume_recompile(Resumed(ResumeAction.DYNAMIC, dynamic=(marked,), permanent=fix))
+
+    def _dynamic_check(self) -> Any:
+        """The compile hook that reads what the compile after ``dynamic`` made of the dimension (made on first
+        use; `advice.DynamicCheck`)."""
+        check = getattr(self, "_dynamic_checker", None)
+        if check is None:
+            from .advice import DynamicCheck
+
+            def said(outcome: Any, record: Any) -> None:
+                self.message(advice_text.dynamic_outcome_text(outcome))
+                if record is not None:
+                    self.recompiles.update(record, outcome=RecompileOutcome(OutcomeKind.COMPILED, outcome.compile_id,
+                                                                            dynamic=outcome))
+
+            check = self._dynamic_checker = DynamicCheck(said)
+            self.compile_hooks.append(check.on_compiled)
+        return check
 
     @staticmethod
     def _input_value(name: str, f_locals: dict[str, Any]) -> Any:
@@ -1049,8 +1119,24 @@ class EngineMethods:
             out.append(GuardCostView(
                 view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
                 tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
-                tuple(guard_cost.advice_text(n, facts.callable_name(frame.name)) for n in names)))
+                tuple(self._cut_text(n, original) for n in names)))
         return tuple(out)
+
+    def _cut_text(self, name: str, original: CodeType) -> str:
+        """A documented guard-overhead cut, on the user's own ``torch.compile`` call when the capture saw it
+        (`callsites`); else torch's snippet with its placeholder name (no name guessed from the function)."""
+        from . import guard_cost
+        from .callsites import with_option
+
+        log = getattr(self.capture, "callsites", None)
+        site = log.site_for(original) if log is not None else None
+        cut_by_filter = guard_cost.filter_cut(name)
+        if site is None or cut_by_filter is None:
+            return guard_cost.advice_text(name)
+        fixed = with_option(site, "guard_filter_fn", f"torch.compiler.{name}")
+        if fixed is None:
+            return guard_cost.advice_text(name)
+        return f"{fixed}: {cut_by_filter[1]} (in place of {site.text} at {site.where})"
 
     @engine_method(anytime=True)
     def compiles(self) -> CompilesData:

@@ -198,7 +198,7 @@ CONSTANT_FILTER_TYPES: tuple[str, ...] = ("BOOL_MATCH", "CONSTANT_MATCH", "EQUAL
 CONSTANT_SNIPPET_TYPES: tuple[str, ...] = ("CONSTANT_MATCH", "EQUALS_MATCH")
 
 #: Root ("ambient") leaves and the filter types that create them (their filter entries are named ``""``).
-_ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
+ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
     "GLOBAL_STATE": ("GLOBAL_STATE",),
     "TORCH_FUNCTION_MODE_STACK": ("TORCH_FUNCTION_STATE",),
     "DEFAULT_DEVICE": ("DEFAULT_DEVICE",),
@@ -232,7 +232,7 @@ def filter_types(guard_type: str, source: str, code: tuple[str, ...] = (), *,
     if epilogue:
         return (SHAPE_ENV_FILTER_TYPE,)
     if source == "L":
-        types = _ROOT_FILTER_TYPES.get(guard_type)
+        types = ROOT_FILTER_TYPES.get(guard_type)
         if types is None and guard_type == "LAMBDA_GUARD" and "saved_tensors_hooks" in " ".join(code):
             types = ("AUTOGRAD_SAVED_TENSORS_HOOKS",)
         return types

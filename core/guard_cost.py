@@ -242,6 +242,12 @@ def advice(groups: Mapping[str, Mapping[str, int]], *, entries: int, total: int 
     return [name for name in out if present.get(name, True)]
 
 
+def filter_cut(name: str) -> tuple[str, str] | None:
+    """(placeholder name of the compiled callable, why) of an `advice` name that is a ``guard_filter_fn`` of
+    ``torch.compiler``, else None."""
+    return _FILTER_ADVICE.get(name)
+
+
 def advice_text(name: str, fn: str | None = None) -> str:
     """One line for an `advice` name; `fn` names the compiled callable in its ``torch.compile(...)`` snippet
     (`facts.callable_name`: the name the recompile choices use), else a placeholder."""

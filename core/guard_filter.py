@@ -68,8 +68,12 @@ class FilterRule:
     guard: GuardRef | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
     fired: bool = False
+    #: match `types` against ``guard_type`` alone, as a printed ``guard_filter_fn`` does
+    exact: bool = False
 
     def matches(self, source: str, guard_type: str, derived: Sequence[str]) -> bool:
+        if self.exact:
+            return source == self.source and guard_type in self.types
         return source == self.source and (guard_type in self.types or any(d in self.types for d in derived))
 
 

@@ -28,6 +28,7 @@ from types import CodeType
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import compat, facts
+from .caveats import caveat_of
 from .model import DiffKind, GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView, SourceLocation
 from .values import cut, summarize
 
@@ -112,8 +113,12 @@ _CODE_IS_EXPECTED = frozenset({"TYPE_MATCH", "ID_MATCH", "DICT_CONTAINS", "NO_HA
                                "DISPATCH_KEY_SET_MATCH", "SET_CONTAINS", "MAPPING_KEYS_MATCH"})
 #: the failure text of a ``DictGuardManager``'s own length check (guards.cpp: ``"len(" + source + ") != " + size``)
 _DICT_LENGTH_RE = re.compile(r"^len\((?P<src>.+)\) != (?P<n>\d+)$")
-#: placeholder id of a leaf the builder adds; replaced by `_number_extra_leaves`
-_EXTRA_ID = "g?"
+#: id of a length leaf made without its manager's id (the manager id is normally given)
+_EXTRA_ID = "len"
+#: Ids of the pseudo-leaves that are no leaf of torch's tree (never a ``g`` number: every ``gN`` shown anywhere
+#: is a leaf ``guards`` lists, and an entry's leaf count is the same at every stop).
+BACKEND_MATCH_ID = "backend"
+CHECK_VERBOSE_ID = "torch-check"
 _TENSOR_RE = re.compile(
     r"^check_tensor\((?P<src>.*), (?P<cls>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), (?P<dtype>torch\.\w+), "
     r"device=(?P<device>[^,]+), requires_grad=(?P<rg>\w+), size=\[(?P<size>[^\]]*)\], "
@@ -366,6 +371,8 @@ class _Evaluator:
 
 _COMPARE_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
                 ast.Is: "is", ast.IsNot: "is not"}
+#: a comparison read the other way round (``2 <= s`` is ``s >= 2``)
+_FLIPPED = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "==", "!=": "!="}
 
 
 def _call_arguments(code: str) -> list[str]:
@@ -466,7 +473,8 @@ class _Builder:
         if expected is None:
             expected = _expected(raw.guard_type, source, first)
         return LeafGuardView(ident, raw.guard_type, source, codes, location, raw.relational, epilogue,
-                             status, expected, actual, reason, note)
+                             status, expected, actual, reason, note,
+                             caveat=caveat_of(note, codes) if note is not None else None)
 
     def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
         """For a failed multi-part leaf, the first code part that evaluates False (torch's helper does the same)."""
@@ -659,14 +667,18 @@ class _Builder:
         else:
             pending = missing_here
 
+        extra = 0
         if evaluating and not missing and node.manager_type.endswith("DictGuardManager"):
-            length_leaf = self._dict_length_leaf(source, value)
+            length_leaf = self._dict_length_leaf(source, value, ident)
             if length_leaf is not None:
                 leaves.append(length_leaf)
                 self.failing.append(length_leaf)
+                extra = 1
 
         children: list[GuardNodeView] = []
-        leaf_count = len(leaves)
+        # torch's own leaves only: the length check shows where it fails, it is no leaf of the entry (one count
+        # per entry, the same at every stop)
+        leaf_count = len(leaves) - extra
         if node.children:
             self.path.append(source)
             evaluator = self.evaluator
@@ -703,15 +715,15 @@ class _Builder:
         return GuardNodeView(ident, source, node.manager_type, accessor, node.value_type, tuple(leaves),
                              tuple(children), status, leaf_count)
 
-    def _dict_length_leaf(self, source: str, value: Any) -> LeafGuardView | None:
+    def _dict_length_leaf(self, source: str, value: Any, manager_id: str = "") -> LeafGuardView | None:
         """The length check a ``DictGuardManager`` makes itself, before its key/value managers, as a leaf.
 
         Torch keeps no leaf for it (the manager compares ``len(dict)`` with the size it saw at compile time, a
         number no API exposes); its ``check_verbose`` names it ``len(L['d']) != 1``. When that is the first
         failure torch reports for this manager's source, the check becomes a failing ``DICT_LENGTH`` leaf on
         the dict's own source, expected the compile-time length, actual the dict's length now (any key type:
-        the check never looks at the keys). Its id is given after the whole tree is numbered
-        (`_number_extra_leaves`), so the ids of torch's own leaves do not depend on it.
+        the check never looks at the keys). Its id is the manager's with ``.len`` (``m4.len``), never a ``g``
+        number: torch's own leaves keep their ids at every stop, and every ``g`` id resolves in ``guards``.
         """
         if self.cv_passed:
             return None                               # torch passes the entry: every length matches
@@ -736,7 +748,8 @@ class _Builder:
             actual = f"len {len(value)}"
         except Exception:  # noqa: BLE001 - an odd mapping: leave the actual value out
             actual = None
-        view = LeafGuardView(_EXTRA_ID, "DICT_LENGTH", source, (f"len({source}) == {want}",), status=_FAIL,
+        view = LeafGuardView(f"{manager_id}.len" if manager_id else _EXTRA_ID, "DICT_LENGTH", source,
+                             (f"len({source}) == {want}",), status=_FAIL,
                              expected=f"len {want}", actual=actual, reason=reason)
         self.extra_leaves.append(view)
         return view
@@ -818,6 +831,11 @@ class _Builder:
         if op is None:
             return None, None
         assert self.evaluator is not None
+        if isinstance(node.left, ast.Constant) and not isinstance(node.comparators[0], ast.Constant):
+            # ``2 <= L['x'].size()[0]``: the constant is what the guard wants, the other side the input's value
+            lhs, rhs = rhs, lhs
+            op = _FLIPPED.get(op, op)
+            node = ast.Compare(left=node.comparators[0], ops=node.ops, comparators=[node.left])
         expected = rhs if op == "==" else f"{op} {rhs}"
         try:
             left = self.evaluator.eval_code(lhs, interp)
@@ -948,13 +966,12 @@ def build_guard_tree(
         builder = _Builder(guard_manager_wrapper, merged)
         root = builder.manager(raw_root, merged, False)
         epilogue = builder.epilogue(raw_epilogue)
-    _number_extra_leaves(builder)
     first_failure = builder.first_failure(epilogue, {tuple(r.parts) for r in raw_epilogue})
     if first_failure is not None and not builder.failing:
         # torch fails the entry but no single leaf did on its own (e.g. an accessor behaves differently from the
         # plain Python access used here): still report the entry as failing, with torch's words
         builder.failing.append(LeafGuardView(
-            f"g{builder.next_leaf}", "CHECK_VERBOSE", "L", (first_failure,), status=_FAIL,
+            CHECK_VERBOSE_ID, "CHECK_VERBOSE", "L", (first_failure,), status=_FAIL,
             reason=f"torch's check_verbose fails ({first_failure}) but no single leaf does"))
     failing = tuple(builder.failing)
     return GuardTree(
@@ -967,15 +984,6 @@ def build_guard_tree(
         first_failure=first_failure,
         text=compat.guard_manager_text(guard_manager_wrapper) if with_text else "",
     )
-
-
-def _number_extra_leaves(builder: _Builder) -> None:
-    """Give the leaves the builder added (`_Builder.extra_leaves`) ids after torch's own leaves, so those keep
-    the ids they have in an unevaluated tree. The views are this build's own objects, not yet shared: setting
-    the frozen field in place keeps the same object in its manager and in `failing`."""
-    for view in builder.extra_leaves:
-        object.__setattr__(view, "id", f"g{builder.next_leaf}")
-        builder.next_leaf += 1
 
 
 def _invalidated_tree(compile_id: str, reason: str, evaluated: bool) -> GuardTree:
@@ -1047,9 +1055,7 @@ def _with_backend_mismatch(tree: GuardTree, cache_entry: Any, backend: Any) -> G
             f"Cached backend: {cached}. New backend: {new}. If this is unexpected, wrap your backend in "
             f"functools.partial (or reuse the same cached backend) to avoid creating a new backend function each "
             f"time. More details: https://github.com/pytorch/pytorch/issues/168373")
-    ids = [int(leaf.id[1:]) for leaf in iter_leaves(tree) if leaf.id[1:].isdigit()]
-    ids += [int(leaf.id[1:]) for leaf in tree.failing if leaf.id[1:].isdigit()]
-    leaf = LeafGuardView(f"g{max(ids, default=-1) + 1}", "BACKEND_MATCH", "L", (text,), status=_FAIL,
+    leaf = LeafGuardView(BACKEND_MATCH_ID, "BACKEND_MATCH", "L", (text,), status=_FAIL,
                          expected=f"the backend this entry was compiled with: {cached}",
                          actual=f"this call's backend: {new}",
                          reason=f"compiled with another backend callable (cached {cached}; this call {new})")

@@ -232,6 +232,8 @@ class Stop:
     exception_lines: tuple[str, ...] = ()
     recompile: "RecompileRecord | None" = None
     graph_break: "BreakContext | None" = None
+    #: at a graph-break stop with no frame: the break no resume function follows, and what runs eagerly instead
+    eager_fallback: "EagerFallback | None" = None
     seq: int = 0
     selected: int = -1
     choices: tuple["RecompileChoice", ...] = ()
@@ -403,6 +405,30 @@ class SourceLocation:
     text: str | None = None
 
 
+class CaveatKind(StrEnum):
+    """Which of torch's remarks on a guard its user's code did not make (`LeafGuardView.caveat`)."""
+
+    ZERO_ONE = "0/1 specialization"
+    NAN = "NaN specialization"
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """A guard torch says the user's code did not cause (read off its note by `caveats.caveat_of`).
+
+    Attributes:
+        kind: which remark.
+        source: the guarded value (``"L['x'].size()[0]"``, ``"L['s']"``), when it can be read off the code.
+        dim: for a 0/1 specialization of a tensor size, the dimension, else None.
+        tensor: for a 0/1 specialization, the tensor's source (``"L['x']"``), else None.
+    """
+
+    kind: CaveatKind
+    source: str | None = None
+    dim: int | None = None
+    tensor: str | None = None
+
+
 @dataclass(frozen=True)
 class LeafGuardView:
     """One leaf guard of a guard manager.
@@ -424,6 +450,8 @@ class LeafGuardView:
             symbolic-shape comment (``duck sizing added this equality ...``), else None.
         size_changed: for a failing ``TENSOR_MATCH`` whose tensor differs only in sizes: the dimensions whose size
             the guard pins and the value no longer has, in order (``(0,)``; torch's reason names the first).
+        caveat: torch's remark that the guard is not due to the user's code (0/1 or NaN specialization), read
+            off `note` when the leaf is built (`caveats.caveat_of`), else None.
     """
 
     id: str
@@ -439,6 +467,7 @@ class LeafGuardView:
     reason: str | None = None
     note: str | None = None
     size_changed: tuple[int, ...] = ()
+    caveat: Caveat | None = None
 
     @property
     def user_line(self) -> str | None:
@@ -585,8 +614,11 @@ class GraphBreakView:
         filename, lineno: where in user code the frame stopped, when known.
         user_line: that source line's text, when known.
         resume_functions: names of the resume functions that compile referenced (``"__resume_at_30_2"``).
-        duplicate: True when an earlier graph break had the same reason at the same place (torch then logs it
-            as "user stack suppressed due to duplicate graph break").
+        duplicate: True when torch logs this break as a duplicate ("user stack suppressed due to duplicate graph
+            break"): an earlier break had the same graph-break type at the same chain of user lines
+            (`graph_break_dups`).
+        trace_id: the id torch logs the break under: the compile id with ``_N`` after the N-th restart of its
+            analysis (``"2/0_1"``), None when unknown (then `compile_id` is what torch shows).
         summary: the reason's head: the text before torch's ``Explanation:``, on one line
             (``"Unsupported Tensor.item() call with capture_scalar_outputs=False"``; `facts.parse_break_reason`).
         notes: torch's ``Explanation: ...`` and ``Hint: ...`` lines of the reason, in order.
@@ -601,6 +633,12 @@ class GraphBreakView:
     duplicate: bool = False
     summary: str = ""
     notes: tuple[str, ...] = ()
+    trace_id: str | None = None
+
+    @property
+    def logged_id(self) -> str:
+        """The id as torch's log shows it (`trace_id`, else `compile_id`)."""
+        return self.trace_id or self.compile_id
 
 
 @dataclass(frozen=True)
@@ -756,6 +794,27 @@ class BreakContext:
     globals: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class EagerFallback:
+    """A graph break no resume function follows: the frame (or a resume function Dynamo skipped) runs as plain
+    Python (`Stop.eager_fallback`; `format.eager_fallback_text` says it).
+
+    Attributes:
+        code_name, filename, firstlineno: the code object that runs eagerly.
+        skip_reason: torch's reason for not compiling it.
+        breaks: the graph breaks behind it, oldest first: those logged while compiling this frame, or, for a
+            skipped resume function, those of the compile that made it.
+        resume_of: for a skipped resume function, (name, file, first line) of the code it resumes, else None.
+    """
+
+    code_name: str
+    filename: str
+    firstlineno: int
+    skip_reason: str
+    breaks: tuple[GraphBreakView, ...] = ()
+    resume_of: tuple[str, str, int] | None = None
+
+
 # --------------------------------------------------------------------------------------------------------------
 # The engine API's results (`dynadbg.core.protocol.Engine`, implemented by `Session`)
 # --------------------------------------------------------------------------------------------------------------
@@ -895,6 +954,30 @@ class DynamicDim:
     dim: int
     size: int | None = None
 
+    @property
+    def specialised(self) -> bool:
+        """Torch specialises this size (0 or 1): ``mark_dynamic`` leaves the dimension static for this call
+        (``mark_unbacked`` makes it dynamic)."""
+        return self.size in (0, 1)
+
+
+@dataclass(frozen=True)
+class DynamicOutcome:
+    """What the compile after ``dynamic NAME DIM`` made of that dimension (`advice.DynamicCheck`).
+
+    Attributes:
+        name, dim: the marked input and dimension.
+        compile_id: the new entry.
+        sizes: the sizes its ``TENSOR_MATCH`` on the input pins (``None`` = dynamic), None when no such guard.
+        dynamic: the dimension is dynamic in the new entry (its size there is ``None``), None when unreadable.
+    """
+
+    name: str
+    dim: int
+    compile_id: str
+    sizes: tuple[int | None, ...] | None
+    dynamic: bool | None
+
 
 @dataclass(frozen=True)
 class PermanentFix:
@@ -909,6 +992,12 @@ class PermanentFix:
         dims: for dynamic: the dimensions to mark.
         recompile_limit: for skip: the entries the code has now (None: unknown, the stance alone is offered).
         hints: torch's own suggestions for this code (``"torch._dynamo.config.X = Y"``), written after the fix.
+        call_site: the user's ``torch.compile`` call the fix goes on (`callsites.CallSite`), None when unknown
+            (then the code says so instead of naming a guessed callable).
+        plan: for drop: the ``guard_filter_fn`` checked on the compile's recorded ``GuardFilterEntry`` records
+            (`filter_entries.FilterPlan`); the code prints its filter. None: `filter_terms` unchecked.
+        limit_hit: for skip: the code hit its recompile limit already (torch compiles it no more: nothing to
+            write).
     """
 
     kind: "DecisionKind"
@@ -917,6 +1006,9 @@ class PermanentFix:
     dims: tuple[DynamicDim, ...] = ()
     recompile_limit: int | None = None
     hints: tuple[str, ...] = ()
+    call_site: Any = field(default=None, compare=False)
+    plan: Any = field(default=None, compare=False)
+    limit_hit: bool = False
 
 
 @dataclass(frozen=True)
@@ -940,6 +1032,9 @@ class Resumed:
     dynamic: tuple[DynamicDim, ...] = ()
     warnings: tuple[DropWarning, ...] = ()
     permanent: PermanentFix | None = None
+    #: for drop: the filter checked on the dropped guards' compiles (`filter_entries.FilterPlan`), None when
+    #: nothing was checked; `permanent` is set only when it is ok
+    plan: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, ResumeAction):
@@ -1024,6 +1119,11 @@ class RecompileChoice:
         permanent: what gets the same effect for good (`format.permanent_text` writes its code), else None.
         warnings: why results may be wrong after it (constant folding), one per guard it would drop.
         detail: extra text for the line, e.g. ``"(default: g3 of 0/0)"``.
+        plan: for drop: the default's ``guard_filter_fn`` checked on the entry's recorded filter entries
+            (`filter_entries.FilterPlan`: what it drops, or why no filter can; not available when it cannot),
+            None when nothing was checked.
+        left_out: for drop: failing guards the default leaves out because no filter drops them alone
+            (`filter_entries.NoFilter`, each with why).
     """
 
     kind: DecisionKind
@@ -1035,6 +1135,8 @@ class RecompileChoice:
     permanent: PermanentFix | None = None
     warnings: tuple[DropWarning, ...] = ()
     detail: str = ""
+    plan: Any = field(default=None, compare=False)
+    left_out: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1798,6 +1900,9 @@ class DropResult:
     dropped: tuple[tuple[str, str], ...] = ()
     missed: tuple[GuardRef, ...] = ()
     constants: tuple[tuple[str, int], ...] = ()
+    #: for each chosen guard the compile did not build: the guard types its recorded filter entries have on that
+    #: source instead (None: its entries were not recorded, what it guards there is not known)
+    instead: tuple[tuple[GuardRef, tuple[str, ...] | None], ...] = ()
 
 
 class OutcomeKind(StrEnum):
@@ -1815,11 +1920,14 @@ class RecompileOutcome:
         kind: compiled, or run eagerly because the recompile limit was hit earlier.
         compile_id: the new entry's compile id, when compiled.
         drop: what ``drop``'s guard filter did in that compile, when the user dropped guards.
+        dynamic: what it made of the dimension ``dynamic`` marked, when the user marked one.
     """
 
     kind: OutcomeKind
     compile_id: str | None = None
     drop: DropResult | None = None
+    #: what the compile made of the dimension ``dynamic`` marked (checked on its TENSOR_MATCH), when marked
+    dynamic: DynamicOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -1879,6 +1987,9 @@ class RecompileRecord:
     def __post_init__(self) -> None:
         if not isinstance(self.decision, DecisionKind):
             object.__setattr__(self, "decision", DecisionKind(self.decision))
+    #: what the permanent fixes rest on (`advice.RecompileAdvice`: the call site, the checked guard filter of the
+    #: default ``drop``, the ``dynamic`` sizes), None when the miss was analysed without the capture's records
+    advice: Any = field(default=None, compare=False)
 
     @property
     def torch_reasons(self) -> tuple[str, ...]:

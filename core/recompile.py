@@ -407,6 +407,18 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
     return replace(record, changed=changed_inputs(record))
 
 
+def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:
+    """`record` with its `advice.RecompileAdvice`, made by the capture that saw the miss (`Capture.advise`), when
+    it can be made."""
+    advise = getattr(getattr(event, "capture", None), "advise", None)
+    if advise is None or record.error is not None:
+        return record
+    try:
+        return replace(record, advice=advise(record, event.f_locals))
+    except Exception:  # noqa: BLE001 - advice is checked or left out, never a broken program
+        return record
+
+
 class RecompileLog:
     """The `RecompileRecord`s of one run, in the order the misses happened.
 
@@ -429,6 +441,7 @@ class RecompileLog:
             return self._record_after_limit(event)
         record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache,
                               backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
+        record = _with_advice(record, event)
         with self._lock:
             record = replace(record, seq=len(self._records) + 1, pending=pending)
             self._records.append(record)
@@ -436,19 +449,17 @@ class RecompileLog:
 
     def _record_after_limit(self, event: Any) -> RecompileRecord:
         """A miss torch answers without compiling because the code hit its recompile limit: kept in the
-        timeline (decision ``eager``, no compile id), without re-checking every entry (it may happen on every
-        call from then on); the limit is the one the hit was recorded with."""
+        timeline (decision ``eager``, no compile id) with every entry checked on the call's inputs, as any miss
+        (each entry rejects the call with guards that can be named); the limit is the one the hit was recorded
+        with."""
         code = event.code
-        name = getattr(code, "co_qualname", code.co_name)
+        record = analyze_miss(code, event.f_locals, event.cache_entries, diff_cache=self._diff_cache,
+                              backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
         with self._lock:
             limit = next((r.limit for r in reversed(self._records)
-                          if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), None)
-            record = RecompileRecord(len(self._records) + 1, id(code), name, code.co_filename, code.co_firstlineno,
-                                     None, inputs=tuple((str(k), summarize(v).text)
-                                                        for k, v in list(event.f_locals.items())[:40]),
-                                     limit=limit, decision=DecisionKind.EAGER,
-                                     outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT),
-                                     code_name=code.co_name, is_resume=facts.is_resume_name(code.co_name))
+                          if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), record.limit)
+            record = replace(record, seq=len(self._records) + 1, compile_id=None, limit=limit,
+                             decision=DecisionKind.EAGER, outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT))
             self._records.append(record)
         return record
 
@@ -548,7 +559,8 @@ def frame_recompiles(frame: CompiledFrameView, records: Sequence[RecompileRecord
 def frame_guard_diffs(frame: CompiledFrameView) -> tuple[EntryDiff, ...]:
     """Guard diffs of a compiled frame's consecutive entries in compile order, from the guard trees its
     snapshot carries (``Capture.frames(guards=True)``); entries without a tree are left out."""
-    trees = [e.guard_tree for e in frame.entries if e.guard_tree is not None and not e.guard_tree.invalidated]
+    trees = [e.guard_tree for e in frame.entries if e.guard_tree is not None and not e.guard_tree.invalidated
+             and not e.invalidated]   # an entry torch invalidated (its objects were freed) is no entry to compare
     trees.sort(key=lambda t: _compile_order_key(t.compile_id))
     return entry_diffs(trees)
 

@@ -55,6 +55,7 @@ so a reader of ``/1`` reads ``/2``::
              "short_reason": str,                  # up to "Explanation:", whitespace collapsed
              "filename": str | null, "lineno": int | null, "user_line": str | null,
              "duplicate": bool,                    # torch: "user stack suppressed due to duplicate graph break"
+             "trace_id": str,                      # the id torch logs it under ("2/0_1": restart 1 of 2/0)
              "resume_functions": [str, ...]}
           ],
           "recompiles": [{"compile_id": str,       # the id of the new compile
@@ -513,7 +514,7 @@ def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) 
         out += ["", _THIN, "recompiles, every failing guard (each entry checked on the inputs of that call):", _THIN]
         for r in mine:
             flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ""
-            out.append(f"  [{r.compile_id or '?'}] {r.decision.value}; {outcome_text(r)}{flag}")
+            out.append(f"  [{r.compile_id or 'not compiled'}] {r.decision.value}; {outcome_text(r)}{flag}")
             out += _indent(failing_text(r), "    ")
             for f in r.non_input:
                 out.append(f"    not about the inputs: {f.compile_id}: [{f.kind}] {f.text}")
@@ -577,7 +578,7 @@ def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple
         out += ["", _THIN, "graph breaks:", _THIN]
         for brk in frame.graph_breaks:
             dup = " (duplicate: torch suppresses its user stack)" if brk.duplicate else ""
-            out.append(f"  [{brk.compile_id}] at {_where(brk)}{dup}")
+            out.append(f"  [{brk.logged_id}] at {_where(brk)}{dup}")
             if brk.user_line:
                 out.append(f"      {brk.user_line}")
             out.append(f"    reason: {brk.summary}")
@@ -696,7 +697,8 @@ def report_json(
                         "node_count": g.node_count} for g in frame.graphs],
             "graph_breaks": [{"compile_id": b.compile_id, "reason": b.reason, "short_reason": b.summary,
                               "filename": b.filename, "lineno": b.lineno, "user_line": b.user_line,
-                              "duplicate": b.duplicate, "resume_functions": list(b.resume_functions)}
+                              "duplicate": b.duplicate, "trace_id": b.logged_id,
+                              "resume_functions": list(b.resume_functions)}
                              for b in frame.graph_breaks],
             "recompiles": [{"compile_id": r.compile_id, "reasons": list(r.reasons),
                             "analysis": _analysis_json(recompile_records, frame.key, r.compile_id, record_json)}

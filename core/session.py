@@ -564,6 +564,7 @@ class Session(EngineMethods):
             from .capture import Capture
 
             self.capture = Capture(on_compiled=self._on_compiled, on_cache_miss=self._on_cache_miss)
+            self.capture.on_eager_fallback = self._on_eager_fallback
             self.capture.install()
         except ImportError:
             self.capture = None
@@ -873,6 +874,17 @@ class Session(EngineMethods):
         finally:
             self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision
+
+    def _on_eager_fallback(self, event: Any) -> None:
+        """Capture's hook: after a graph break a frame runs eagerly with no resume function (a break in a ``try``
+        block or a generator, a resume function Dynamo skipped). With ``graph-break`` on, stop before it runs."""
+        if "graph-break" not in self.break_on or threading.get_ident() != self._worker_ident:
+            return
+        ctx = PauseContext(StopKind.GRAPH_BREAK, [], 0)
+        ctx.extra["fallback"] = event
+        what = (f"the resume function {event.code.co_name} is skipped" if event.resume_of is not None
+                else f"{event.code.co_name} falls back to eager")
+        self._pause(ctx, f"graph break with no resume function: {what}; it runs eagerly now")
 
     def _post_mortem(self, exc: BaseException) -> None:
         """The script raised: stop on the innermost generated frame its traceback passes through."""

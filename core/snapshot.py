@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat, facts
 from .disasm import code_view
-from .model import BreakContext, FrameView, HandedOver, ResumePoint, Stop, StopKind, StopTeaching, ValueSummary
+from .model import (
+    BreakContext,
+    EagerFallback,
+    FrameView,
+    HandedOver,
+    ResumePoint,
+    Stop,
+    StopKind,
+    StopTeaching,
+    ValueSummary,
+)
 from .values import UNKNOWN, summarize
 
 if TYPE_CHECKING:
@@ -230,6 +240,17 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
 
             choices = recompile_choices(record)
             hints = tuple(config_hints(record))
+    eager_fallback = None
+    fallback = ctx.extra.get("fallback")
+    if ctx.kind is StopKind.GRAPH_BREAK and not ctx.frames and fallback is not None:
+        # a graph break no resume function follows: the frame runs eagerly (nothing generated runs for it)
+        code = fallback.code
+        frames.append(FrameView(code=code_view(code, generated=False), index=-1, lineno=None, stack=(),
+                                stack_exact=False, locals=tuple((k, value(v)) for k, v in fallback.f_locals.items())))
+        origin = fallback.resume_of
+        eager_fallback = EagerFallback(
+            code.co_name, code.co_filename, code.co_firstlineno, fallback.skip_reason, tuple(fallback.breaks),
+            (origin.co_name, origin.co_filename, origin.co_firstlineno) if origin is not None else None)
     graph_break = break_context(session, ctx.frames) if ctx.frames and not ctx.post_mortem else None
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
         import traceback
@@ -247,6 +268,7 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         exception_lines=exception_lines,
         recompile=record,
         graph_break=graph_break,
+        eager_fallback=eager_fallback,
         seq=session.stop_seq,
         selected=ctx.selected if ctx.frames else -1,
         choices=choices,

@@ -1,9 +1,12 @@
 """The coach: follows one lesson while the learner debugs its program, and says when a step is done.
 
 A step is done when the engine's state satisfies the step's condition (`lessons.Condition`): the stop kind, the
-role of the current instruction (`Engine.roles`), the last command and its result. `Coach.snapshot` reads that
-state through the engine's typed methods; call it where engine calls may block (the plain front end's main
-thread, or the TUI's engine-call thread), never on the TUI's UI thread. `Coach.check` is pure.
+role of the current instruction (`Engine.roles`), the last command and its result, and what the step's text
+claims about Dynamo (the entry count, a guard's type on a source, the failing guard and its values, what the FX
+graph holds, a value-stack slot, a value): each claim is read off the engine, so a torch that behaves otherwise
+fails the lesson's test, not the learner. `Coach.snapshot` reads that state through the engine's typed methods
+(the claims only when the current step makes them); call it where engine calls may block (the plain front end's
+main thread, or the TUI's engine-call thread), never on the TUI's UI thread. `check` is pure.
 
 Front ends call `observe_command` after each command, `observe_exit` when the program ends, then `advance`
 with a fresh snapshot; `narration` is the text to show.
@@ -46,10 +49,64 @@ class EngineState:
     output: str = ""
     error: str | None = None
     exited: bool = False
+    facts: "Facts | None" = None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a step's claims are checked against (read by `Coach.snapshot` only when the step makes claims).
+
+    Attributes:
+        entries: cache entries of the code object in front of the learner (the frame's, or the one that missed
+            at a recompile stop), None when unknown.
+        guards: (source, guard type) of every leaf of the guard tree of the entry serving the selected frame.
+        failing: at a recompile stop, (source, guard type, expected, actual) of each failing guard of the most
+            recently used entry.
+        graph: the code of the FX graph(s) the selected frame's entry calls, joined.
+        roles: the role values of the selected frame's instructions.
+        stack: per value-stack slot, its summary and what it stands for (provenance), joined.
+        values: expression -> `p` text, for the expressions the step asks about.
+    """
+
+    entries: int | None = None
+    guards: frozenset[tuple[str, str]] = frozenset()
+    failing: tuple[tuple[str, str, str | None, str | None], ...] = ()
+    graph: str = ""
+    roles: frozenset[str] = frozenset()
+    stack: tuple[str, ...] = ()
+    values: tuple[tuple[str, str], ...] = ()
+
+
+def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
+    if not cond.claims:
+        return True
+    if facts is None:
+        return False
+    if cond.entries is not None and facts.entries != cond.entries:
+        return False
+    if cond.guard is not None and cond.guard not in facts.guards:
+        return False
+    if cond.no_guard is not None and cond.no_guard in facts.guards:
+        return False
+    if cond.failing is not None or cond.failing_values is not None:
+        hits = [f for f in facts.failing if cond.failing is None or f[:2] == cond.failing]
+        if not hits:
+            return False
+        if cond.failing_values is not None and not any(f[2:] == cond.failing_values for f in hits):
+            return False
+    if cond.graph_has is not None and cond.graph_has not in facts.graph:
+        return False
+    if cond.has_role is not None and cond.has_role not in facts.roles:
+        return False
+    if cond.stack_has is not None and not any(cond.stack_has in slot for slot in facts.stack):
+        return False
+    return cond.value is None or cond.value in facts.values
 
 
 def check(cond: Condition, state: EngineState) -> bool:
-    """Whether `state` satisfies every part of `cond`."""
+    """Whether `state` satisfies every part of `cond` (its claims included)."""
+    if not _claims_hold(cond, state.facts):
+        return False
     if cond.exited is not None and cond.exited != state.exited:
         return False
     if cond.stop is not None and state.stop not in cond.stop:
@@ -106,6 +163,48 @@ def resolve_action(engine: object, command: str) -> str:
     return _PLACEHOLDER.sub(replace, command)
 
 
+def read_facts(engine: object, stop: object, cond: Condition) -> Facts:
+    """The engine state `cond`'s claims are about, read through the engine's typed methods (blocking)."""
+    from dynadbg.core.guards import iter_leaves
+
+    claims = set(cond.claims)
+    entries = getattr(stop, "entry_count", None)
+    guards: set[tuple[str, str]] = set()
+    if claims & {"guard", "no_guard"}:
+        trees = engine.guard_trees()
+        if not isinstance(trees, EngineError) and trees:
+            guards = {(leaf.source, leaf.guard_type) for leaf in iter_leaves(trees[0])}
+    failing: list[tuple[str, str, str | None, str | None]] = []
+    if claims & {"failing", "failing_values"}:
+        records = engine.recompile_records()
+        if not isinstance(records, EngineError) and records and records[0].entries:
+            failing = [(leaf.source, leaf.guard_type, leaf.expected, leaf.actual)
+                       for leaf in records[0].entries[0].failing]
+    graph = ""
+    if "graph_has" in claims:
+        graphs = engine.graphs()
+        if not isinstance(graphs, EngineError):
+            graph = "\n".join(g.code for g in graphs)
+    roles: frozenset[str] = frozenset()
+    if "has_role" in claims:
+        found = engine.roles()
+        if not isinstance(found, EngineError):
+            roles = frozenset(r.role.value for r in found.roles)
+    stack: list[str] = []
+    if "stack_has" in claims:
+        frame = stop.selected_frame
+        provenance = engine.stack_provenance()
+        notes = [] if isinstance(provenance, EngineError) else [f"{s.expression} {s.note}" for s in provenance.slots]
+        for i, value in enumerate(frame.stack if frame is not None else ()):
+            stack.append(f"{value.text} {notes[i] if i < len(notes) else ''}")
+    values = []
+    if cond.value is not None:
+        result = engine.evaluate(cond.value[0])
+        if not isinstance(result, EngineError):
+            values.append((cond.value[0], result.text))
+    return Facts(entries, frozenset(guards), tuple(failing), graph, roles, tuple(stack), tuple(values))
+
+
 class Coach:
     """Walks the learner through `lesson`; remembers progress in `progress` (None: not kept)."""
 
@@ -151,28 +250,32 @@ class Coach:
         stop = engine.current_stop()
         if isinstance(stop, EngineError):
             return self.state_at(None)
+        step = self.step
+        facts = read_facts(engine, stop, step.done) if step is not None and step.done.claims else None
         frame = stop.selected_frame
         roles = stop.teaching.roles if stop.teaching is not None else None
         if roles is None and frame is not None and frame.code.generated:
             answer = engine.roles()
             roles = None if isinstance(answer, EngineError) else answer
-        return self.state_at(stop, roles)
+        return self.state_at(stop, roles, facts)
 
-    def state_at(self, stop: Stop | None, roles: CodeRoles | None = None) -> EngineState:
+    def state_at(self, stop: Stop | None, roles: CodeRoles | None = None, facts: Facts | None = None) -> EngineState:
         """The state a condition needs at `stop` (None: running or ended), with its code's `roles` (the stop's own
-        `Stop.teaching` when it has them): no engine call."""
+        `Stop.teaching` when it has them) and the `facts` its claims are about (read by `snapshot`): no engine
+        call."""
         if stop is None or self.exited:
             return EngineState(command=self.command, output=self.output, error=self.error, exited=self.exited)
         frame = stop.selected_frame
         if frame is None:
-            return EngineState(stop.kind.value, command=self.command, output=self.output, error=self.error)
+            return EngineState(stop.kind.value, command=self.command, output=self.output, error=self.error,
+                               facts=facts)
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.output,
-                           self.error)
+                           self.error, facts=facts)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a

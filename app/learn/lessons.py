@@ -20,6 +20,16 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     output_contains = "sin"                # ... and its output contains this text
     code_contains = "resume"               # the selected frame's code name contains this
     exited = true                          # the program has ended
+    # what a step's text claims about Dynamo, checked on the engine's state (`coach.check`):
+    entries = 2                            # the code object has this many cache entries
+    guard = "L['offset'] TYPE_MATCH"       # the guard tree of the entry serving the frame has this leaf type there
+    no_guard = "L['offset'] EQUALS_MATCH"  # ... and none of this type there
+    failing = "L['factor'] EQUALS_MATCH"   # at a recompile stop, this guard of the newest entry fails
+    failing_values = ["2", "3"]            # ... with this expected and actual value
+    graph_has = "truediv"                  # the FX graph the frame's entry calls contains this
+    has_role = "graph call"                # some instruction of the frame's code has this role
+    stack_has = "___stack0"                # a value-stack slot (its summary or what it stands for) shows this
+    value = ["history", "[]"]              # `p EXPR` gives this text
 
 An action may name an instruction by what it is rather than by index (indexes move when torch changes what it
 generates): ``{role:ROLE}`` is the first instruction with that role at or after the current one, ``{instr:TEXT}``
@@ -54,7 +64,19 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "output_contains": str,
     "code_contains": str,
     "exited": bool,
+    "entries": int,
+    "guard": str,
+    "no_guard": str,
+    "failing": str,
+    "failing_values": list,
+    "graph_has": str,
+    "has_role": str,
+    "stack_has": str,
+    "value": list,
 }
+#: The keys above that are claims about the engine's state (read only when a step asks for them).
+CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "stack_has",
+              "value")
 _TOP_KEYS = {"title", "program", "intro", "outro", "break_on", "steps"}
 _STEP_KEYS = {"text", "action", "hints", "done"}
 _PLACEHOLDER = re.compile(r"\{(\w+):([^{}]*)\}")
@@ -77,6 +99,20 @@ class Condition:
     output_contains: str | None = None
     code_contains: str | None = None
     exited: bool | None = None
+    entries: int | None = None
+    guard: tuple[str, str] | None = None
+    no_guard: tuple[str, str] | None = None
+    failing: tuple[str, str] | None = None
+    failing_values: tuple[str, str] | None = None
+    graph_has: str | None = None
+    has_role: str | None = None
+    stack_has: str | None = None
+    value: tuple[str, str] | None = None
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The claim keys this condition uses (what `coach.Coach.snapshot` must read)."""
+        return tuple(k for k in CLAIM_KEYS if getattr(self, k) is not None)
 
     def describe(self) -> str:
         """The condition in words, for a test failure or a curious contributor."""
@@ -95,6 +131,24 @@ class Condition:
             parts.append(f"the frame's code name contains {self.code_contains!r}")
         if self.exited is not None:
             parts.append("the program has ended" if self.exited else "the program still runs")
+        if self.entries is not None:
+            parts.append(f"the code object has {self.entries} cache entries")
+        if self.guard:
+            parts.append(f"its entry guards {self.guard[0]} with {self.guard[1]}")
+        if self.no_guard:
+            parts.append(f"its entry has no {self.no_guard[1]} on {self.no_guard[0]}")
+        if self.failing:
+            parts.append(f"{self.failing[1]} on {self.failing[0]} fails")
+        if self.failing_values:
+            parts.append(f"expected {self.failing_values[0]}, actual {self.failing_values[1]}")
+        if self.graph_has:
+            parts.append(f"the FX graph contains {self.graph_has!r}")
+        if self.has_role:
+            parts.append(f"an instruction has the role {self.has_role!r}")
+        if self.stack_has:
+            parts.append(f"a value-stack slot shows {self.stack_has!r}")
+        if self.value:
+            parts.append(f"`p {self.value[0]}` is {self.value[1]}")
         return "; ".join(parts)
 
 
@@ -229,8 +283,25 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
         command = ALIASES.get(command, command)
     if "output_contains" in done and command is None:
         raise fail("done: 'output_contains' needs 'command' (whose output?)", number)
+    has_role = done.get("has_role")
+    if has_role is not None and has_role not in _ROLES:
+        raise fail(f"done: unknown role {has_role!r} in 'has_role'", number)
+    pairs: dict[str, tuple[str, str] | None] = {}
+    for key in ("guard", "no_guard", "failing"):
+        text = done.get(key)
+        source, _, gtype = (text or "").rpartition(" ")
+        if text is not None and not (source and gtype.isupper()):
+            raise fail(f"done: {key!r} must be \"SOURCE GUARD_TYPE\" (e.g. \"L['x'] TENSOR_MATCH\")", number)
+        pairs[key] = (source, gtype) if text is not None else None
+    for key in ("failing_values", "value"):
+        got = done.get(key)
+        if got is not None and not (len(got) == 2 and all(isinstance(x, str) for x in got)):
+            raise fail(f"done: {key!r} must be a list of two strings", number)
+        pairs[key] = tuple(got) if got is not None else None  # type: ignore[assignment]
     return Condition(stops, role, done.get("opname"), command, done.get("output_contains"),
-                     done.get("code_contains"), done.get("exited"))
+                     done.get("code_contains"), done.get("exited"), done.get("entries"), pairs["guard"],
+                     pairs["no_guard"], pairs["failing"], pairs["failing_values"], done.get("graph_has"), has_role,
+                     done.get("stack_has"), pairs["value"])
 
 
 def lesson_files(directory: Path = LESSON_DIR) -> list[Path]:

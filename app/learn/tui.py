@@ -143,8 +143,11 @@ class LearnApp(DebuggerApp):
             return
         stop = self.last_stop if self.phase == "stopped" else None
         frame = stop.selected_frame if stop is not None else None
-        if stop is not None and stop.teaching is None and frame is not None and frame.code.generated:
-            # no roles with this stop (a recorded one): ask the engine
+        step = coach.step
+        claims = step is not None and bool(step.done.claims)
+        if stop is not None and (claims or stop.teaching is None and frame is not None and frame.code.generated):
+            # the step's claims are about engine state (guards, entries, the graph), or no roles came with this
+            # stop (a recorded one): ask the engine
             session = self.session
             self.client.call(lambda: coach.snapshot(session), lambda state: self._checked(state, move, looked),
                              "lesson step check")

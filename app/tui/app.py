@@ -60,6 +60,7 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.format.edits import format_diff
+from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 
@@ -387,13 +388,16 @@ class DebuggerApp(App[int]):
 
     def _show_resumed(self, result: Resumed) -> None:
         """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
-        parts): what was done, each warning (as an error line), the permanent fix."""
+        parts): what was done, each warning (as an error line), what a drop's filter was checked on, the
+        permanent fix."""
         console = self._main.console
         head = fmt.resumed_head(result)
         if head:
             console.output(head)
         for warning in result.warnings:
             console.error(fmt.warning_line(warning))
+        if result.plan is not None:
+            console.output(plan_check_text(result.plan))
         if result.permanent is not None:
             console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
 
@@ -735,8 +739,9 @@ class DebuggerApp(App[int]):
         screen = self._main
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
+        shows_report = stop.graph_break or stop.eager_fallback or stop.exception_lines
         auto = (View.RECOMPILE if stop.kind is StopKind.RECOMPILE
-                else View.STOP if stop.frame is None and (stop.graph_break or stop.exception_lines) else None)
+                else View.STOP if stop.frame is None and shows_report else None)
         active = screen.active_view
         # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
         # replaces only the listing or a view opened the same way.
@@ -764,7 +769,7 @@ class DebuggerApp(App[int]):
             console.error(stop.exception)
         if not self._glossary.complete:
             # the first time a Dynamo term shows up, one line says what it means (as in line mode)
-            for gloss in self._glossary.new_terms(stop_terms(stop)):
+            for gloss in self._glossary.new_terms(stop_terms(stop), stop.compile_id):
                 console.info(gloss)
 
     def _at_stop(self, stop: Stop, *, new: bool) -> None:

@@ -16,6 +16,7 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 
@@ -160,8 +161,10 @@ class GuardTreeView(Tree[object]):
         dim = self._style("guards--dim")
         for line in leaf.code:
             node.add_leaf(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line))), _Detail())
+        caveat = leaf.caveat
         if leaf.user_line or leaf.location:
-            text = Text("from ", dim)
+            # torch says the line of a 0/1- or NaN-specialization guard is only the value's first use
+            text = Text(caveat_lines(caveat)[0] + ": " if caveat is not None else "from ", dim)
             if leaf.user_line:
                 text.append_text(self._user_line(leaf.user_line))
             if leaf.location:
@@ -169,6 +172,8 @@ class GuardTreeView(Tree[object]):
             node.add_leaf(text, _Detail())
         if leaf.expected is not None or leaf.actual is not None:
             node.add_leaf(Text(f"expected {leaf.expected or '?'}, actual {leaf.actual or '?'}", dim), _Detail())
+        if caveat is not None:
+            node.add_leaf(Text("caveat: " + caveat_lines(caveat)[1], dim), _Detail())
         if leaf.reason:
             node.add_leaf(Text(leaf.reason, self._style("guards--fail")), _Detail())
         node.add_leaf(Text(f"id {leaf.id} · source {leaf.source}", dim), _Detail())
@@ -237,7 +242,8 @@ class GuardTreeView(Tree[object]):
             if len(leaf.code) > 1:
                 text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
         if leaf.user_line:
-            text.append("  ← ", self._style("guards--dim"))
+            arrow = "  ← first use: " if leaf.caveat is not None else "  ← "
+            text.append(arrow, self._style("guards--dim"))
             text.append_text(self._user_line(leaf.user_line))
         return text
 

@@ -3,7 +3,7 @@
 At a recompile stop it shows, for every cache entry (in torch's order, most recently used first), every failing
 guard with its type, guard code, the user source line it came from, expected against actual value and torch's
 hint; the inputs that changed; the guard diffs between the entries; the recompile limit; and the choices with
-their keys and the code a user would write to get the same effect for good.
+their keys and the code a user would write to get the same effect permanently.
 
 Data: the stop's record (`Stop.recompile`: the `RecompileRecord` analysed on the program's thread when the call
 missed) and structured choices (`Stop.choices`: `RecompileChoice`, each with its decision, syntax, availability
@@ -23,8 +23,10 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 
+from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core import format as fmt
-from dynadbg.core.format.recompile import action_text, limit_text, outcome_text
+from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
+from dynadbg.core.format.recompile import action_text, choice_warning_texts, limit_text, outcome_text
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import (
     DecisionKind,
@@ -269,11 +271,17 @@ class RecompileView(OutputView):
         lines: list[RenderableType] = [Padding(row, (0, 0, 0, 2))]
         where = location_text(leaf.location, short=True)
         details: list[Text] = []
+        caveat = leaf.caveat
         if leaf.user_line or where:
             line = Text(where + "  " if where else "", dim)
+            if caveat is not None:
+                # torch says the line is only the value's first use, not what made the guard
+                line.append(caveat_lines(caveat)[0] + ": ", dim)
             if leaf.user_line:
                 line.append_text(_python(leaf.user_line.strip()))
             details.append(line)
+        if caveat is not None:
+            details.append(Text("caveat: " + caveat_lines(caveat)[1], self._style("recompile--hint")))
         if leaf.expected is not None or leaf.actual is not None:
             values = Text("expected ", dim)
             values.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
@@ -336,7 +344,7 @@ class RecompileView(OutputView):
 
     def _choices(self, stop: Stop | None) -> list[RenderableType]:
         """Each choice the stop offers (`Stop.choices`) with its key, what it does, whether it is available (and
-        why not), its warnings and the code that gets its effect for good; then torch's own hints."""
+        why not), its warnings and the code that gets its effect permanently; then torch's own hints."""
         dim, key_style = self._style("recompile--dim"), self._style("recompile--key")
         warning = self._style("recompile--warning")
         title = Text("choices", self._style("recompile--section"))
@@ -352,20 +360,22 @@ class RecompileView(OutputView):
             row.add_column(no_wrap=True, min_width=17)
             row.add_column(ratio=1)
             description = Text(choice.summary or action.description, None if on else dim)
-            if choice.detail:
-                description.append(f" ({choice.detail})", dim)
+            detail = choice_detail_text(choice)
+            if detail:
+                description.append(f" ({detail})", dim)
             if not on:
-                description.append(f"  (not available: {choice.why_not})" if choice.why_not
-                                   else "  (not available here)", warning if choice.why_not else dim)
+                why_not = choice_why_not_text(choice)
+                description.append(f"  (not available: {why_not})" if why_not
+                                   else "  (not available here)", warning if why_not else dim)
             row.add_row(Text(f" {key} ", key_style if on else dim),
                         Text(choice.syntax, Style(bold=True) if on else dim), description)
             lines.append(Padding(row, (0, 0, 0, 1)))
             indent = 2 if self._narrow else 8
             if choice.permanent:
-                lines.append(Padding(self._code_line("for good: ", fmt.permanent_text(choice.permanent)),
+                lines.append(Padding(self._code_line("permanently: ", fmt.permanent_text(choice.permanent)),
                                      (0, 0, 0, indent)))
-            for w in choice.warnings:
-                lines.append(Padding(Text(f"⚠ {fmt.drop_warning_text(w)}", warning), (0, 0, 0, indent)))
+            for text in choice_warning_texts(choice):
+                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():
             lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines

@@ -35,6 +35,8 @@ from ..model import (
     WatchValue,
 )
 from ..values import cut
+from .advice import plan_check_text
+from .breaks import eager_fallback_text
 from .edits import format_diff, format_stack
 from .guards import format_failing, format_guard_tree
 from .history import history_info_text, history_line, history_view_text
@@ -304,7 +306,8 @@ def graph_break_text(gb: BreakContext) -> str:
 def stop_blocks(stop: Stop, *, graph_break: bool | None = None) -> list[tuple[str, str]]:
     """The (title, text) blocks a stop's kind carries, in the order line mode prints them: the recompile
     record's (`recompile_blocks`), the graph break behind a resume function (at a graph-break stop and a resume
-    function's entry; `graph_break`: True at every stop that has one, False never), the exception."""
+    function's entry; `graph_break`: True at every stop that has one, False never), the graph break no resume
+    function follows (`Stop.eager_fallback`), the exception."""
     blocks: list[tuple[str, str]] = []
     if stop.recompile is not None:
         blocks += recompile_blocks(stop.recompile, stop.choices, stop.hints)
@@ -312,6 +315,8 @@ def stop_blocks(stop: Stop, *, graph_break: bool | None = None) -> list[tuple[st
         graph_break = stop.kind in (StopKind.GRAPH_BREAK, StopKind.ENTRY)
     if graph_break and stop.graph_break is not None:
         blocks.append(("graph break", graph_break_text(stop.graph_break)))
+    if stop.eager_fallback is not None:
+        blocks.append(("graph break", eager_fallback_text(stop.eager_fallback)))
     if stop.exception_lines:
         blocks.append(("exception", "\n".join(stop.exception_lines)))
     return blocks
@@ -352,7 +357,8 @@ def resumed_head(result: Resumed) -> str:
         head = "recompiling without: " + ", ".join(guard_ref_text(g) for g in result.dropped)
     elif action is ResumeAction.DYNAMIC:
         head = "\n".join(f"marked {d.name} dimension {d.dim} dynamic"
-                         + (f" (size now {d.size})" if d.size is not None else "") + "; recompiling"
+                         + (f" (size now {d.size})" if d.size is not None else "")
+                         + "; recompiling (the new entry is checked when it is built)"
                          for d in result.dynamic)
     elif action in (ResumeAction.RECOMPILE, ResumeAction.EAGER, ResumeAction.SKIP, ResumeAction.QUIT):
         head = action.value
@@ -368,6 +374,8 @@ def resumed_text(result: Resumed) -> str:
     line per warning, then ``permanently:`` and the code that gets the decision's effect for good."""
     lines = [resumed_head(result)] if resumed_head(result) else []
     lines += [warning_line(w) for w in result.warnings]
+    if result.plan is not None:
+        lines.append(plan_check_text(result.plan))
     if result.permanent is not None:
         lines += ["permanently:", permanent_text(result.permanent)]
     return "\n".join(lines)

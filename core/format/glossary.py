@@ -9,6 +9,7 @@ user first meets it.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from .. import facts
@@ -19,13 +20,13 @@ from .recompile import WARNING_TERMS
 TERMS: dict[str, str] = {
     "generated code": "the bytecode Dynamo wrote in place of your function's: it calls the compiled graph(s) and "
                       "runs what could not be traced",
-    "compile id": "compile 0/1 is frame #0's second compile (frame # / compile # of that frame)",
+    "compile id": "compile {id} is frame #{frame}'s {nth} compile (frame # / compile # of that frame)",
     "cache entry": "one compiled version of a function; torch reuses it for a call whose guards all pass "
                    "(`entries` lists them)",
     "guard": "a check on the inputs (type, shape, value) that an entry was compiled for; when one fails on every "
              "entry, the function recompiles (`guards` shows them)",
     "graph break": "where Dynamo stopped tracing your code (something it cannot put in a graph); the rest runs in "
-                   "a resume function",
+                   "a resume function, or, where none can be made, the whole function runs eagerly",
     "resume function": "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, held "
                        "in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and the "
                        "live locals",
@@ -92,13 +93,30 @@ class Glossary:
         """Every term was glossed: nothing is left to look for."""
         return len(self._said) == len(TERMS)
 
-    def new_terms(self, terms: Iterable[str]) -> list[str]:
+    def new_terms(self, terms: Iterable[str], compile_id: str | None = None) -> list[str]:
         """``"(?) term: gloss"`` for each of `terms` (`stop_terms`) not glossed yet, in `TERMS` order (then
-        marked as glossed)."""
+        marked as glossed); the compile-id gloss names `compile_id` (the stop's, ``Stop.compile_id``)."""
         wanted = set(terms)
         out = []
         for term, gloss in TERMS.items():
             if term in wanted and term not in self._said:
                 self._said.add(term)
-                out.append(f"(?) {term}: {gloss}")
+                out.append(f"(?) {term}: {_filled(gloss, compile_id)}")
         return out
+
+
+_NTH = ("first", "second", "third", "fourth", "fifth")
+_COMPILE_ID = re.compile(r"(?P<frame>\d+)/(?P<n>\d+)")
+
+
+def _filled(gloss: str, compile_id: str | None) -> str:
+    """A gloss about the stop it glosses: ``{id}``, ``{frame}`` and ``{nth}`` are the stop's compile id (a gloss
+    that quoted a fixed example id was wrong on most stops) and its place among that frame's compiles."""
+    if "{" not in gloss:
+        return gloss
+    m = _COMPILE_ID.match(compile_id or "")
+    if m is None:
+        compile_id, m = "0/1", _COMPILE_ID.match("0/1")
+    assert m is not None
+    n = int(m.group("n"))
+    return gloss.format(id=compile_id, frame=m.group("frame"), nth=_NTH[n] if n < len(_NTH) else f"{n + 1}th")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..guards import iter_managers, location_text
-from ..model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from ..model import Caveat, CaveatKind, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 from ..recompile import failure_kind
 from ..values import cut
 
@@ -182,7 +182,13 @@ def failing_leaf_lines(leaf: LeafGuardView, torch_leaf: str | None = None) -> li
     if leaf.location is not None:
         loc = location_text(leaf.location)
         where = f"{where}  ({loc})" if where else f"({loc})"
-    if where:
+    if leaf.caveat is not None:
+        # torch says the line is only the value's first use, not what made the guard
+        label, sentence = caveat_lines(leaf.caveat)
+        if where:
+            lines.append(f"{_INDENT}   {label}: {where}")
+        lines.append(f"{_INDENT}   caveat: {sentence}")
+    elif where:
         lines.append(f"{_INDENT}   line: {where}")
     if leaf.expected is not None or leaf.actual is not None:
         lines.append(f"{_INDENT}   {expected_actual_text(leaf)}")
@@ -191,3 +197,20 @@ def failing_leaf_lines(leaf: LeafGuardView, torch_leaf: str | None = None) -> li
     if leaf.note:
         lines.append(f"{_INDENT}   note: {cut(leaf.note, 400)}")
     return lines
+
+
+def caveat_lines(caveat: Caveat) -> tuple[str, str]:
+    """(label for the user line, the caveat in a sentence) of a guard torch says the user's code did not make."""
+    from .. import compat
+
+    if caveat.kind is CaveatKind.ZERO_ONE:
+        fix = ""
+        if caveat.tensor is not None and caveat.dim is not None:
+            fix = (f"; torch._dynamo.decorators.mark_unbacked({compat.strip_local_scope(caveat.tensor)}, "
+                   f"{caveat.dim}) keeps that size symbolic for every value")
+        return ("first use of the value (not what made the guard)",
+                "torch made this guard, not the line: it specialises sizes 0 and 1, so a size it traces as a "
+                "symbol is guarded to be at least 2, and a call where it is 0 or 1 misses" + fix)
+    return ("no user line made it",
+            "torch made this guard, not your code: a float input it traces as a symbol is guarded to be no NaN, "
+            "so a call with NaN there misses")

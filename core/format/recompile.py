@@ -30,6 +30,8 @@ from ..model import (
 from ..guards import location_text
 from ..recompile import reason_head
 from ..values import cut, cut_pair
+from .. import stances
+from .advice import choice_detail_text, choice_why_not_text, dynamic_outcome_text, dynamic_warning, fix_lines
 from .guards import failing_leaf_lines
 
 _IND = "  "
@@ -111,26 +113,41 @@ e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})'
 
 
 def permanent_lines(fix: PermanentFix) -> list[str]:
-    """The Python a user writes to get `fix`'s decision for good, comment-annotated, then torch's own hints."""
+    """The Python a user writes to get `fix`'s decision for good, comment-annotated, then torch's own hints: the
+    stance and config lines with their one description each (`stances`; skip's per-call limit on the user's own
+    call when its call site is known), a drop's checked filter on that call, ``mark_dynamic`` (``mark_unbacked``
+    for a size torch specialises) where it goes."""
+    from ..callsites import with_keyword
+
     kind = fix.kind
-    if kind is DecisionKind.RECOMPILE:
-        lines = ["# nothing to write: recompiling on a guard failure is torch's default"]
-    elif kind is DecisionKind.EAGER:
-        lines = ['torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
-                 '# or, around one call: with torch.compiler.set_stance("force_eager"): ...']
-    elif kind is DecisionKind.SKIP:
-        # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
-        n = fix.recompile_limit
-        entries = "entry" if n == 1 else "entries"
-        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} {entries}, then "
-                 f"existing entries only (global)"] if n else []
-        lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
-                     f'never compile again (every function)')
-    elif kind is DecisionKind.DROP:
-        lines = [filter_snippet(fix)]
+    if kind is DecisionKind.SKIP and fix.limit_hit:
+        lines = ["# nothing to write: this code has hit its recompile limit, torch compiles it no more (what skip "
+                 "does)"]
+    elif kind.value in stances.CHOICE_EFFECTS:
+        n = fix.recompile_limit if kind is DecisionKind.SKIP else None
+        site = fix.call_site
+        call = with_keyword(site, "recompile_limit", str(n)) if site is not None and n else None
+        where = f"in place of {site.text} at {site.where}" if call is not None and site is not None else ""
+        lines = stances.choice_lines(kind.value, n=n or None, call_with_limit=call, where=where)
     else:
-        lines = [f"torch._dynamo.mark_dynamic({d.name}, {d.dim})   # before calling {fix.fn_name}" for d in fix.dims]
+        advised = fix_lines(fix)
+        if advised is not None:
+            lines = advised
+        elif kind is DecisionKind.DROP:
+            lines = [filter_snippet(fix)]
+        else:
+            lines = [f"torch._dynamo.mark_dynamic({d.name}, {d.dim})   # on the tensor, before the call"
+                     for d in fix.dims]
     return lines + [f"{hint}   # torch's own hint" for hint in fix.hints]
+
+
+def choice_warning_texts(c: RecompileChoice) -> list[str]:
+    """A choice's warnings as sentences: a drop's (`drop_warning_text`), and a dynamic choice's on a size torch
+    specialises (0 or 1; `format.advice.dynamic_warning`)."""
+    out = [drop_warning_text(w) for w in c.warnings]
+    if c.permanent is not None:
+        out += [w for w in (dynamic_warning(d) for d in c.permanent.dims) if w]
+    return out
 
 
 def permanent_text(fix: PermanentFix) -> str:
@@ -162,25 +179,39 @@ def limit_text(limit: LimitStatus) -> str:
     return f"{head}; after this compile {limit.counted + 1} of {limit.limit}"
 
 
+def _guarded_instead_text(ref: GuardRef, have: tuple[str, ...] | None, cid: str) -> str:
+    """What compile `cid` guards on a chosen guard's source instead (`DropResult.instead`)."""
+    what = f"{ref.guard_type} {ref.source}"
+    if have is None:
+        return f"{what} ({cid}'s guard filter entries were not recorded: what it guards there is not known)"
+    why = (": automatic dynamic made it symbolic, only its type is guarded" if have and set(have) <= {"TYPE_MATCH"}
+           else "")
+    return f"{what} ({cid} guards it with " + (", ".join(have) if have else "nothing") + why + ")"
+
+
 def _drop_head(r: DropResult) -> str:
     """What the filter of a drop did, one line without the ``drop:`` lead."""
     if not r.fired:
         return f"the guard filter did not run for {r.compile_id}; nothing was dropped"
     if not r.dropped:
-        asked = ", ".join(f"{g.guard_type} {g.source}" for g in r.requested)
-        return f"no guard of {r.compile_id} matched {asked} (the new compile guards other values); nothing was dropped"
+        asked = ", ".join(f"{g.leaf_id} {g.guard_type} {g.source}" for g in r.requested)
+        return f"{r.compile_id} built none of the guards asked for ({asked}); nothing was dropped"
     what = ", ".join(f"{gtype} {source}" for source, gtype in r.dropped)
     return f"compiled {r.compile_id} without {len(r.dropped)} guard(s): {what}"
 
 
 def drop_result_text(r: DropResult) -> str:
     """What the guard filter of ``drop`` left out of the compile that followed the stop (the session's message
-    when that compile is done): the guards dropped, those the new compile did not build, and the numbers the new
-    code carries as constants where a dropped value guard risks constant folding."""
+    when that compile is done): the guards dropped, those the new compile did not build (with what it guards
+    there instead, from its recorded filter entries), and the numbers the new code carries as constants where a
+    dropped value guard risks constant folding."""
     lines = [f"drop: {_drop_head(r)}"]
+    instead = dict(r.instead)
+    if r.fired and not r.dropped:
+        lines += [f"{_IND}{_guarded_instead_text(g, instead.get(g), r.compile_id)}" for g in r.requested]
     if r.missed:
-        lines.append(f"{_IND}not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
-                     f"symbolic): " + ", ".join(f"{g.guard_type} {g.source}" for g in r.missed))
+        lines.append(f"{_IND}not built in {r.compile_id}, so nothing to drop for them: " + "; ".join(
+            _guarded_instead_text(g, instead.get(g), r.compile_id) for g in r.missed))
     if r.constants:
         lines.append(f"{_IND}numbers the new code carries as constants (e.g. a replayed attribute update): "
                      + "; ".join(f"LOAD_CONST {text} at offset {offset}" for text, offset in r.constants))
@@ -205,6 +236,8 @@ def outcome_text(record: RecompileRecord) -> str:
         if outcome.kind is OutcomeKind.AFTER_LIMIT:
             return ("ran eagerly: the recompile limit was hit earlier, torch compiles this code no more (its "
                     "entries still serve calls they accept)")
+        if outcome.dynamic is not None:
+            return dynamic_outcome_text(outcome.dynamic, lead=False)
         drop = outcome.drop
         if drop is not None:
             head = _drop_head(drop)
@@ -332,13 +365,19 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
             if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
-                codes.append(f"{c.kind.value} permanently: {permanent_lines(c.permanent)[0]}")
+                first, *others = permanent_lines(c.permanent)
+                codes.append(f"{c.kind.value} permanently: {first}")
+                codes += [f"{_IND}or: {other}" for other in others if not other.endswith("# torch's own hint")]
         elif not c.available:
-            if c.why_not == LIMIT_WHY_NOT and not limit_said:
-                lines.append(f"drop, dynamic  not available: {c.why_not}")
-                limit_said = True
+            why_not = choice_why_not_text(c)
+            if why_not == LIMIT_WHY_NOT:
+                if not limit_said:
+                    lines.append(f"drop, dynamic  not available: {why_not}")
+                    limit_said = True
+            elif why_not:
+                lines.append(f"{c.kind.value:<14} not available: {why_not}")
         elif c.kind is DecisionKind.DROP:
-            lines.append(f"drop [ID...]   {c.summary} ({c.detail})")
+            lines.append(f"drop [ID...]   {c.summary} ({choice_detail_text(c)})")
             if c.permanent:
                 lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
             for w in c.warnings[:3]:
@@ -347,6 +386,8 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
             lines.append(f"dynamic {c.decision.name} {c.decision.dim}   {c.summary}")
             if c.permanent:
                 lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
+            for text in choice_warning_texts(c)[:3]:
+                lines.append(f"{_IND}WARNING: {text}")
     lines += codes
     for hint in hints:
         lines.append(f"torch suggests: {hint}")
@@ -355,7 +396,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
 
 def record_text(record: RecompileRecord) -> str:
     """The whole record as one block (``report`` text, the ``why`` command)."""
-    head = f"#{record.seq} {record.frame_name} → {record.compile_id or '?'}: {record.decision.value}"
+    head = f"#{record.seq} {record.frame_name} → {record.compile_id or 'not compiled'}: {record.decision.value}"
     action = action_text(record)
     if action:
         head += f" ({action})"
@@ -456,7 +497,7 @@ def timeline_lines(records: Sequence[RecompileRecord], recompiles: Sequence[Any]
             nearly = r.limit is not None and r.limit.hit_next and r.decision is DecisionKind.RECOMPILE
             flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ("  [next recompile hits the limit]" if nearly else "")
             action = action_text(r)
-            lines.append(f"  #{r.seq} {who}→ {r.compile_id or '?'}: {r.decision.value}"
+            lines.append(f"  #{r.seq} {who}→ {r.compile_id or 'not compiled'}: {r.decision.value}"
                          f"{f' ({action})' if action else ''}; {outcome_text(r)}{flag}")
             for reason in r.torch_reasons:
                 lines.append(f"      {cut(reason_head(reason), 200)}")
@@ -485,7 +526,7 @@ def compiles_text(data: CompilesData) -> str:
         for e in f.entries:
             lines.append(f"    {e.compile_id:<6} hits={_hits(e.hits)}" + ("  (invalidated)" if e.invalidated else ""))
         for gb in f.graph_breaks:
-            lines.append(f"    graph break [{gb.compile_id}] line {gb.lineno}: {cut(gb.summary, 200)}")
+            lines.append(f"    graph break [{gb.logged_id}] line {gb.lineno}: {cut(gb.summary, 200)}")
     if data.without_entries:
         lines.append("tried, no cache entry: " + ", ".join(
             n + (f" ({cut(r, 60)})" if r else "") for n, r in data.without_entries[:12])

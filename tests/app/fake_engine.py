@@ -283,8 +283,9 @@ class FakeEngine:
             dims = (DynamicDim(decision.name or "", decision.dim or 0, value.shape[decision.dim or 0]),)
             permanent = PermanentFix(DecisionKind.DYNAMIC, "model", dims=dims)
         dropped = tuple(w.guard for w in choice.warnings) if decision.kind is DecisionKind.DROP else ()
+        plan = choice.plan if decision.kind is DecisionKind.DROP else None
         return self._resume(decision.kind.value, permanent=permanent, warnings=choice.warnings, dropped=dropped,
-                            dynamic=dims)
+                            dynamic=dims, plan=plan)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 

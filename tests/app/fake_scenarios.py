@@ -26,20 +26,14 @@ from dynadbg.core.model import (
     CodeRoles,
     CodeView,
     CompiledFrameView,
-    Decision,
-    DecisionKind,
     DiffLine,
-    DropRisk,
-    DropWarning,
     EditError,
     EditOp,
     EntryDiff,
     EntryVerdict,
-    FilterTerm,
     FrameRecompiles,
     FrameView,
     GraphView,
-    GuardRef,
     GuardNodeView,
     GuardStatus,
     GraphCallInfo,
@@ -49,7 +43,6 @@ from dynadbg.core.model import (
     LeafGuardView,
     LimitStatus,
     PatchDiff,
-    PermanentFix,
     RecompileChoice,
     RecompileRecord,
     ResumeCallInfo,
@@ -627,39 +620,41 @@ def counter_recompile_record() -> RecompileRecord:
                              inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
                                               "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
                              diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True, code_name="forward")
-    return replace(record, changed=changed_inputs(record))
+    record = replace(record, changed=changed_inputs(record))
+    return replace(record, advice=counter_advice(record))
+
+
+def counter_advice(record: RecompileRecord):  # noqa: ANN201 - advice.RecompileAdvice
+    """The advice the engine makes for that stop: the call site case 002 has (``cm = torch.compile(m,
+    backend="eager")``, line 54) and the default drop's filter, planned by the engine's own `plan_filter` on the
+    guard filter entries torch 2.13 gives compile 0/1 of ``forward`` (``self.counter`` has a CONSTANT_MATCH and an
+    EQUALS_MATCH entry; the rest as recorded on the real program)."""
+    from dynadbg.core.advice import RecompileAdvice
+    from dynadbg.core.callsites import CallSite, CallSiteKind
+    from dynadbg.core.decisions import default_drop_leaves
+    from dynadbg.core.filter_entries import CompileFilterEntries, FilterEntry, plan_filter
+
+    rows = [("", "", "GRAD_MODE", ()), ("", "", "GLOBAL_STATE", ("GLOBAL_STATE",)),
+            ("x", "L['x']", "TENSOR_MATCH", ("TENSOR_MATCH",)), ("self", "L['self']", "TYPE_MATCH", ("TYPE_MATCH",)),
+            ("self.counter", "L['self'].counter", "CONSTANT_MATCH", ("EQUALS_MATCH",)),
+            ("self.counter", "L['self'].counter", "EQUALS_MATCH", ("EQUALS_MATCH",))]
+    entries = CompileFilterEntries(record.code_key, "forward", "0/1", tuple(
+        FilterEntry(i, name, source, gtype, derived, False) for i, (name, source, gtype, derived) in enumerate(rows)))
+    site = CallSite(1, CallSiteKind.TORCH_COMPILE, COUNTER_FILE, 54, 'torch.compile(m, backend="eager")',
+                    'cm = torch.compile(m, backend="eager")', "module WarmupScaled")
+    return RecompileAdvice(site, (site,), plan_filter(default_drop_leaves(record), entries))
 
 
 #: torch's own suggestion at that stop (`Stop.hints`).
 COUNTER_HINTS = ("torch._dynamo.config.allow_unspec_int_on_nn_module = True",)
-#: The guard filter that drops ``self.counter``'s value guard for good.
-DROP_FIX = PermanentFix(DecisionKind.DROP, "model",
-                        filter_terms=(FilterTerm("self.counter", ("CONSTANT_MATCH", "EQUALS_MATCH")),))
-DROP_SNIPPET = ('torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "self.counter" '
-                'and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})')
-EAGER_SNIPPET = 'torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed'
-#: Dropping ``self.counter``'s value guard: Dynamo folded the value into the graph.
-DROP_WARNING = DropWarning(DropRisk.CONSTANT_FOLDED, GuardRef("0/1", "g6", "EQUALS_MATCH", "L['self'].counter",
-                                                              ("L['self'].counter == 1",)), "1", "2")
-
-
 def counter_choices() -> tuple[RecompileChoice, ...]:
-    """What case 002's recompile stop offers (`Stop.choices`), as `dynadbg.core.decisions.recompile_choices`
-    builds it: no input changed size, so the dynamic choice has no suggestion."""
-    k = DecisionKind
-    return (
-        RecompileChoice(k.RECOMPILE, Decision(k.RECOMPILE), "recompile", "compile a new entry (what torch does)",
-                        permanent=PermanentFix(k.RECOMPILE)),
-        RecompileChoice(k.EAGER, Decision(k.EAGER), "eager", "run this call uncompiled",
-                        permanent=PermanentFix(k.EAGER)),
-        RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent=PermanentFix(k.SKIP, "model", recompile_limit=2)),
-        RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
-                        "drop guards from the new entry and recompile", permanent=DROP_FIX,
-                        warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),
-        RecompileChoice(k.DYNAMIC, Decision(k.DYNAMIC), "dynamic NAME DIM", "mark that dimension dynamic and "
-                        "recompile", detail="no input tensor changed size at one dimension"),
-    )
+    """What case 002's recompile stop offers (`Stop.choices`), made by the engine's own pure functions
+    (`decisions.recompile_choices`, which builds the drop's checked filter from the record's advice) from the
+    canned record, so the fake shows the very choices the engine makes (no hand-typed copy to drift)."""
+    from dynadbg.core.decisions import recompile_choices
+
+    record = counter_recompile_record()
+    return recompile_choices(record)
 
 
 def counter_recompile_scenario() -> Scenario:

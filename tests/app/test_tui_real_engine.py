@@ -341,3 +341,32 @@ async def test_the_demo_from_the_keyboard_at_80x24() -> None:
         text = console.export_text()
         assert "graph break" in text and "continues forward" in text, text
         await pilot.press("q")
+        await pilot.pause(0.2)
+
+
+async def test_a_graph_break_with_no_resume_function_stops_in_the_tui_and_the_program_finishes() -> None:
+    """A break in a ``try`` block: Dynamo runs the whole frame eagerly, no generated code runs for it. The TUI gets
+    the graph-break stop (no frame of generated code: the frame's inputs), its Stop view says what Dynamo did
+    instead, and `c` lets the program end normally."""
+    from pathlib import Path
+
+    from dynadbg.core.model import StopKind
+    from dynadbg.core.session import Session
+    from dynadbg.tui.app import DebuggerApp
+
+    program = Path(__file__).resolve().parents[1] / "programs" / "try_graph_break.py"
+    app = DebuggerApp(lambda listener: Session(listener, break_on=("graph-break",)),
+                      lambda session: session.start_script(str(program), []))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped" and app.last_stop.kind is StopKind.GRAPH_BREAK
+        assert "falls back to eager" in app.last_stop.message
+        from dynadbg.core import format as fmt
+
+        (text,) = [body for title, body in fmt.stop_blocks(app.last_stop) if title == "graph break"]
+        assert "what Dynamo did instead" in text
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("c")
+        await _until(pilot, lambda: app.phase == "exited", 120)
+        assert app.exit_result.status == 0

@@ -67,7 +67,8 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         for key, command in (("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop [ID...]"),
                              ("M", "dynamic NAME DIM")):
             assert f" {key}  {command}" in text, command
-        assert 'torch.compile(model, options={"guard_filter_fn"' in text
+        # the checked filter, on case 002's own call (`cm = torch.compile(m, backend="eager")`)
+        assert 'torch.compile(m, backend="eager", options={"guard_filter_fn"' in text
         assert 'torch.compiler.set_stance("eager_on_recompile")' in text
         assert "torch._dynamo.config.allow_unspec_int_on_nn_module = True" in text
         # the inputs are the locals pane's frame; the footer offers the choices, not the frame keys
@@ -88,9 +89,11 @@ async def test_skip_and_eager_show_different_permanent_code() -> None:
                   for key, cmd in (("E", "eager"), ("S", "skip"), ("D", "drop"))}
         eager = "\n".join(lines[starts["E"]:starts["S"]])
         skip = "\n".join(lines[starts["S"]:starts["D"]])
-        assert "for good" in skip and "recompile_limit = 2" in skip
-        assert 'set_stance("eager_on_recompile")   # run eagerly' in eager
-        first_code = [ln for ln in skip.splitlines() if "for good" in ln][0]
+        # one word for it everywhere: "permanently" (line mode, the log and this view)
+        assert "permanently" in skip and "recompile_limit = 2" in skip and "for good" not in skip + eager
+        # eager's own line first: this call uncompiled (a force_eager block), then the wider stance
+        assert 'set_stance("force_eager")' in eager and 'set_stance("eager_on_recompile")' in eager
+        first_code = [ln for ln in skip.splitlines() if "permanently" in ln][0]
         assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
 
 

@@ -140,7 +140,8 @@ def test_report_analysis_finds_every_recompile_reason(runs, case):
 def test_report_guard_diffs_and_hits(runs, case):
     for frame in runs.report["frames"]:
         live = [e for e in frame["entries"] if not e["invalidated"]]
-        assert len(frame["guard_diffs"]) == (len(live) - 1 if len(frame["entries"]) > 1 else 0)
+        # consecutive live entries (a program whose objects are freed at its end leaves every entry invalidated)
+        assert len(frame["guard_diffs"]) == max(len(live) - 1, 0)
         for entry in frame["entries"]:
             assert entry["hits"] >= 1
 

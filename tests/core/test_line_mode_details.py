@@ -29,9 +29,13 @@ def test_bt_at_a_recompile_stop_names_the_function_and_its_line():
 
 def test_recompile_choices_give_eager_and_skip_their_own_code_and_the_hint_once():
     out = _plain("q", PROGRAMS / "module_int_counter.py", "--break-on", "recompile")
-    assert "eager permanently: torch.compiler.set_stance(\"eager_on_recompile\")" in out
+    # eager (this call uncompiled, later calls may compile): a force_eager block first, eager_on_recompile (which
+    # compiles nothing more at all) as the wider form; each with its one description (`stances.SNIPPETS`)
+    assert "eager permanently: with torch.compiler.set_stance(\"force_eager\"): ..." in out
+    assert "or: torch.compiler.set_stance(\"eager_on_recompile\")   # from here on torch compiles nothing" in out
     skip = next(ln for ln in out.splitlines() if ln.strip().startswith("skip permanently:"))
-    assert "eager_on_recompile" not in skip and "recompile_limit" in skip
+    # on the user's own torch.compile call (module_int_counter.py: cm = torch.compile(m, backend="eager"))
+    assert "eager_on_recompile" not in skip and "torch.compile(m, backend=\"eager\", recompile_limit=1)" in skip
     stop = out.split("(dynadbg)")[0]
     assert stop.count("allow_unspec_int_on_nn_module = True, or convert") == 1  # torch's HINT once
 

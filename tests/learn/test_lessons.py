@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dynadbg.learn.coach import Coach, EngineState, check
+from dynadbg.learn.coach import Coach, EngineState, Facts, check
 from dynadbg.learn.lessons import LessonError, load_lesson, load_lessons
 from dynadbg.learn.progress import DATA_DIR_ENV, Progress
 
@@ -75,10 +75,14 @@ def test_conditions_hold_only_when_every_part_does() -> None:
     assert check(cond, EngineState(stop="step", role="graph break", opname="CALL"))
     assert not check(cond, EngineState(stop="step", role="graph break", opname="PRECALL"))
     assert not check(cond, EngineState(stop="step", role="resume call", opname="CALL"))
-    out = next(s.done for s in lesson.steps if s.done.output_contains == "___stack0")
-    assert check(out, EngineState(command="stack", output="... ___stack0 ..."))
-    assert not check(out, EngineState(command="stack", output="... ___stack0 ...", error="boom"))
-    assert not check(out, EngineState(command="locals", output="___stack0"))
+    out = next(s.done for s in lesson.steps if s.done.stack_has == "___stack0")
+    facts = Facts(stack=("list [[], [], 8] ___stack0: value 0 of the original frame's value stack",))
+    assert check(out, EngineState(command="stack", facts=facts))
+    assert not check(out, EngineState(command="stack", facts=facts, error="boom"))
+    assert not check(out, EngineState(command="locals", facts=facts))
+    # a claim is checked on the engine's state, not on the command's text
+    assert not check(out, EngineState(command="stack", output="... ___stack0 ...", facts=Facts(stack=("8",))))
+    assert not check(out, EngineState(command="stack", output="... ___stack0 ..."))
 
 
 def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
@@ -118,7 +122,7 @@ def test_progress_persists_and_reset_forgets_it(data_dir, capsys) -> None:
     assert again.done == {1} and again.steps == {2: 1} and again.next_lesson([1, 2, 3]) == 2
     assert main(["learn", "--list"]) == 0
     listing = capsys.readouterr().out
-    assert "[x] 1. What torch.compile produced" in listing and "[1/4] 2." in listing
+    assert "[x] 1. What torch.compile produced" in listing and f"[1/{len(LESSONS[1].steps)}] 2." in listing
     assert main(["learn", "--reset"]) == 0
     assert not (data_dir / "learn.json").exists()
     assert Progress().next_lesson([1, 2, 3]) == 1
