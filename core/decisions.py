@@ -77,7 +77,9 @@ def drop_spec(leaf: LeafGuardView, compile_id: str | None = None) -> DropSpec:
             leaves no filter entry stands for alone, `facts.filter_types`).
     """
     gtype = leaf.guard_type
-    if gtype == "DICT_LENGTH":
+    if gtype == "DICT_LENGTH" and (leaf.id == "len" or leaf.id.endswith(".len")):
+        # a dict guard manager's own length check (a pseudo-leaf made from torch's failure text, `guards`); the
+        # length check of a dict global is a real leaf (a ``gN``) its SEQUENCE_LENGTH filter entry removes
         raise ValueError(f"{leaf.id} (DICT_LENGTH) is the length check of the dict's own guard manager; no guard "
                          f"filter removes it alone")
     if gtype in _PSEUDO:
@@ -324,11 +326,15 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         return tuple(out)
     advice = getattr(record, "advice", None)
     site = advice.call_site if advice is not None else None
-    drops = default_drop_leaves(record)
-    if drops:
-        ids = tuple(leaf.id for leaf in drops)
-        first = record.entries[0].compile_id
-        specs = [drop_spec(leaf, first) for leaf in drops]
+    first = record.entries[0].compile_id if record.entries else None
+    specs = []
+    for leaf in default_drop_leaves(record):
+        try:
+            specs.append(drop_spec(leaf, first))
+        except ValueError:  # a leaf the checked plan drops that no DropSpec describes: left out, never a lost stop
+            continue
+    if specs:
+        ids = tuple(spec.leaf.id for spec in specs)
         plan = advice.drop if advice is not None else None
         fix = replace(filter_fix(specs, fn), call_site=site, plan=plan)
         warnings = tuple(s.warning for s in specs if s.warning)

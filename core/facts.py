@@ -205,9 +205,12 @@ ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 #: Other leaves whose filter entries go by another name than the leaf's (VERIFIED torch 2.13: a tuple's length
-#: check comes as ``SEQUENCE_LENGTH``, a key absent from a dict as ``DICT_NOT_CONTAINS``).
+#: check comes as ``SEQUENCE_LENGTH``, a key absent from a dict as ``DICT_NOT_CONTAINS``, and the length check of
+#: a dict global (``if summary:`` on an empty dict: the leaf ``DICT_LENGTH``) as ``SEQUENCE_LENGTH`` too; a filter
+#: leaving that entry out removes the leaf, and the entry then serves a non-empty dict with the empty one's branch).
 _OTHER_FILTER_TYPES: dict[str, tuple[str, ...]] = {
     "DICT_CONTAINS": ("DICT_CONTAINS", "DICT_NOT_CONTAINS"),
+    "DICT_LENGTH": ("DICT_LENGTH", "SEQUENCE_LENGTH"),
     "LENGTH_CHECK": ("LENGTH_CHECK", "SEQUENCE_LENGTH"),
 }
 

@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 #: Pseudo-leaves of `guards` that are no guard of any compile.
-_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH", "DICT_LENGTH"})
+_PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH"})  # and a dict manager's "len" leaf
 #: Failure kinds that are not about the call's inputs.
 NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "default device", "saved-tensors hooks",
                    "dispatch keys", "torch check", "backend")
