@@ -871,6 +871,10 @@ class Session(EngineMethods):
         try:
             entries = f"{n} cache entr{'y' if n == 1 else 'ies'}"
             self._pause(ctx, f"{name} is about to recompile: its {entries} rejected this call")
+        except Exception as exc:  # noqa: BLE001 - a debugger fault costs the stop, said, never the user's call
+            self._message(f"dynadbg: internal error at the recompile stop of {name} ({type(exc).__name__}: {exc}); "
+                          f"no stop here, torch recompiles")
+            ctx.decision = None
         finally:
             self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision

@@ -42,6 +42,23 @@ def entries_of(session, name: str):
 # ------------------------------------------------------------------------------------------------------------
 
 
+def test_a_fault_building_the_recompile_stop_is_said_and_the_program_goes_on(monkeypatch):
+    """A debugger bug while building a recompile stop must not vanish into torch's cache-miss hook: the user is
+    told there is no stop, torch recompiles, the program's results are unchanged."""
+    from dynadbg.core import session as session_mod
+
+    def broken(*args, **kwargs):
+        raise ValueError("no stop for you")
+
+    monkeypatch.setattr(session_mod, "build_stop", broken)
+    results: list = []
+    run = drive(start(progs.run_three, results), ["c"], break_on=("recompile",))
+    assert not run.stops
+    assert any("internal error at the recompile stop" in m and "no stop for you" in m for m in run.messages), \
+        run.messages
+    assert run.result is not None and run.result.status == 0 and len(results) == 2
+
+
 def test_three_guards_failing_at_once_are_all_listed_at_the_stop():
     results: list = []
     run = drive(start(progs.run_three, results), ["why", "recompile"], break_on=("recompile",))
