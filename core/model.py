@@ -26,10 +26,17 @@ class StopKind(str, Enum):
     STEP = "step"
     RETURN = "return"
     INTERRUPT = "interrupt"
+    #: inside Dynamo's compile, at an instruction it is about to trace (`Stop.trace` has the details)
+    TRACE = "trace"
+    TRACE_BREAK = "trace-break"
+    TRACE_ERROR = "trace-error"
 
 
 #: Stop kinds a user can switch with `--break-on` / `break-on KIND on|off`.
-BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception")
+BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "trace", "trace-break",
+                                   "trace-error")
+#: The stop kinds that pause inside Dynamo's symbolic tracing (compile time, `dynadbg.core.trace_stops`).
+TRACE_STOP_KINDS: frozenset[StopKind] = frozenset({StopKind.TRACE, StopKind.TRACE_BREAK, StopKind.TRACE_ERROR})
 #: The kinds active when the user names none (DESIGN.md).
 DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception"})
 
@@ -221,6 +228,8 @@ class Stop:
     watches: tuple["WatchValue", ...] = ()
     #: set when this is a recorded past stop shown by `back`/`forward` (read-only history), else None
     history: "HistoryMark | None" = None
+    #: at a trace stop (`TRACE_STOP_KINDS`): everything it shows (`trace_model.TraceStopView`), else None
+    trace: "Any" = None
 
     @property
     def frame(self) -> FrameView | None:

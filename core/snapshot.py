@@ -187,6 +187,9 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         from .capture import graph_break_detail
 
         detail.append(("graph break", graph_break_detail(session, ctx.frames)))
+    trace = ctx.extra.get("trace")  # a trace stop's view (`trace_stops`): built where the compile paused
+    if trace is not None:
+        compile_id = trace.step.compile_id
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
         import traceback
 
@@ -206,4 +209,5 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         choices=choices,
         hints=hints,
         watches=session.watch_values(ctx),
+        trace=trace,
     )

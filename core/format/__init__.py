@@ -204,6 +204,10 @@ def where_line(stop: Stop) -> str:
 def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -> str:
     """What the plain front end prints when the program stops: where, why, and the instructions around it; with
     `roles` (`Engine.roles()` of the stop's code) the same role column and region headers as `ll`."""
+    if stop.trace is not None:  # inside Dynamo's tracing: the symbolic state, not a frame (format.trace)
+        from .trace import trace_stop_text
+
+        return trace_stop_text(stop)
     lines = [f"--- {stop.message}", where_line(stop)]
     for title, text in stop.detail:
         lines.append(f"{title}:")
