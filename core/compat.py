@@ -1632,3 +1632,18 @@ def make_restart(reason: str) -> BaseException:
 
 #: Dynamo gives up on a frame after this many attempts (``attempt > 100`` in ``compile_frame``, torch 2.13-2.15).
 TRACE_ATTEMPT_LIMIT = 100
+
+
+def trace_counts_public(output: Any) -> tuple[int, int]:
+    """(FX nodes, guards) an ``OutputGraph`` holds so far, through its public properties (``graph.nodes``,
+    ``guards``)."""
+    return len(output.graph.nodes), len(output.guards)
+
+
+def trace_counts_fast(output: Any) -> tuple[int, int]:
+    """The same counts from the fields behind those properties (torch 2.13-2.15: ``tracers[-1].graph._len`` and
+    ``tracing_context.guards_context.dynamo_guards.inner._dict``): a few attribute reads instead of five Python
+    calls, at every traced instruction. The trace recorder checks it against `trace_counts_public` at the start of
+    each attempt and falls back to that when they differ or a field is missing."""
+    return (output.tracers[-1].graph._len,  # noqa: SLF001 - see the docstring
+            len(output.tracing_context.guards_context.dynamo_guards.inner._dict))  # noqa: SLF001

@@ -31,6 +31,7 @@ each graph break, each tracing error and each attempt's end, on the thread that 
 
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 from typing import Any, Callable, Protocol
@@ -74,7 +75,11 @@ class TraceListener(Protocol):
     """What the trace stops implement. Every call happens on the compiling thread, inside Dynamo."""
 
     def wants_steps(self) -> bool:
-        """Whether `on_step` should be called (and steps recorded in full)."""
+        """Whether `on_step` should be called (and steps recorded in full). Asked at each attempt's start and
+        after `TraceRecorder.refresh`."""
+
+    def wants_full(self) -> bool:
+        """Whether steps should be recorded in full without `on_step` (graph-break and error stops armed)."""
 
     def on_step(self, attempt: "Attempt", ordinal: int, tx: Any) -> None:
         """Dynamo is about to trace step `ordinal` of `attempt` (recorded already); may pause."""
@@ -92,7 +97,8 @@ class TraceListener(Protocol):
 class Frame:
     """One translator seen in an attempt: its code, depth, parent frame and Dynamo's instruction list."""
 
-    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index")
+    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "last_vals",
+                 "last_locals", "last_lazy", "last_stack_vts", "last_stack")
 
     def __init__(self, index: int, tx: Any, parent: int | None) -> None:
         import weakref
@@ -102,13 +108,29 @@ class Frame:
         self.code = fields["f_code"]
         self.depth = int(fields.get("inline_depth", 0) or 0)
         self.parent = parent
-        # a copy: the root's list is replaced by the generated code when the attempt ends
-        self.instructions = tuple(fields["instructions"])
+        # the root's list is replaced by the generated code when its attempt ends: a copy of that one; an inlining
+        # translator's list (a fresh clone of Dynamo's cleaned instructions) is never changed: a reference
+        instructions = fields["instructions"]
+        self.instructions = tuple(instructions) if self.depth == 0 else instructions
         self._mapped: tuple[Any, ...] | None = None
+        #: full recording: (frame index, instruction index) of each outer frame while this one runs (an outer
+        #: translator waits in its call the whole time), and the last locals and stack recorded here (reused
+        #: while the trackers are the same objects)
+        self.chain: tuple[tuple[int, int], ...] | None = None
+        self.last_vals: tuple[Any, ...] = ()
+        self.last_locals: tuple[tuple[str, Any], ...] = ()
+        self.last_lazy: tuple[tuple[Any, Any], ...] = ()
+        self.last_stack_vts: tuple[Any, ...] = ()
+        self.last_stack: tuple[Any, ...] = ()
         try:
             self.tx_ref: Any = weakref.ref(tx)
         except TypeError:
             self.tx_ref = lambda: None
+
+    def forget_trackers(self) -> None:
+        """Drop the trackers held for reuse (at the attempt's end: nothing of Dynamo's outlives the compile)."""
+        self.last_vals = self.last_stack_vts = ()
+        self.last_lazy = ()
 
     def mapped(self, ip: int) -> tuple[int | None, RewriteKind, str | None]:
         """(user dis offset, rewrite kind, user opnames rewritten) of Dynamo's instruction `ip` (computed once)."""
@@ -144,16 +166,15 @@ class Detail:
     """The full record of one step: stack and locals summaries, the inlining chain (frame index, instruction
     index per outer frame), and what the step added (filled at the next step)."""
 
-    __slots__ = ("stack", "locals", "chain", "new_nodes", "new_guards", "local_ids")
+    __slots__ = ("stack", "locals", "chain", "new_nodes", "new_guards")
 
     def __init__(self, stack: tuple[TraceValue, ...], locals_: tuple[tuple[str, TraceValue], ...],
-                 chain: tuple[tuple[int, int], ...], local_ids: tuple[int, ...]) -> None:
+                 chain: tuple[tuple[int, int], ...]) -> None:
         self.stack = stack
         self.locals = locals_
         self.chain = chain
         self.new_nodes: tuple[str, ...] = ()
         self.new_guards: tuple[TraceGuard, ...] = ()
-        self.local_ids = local_ids
 
 
 class Attempt:
@@ -187,21 +208,37 @@ class Attempt:
         if prev is not None and prev.restart is not None and prev.restart.at_ordinal is not None:
             self.replay_until = prev.restart.at_ordinal
         self.max_depth = 0
-        self.nbytes = 0
+        #: estimated bytes of the full records (the light ones are counted from `steps`)
+        self.full_bytes = 0
         self.evicted = False
-        self.step_count = 0
+        self._evicted_count = 0
         self.root_tx: Any = None
+        self.last_tx: Any = None
+        self.last_frame: Frame | None = None
+        #: reads (FX nodes, guards) of the output graph (chosen at the first step, `TraceRecorder._counter`)
+        self.counts: Callable[[Any], tuple[int, int]] = compat.trace_counts_public
         self.speculation_ip: int | None = None
         self.summaries = trace_read.SummaryCache()
         self.resume_names: list[str] = []
         #: graph calls the cuts of this attempt made (``__compiled_fn_3``)
         self.graphs: list[str] = []
-        #: (ordinal, stack trackers, (name, tracker) locals) of the newest full record: `fake NAME` reads these
-        self.live_refs: tuple[int, tuple[Any, ...], tuple[tuple[str, Any], ...]] | None = None
+        #: (ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
+        #: runs: `fake NAME` and a stop's changed-locals marks read these
+        self.live_refs: tuple[int, tuple[Any, ...], dict[str, Any]] | None = None
         self.start_seen = False
         self.rewound = False
         self.output: Any = None
         self.pending_graphs: tuple[str, ...] = ()
+
+    @property
+    def step_count(self) -> int:
+        """Instructions traced in this attempt (also after its records were dropped)."""
+        return self._evicted_count if self.evicted else len(self.steps)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes its kept records hold."""
+        return 0 if self.evicted else LIGHT_BYTES * len(self.steps) + self.full_bytes
 
     # -- frames ---------------------------------------------------------------------------------------------
 
@@ -319,8 +356,11 @@ class TraceRecorder:
     def __init__(self, *, limit: int = DEFAULT_LIMIT, max_bytes: int = DEFAULT_MAX_BYTES, full: bool = False) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        self.full = full
+        self._full = full
         self.listener: TraceListener | None = None
+        #: what each traced instruction gets: 0 a light record, 1 a full one, 2 a full one and the listener's
+        #: `on_step` (`refresh` recomputes it: at each attempt's start and when the listener's state changes)
+        self.level = 1 if full else 0
         self.installed = False
         self.available = False
         #: messages for the parts of the trace hooks this torch lacks
@@ -328,12 +368,27 @@ class TraceRecorder:
         #: errors inside the recording code (never raised into Dynamo): for diagnosis
         self.errors: list[str] = []
         self.compiles: dict[str, CompileRecord] = {}
-        self.nbytes = 0
-        self.total_steps = 0
         self.evicted_steps = 0
         self._patches: list[compat.AttrPatch] = []
         self._tls = threading.local()
         self._lock = threading.RLock()
+
+    @property
+    def full(self) -> bool:
+        """``trace record full``: every step recorded in full, stops armed or not."""
+        return self._full
+
+    @full.setter
+    def full(self, on: bool) -> None:
+        self._full = on
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute `level` from `full` and the listener (`TraceListener.wants_steps` / ``wants_full``)."""
+        listener = self.listener
+        steps = listener is not None and listener.wants_steps()
+        full = self._full or steps or (listener is not None and listener.wants_full())
+        self.level = 2 if steps else (1 if full else 0)
 
     # ---------------------------------------------------------------------------------------------------------
     # install / uninstall
@@ -395,6 +450,18 @@ class TraceRecorder:
         rec = self.compiles.get(compile_id)
         return list(rec.attempts) if rec is not None else []
 
+    @property
+    def total_steps(self) -> int:
+        """Steps kept now, over every attempt."""
+        with self._lock:
+            return sum(len(a.steps) for rec in self.compiles.values() for a in rec.attempts)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of the records kept now."""
+        with self._lock:
+            return sum(a.nbytes for rec in self.compiles.values() for a in rec.attempts)
+
     def _error(self, where: str, exc: BaseException) -> None:
         if len(self.errors) < 100:
             self.errors.append(f"{where}: {type(exc).__name__}: {exc}")
@@ -412,21 +479,23 @@ class TraceRecorder:
 
     def _evict(self) -> None:
         """Drop the steps of the oldest finished attempts while over a bound (their summaries stay)."""
-        if self.total_steps <= self.limit and self.nbytes <= self.max_bytes:
-            return
         with self._lock:
+            total, nbytes = self.total_steps, self.nbytes
+            if total <= self.limit and nbytes <= self.max_bytes:
+                return
             for rec in self.compiles.values():
                 for att in rec.attempts:
                     if att.outcome == "running" or att.evicted:
                         continue
-                    self.total_steps -= len(att.steps)
+                    total -= len(att.steps)
+                    nbytes -= att.nbytes
                     self.evicted_steps += len(att.steps)
-                    self.nbytes -= att.nbytes
+                    att._evicted_count = len(att.steps)  # noqa: SLF001 - the recorder owns its attempts
                     att.steps = []
                     att.details = {}
                     att.frames = []
                     att.evicted = True
-                    if self.total_steps <= self.limit and self.nbytes <= self.max_bytes:
+                    if total <= self.limit and nbytes <= self.max_bytes:
                         return
 
     # ---------------------------------------------------------------------------------------------------------
@@ -434,6 +503,7 @@ class TraceRecorder:
     # ---------------------------------------------------------------------------------------------------------
 
     def _begin(self, code: Any) -> Attempt:
+        self.refresh()
         cid, number = compat.trace_compile_state()
         cid = cid or "?"
         with self._lock:
@@ -449,7 +519,11 @@ class TraceRecorder:
         # what the last instruction added (the return's output node, the cut) belongs to it
         self._attribute_added(att, None)
         att.root_tx = None
+        att.last_tx = None
+        att.live_refs = None
         att.summaries.clear()
+        for frame in att.frames:
+            frame.forget_trackers()
         listener = self.listener
         if listener is not None:
             try:
@@ -549,28 +623,25 @@ class TraceRecorder:
             ip = tx.instruction_pointer
             if ip is None:
                 return orig(tx)
-            listener = rec.listener
             try:
-                fi = att.frame_of(tx)
-                frame = att.frames[fi]
-                output = tx.output
-                ins = frame.instructions[ip]
-                ordinal = len(att.steps)
-                nodes = len(output.graph.nodes)
-                guards = len(output.guards)
-                att.steps.append((fi, ip, ins.starts_line, nodes, guards))
-                att.step_count += 1
-                rec.total_steps += 1
-                att.nbytes += LIGHT_BYTES
-                rec.nbytes += LIGHT_BYTES
-                if frame.depth == 0 and att.root_tx is None:
-                    att.root_tx = tx
-                    att.output = output
-                wants = listener is not None and listener.wants_steps()
-                if rec.full or wants:
+                if tx is att.last_tx:  # most steps follow one in the same translator
+                    frame = att.last_frame
+                else:
+                    frame = att.frames[att.frame_of(tx)]
+                    att.last_tx, att.last_frame = tx, frame
+                    if frame.depth == 0 and att.root_tx is None:
+                        att.root_tx = tx
+                        att.output = tx.output
+                        att.counts = rec._counter(att.output)
+                steps = att.steps
+                ordinal = len(steps)
+                nodes, guards = att.counts(tx.output)
+                steps.append((frame.index, ip, frame.instructions[ip].starts_line, nodes, guards))
+                level = rec.level
+                if level:
                     rec._full_record(att, ordinal, tx, frame, nodes, guards)
-                    if wants:
-                        listener.on_step(att, ordinal, tx)  # type: ignore[union-attr]
+                    if level > 1:
+                        rec.listener.on_step(att, ordinal, tx)  # type: ignore[union-attr]
             except BaseException as exc:
                 if not isinstance(exc, Exception) or isinstance(exc, _QUIT) or getattr(exc, "dynadbg_rewind", False):
                     raise  # the user quit while paused here, or asked for a rewind (a restart)
@@ -584,6 +655,16 @@ class TraceRecorder:
 
         return step
 
+    @staticmethod
+    def _counter(output: Any) -> Callable[[Any], tuple[int, int]]:
+        """The node and guard counter for this attempt: the fast one when it agrees with the public one here."""
+        try:
+            if compat.trace_counts_fast(output) == compat.trace_counts_public(output):
+                return compat.trace_counts_fast
+        except Exception:  # noqa: BLE001 - a field renamed on this torch: the public properties
+            pass
+        return compat.trace_counts_public
+
     def _full_record(self, att: Attempt, ordinal: int, tx: Any, frame: Frame, nodes: int, guards: int) -> None:
         # what the previous instruction added, now that it is done
         if ordinal > 0:
@@ -596,26 +677,53 @@ class TraceRecorder:
                 if guards > pg:
                     prev.new_guards = trace_read.newest_guards(output, guards - pg)
         summary = att.summaries.summary
-        fields = compat.translator_fields(tx)
-        stack = tuple(summary(vt) for vt in fields["stack"])
+        fields = vars(tx)
+        stack_vts = tuple(fields["stack"])
+        # the stack changes at its top only: the summaries of the slots below are the last record's
+        last = frame.last_stack_vts
+        same = 0
+        limit = min(len(stack_vts), len(last))
+        while same < limit and stack_vts[same] is last[same]:
+            same += 1
+        if same == len(stack_vts):
+            stack = frame.last_stack if same == len(last) else frame.last_stack[:same]
+        else:
+            stack = frame.last_stack[:same] + tuple(map(summary, stack_vts[same:]))
+        frame.last_stack_vts, frame.last_stack = stack_vts, stack
         loc = fields.get("symbolic_locals") or {}
-        locals_ = tuple((name, summary(vt)) for name, vt in loc.items())
-        local_ids = tuple(id(vt) for vt in loc.values())
-        chain: tuple[tuple[int, int], ...] = ()
-        if frame.depth > 0:
-            links = []
-            p = fields.get("parent")
-            while p is not None:
-                pfi = att.frame_of(p)
-                pip = p.instruction_pointer
-                links.append((pfi, (pip - 1) if pip else 0))
-                p = compat.translator_fields(p).get("parent")
-            chain = tuple(reversed(links))
-        att.details[ordinal] = Detail(stack, locals_, chain, local_ids)
-        att.live_refs = (ordinal, tuple(fields["stack"]), tuple(loc.items()))
-        extra = FULL_BYTES + 16 * (len(stack) + len(locals_))
-        att.nbytes += extra
-        self.nbytes += extra
+        vals = tuple(loc.values())
+        before = frame.last_vals
+        if (len(vals) == len(before) and all(map(operator.is_, vals, before))
+                and all(compat.lazy_state(vt)[0] is state for vt, state in frame.last_lazy)):
+            locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
+        else:
+            # rebuild, reusing the summary of each local whose tracker is the one summarised last time (a store
+            # changes one local; a frame such as multi_head_attention_forward has sixty)
+            previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, frame.last_vals)}
+            stale = {id(vt) for vt, _state in frame.last_lazy}
+            out = []
+            for name, vt in loc.items():
+                hit = previous.get(name)
+                out.append((name, hit[1] if hit is not None and hit[0] is vt and id(vt) not in stale
+                            else summary(vt)))
+            locals_ = tuple(out)
+            frame.last_vals, frame.last_locals = vals, locals_
+            frame.last_lazy = tuple((vt, compat.lazy_state(vt)[0]) for vt in vals if compat.is_lazy_tracker(vt))
+        chain = frame.chain
+        if chain is None:
+            chain = ()
+            if frame.depth > 0:
+                links = []
+                p = fields.get("parent")
+                while p is not None:
+                    pip = p.instruction_pointer
+                    links.append((att.frame_of(p), (pip - 1) if pip else 0))
+                    p = vars(p).get("parent")
+                chain = tuple(reversed(links))
+            frame.chain = chain
+        att.details[ordinal] = Detail(stack, locals_, chain)
+        att.live_refs = (ordinal, stack_vts, loc)
+        att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
         """An exception leaves the root translator's step: a restart, or a tracing error that ends the attempt."""

@@ -49,7 +49,7 @@ def tensor_text(shape: tuple[str, ...] | None, dtype: str | None, device: str | 
 
 def _fake_meta(fake: Any) -> tuple[tuple[str, ...] | None, str | None, str | None]:
     try:
-        shape = tuple(compat.symbolic_text(s)[0] for s in fake.shape)
+        shape = tuple(str(s) if type(s) is int else compat.symbolic_text(s)[0] for s in fake.shape)
     except Exception:  # noqa: BLE001
         shape = None
     try:
@@ -81,7 +81,7 @@ def _named(obj: Any) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _tensor(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _tensor(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     fake = compat.fake_value_of(vt)
     if fake is not None:
         shape, dtype, device = _fake_meta(fake)
@@ -93,35 +93,56 @@ def _tensor(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
                       compat.proxy_node_name(vt), shape, dtype, device)
 
 
-def _symnode(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _symnode(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     text, hint, _sym = compat.symbolic_text(d.get("sym_num"))
     kind_name = type(d.get("sym_num")).__name__
     shown = f"{kind_name} {text}" + (f" (hint {hint})" if hint is not None and str(hint) != text else "")
     return TraceValue(TraceValueKind.SYMBOLIC, type(vt).__name__, _cut(shown), _source(vt), compat.proxy_node_name(vt))
 
 
-def _constant(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
-    return TraceValue(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(d.get("value")), _source(vt))
+#: summaries of source-less constants of the plain types (LOAD_CONST makes a new tracker every time)
+_CONSTANTS: dict[tuple[str, type, Any], TraceValue] = {}
+_PLAIN = (int, float, str, bool, type(None), bytes)
 
 
-def _null(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
-    return TraceValue(TraceValueKind.NULL, type(vt).__name__, "NULL")
+def _constant(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
+    value = d.get("value")
+    if d.get("source") is None and type(value) in _PLAIN:
+        key = (type(vt).__name__, type(value), value)
+        hit = _CONSTANTS.get(key)
+        if hit is None:
+            if len(_CONSTANTS) > 4096:
+                _CONSTANTS.clear()
+            hit = _CONSTANTS[key] = TraceValue(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value))
+        return hit
+    return TraceValue(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value), _source(vt))
 
 
-def _items_text(items: Any, depth: int) -> str:
+_NULLS: dict[str, TraceValue] = {}
+
+
+def _null(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
+    name = type(vt).__name__
+    value = _NULLS.get(name)
+    if value is None:
+        value = _NULLS[name] = TraceValue(TraceValueKind.NULL, name, "NULL")
+    return value
+
+
+def _items_text(items: Any, depth: int, sub: Any) -> str:
     if not isinstance(items, (list, tuple)):
         return "?"
-    shown = [value_summary(v, depth + 1).text for v in items[:MAX_ITEMS]] if depth < 2 else []
+    shown = [sub(v, depth + 1).text for v in items[:MAX_ITEMS]] if depth < 2 else []
     more = len(items) - len(shown)
     if more:
         shown.append(f"… {more} more" if shown else f"{len(items)} items")
     return ", ".join(shown)
 
 
-def _sequence(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _sequence(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     names = [c.__name__ for c in type(vt).__mro__]
     items = d.get("items")
-    inner = _items_text(items, depth)
+    inner = _items_text(items, depth, sub)
     if "SizeVariable" in names:
         text = f"torch.Size([{inner}])"
     elif "TupleVariable" in names:
@@ -133,13 +154,13 @@ def _sequence(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
     return TraceValue(TraceValueKind.CONTAINER, type(vt).__name__, _cut(text), _source(vt))
 
 
-def _dict(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _dict(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     items = d.get("items")
     n = len(items) if hasattr(items, "__len__") else "?"
     return TraceValue(TraceValueKind.CONTAINER, type(vt).__name__, f"dict ({n} items)", _source(vt))
 
 
-def _module(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _module(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     mtype = d.get("module_type")
     if mtype is None and d.get("value") is not None:
         mtype = type(d.get("value"))
@@ -147,28 +168,28 @@ def _module(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
     return TraceValue(TraceValueKind.MODULE, type(vt).__name__, f"{name} module", _source(vt), type_name=name)
 
 
-def _function(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _function(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     fn = d.get("fn", d.get("value"))
     text = _named(fn) if fn is not None else type(vt).__name__
     obj = d.get("obj")
     if obj is not None and "UserMethodVariable" in [c.__name__ for c in type(vt).__mro__]:
-        text = f"{text} of {value_summary(obj, depth + 1).text}" if depth < 2 else text
+        text = f"{text} of {sub(obj, depth + 1).text}" if depth < 2 else text
     return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(text), _source(vt))
 
 
-def _nested_function(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _nested_function(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     name_vt = d.get("fn_name")
     name = vars(name_vt).get("value") if name_vt is not None and not compat.is_lazy_tracker(name_vt) else None
     return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(str(name or "<nested function>")), _source(vt))
 
 
-def _getattr(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _getattr(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     obj = d.get("obj")
-    base = value_summary(obj, depth + 1).text if obj is not None and depth < 2 else "?"
+    base = sub(obj, depth + 1).text if obj is not None and depth < 2 else "?"
     return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(f"{base}.{d.get('name', '?')}"), _source(vt))
 
 
-def _object(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _object(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     value = d.get("value")
     names = [c.__name__ for c in type(vt).__mro__]
     if "UserDefinedClassVariable" in names or "PythonModuleVariable" in names:
@@ -178,13 +199,13 @@ def _object(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
     return TraceValue(TraceValueKind.OBJECT, type(vt).__name__, _cut(str(text)), _source(vt))
 
 
-def _other(vt: Any, d: dict[str, Any], depth: int) -> TraceValue:
+def _other(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     return TraceValue(TraceValueKind.OTHER, type(vt).__name__, type(vt).__name__.replace("Variable", "") or "?",
                       _source(vt))
 
 
 #: tracker class name -> reader; the first name of ``type(vt).__mro__`` found here decides
-_READERS: dict[str, Callable[[Any, dict[str, Any], int], TraceValue]] = {
+_READERS: dict[str, Callable[[Any, dict[str, Any], int, Any], TraceValue]] = {
     "TensorVariable": _tensor,
     "SymNodeVariable": _symnode,
     "ConstantVariable": _constant,
@@ -206,10 +227,10 @@ _READERS: dict[str, Callable[[Any, dict[str, Any], int], TraceValue]] = {
     "PythonModuleVariable": _object,
 }
 
-_BY_TYPE: dict[type, Callable[[Any, dict[str, Any], int], TraceValue]] = {}
+_BY_TYPE: dict[type, Callable[[Any, dict[str, Any], int, Any], TraceValue]] = {}
 
 
-def _reader(t: type) -> Callable[[Any, dict[str, Any], int], TraceValue]:
+def _reader(t: type) -> Callable[[Any, dict[str, Any], int, Any], TraceValue]:
     reader = _BY_TYPE.get(t)
     if reader is None:
         reader = _other
@@ -246,8 +267,9 @@ def _unrealized(vt: Any, value: Any, source: Any) -> TraceValue:
                       shape=shape, dtype=dtype, device=device, type_name=tname)
 
 
-def value_summary(vt: Any, depth: int = 0) -> TraceValue:
-    """The summary of one variable tracker, never realizing it (see the module docstring)."""
+def value_summary(vt: Any, depth: int = 0, sub: Any = None) -> TraceValue:
+    """The summary of one variable tracker, never realizing it (see the module docstring). `sub(vt, depth)`
+    summarises the trackers inside a container (default: this function)."""
     if vt is None:
         return TraceValue(TraceValueKind.OTHER, "None", "None")
     try:
@@ -256,29 +278,64 @@ def value_summary(vt: Any, depth: int = 0) -> TraceValue:
             if realized is None:
                 return _unrealized(vt, value, source)
             vt = realized
-        return _reader(type(vt))(vt, vars(vt), depth)
+        return _reader(type(vt))(vt, vars(vt), depth, sub or value_summary)
     except Exception as exc:  # noqa: BLE001 - a reader bug costs this slot, never the compile
         return TraceValue(TraceValueKind.OTHER, type(vt).__name__, f"<unreadable: {type(exc).__name__}>")
 
 
-class SummaryCache:
-    """Summaries of immutable trackers (tensors, symbolic values, constants, NULL) kept for one attempt, keyed by
-    identity (the tracker is held, so its id is not reused); containers and lazy trackers are read every time
-    (a list tracker is mutated in place, a lazy one may have been realized since)."""
+#: what the cache keeps as the "realized tracker" of a lazy one not realized yet
+_NOT_YET = object()
 
-    _IMMUTABLE = frozenset({"TensorVariable", "SymNodeVariable", "ConstantVariable", "NullVariable"})
+
+class SummaryCache:
+    """Summaries of trackers kept for one attempt, keyed by identity (the tracker is held, so its id is not
+    reused). A tracker's summary depends only on its type and instance fields, which Dynamo does not change for
+    most trackers; containers (a list tracker is mutated in place, an iterator advances, a tuple shows items that
+    may be realized later) and lazy trackers not yet realized are read every time."""
+
+    _MUTABLE = frozenset({"BaseListVariable", "ConstDictVariable", "SetVariable", "IteratorVariable",
+                          "DequeVariable"})
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[Any, TraceValue]] = {}
+        self._cache: dict[int, tuple[Any, TraceValue, Any]] = {}
+        self._cacheable: dict[type, bool] = {}
 
     def summary(self, vt: Any) -> TraceValue:
         hit = self._cache.get(id(vt))
         if hit is not None and hit[0] is vt:
-            return hit[1]
-        value = value_summary(vt)
-        if value.tracker in self._IMMUTABLE:
-            self._cache[id(vt)] = (vt, value)
+            if hit[2] is False:
+                return hit[1]
+            realized = compat.lazy_state(vt)[0]
+            if (_NOT_YET if realized is None else realized) is hit[2]:
+                return hit[1]
+        value = value_summary(vt, 0, self._sub)
+        t = type(vt)
+        ok = self._cacheable.get(t)
+        if ok is None:
+            names = [c.__name__ for c in t.__mro__]
+            ok = self._cacheable[t] = ("tuple" if "TupleVariable" in names and "ListVariable" not in names
+                                       else not any(n in self._MUTABLE for n in names))
+        if ok == "tuple":
+            # a tuple tracker never changes, but an item not realized yet would be shown stale once it is
+            items = vars(vt).get("items") or ()
+            ok = not any(compat.is_lazy_tracker(i) and compat.lazy_state(i)[0] is None for i in items)
+        if ok:
+            if compat.is_lazy_tracker(vt):
+                # valid while the lazy tracker stays as it was (unrealized, or realized to the same tracker)
+                realized = compat.lazy_state(vt)[0]
+                if realized is None or not any(c.__name__ in self._MUTABLE for c in type(realized).__mro__):
+                    self._cache[id(vt)] = (vt, value, realized if realized is not None else _NOT_YET)
+            else:
+                self._cache[id(vt)] = (vt, value, False)
         return value
+
+    def _sub(self, vt: Any, depth: int) -> TraceValue:
+        """The summary of a tracker inside a container: the cached one when there is one (a tensor on the stack
+        before, say), else made at that depth (containers inside stop recursing at depth 2)."""
+        hit = self._cache.get(id(vt))
+        if hit is not None and hit[0] is vt and hit[2] is False:
+            return hit[1]
+        return value_summary(vt, depth, self._sub)
 
     def clear(self) -> None:
         self._cache.clear()

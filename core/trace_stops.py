@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 #: `--break-on` kinds that make trace stops
 TRACE_KINDS = ("trace", "trace-break", "trace-error")
+_TRACE_KIND_SET = frozenset(TRACE_KINDS)
 #: Dynamo's attempt limit minus this margin: `rewind` is refused beyond it
 REWIND_MARGIN = 10
 
@@ -136,7 +137,7 @@ class TraceStops:
         self.live: _Live | None = None
         #: the recorded step shown (`back`), an index into `_recorded()`; None at the live stop
         self.cursor: int | None = None
-        self._prev_locals: dict[tuple[str, int], tuple[int, ...]] = {}
+        self._prev_locals: dict[tuple[str, int], dict[str, int]] = {}
 
     # ---------------------------------------------------------------------------------------------------------
     # install
@@ -168,10 +169,14 @@ class TraceStops:
         return kind in self.break_on
 
     def wants_steps(self) -> bool:
-        if self.mode is not None and self._stop_seq() != self._seq:
+        if self.mode is not None:
+            if self._stop_seq() == self._seq:
+                return True
             self.mode = None  # the program stopped elsewhere since (a run-time stop): that ends trace stepping
-        return (self.mode is not None or bool(self.breakpoints) or "trace" in self.break_on
-                or "trace-break" in self.break_on or "trace-error" in self.break_on)
+        return bool(self.breakpoints) or "trace" in self.break_on
+
+    def wants_full(self) -> bool:
+        return "trace-break" in self.break_on or "trace-error" in self.break_on
 
     def _can_pause(self) -> bool:
         return self._on_worker() and not self.host.quitting
@@ -325,6 +330,7 @@ class TraceStops:
             self.live = None
             self.cursor = None
             self._seq = self._stop_seq()
+            self.recorder.refresh()  # the commands of the stop may have armed or disarmed trace stops
         reason, self._rewind_pending = self._rewind_pending, None
         if reason is not None:
             # a restart raised from the step being traced: Dynamo's attempt loop traces the frame again
@@ -346,14 +352,14 @@ class TraceStops:
         stack = detail.stack if detail is not None else None
         locals_ = detail.locals if detail is not None else None
         changed: tuple[str, ...] = ()
-        if detail is not None:
+        refs = att.live_refs
+        if detail is not None and refs is not None and refs[0] == ordinal:
             key = (att.compile_id, id(frame.code))
+            now = {name: id(vt) for name, vt in refs[2].items()}
             before = self._prev_locals.get(key)
-            if before is not None and locals_ is not None:
-                changed = tuple(name for (name, _v), now, was in zip(locals_, detail.local_ids, before) if now != was)
-                if len(before) != len(detail.local_ids):
-                    changed += tuple(name for name, _v in locals_[len(before):])
-            self._prev_locals[key] = detail.local_ids
+            if before is not None:
+                changed = tuple(name for name in now if before.get(name) != now[name])
+            self._prev_locals[key] = now
         output = compat.output_graph_of(tx)
         prev = att.details.get(ordinal - 1) if ordinal > 0 else None
         nodes: tuple = ()
@@ -552,7 +558,8 @@ class TraceStops:
         refs = getattr(live.attempt, "live_refs", None)
         if refs is None or refs[0] != view.step.ordinal:
             raise TraceError_("the trackers of this step are not kept (it was recorded light)")
-        _ordinal, stack, locals_ = refs
+        _ordinal, stack, loc = refs
+        locals_ = tuple(loc.items())
         key = name.strip()
         if key in ("TOS", "tos"):
             key = f"stack[{len(stack) - 1}]"
@@ -605,15 +612,18 @@ class TraceStops:
         self._bp_numbers += 1
         bp = _Breakpoint(self._bp_numbers, filename, line, condition, code)
         self.breakpoints.append(bp)
+        self.recorder.refresh()
         return bp.view()
 
     def clear_breakpoints(self, number: int | None = None) -> tuple[TraceBreakpointView, ...]:
         if number is None:
             cleared, self.breakpoints = self.breakpoints, []
+            self.recorder.refresh()
             return tuple(bp.view() for bp in cleared)
         for bp in self.breakpoints:
             if bp.number == number:
                 self.breakpoints.remove(bp)
+                self.recorder.refresh()
                 return (bp.view(),)
         raise TraceError_(f"no trace breakpoint {number}")
 
@@ -621,7 +631,7 @@ class TraceStops:
         """`detach`: no more trace stops (breakpoints cleared, stepping off); recording goes on, light."""
         self.breakpoints = []
         self.mode = None
-        self.recorder.full = False
+        self.recorder.full = False  # (refreshes the recorder's level)
 
     def settings(self, record: str | None = None, replay: bool | None = None, limit: int | None = None,
                  max_bytes: int | None = None) -> TraceSettings:
