@@ -603,7 +603,8 @@ class TraceRecorder:
         if at is None:
             at = att.last_ordinal_at_depth(0)
         line = att.steps[at][2] if at is not None and at < len(att.steps) else None
-        att.restart = TraceRestart(att.compile_id, att.number, compat.restart_reason(exc), at, line)
+        reason = compat.restart_reason(exc).strip().splitlines()
+        att.restart = TraceRestart(att.compile_id, att.number, reason[0] if reason else "", at, line)
 
     def _error_of(self, exc: BaseException, tx: Any) -> TraceError:
         gb_type, msg, _hints, skip = compat.break_exception_fields(exc)
