@@ -197,6 +197,42 @@ class TraceMethods:
             refuse(f"compile {compile_id} has no attempt {attempt}")
         return tuple(chosen.step(i) for i in range(len(chosen.steps)))
 
+    # -- the run-time control methods, at a trace stop ----------------------------------------------------------
+    # A front end that knows nothing of trace stops (the TUI's keys) calls these: at a trace stop they mean the
+    # trace-time step, next, return and continue.
+
+    def _at_trace_stop(self) -> bool:
+        stops = getattr(self, "trace_stops", None)
+        return stops is not None and stops.live is not None
+
+    def set_step(self, count: int = 1) -> Resumed | EngineError:
+        if self._at_trace_stop():
+            return self.trace_step(count)
+        return super().set_step(count)  # type: ignore[misc]
+
+    def set_next(self, count: int = 1) -> Resumed | EngineError:
+        if self._at_trace_stop():
+            return self.trace_next(count)
+        return super().set_next(count)  # type: ignore[misc]
+
+    def set_return(self) -> Resumed | EngineError:
+        if self._at_trace_stop():
+            return self.trace_return()
+        return super().set_return()  # type: ignore[misc]
+
+    def set_continue(self) -> Resumed | EngineError:
+        if self._at_trace_stop():
+            return self.trace_continue()
+        return super().set_continue()  # type: ignore[misc]
+
+    def set_until(self, index: int | None = None) -> Resumed | EngineError:
+        if self._at_trace_stop():
+            if index is None:
+                return self.trace_until(None)
+            return EngineError("at a trace stop `until` takes a source LINE (`until LINE`), not an instruction index",
+                               "usage")
+        return super().set_until(index)  # type: ignore[misc]
+
     def detach(self) -> Resumed | EngineError:
         """`detach` also ends trace stops: trace breakpoints are cleared and stepping stops."""
         stops = getattr(self, "trace_stops", None)

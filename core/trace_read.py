@@ -186,6 +186,8 @@ def _nested_function(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceV
 def _getattr(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     obj = d.get("obj")
     base = sub(obj, depth + 1).text if obj is not None and depth < 2 else "?"
+    if " " in base:
+        base = f"({base})"  # (Tensor[3] float32 cpu).sin
     return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(f"{base}.{d.get('name', '?')}"), _source(vt))
 
 

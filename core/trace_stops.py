@@ -583,7 +583,9 @@ class TraceStops:
         step = view.step
         stack = view.stack or ()
         action = action_of(step.opname)
-        pops = _pops(step.opname, _arg_of(self, view))
+        pops = _user_pops(self, view)
+        if pops is None:
+            pops = _pops(step.opname, _arg_of(self, view))
         operands = tuple(stack[-pops:]) if pops and len(stack) >= pops else tuple(stack[-pops:] if pops else ())
         callee = None
         if action is TraceAction.CALL and step.opname in ("CALL", "PRECALL", "CALL_FUNCTION_EX"):
@@ -719,6 +721,22 @@ def _arg_of(stops: TraceStops, view: TraceStopView) -> int | None:
         fi, ip, *_rest = att.steps[view.step.ordinal]
         return att.frames[fi].instructions[ip].arg
     except Exception:  # noqa: BLE001
+        return None
+
+
+def _user_pops(stops: TraceStops, view: TraceStopView) -> int | None:
+    """The slots the user's own instruction pops on this Python (`flow.pops_pushes`, the model the run-time
+    stack views use), when Dynamo's instruction is the user's (not a rewrite or an added one)."""
+    live = stops.live
+    if live is None or view.user_index is None or view.step.rewrite.value != "same":
+        return None
+    from . import flow
+
+    try:
+        fi = live.attempt.steps[view.step.ordinal][0]
+        ops = flow.ops_of(live.attempt.frames[fi].code)
+        return flow.pops_pushes(ops[view.user_index])[0]
+    except Exception:  # noqa: BLE001 - the table below then
         return None
 
 
