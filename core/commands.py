@@ -130,7 +130,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
        "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
-       "graph-break, exception).", anytime=True),
+       "graph-break, exception; trace, trace-break, trace-error inside Dynamo's tracing).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
        resumes=True),
     _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "

@@ -31,6 +31,16 @@ TERMS: dict[str, tuple[re.Pattern[str], str]] = {
     "FX graph": (re.compile(r"FX (?:graph|node|placeholder)|__compiled_fn_"),
                  "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node "
                  "is one operation in it, `graph` prints it)"),
+    # terms of the trace stops (compile time, inside Dynamo's own tracing)
+    "variable tracker": (re.compile(r"\b(?:Tensor|Constant|SymNode|GetAttr|Null)Variable\b"),
+                         "what Dynamo holds for each value while it traces your code: a TensorVariable stands for a "
+                         "fake tensor and its FX node, a ConstantVariable for a value known at trace time"),
+    "unrealized": (re.compile(r"\bunrealized\b"),
+                   "an input Dynamo has not looked at yet (a lazy tracker); looking would add graph inputs and "
+                   "guards, so dynadbg shows only its source and type"),
+    "fake tensor": (re.compile(r"fake tensor|FakeTensor"),
+                    "a tensor with a shape, strides, dtype and device but no data: what Dynamo runs each operation on "
+                    "while it traces (`fake NAME`)"),
 }
 
 

@@ -1,4 +1,4 @@
-"""``dynamic=True``: Dynamo traces with symbolic sizes from the first call. ``x`` is a fake tensor of size ``s0``
+"""``dynamic=True``: Dynamo traces with symbolic sizes from the first call. ``x`` is a fake tensor of symbolic size
 (hint 3), the int ``n`` a symbolic value too, and the branch on ``x.shape[0] > 2`` is decided by the hint and kept
 as a symbolic-shape guard; a call with size 5 reuses the entry, a call with size 2 takes the other branch and
 recompiles."""
