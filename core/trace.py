@@ -261,6 +261,11 @@ class Attempt:
     def replay(self, ordinal: int) -> bool:
         return self.replay_until is not None and ordinal < self.replay_until
 
+    @property
+    def replay_skippable(self) -> bool:
+        """Whether trace stops skip this attempt's replay: not after a `rewind`, which re-traces to be stepped."""
+        return not (self.prev is not None and self.prev.rewound)
+
     def step(self, ordinal: int) -> TraceStep:
         """The `TraceStep` of record `ordinal` (raises IndexError when it was dropped or never made)."""
         fi, ip, line, nodes, guards = self.steps[ordinal]
@@ -597,8 +602,8 @@ class TraceRecorder:
 
     def _on_restart(self, att: Attempt, exc: BaseException) -> None:
         att.outcome = "restart"
-        at: int | None = None
-        if att.speculation_ip is not None:
+        at: int | None = getattr(exc, "dynadbg_at", None)  # a rewind: the re-trace repeats this attempt up to there
+        if at is None and att.speculation_ip is not None:
             at = att.last_ordinal_at_depth(0, att.speculation_ip)
         if at is None:
             at = att.last_ordinal_at_depth(0)

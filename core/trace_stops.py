@@ -192,7 +192,8 @@ class TraceStops:
         if first_user:
             attempt.start_seen = True
         reason = self._stepping_reason(attempt, ordinal)
-        if attempt.replay(ordinal) and not self.replay and reason is not TraceStopReason.REWIND:
+        if attempt.replay(ordinal) and not self.replay and attempt.replay_skippable \
+                and reason is not TraceStopReason.REWIND:
             return
         if reason is None and self.breakpoints and line is not None:
             reason = self._breakpoint_hit(attempt, ordinal, tx, frame, line)
@@ -246,7 +247,7 @@ class TraceStops:
                 self.rewind_to = None
                 return TraceStopReason.REWIND
             return None
-        if attempt.replay(ordinal) and not self.replay:
+        if attempt.replay(ordinal) and not self.replay and attempt.replay_skippable:
             return None
         fi, _ip, line, _n, _g = attempt.steps[ordinal]
         frame = attempt.frames[fi]
@@ -336,6 +337,7 @@ class TraceStops:
             # a restart raised from the step being traced: Dynamo's attempt loop traces the frame again
             exc = compat.make_restart(reason)
             exc.dynadbg_rewind = True  # type: ignore[attr-defined]  # the step hook lets it through
+            exc.dynadbg_at = live.ordinal  # type: ignore[attr-defined]  # the re-trace repeats up to here
             raise exc
 
     # ---------------------------------------------------------------------------------------------------------

@@ -285,12 +285,15 @@ def test_back_and_forward_walk_the_recorded_trace_read_only() -> None:
 
 def test_rewind_re_traces_to_an_earlier_instruction() -> None:
     path = CORE_PROGRAMS / "trace_helpers.py"
-    run = scripted_trace(path, ["s 12", "rewind 5", "c"], break_on=("trace",))
+    run = scripted_trace(path, ["s 12", "rewind 5", "s", "c"], break_on=("trace",))
     stops = trace_stops(run)
-    here, rewound = stops[1].trace, stops[2].trace
+    here, rewound, after = stops[1].trace, stops[2].trace, stops[3].trace
     assert rewound.reason is TraceStopReason.REWIND
     assert rewound.step.attempt == here.step.attempt + 1
     assert rewound.step.ordinal == here.step.ordinal - 5
+    # the re-trace after a rewind is there to be stepped: `s` goes one instruction on, not past the replay
+    assert after.step.attempt == rewound.step.attempt and after.step.ordinal == rewound.step.ordinal + 1
+    assert after.step.replay
     assert run.result is not None and run.result.status == 0
 
 

@@ -1,6 +1,7 @@
 """``fullgraph=True`` turns a graph break into an error: ``torch.compile(..., fullgraph=True)`` on a function that
 prints raises ``Unsupported`` from the first call instead of splitting the graph. The program catches it and
-runs the function eagerly."""
+runs that function eagerly; ``quiet``, compiled with ``fullgraph=True`` too, has no graph break and compiles to one
+graph."""
 
 import torch
 
@@ -11,6 +12,10 @@ def noisy(x):
     return y + 1
 
 
+def quiet(x):
+    return (x * 2 + 1).sum()
+
+
 f = torch.compile(noisy, backend="eager", fullgraph=True)
 try:
     f(torch.ones(2))
@@ -18,3 +23,4 @@ try:
 except Exception as exc:  # noqa: BLE001 - torch._dynamo.exc.Unsupported
     print("fullgraph error:", type(exc).__name__)
 print("eager:", noisy(torch.ones(2)).tolist())
+print("quiet:", torch.compile(quiet, backend="eager", fullgraph=True)(torch.ones(2)).item())
