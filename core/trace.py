@@ -811,6 +811,14 @@ class TraceRecorder:
         if path is BreakPath.STEP:
             eager = None
         resume = root.code_name if root is not None and path in (BreakPath.CALL, BreakPath.JUMP) else None
+        returns = False
+        if resume is not None and path is BreakPath.CALL and root_ordinal is not None:
+            # Dynamo makes no resume function for a frame whose next instruction is RETURN_VALUE: the code it
+            # generates returns the eager call's result itself (create_call_resume_at, torch 2.13-2.15)
+            instructions = att.frames[att.steps[root_ordinal][0]].instructions
+            nxt = instructions[root.index + 1] if root.index + 1 < len(instructions) else None
+            if getattr(nxt, "opname", None) == "RETURN_VALUE":
+                resume, returns = None, True
         callee = None
         if eager is not None and root_ordinal is not None and root is not None and root.opname in ("CALL", "PRECALL"):
             root_detail = att.details.get(root_ordinal)
@@ -820,7 +828,8 @@ class TraceRecorder:
                 lower, upper = root_detail.stack[-n], root_detail.stack[-n + 1]
                 callee = (lower if lower.kind.value != "null" else upper).text
         plan = EmitPlan(restart, nodes, eager, root.line if root is not None else None, resume,
-                        root.line if resume else None, rest_eager=path is BreakPath.STEP, eager_callee=callee)
+                        root.line if resume else None, rest_eager=path is BreakPath.STEP, eager_callee=callee,
+                        returns=returns)
         first_line = reason.strip().splitlines()[0] if reason.strip() else ""
         return TraceBreak(att.compile_id, att.number, path, first_line, gb_type, hints, step,
                           detail.stack if detail is not None else None, chain, plan, filename, line)

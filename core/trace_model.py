@@ -228,6 +228,7 @@ class EmitPlan:
         graph_names: the graph call(s) the cut produced (``__compiled_fn_3``), once known.
         rest_eager: the rest of the frame runs eagerly after the cut (no resume function).
         eager_callee: for an eager call, what it calls (from the symbolic stack before it), when recorded.
+        returns: the frame returns the eager instruction's result right after it: Dynamo makes no resume function.
     """
 
     restart: bool
@@ -240,6 +241,7 @@ class EmitPlan:
     graph_names: tuple[str, ...] = ()
     rest_eager: bool = False
     eager_callee: str | None = None
+    returns: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,11 @@ JSON (``report_json()["trace"]``, one object per compile id, in compile order)::
                  "instruction": {"opname": str, "argrepr": str, "code": str, "line": int | null, "depth": int,
                                  "offset": int | null} | null,   # the breaking instruction (innermost)
                  "restart": bool, "eager": str | null,          # the instruction run eagerly at depth 0
-                 "resume_function": str | null, "graphs": [str, ...]}],
+                 "eager_line": int | null,                      # its line in the frame being compiled
+                 "resume_function": str | null,                 # the resume function Dynamo made for the rest
+                 "returns": bool,                               # no resume function: the frame returns the
+                                                                # eager result right away
+                 "graphs": [str, ...]}],
      "cuts": [{"attempt": int, "reason": str, "nodes": int, "graph_break": bool}],
      "evicted": int}                             # steps dropped to stay within the trace bounds
 """
@@ -41,7 +45,8 @@ def _break_json(b: TraceBreak) -> dict[str, Any]:
         "instruction": None if step is None else {
             "opname": step.opname, "argrepr": step.argrepr, "code": step.code_name, "line": step.line,
             "depth": step.depth, "offset": step.user_offset},
-        "restart": b.plan.restart, "eager": b.plan.eager, "resume_function": b.plan.resume_name,
+        "restart": b.plan.restart, "eager": b.plan.eager, "eager_line": b.plan.eager_line,
+        "resume_function": b.plan.resume_name, "returns": b.plan.returns,
         "graphs": list(b.plan.graph_names),
     }
 

@@ -222,6 +222,8 @@ def plan_lines(plan: EmitPlan, path: BreakPath) -> list[str]:
         what = f"the call of {plan.eager_callee} ({plan.eager})" if plan.eager_callee else plan.eager
         out.append(f"then it runs {what}" + (f" at line {plan.eager_line}" if plan.eager_line else "")
                    + " eagerly, in the frame being compiled")
+    if plan.returns:
+        out.append("and the frame returns its result right away: no resume function")
     if plan.rest_eager:
         out.append("the rest of the frame runs eagerly from an earlier instruction with an empty stack (no resume "
                    "function)")

@@ -23,4 +23,5 @@ try:
 except Exception as exc:  # noqa: BLE001 - torch._dynamo.exc.Unsupported
     print("fullgraph error:", type(exc).__name__)
 print("eager:", noisy(torch.ones(2)).tolist())
-print("quiet:", torch.compile(quiet, backend="eager", fullgraph=True)(torch.ones(2)).item())
+q = torch.compile(quiet, backend="eager", fullgraph=True)
+print("quiet:", [q(torch.full((2,), float(k))).item() for k in range(3)])
