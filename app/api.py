@@ -24,13 +24,16 @@ it). `q` ends the debugged region (`debug`) or the program (`set_trace`).
 from __future__ import annotations
 
 import atexit
+import dis
 import sys
 import threading
 from contextlib import contextmanager
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Iterable, Iterator, TextIO
 
+from dynadbg.core import facts
 from dynadbg.core import format as fmt
+from dynadbg.core.commands import resolve_empty
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Stop
 from dynadbg.core.runner import ExitResult, QuitProgram
 from dynadbg.core.session import Session, session_on_thread
@@ -69,19 +72,16 @@ class LineDriver:
                 return None
             line = self.pending.pop(0)
             self.out.write(f"{PROMPT}{line}\n")
+            line, self.last = resolve_empty(line, self.last)  # an empty entry repeats, as typed
             return line
-        while True:
-            self.out.write(PROMPT)
-            self.out.flush()
-            line = self.stdin.readline()
-            if not line:
-                self.out.write("\n")
-                return None
-            if line.strip():
-                self.last = line.rstrip("\n")
-                return self.last
-            if self.last is not None:
-                return self.last  # as in pdb: an empty line repeats the last command
+        self.out.write(PROMPT)
+        self.out.flush()
+        line = self.stdin.readline()
+        if not line:
+            self.out.write("\n")
+            return None
+        line, self.last = resolve_empty(line.rstrip("\n"), self.last)  # as in pdb: an empty line repeats
+        return line
 
     def show_result(self, result: CommandResult) -> None:
         if result.output:
@@ -97,6 +97,42 @@ _active: dict[int, Session] = {}
 _from_set_trace: "set[Session]" = set()
 
 
+class DebugContext:
+    """What ``with dynadbg.debug() as ctx:`` gives: the region's `Session` (``ctx.session``; its methods and
+    attributes are reachable on `ctx` too, e.g. ``ctx.compiled_frames()``), and the two queries of torch's own
+    ``torch._dynamo.bytecode_debugger.debug()`` context, with the same shapes.
+
+    Both read what the session saw on this thread; call them between stops or after the block (they stay
+    readable after it). Neither touches torch.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get_tracked_codes(self) -> list[CodeType]:
+        """Every Dynamo-generated code object (compiled frames and resume functions) that ran while the session
+        was attached, in the order each first ran (torch's: the codes its debugger callback saw)."""
+        return list(self.session.seen_codes)
+
+    def get_instructions(self, code: CodeType | None = None) -> list[dis.Instruction]:
+        """The instructions of a tracked code object, one per instruction (no CACHE entries), each with
+        ``opname``, ``opcode``, ``arg``, ``argval``, ``argrepr``, ``offset`` (bytes) and ``starts_line``, in
+        order: ``dis.get_instructions(code)`` (torch returns its own ``Instruction`` converted from the same
+        list, one for one). `code` None: the most recently tracked code object. An empty list when nothing was
+        tracked yet or `code` is not a tracked one."""
+        codes = self.session.seen_codes
+        if code is None:
+            if not codes:
+                return []
+            code = codes[-1]
+        elif not any(c is code for c in codes):
+            return []
+        return list(dis.get_instructions(code))
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - the session's own API, as debug() yielded it before
+        return getattr(self.session, name)
+
+
 @contextmanager
 def debug(
     *,
@@ -104,47 +140,60 @@ def debug(
     commands: Iterable[str] | None = None,
     stdin: TextIO | None = None,
     out: TextIO | None = None,
-) -> Iterator[Session]:
+) -> Iterator[DebugContext]:
     """Debug the compiled code that runs inside the ``with`` block, on this thread, in line mode.
 
     Args:
         break_on: active stop kinds (`dynadbg.core.model.BREAK_ON_KINDS`).
-        commands: scripted commands; when they run out the block runs on undisturbed. None reads `stdin`.
+        commands: scripted commands (an empty one repeats the command before it, as an empty line does); when
+            they run out the block runs on undisturbed. None reads `stdin`.
+        stdin, out: where commands are read and stops written (default: the process's own).
 
     Yields:
-        The `Session` (its `compiled_frames()` stays readable after the block).
+        A `DebugContext`: the `Session` (``ctx.session``; ``ctx.compiled_frames()`` stays readable after the
+        block) with ``get_instructions(code=None)`` and ``get_tracked_codes()`` as torch's context has them.
 
-    `q` at a stop ends the block: the rest of its body is skipped and the program goes on after it.
+    A ``debug()`` inside another runs a session of its own, with its own commands and output: the outer one
+    stops nowhere meanwhile and serves the rest of its block again afterwards. Inside ``dynadbg run`` the run's
+    session (and its front end) serves the block. `q` at a stop ends the block: the rest of its body is skipped
+    and the program goes on after it.
     """
     key = threading.get_ident()
     previous = _active.get(key)
     running = session_on_thread()
-    if running is not None and previous is not running or previous is not None and previous not in _from_set_trace:
-        # nested: the session already debugging this thread (an outer debug(), or `dynadbg run`) goes on
-        # serving the inner block; leaving the inner block leaves it installed
-        yield running or previous  # type: ignore[misc]
+    if running is not None and running is not previous:
+        # `dynadbg run` (or another front end) debugs this thread and owns the terminal: it serves the block
+        yield DebugContext(running)
         return
+    outer = previous if previous is not None and previous not in _from_set_trace else None
     driver = LineDriver(commands, stdin, out)
     session = Session(driver, break_on=break_on)
-    if previous is not None:
+    if previous is not None and outer is None:
         previous.release()  # a session a bare set_trace() started: this region takes over
         _active.pop(key, None)
-    session.attach(driver)
-    _active[key] = session
+    if outer is not None:
+        outer.suspend()  # a region inside a region: this one gets its own session
     try:
-        yield session
-    except QuitProgram:
-        driver.out.write("dynadbg: debugging ended by quit\n")
+        session.attach(driver)
+        _active[key] = session
+        try:
+            yield DebugContext(session)
+        except QuitProgram:
+            driver.out.write("dynadbg: debugging ended by quit\n")
+        finally:
+            session.release()
     finally:
-        _active.pop(key, None)
-        session.release()
+        if outer is not None:
+            _active[key] = outer
+            outer.resume()
+        else:
+            _active.pop(key, None)
 
 
 def _generated_caller(frame: FrameType | None) -> FrameType | None:
     """The innermost caller frame that runs Dynamo-generated code (its code loads __compiled_fn_* globals)."""
     while frame is not None:
-        names = frame.f_code.co_names
-        if any(n.startswith(("__compiled_fn", "__resume_at", "__import_torch_dot__dynamo")) for n in names):
+        if any(facts.is_generated_code_global(n) for n in frame.f_code.co_names):
             return frame
         frame = frame.f_back
     return None

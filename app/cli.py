@@ -36,12 +36,18 @@ def parse_break_on(text: str) -> set[str]:
 def split_commands(text: str) -> list[str]:
     """``"s 3; stack; c"`` → ``["s 3", "stack", "c"]`` (a `;` separates commands).
 
-    A part that starts with an upper-case OPNAME continues the ``insert`` before it:
+    An empty part is kept as ``""``: an empty line, which repeats the command before it (pdb's rule; before any
+    command, the step): ``"s; ; v; ; c"`` → ``["s", "", "v", "", "c"]``. A `;` at the very end only ends the
+    list. A part that starts with an upper-case OPNAME continues the ``insert`` before it:
     ``"insert 9 POP_TOP; LOAD_CONST 7; c"`` → ``["insert 9 POP_TOP; LOAD_CONST 7", "c"]``.
     """
     out: list[str] = []
-    for part in (c.strip() for c in text.split(";")):
+    parts = [c.strip() for c in text.split(";")]
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()  # "s; c;": the last `;` ends the list
+    for part in parts:
         if not part:
+            out.append("")
             continue
         head = part.split(None, 1)[0]
         if out and out[-1].startswith("insert ") and head.isupper() and head.replace("_", "").isalnum():
@@ -163,7 +169,7 @@ def _commands_from(args: argparse.Namespace) -> list[str] | None:
                 lines = [ln.strip() for ln in fh]
         except OSError as exc:
             raise _CliError(f"cannot read commands file {args.commands}: {exc.strerror}") from None
-        cmds = [ln for ln in lines if ln and not ln.startswith("#")]
+        cmds = [ln for ln in lines if not ln.startswith("#")]  # an empty line repeats, as typed at the prompt
     else:
         cmds = None
     if getattr(args, "command_string", None):

@@ -14,7 +14,8 @@ import threading
 from typing import Callable, Iterable, Iterator, TextIO
 
 from dynadbg.core import format as fmt
-from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.commands import resolve_empty
+from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
@@ -36,9 +37,10 @@ class PlainListener:
         pass
 
     def on_resumed(self, result: Resumed) -> None:
-        """A command let the program go on: print its answer now, before the program's next output."""
-        if result.message:
-            self.out.write(result.message + "\n")
+        """A command let the program go on: print what it did now, before the program's next output."""
+        text = fmt.resumed_text(result)
+        if text:
+            self.out.write(text + "\n")
             self.out.flush()
 
     def on_message(self, text: str) -> None:
@@ -145,8 +147,9 @@ def stop_output(session: Session, stop: Stop, glossary: Glossary) -> str:
     """What line mode prints at a stop: `format.stop_text` with the code's roles (the role column and headers of
     ``ll``), then, the first time a Dynamo term shows up in this session, one ``(?)`` line saying what it means.
     Runs on the front end's thread; `Session.roles` queues its work on the program's thread."""
-    text = fmt.stop_text(stop, roles=_roles(session, stop))
-    return "".join(line + "\n" for line in [text, *glossary.new_terms(text)])
+    roles = _roles(session, stop)
+    text = fmt.stop_text(stop, roles=roles)
+    return "".join(line + "\n" for line in [text, *glossary.new_terms(stop_terms(stop, roles))])
 
 
 def _drive(
@@ -160,7 +163,7 @@ def _drive(
     session = Session(listener, break_on=break_on)
     start(session)
     pending = list(commands) if commands is not None else None
-    last: str | None = None
+    last: str | None = None  # what an empty line repeats (`commands.resolve_empty`)
     glossary = Glossary()
     while True:
         kind, payload = _next_event(listener, session, out)
@@ -183,7 +186,8 @@ def _drive(
                     session.detach()
                     break
                 line = pending.pop(0)
-                out.write(f"{PROMPT}{line}\n")
+                out.write(f"{PROMPT}{line}\n")  # an empty entry echoes as the empty line it stands for
+                line, last = resolve_empty(line, last)
             else:
                 out.write(PROMPT)
                 out.flush()
@@ -196,12 +200,7 @@ def _drive(
                     out.write("\n")
                     session.detach()
                     break
-                line = line.rstrip("\n")
-                if not line.strip():
-                    if last is None:
-                        continue
-                    line = last  # as in pdb: an empty line repeats the last command
-                last = line
+                line, last = resolve_empty(line.rstrip("\n"), last)  # as in pdb: an empty line repeats
             result = session.execute(line)
             if result.output and not (result.resumed and not result.quit):
                 # a resuming command's answer was printed by `on_resumed`, before the program went on

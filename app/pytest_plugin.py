@@ -168,7 +168,6 @@ def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "")
     if not (over_rec or over_breaks):
         return None
     from dynadbg.core.format import record_text
-    from dynadbg.core.report import short_reason
 
     head = []
     if over_rec:
@@ -188,5 +187,5 @@ def check_budget(recorder: Any, limits: dict[str, int | None], nodeid: str = "")
                 lines += ["", f"graph break in {frame.name} [{brk.compile_id}] at {where}"]
                 if brk.user_line:
                     lines.append(f"  line: {brk.user_line}")
-                lines.append(f"  reason: {short_reason(brk.reason)}")
+                lines.append(f"  reason: {brk.summary}")
     return "\n".join(lines)

@@ -1,28 +1,39 @@
 """Engine overhead, measured side by side in one run (ratios, not timed tests).
 
-Prints, for a compiled function called CALLS times (after warm-up), the median µs per call:
+Prints, for a compiled function called CALLS times per round (after warm-up), µs per call:
   * plain torch.compile (no debugger),
-  * with a dynadbg session attached and continuing (no breakpoints, no active stops),
-  * the same with exception stops on (the default): the compiled wrapper's exit hook, no tracing,
+  * with a dynadbg session attached and continuing (no breakpoints, no active stops; ``dynadbg.debug()`` on the
+    same thread, the path `dynadbg run` takes on its program's thread),
+  * the same with exception stops on (the default): on 3.12+ sys.monitoring RAISE events (nothing per call that
+    raises none), on 3.11 the compiled wrapper's exit hook; no tracing either way,
   * with a breakpoint set in another generated code object (never hit),
-and µs per stepped instruction (`s 1000000` through the same calls: decode, depth tracking, stop checks).
+then where the attached path's extra cost goes (each piece timed alone), and µs per stepped instruction
+(`s 1000000` through the same calls: decode, depth tracking, stop checks).
 Targets (DESIGN.md): attached ≤ 1.05×, breakpoint elsewhere ≤ 1.2×.
 
-Usage: python benchmarks/bench_engine.py [--calls 2000] [--rounds 5]
+Times are the calling thread's CPU time (``time.thread_time``), not wall-clock time: on a shared machine a
+wall-clock figure moves with everyone else's load, the CPU time this thread spends does not (what dynadbg adds
+is work on the program's own thread). Each round measures every configuration once, in a shuffled order; a
+ratio is the median over rounds of that round's configuration ÷ that round's plain figure.
+
+Usage: python benchmarks/bench_engine.py [--calls 2000] [--rounds 15]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import random
 import statistics
 import sys
+import threading
 import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "core"))
-from helpers import drive  # noqa: E402
+from helpers import QueueListener, drive  # noqa: E402
 
 
 def f(x, y):
@@ -41,91 +52,122 @@ CG = torch.compile(g, backend="eager")
 
 
 def timed_calls(n: int) -> float:
-    """µs per call of the compiled f over n calls."""
+    """µs of this thread's CPU time per call of the compiled f, over n calls."""
     CF(X, Y)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for _ in range(n):
         CF(X, Y)
-    return (time.perf_counter() - t0) / n * 1e6
+    return (time.thread_time() - t0) / n * 1e6
 
 
 def attached(n: int, commands: list[str], break_on: tuple[str, ...]) -> tuple[float, int]:
-    out: list[float] = []
+    """`timed_calls` inside ``dynadbg.debug()`` on this very thread (the session attached inline, answering its
+    stops from `commands`), so the plain figure and this one come from the same thread."""
+    import dynadbg
 
-    def program() -> None:
+    with dynadbg.debug(commands=commands, break_on=break_on, out=io.StringIO()) as ctx:
         CG(X)  # gives the breakpoint case a stop in another code object
-        out.append(timed_calls(n))
-
-    run = drive(lambda s: s.start_callable(program), commands, break_on=break_on)
-    assert run.result is not None and run.result.status == 0, run.result
-    return out[0], run.session.traced_instructions
+        us = timed_calls(n)
+    return us, ctx.session.traced_instructions
 
 
 def stepped(n: int) -> float:
     out: list[float] = []
-    box: dict[str, int] = {}
 
     def program() -> None:
         CG(X)
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         for _ in range(n):
             CF(X, Y)
-        out.append(time.perf_counter() - t0)
+        out.append(time.thread_time() - t0)
 
     run = drive(lambda s: s.start_callable(program), ["s 100000000"], break_on=("entry",))
-    box["n"] = run.session.traced_instructions
-    return out[0] / max(box["n"], 1) * 1e6
+    return out[0] / max(run.session.traced_instructions, 1) * 1e6
 
 
-def exit_hook_cost(n: int = 200000) -> float:
-    """µs per compiled call that exception stops add (torch's wrapper calls the hook and its cleanup), best of 7:
-    a figure that machine load barely moves, unlike the side-by-side ratios."""
-    import threading
-
-    from helpers import QueueListener
-
-    from dynadbg.core.session import Session
-
-    session = Session(QueueListener(), break_on=("exception",))
-    session._worker_ident = threading.get_ident()  # noqa: SLF001 - as if on the program's thread
-    hook = session._exit_hook  # noqa: SLF001
+def _best(fn, n: int = 200000) -> float:
+    """µs per call of `fn()`, best of 7 (a figure machine load barely moves)."""
     best = float("inf")
     for _ in range(7):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         for _ in range(n):
-            hook()()
-        best = min(best, (time.perf_counter() - t0) / n * 1e6)
+            fn()
+        best = min(best, (time.thread_time() - t0) / n * 1e6)
     return best
+
+
+def pieces() -> list[tuple[str, float]]:
+    """What a session adds to each compiled call that needs no tracing, piece by piece: torch's debugger callback
+    (`Session._make_callback`: a hit count and one set lookup; torch calls it from C++ for every call of
+    generated code), and on 3.11 the exit hook in torch's compiled-function wrapper (two small calls)."""
+    from dynadbg.core import compat
+    from dynadbg.core.session import Session
+
+    compat.load()
+    session = Session(QueueListener(), break_on=("exception",))
+    session._worker_ident = threading.get_ident()  # noqa: SLF001 - as if on the program's thread
+    code = f.__code__
+    session._quiet.add(id(code))  # noqa: SLF001 - a code that needs no tracing: the steady state
+    callback = session._make_callback()  # noqa: SLF001
+    rows = [("the debugger callback (hit count, quiet check)", _best(lambda: callback(code)))]
+    if not compat.USE_SYS_MONITORING:
+        hook = session._enter_hook  # noqa: SLF001
+        rows.append(("the exit hook and its cleanup (3.11 only)", _best(lambda: hook()())))
+    return rows
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args()
     n = args.calls
     timed_calls(50)  # compile f and warm up outside any session
     CG(X)
-    plain, att, exc, bp = [], [], [], []
-    for _ in range(args.rounds):  # interleaved so machine noise hits all three alike
-        plain.append(timed_calls(n))
-        att.append(attached(n, [], ())[0])
-        us, traced = attached(n, [], ("exception",))
-        assert traced == 0  # exception stops cost no tracing
-        exc.append(us)
-        us, traced = attached(n, ["b 3", "break-on entry off", "c"], ("entry",))
-        assert traced >= 1  # g's frame was traced up to its entry stop; f never was
-        bp.append(us)
+    rows: dict[str, list[float]] = {k: [] for k in ("plain", "att", "exc", "bp")}
+    configs = list(rows)
+    for _ in range(args.rounds):  # every configuration once per round, in a shuffled order: drift hits all alike
+        random.shuffle(configs)
+        for key in configs:
+            if key == "plain":
+                rows["plain"].append(timed_calls(n))
+            elif key == "att":
+                rows["att"].append(attached(n, [], ())[0])
+            elif key == "exc":
+                us, traced = attached(n, [], ("exception",))
+                assert traced == 0  # exception stops cost no tracing
+                rows["exc"].append(us)
+            else:
+                us, traced = attached(n, ["b 3", "break-on entry off", "c"], ("entry",))
+                assert traced >= 1  # g's frame was traced up to its entry stop; f never was
+                rows["bp"].append(us)
     step_us = stepped(max(n // 10, 20))
-    p, a, b = statistics.median(plain), statistics.median(att), statistics.median(bp)
-    e = statistics.median(exc)
-    print(f"calls per round: {n}, rounds: {args.rounds}, python {sys.version.split()[0]}, torch {torch.__version__}")
+    plain = rows["plain"]
+
+    def ratio(key: str) -> float:
+        return statistics.median(v / p for v, p in zip(rows[key], plain))
+
+    def spread(key: str) -> str:
+        """The middle half of the per-round ratios: how much the machine moved them."""
+        if len(plain) < 4:
+            return ""
+        q = statistics.quantiles([v / p for v, p in zip(rows[key], plain)], n=4)
+        return f"   middle half {q[0]:.3f}-{q[2]:.3f}"
+
+    p = statistics.median(plain)
+    print(f"calls per round: {n}, rounds: {args.rounds}, python {sys.version.split()[0]}, torch {torch.__version__}, "
+          f"load average {os.getloadavg()[0]:.2f}; µs of thread CPU time per call, medians; ratios: median of "
+          f"per-round ratios")
     print(f"{'plain torch.compile':<44} {p:8.2f} µs/call   1.000x")
-    print(f"{'dynadbg attached, continuing':<44} {a:8.2f} µs/call   {a / p:5.3f}x   (target ≤ 1.05)")
-    print(f"{'attached, continuing, exception stops on':<44} {e:8.2f} µs/call   {e / p:5.3f}x   (target ≤ 1.05)")
-    hook = exit_hook_cost()
-    print(f"{'  of which the exit hook alone':<44} {hook:8.2f} µs/call   {hook / p:6.2%} of a plain call")
-    print(f"{'dynadbg, breakpoint in another code object':<44} {b:8.2f} µs/call   {b / p:5.3f}x   (target ≤ 1.2)")
+    for key, label, target in (
+        ("att", "dynadbg attached, continuing", "   (target ≤ 1.05)"),
+        ("exc", "attached, continuing, exception stops on", "   (target ≤ 1.05)"),
+        ("bp", "dynadbg, breakpoint in another code object", "   (target ≤ 1.2)"),
+    ):
+        print(f"{label:<44} {statistics.median(rows[key]):8.2f} µs/call   {ratio(key):5.3f}x{target}{spread(key)}")
+    print("where the attached path's extra cost goes, per compiled call:")
+    for label, us in pieces():
+        print(f"  {label:<50} {us:6.2f} µs   {us / p:6.2%} of a plain call")
     print(f"{'stepping every instruction (s N)':<44} {step_us:8.2f} µs per stepped instruction")
     return 0
 

@@ -84,7 +84,7 @@ async def bench_steps(steps: int, teach: bool = False) -> tuple[list[float], lis
             app._driver.send_message(events.Key("s", "s"))  # noqa: SLF001 - what a terminal key does
             t1 = await watch.until(
                 lambda: app.last_stop is not None and app.last_stop.seq == seq + 1
-                and bytecode.current == app.last_stop.frame.index and not app._awaiting_resume  # noqa: SLF001
+                and bytecode.current == app.last_stop.frame.index and not app.awaiting_resume
             )
             cpu.append(time.process_time() - c0)
             times.append(t1 - t0)

@@ -142,7 +142,7 @@ async def bench_real(script: Path, steps: int, profile: bool) -> dict[str, objec
             t1 = await watch.until(
                 lambda: app.last_stop is not None and app.last_stop.seq > seq  # noqa: B023
                 and status.stop is app.last_stop and bytecode.current == app.last_stop.frame.index
-                and not app._awaiting_resume,  # noqa: SLF001
+                and not app.awaiting_resume,
                 timeout=30,
             )
             new = app.last_stop.seq

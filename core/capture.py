@@ -23,7 +23,6 @@ capture keeps every original and generated code object it saw alive, so ``id()``
 
 from __future__ import annotations
 
-import dis
 import inspect
 import itertools
 import os
@@ -31,16 +30,11 @@ import re
 import threading
 from dataclasses import replace
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable
 
-from . import compat, values
+from . import compat, facts, values
 from .disasm import code_view
-from .format.recompile import short_reason
 from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
-from .values import cut, summarize
-
-if TYPE_CHECKING:
-    from .protocol import Host
 
 #: Values ``on_cache_miss`` may return (None means "recompile").
 CACHE_MISS_ACTIONS: tuple[str, ...] = ("recompile", "eager", "skip")
@@ -197,7 +191,7 @@ class _Entry:
 
 
 class _Break:
-    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate")
+    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate", "summary", "notes")
 
     def __init__(self, reason: str, filename: str | None, lineno: int | None, user_line: str | None) -> None:
         self.reason = reason
@@ -205,6 +199,12 @@ class _Break:
         self.lineno = lineno
         self.user_line = user_line
         self.duplicate = False
+        # torch's reason parsed here, once: front ends and reports read the parts
+        self.summary, self.notes = facts.parse_break_reason(reason)
+
+    def view(self, compile_id: str, resume_functions: tuple[str, ...]) -> GraphBreakView:
+        return GraphBreakView(compile_id, self.reason, self.filename, self.lineno, self.user_line, resume_functions,
+                              self.duplicate, self.summary, self.notes)
 
 
 class _Compile:
@@ -373,6 +373,12 @@ class Capture:
     # queries
     # ---------------------------------------------------------------------------------------------------------
 
+    @property
+    def hit_records(self) -> dict[int, Any]:
+        """id(generated code) -> its record, whose ``hits`` counts calls: the session's debugger callback counts
+        there itself (`note_call` without the call, on the path every compiled call takes)."""
+        return self._generated
+
     def note_call(self, code: CodeType) -> None:
         """Count one call of generated code (O(1); the session's debugger callback calls it for every call)."""
         entry = self._generated.get(id(code))
@@ -413,6 +419,38 @@ class Capture:
         """The resume function code installed under the global `name` (``"__resume_at_76_3"``), if seen."""
         return self._resume_globals.get(name)
 
+    def resume_globals_of(self, code: CodeType) -> tuple[str, ...]:
+        """The ``__resume_at_*`` globals the capture saw installed for the resume function `code`, sorted."""
+        with self._lock:
+            return tuple(sorted(name for name, c in self._resume_globals.items() if c is code))
+
+    def break_behind(self, resume_code: CodeType,
+                     caller: GeneratedInfo | None = None) -> tuple[GraphBreakView, str, str] | None:
+        """(the graph break, its compile id, the name of the frame that broke) that made the resume function
+        `resume_code`: the last break of the compile whose entry the caller frame runs (`caller`: the generated
+        code info of the frame below the resume function on the stack), else of any compile whose entry calls
+        the resume function. None when no such break was recorded (the compile happened before the capture).
+
+        Reads the capture's own records only (no listing, no guard tree, no torch call): cheap at every stop.
+        """
+        with self._lock:
+            for rec in self._frames.values():
+                if caller is not None and rec.code is not caller.original:
+                    continue
+                for comp in rec.compiles:
+                    entry = comp.entry
+                    if entry is None or (caller is not None and comp.compile_id != caller.compile_id):
+                        continue
+                    resumes = tuple(n for n in entry.global_names() if facts.is_resume_global(n))
+                    if caller is None and all(self._resume_globals.get(n) is not resume_code for n in resumes):
+                        continue
+                    found = [(c, b) for c in rec.compiles if c.compile_id == comp.compile_id
+                             for b in (c.breaks or c.fallback_breaks)]
+                    if found:
+                        c, brk = found[-1]
+                        return brk.view(comp.compile_id, resumes), comp.compile_id, rec.code.co_name
+        return None
+
     def adopt(self, code: CodeType) -> bool:
         """Record the compiles of generated `code` made before this capture was installed (a session that
         attached late: ``set_trace()``, ``debug()`` after the first call): every live cache entry of its original
@@ -443,6 +481,14 @@ class Capture:
                 raise KeyError(f"{like.co_name} is not generated code this capture recorded")
             self._generated[id(new_code)] = entry
             entry.code = new_code
+
+    @property
+    def version(self) -> tuple[int, int, int, int]:
+        """Grows whenever a record is added (a compiled frame, a cache entry, a resume function, a graph): what
+        was read from `frames` before is still true while it stays the same (`snapshot.codegen_facts` caches on
+        it; `frames` itself costs tens of ms on a big model)."""
+        with self._lock:
+            return (len(self._frames), len(self._generated), len(self._resume_globals), len(self._pending_graph))
 
     def frames(self, *, guards: bool = False) -> list[CompiledFrameView]:
         """Snapshot of every compiled frame, in first-compile order; entries oldest first.
@@ -493,10 +539,7 @@ class Capture:
                 recompiles.append(RecompileView(comp.compile_id, comp.recompile_reasons))
             resumes = entry_view.resume_functions if entry_view is not None else ()
             for brk in comp.breaks or comp.fallback_breaks:
-                graph_breaks.append(
-                    GraphBreakView(comp.compile_id, brk.reason, brk.filename, brk.lineno, brk.user_line, resumes,
-                                   brk.duplicate)
-                )
+                graph_breaks.append(brk.view(comp.compile_id, resumes))
             used = set(entry_view.graphs) if entry_view is not None else None
             graphs.extend(g for name, g in comp.graphs.items() if used is None or name in used)
         origin = rec.origin
@@ -505,7 +548,7 @@ class Capture:
             name=code.co_name,
             filename=code.co_filename,
             firstlineno=code.co_firstlineno,
-            original=code_view(code, generated=False),
+            original=code_view(code, generated=False, is_resume=rec.is_resume),
             source=rec.source,
             is_resume=origin is not None,
             resume_origin=(
@@ -527,14 +570,15 @@ class Capture:
         invalidated = live is not None and getattr(live, "code", True) is None
         dropped = live is None and compat.FEATURES.get("cache entries") is None
         names = entry.global_names()
-        resumes = tuple(n for n in names if n.startswith("__resume_at"))
+        resumes = tuple(n for n in names if facts.is_resume_global(n))
         resume_codes = [self._resume_globals.get(n) for n in resumes]
         view = CacheEntryView(
             compile_id=entry.compile_id,
-            code=code_view(entry.code, generated=True, compile_id=entry.compile_id),
+            code=code_view(entry.code, generated=True, compile_id=entry.compile_id,
+                           is_resume=entry.frame.is_resume),
             backend=backend,
             hits=entry.hits if self.hits_counted else -1,
-            graphs=tuple(n for n in names if n.startswith("__compiled_fn")),
+            graphs=tuple(n for n in names if facts.is_graph_global(n)),
             resume_functions=resumes,
             invalidated=invalidated,
             replaced=entry.code is not entry.dynamo_code,
@@ -764,9 +808,11 @@ class Capture:
                     compile_id = compat.current_compile_id()
                     if compile_id is not None:  # None: a specialization compiled at run time
                         graph = gm.graph
+                        placeholders, outputs = compat.fx_signature(gm)
                         view = GraphView(
                             name="", compile_id=compile_id, code=str(gm.code), graph_text=str(graph),
                             node_count=len(graph.nodes), node_lines=node_lines(graph),
+                            placeholders=placeholders, outputs=outputs, code_lines=compat.fx_code_lines(gm),
                         )
                         with cap._lock:
                             cap._pending_graph[compile_id] = view
@@ -783,7 +829,7 @@ class Capture:
             result = orig(output_graph, name, value, *args, **kwargs)
             if cap.installed and isinstance(name, str):
                 try:
-                    if name.startswith("__compiled_fn"):
+                    if facts.is_graph_global(name):
                         compile_id = compat.current_compile_id()
                         code = compat.output_graph_code(output_graph)
                         if compile_id is not None:
@@ -793,7 +839,7 @@ class Capture:
                                 pending = cap._pending_graph.pop(compile_id, None)
                                 if pending is not None:
                                     cap._compile(code, compile_id).graphs[name] = replace(pending, name=name)
-                    elif name.startswith("__resume_at"):
+                    elif facts.is_resume_global(name):
                         resume = _resume_code_of(value)
                         if resume is not None:
                             cap._resume_globals[name] = resume
@@ -879,8 +925,8 @@ def _global_names(code: CodeType | None) -> tuple[str, ...]:
 
     seen: dict[str, None] = {}
     for ins in dis.get_instructions(code):
-        if ins.opname == "LOAD_GLOBAL" and isinstance(ins.argval, str) and ins.argval.startswith(
-            ("__compiled_fn", "__resume_at")
+        if ins.opname == "LOAD_GLOBAL" and isinstance(ins.argval, str) and (
+            facts.is_graph_global(ins.argval) or facts.is_resume_global(ins.argval)
         ):
             seen.setdefault(ins.argval, None)
     return tuple(seen)
@@ -890,7 +936,7 @@ def _resume_code_of(value: Any) -> CodeType | None:
     """The resume code behind an installed ``__resume_at_*`` global: a function, or a closure factory that
     captured the code (``install_resume_function_global`` for code with free variables)."""
     code = getattr(value, "__code__", None)
-    if isinstance(value, FunctionType) and code is not None and code.co_name.startswith("torch_dynamo_resume_in"):
+    if isinstance(value, FunctionType) and code is not None and facts.is_resume_name(code.co_name):
         return code
     for cell in getattr(value, "__closure__", None) or ():
         try:
@@ -920,8 +966,10 @@ def _guard_tree(guard_manager: Any, compile_id: str) -> tuple[Any, str | None]:
         guards_mod = None
     if guards_mod is not None and hasattr(guards_mod, "build_guard_tree"):
         try:
+            from .format.guards import format_guard_tree
+
             tree = guards_mod.build_guard_tree(guard_manager, compile_id)
-            text = guards_mod.format_guard_tree(tree) if hasattr(guards_mod, "format_guard_tree") else tree.text
+            text = format_guard_tree(tree)
             return tree, text
         except Exception as exc:  # noqa: BLE001 - fall back to torch's text
             text = _torch_guard_text(guard_manager)
@@ -934,121 +982,3 @@ def _torch_guard_text(guard_manager: Any) -> str:
         return str(guard_manager)
     except Exception as exc:  # noqa: BLE001
         return f"(guards unavailable: {type(exc).__name__}: {exc})"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The graph-break stop: where the original frame stopped and what it passed on
-# --------------------------------------------------------------------------------------------------------------
-
-
-def graph_break_detail(session: "Host", frames: Sequence[Any]) -> str:
-    """The graph-break stop's text: the break (reason, user line, compile), the resume function and where it
-    resumes the original code, and what was handed to it: its arguments at entry (``___stack0`` ... are the
-    values that were on the original frame's stack at the break; the rest are locals carried over).
-
-    Args:
-        frames: the stop's `stack.FrameState`s, outermost first; the last is the resume function's frame.
-    """
-    if not frames:
-        return "no frame"
-    frame = frames[-1].frame
-    code = frame.f_code
-    info = session.generated_info(code)
-    capture = session.capture
-    if info is None or capture is None:
-        return f"{code.co_name}: graph-break details are not available"
-    resume_code = info[0]
-    lines: list[str] = []
-    origin = capture.resume_origin_of(resume_code)
-    where = ""
-    if origin is not None:
-        orig, offset = origin
-        where = f"{orig.co_name} ({orig.co_filename}:{orig.co_firstlineno})"
-        at = ""
-        if offset is not None:
-            ins = next((i for i in dis.get_instructions(orig) if i.offset == offset), None)
-            line = ins.positions.lineno if ins is not None and ins.positions else "?"
-            at = f" at offset {offset}" + (f" ({ins.opname} {ins.argrepr}".rstrip() + f", line {line})"
-                                           if ins is not None else "")
-        lines.append(f"resume function {resume_code.co_name} (compile {info[1]}) continues {where}{at}")
-    else:
-        lines.append(f"resume function {resume_code.co_name} (compile {info[1]})")
-    brk, breaking_cid, breaking_name = _break_for(session, frames, resume_code)
-    if brk is not None:
-        loc = f"{brk.filename}:{brk.lineno}" if brk.filename else "(location unknown)"
-        lines.append(f"graph break in {breaking_name} during compile {breaking_cid}, at {loc}")
-        if brk.user_line:
-            lines.append(f"  {brk.lineno} | {brk.user_line.strip()}")
-        lines.append(f"reason: {short_reason(brk.reason)}")
-        for extra in _reason_tail(brk.reason):
-            lines.append(f"  {extra}")
-        if brk.duplicate:
-            lines.append("  (torch logged it as a duplicate and suppressed its user stack)")
-    else:
-        lines.append("graph break: no record (the break happened before the debugger attached?)")
-    # what was handed over: the resume function's arguments, i.e. its locals at entry
-    nargs = code.co_argcount + code.co_kwonlyargcount
-    names = code.co_varnames[:nargs]
-    try:
-        loc_values = dict(frame.f_locals)
-    except Exception:  # noqa: BLE001
-        loc_values = {}
-    stack = [(n, loc_values[n]) for n in names if n.startswith("___stack") and n in loc_values]
-    carried = [(n, loc_values[n]) for n in names if not n.startswith("___stack") and not n.startswith("__nested")
-               and n in loc_values]
-    internal = [n for n in names if n.startswith("__nested")]
-    if stack:
-        lines.append("stack passed to it (what was on the original frame's stack at the break, bottom first):")
-        try:
-            from .recompile import resume_stack_args
-
-            meaning = dict(resume_stack_args(resume_code)[0])
-        except Exception:  # noqa: BLE001 - a naming aid only
-            meaning = {}
-        lines += [f"  {n} = {summarize(v).text}" + (f"  ({meaning[n]})" if n in meaning else "") for n, v in stack]
-    else:
-        lines.append("stack passed to it: nothing")
-    if carried:
-        lines.append("locals carried over:")
-        lines += [f"  {n} = {summarize(v).text}" for n, v in carried]
-    if internal:
-        lines.append(f"(Dynamo bookkeeping arguments: {', '.join(internal)})")
-    return "\n".join(lines)
-
-
-def _reason_tail(reason: str | None, limit: int = 4) -> list[str]:
-    """The ``Explanation:`` and ``Hint:`` lines of a graph-break reason (at most `limit`)."""
-    out = []
-    for line in (reason or "").splitlines():
-        s = line.strip()
-        if s.startswith(("Explanation:", "Hint:")):
-            out.append(cut(s, 240))
-        if len(out) >= limit:
-            break
-    return out
-
-
-def _break_for(session: "Host", frames: Sequence[Any], resume_code: CodeType) -> tuple[Any, str | None, str]:
-    """(GraphBreakView, compile id, frame name) of the break that led to `resume_code`: the compile whose
-    entry is the caller on the stack, else any entry that references the resume function."""
-    caller_cid = caller_orig = None
-    if len(frames) >= 2:
-        cinfo = session.generated_info(frames[-2].frame.f_code)
-        if cinfo is not None:
-            caller_orig, caller_cid = cinfo[0], cinfo[1]
-    try:
-        views = session.capture.frames()
-    except Exception:  # noqa: BLE001
-        return None, None, "?"
-    for f in views:
-        if caller_orig is not None and f.key != id(caller_orig):
-            continue
-        for e in f.entries:
-            if caller_cid is not None and e.compile_id != caller_cid:
-                continue
-            if caller_cid is None and id(resume_code) not in e.resume_keys:
-                continue
-            brks = [b for b in f.graph_breaks if b.compile_id == e.compile_id]
-            if brks:
-                return brks[-1], e.compile_id, f.name
-    return None, None, "?"

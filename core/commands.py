@@ -10,7 +10,7 @@ returns an error and changes nothing.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
@@ -22,6 +22,9 @@ from .model import (
     DecisionKind,
     EditError,
     EngineError,
+    ErrorKind,
+    EvalResult,
+    Provenance,
     Resumed,
     Stop,
     StopKind,
@@ -130,7 +133,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
        "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
-       "graph-break, exception; trace, trace-break, trace-error inside Dynamo's tracing).", anytime=True),
+       "graph-break, exception, reentry: the next call of a code object you stepped in; trace, trace-break, "
+       "trace-error inside Dynamo's tracing).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
        resumes=True),
     _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "
@@ -178,6 +182,20 @@ def split(line: str) -> tuple[str, str] | None:
     name, _, arg = line.partition(" ")
     name = ALIASES.get(name, name)
     return name, arg.strip()
+
+
+#: what an empty line runs before any command was typed: the implicit step (pdb repeats the last command; at a
+#: session's first prompt the step that brought the program there counts as that command, as in torch's debugger)
+FIRST_REPEAT = "s"
+
+
+def resolve_empty(line: str, last: str | None) -> tuple[str, str]:
+    """pdb's empty-line rule, for every front end: (the line to run, the new last command). A blank `line` runs
+    `last` again, or `FIRST_REPEAT` when no command ran yet in this session."""
+    if line.strip():
+        return line, line
+    again = last or FIRST_REPEAT
+    return again, again
 
 
 def help_text() -> str:
@@ -232,10 +250,23 @@ def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
         return CommandResult(error=unknown)
     result = engine.evaluate(line) if is_expr else engine.exec_statement(line)
     if isinstance(result, EngineError):
-        if is_expr and result.kind == "eval" and result.message.startswith("NameError") and line.isidentifier():
+        if is_expr and result.kind is ErrorKind.EVAL and result.raised == "NameError" and line.isidentifier():
             return CommandResult(error=f"{unknown}; as Python: {result.message}")
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
+
+
+def _statement_output(engine: "Engine", result: EvalResult) -> CommandResult:
+    """What a statement printed, and the first time one changed a local of generated code, the line saying so."""
+    text = result.text
+    if result.first_local_change and result.changed_locals:
+        from .format.notices import local_change_note
+
+        stop = engine.current_stop()
+        frame = stop.selected_frame if isinstance(stop, Stop) else None
+        note = local_change_note(result.changed_locals, frame.code.name if frame is not None else "?")
+        text = f"{text}\n{note}" if text else note
+    return _ok(text, data=result)
 
 
 # ==============================================================================================================
@@ -256,7 +287,7 @@ def _check(value: Any) -> Any:
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
     value = _check(value)
-    return CommandResult(output=value.message, resumed=True, quit=value.quit)
+    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
 
 
 def _int(arg: str, default: int | None = None, what: str = "count") -> int:
@@ -310,7 +341,10 @@ def _until(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _detach(engine: "Engine", arg: str) -> CommandResult:
-    return _resumed(engine.detach())
+    running = not engine.paused
+    result = _resumed(engine.detach())
+    # detached while the program runs: nothing resumes, so the command says it took effect
+    return replace(result, output="detached") if running else result
 
 
 def _quit(engine: "Engine", arg: str) -> CommandResult:
@@ -438,7 +472,18 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
     prov = _teaching(engine, "stack_provenance")
-    return _ok(_marked(stop, fmt.stack_text(fv, prov)), data=prov)
+    consumed: tuple = ()
+    n = len(fv.stack)
+    if (stop.kind is StopKind.EXCEPTION and isinstance(prov, Provenance) and fv is stop.frame
+            and not (n == 1 and fv.stack[0].unknown) and len(prov.slots) > n):
+        # the raising instruction popped its operands before it failed: the live slots are the ones below them
+        prov, consumed = replace(prov, slots=prov.slots[:n]), prov.slots[n:]
+    text = fmt.stack_text(fv, prov)
+    if consumed:
+        from .format.notices import consumed_operands_text
+
+        text += "\n" + consumed_operands_text(consumed)
+    return _ok(_marked(stop, text), data=prov)
 
 
 def _explain(engine: "Engine", arg: str) -> CommandResult:
@@ -494,7 +539,7 @@ def _exec(engine: "Engine", arg: str) -> CommandResult:
     result = engine.exec_statement(arg)
     if isinstance(result, EngineError):
         return CommandResult(error=result.message)
-    return _ok(result.text, data=result)
+    return _statement_output(engine, result)
 
 
 def _set(engine: "Engine", arg: str) -> CommandResult:
@@ -655,7 +700,7 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
     sub, _, rest = arg.strip().partition(" ")
     if not sub:
         views = engine.guard_edits()
-        return _ok("\n".join(v.line for v in views) or "no guard edits", data=list(views))
+        return _ok("\n".join(fmt.guard_edit_line(v) for v in views) or "no guard edits", data=list(views))
     if sub == "export" and not rest.strip():
         text = engine.export_guard_filter()
         return _ok(text, data=text)
@@ -663,8 +708,8 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
         call = {"add": engine.add_guard, "drop": engine.drop_guard, "undo": engine.undo_guard_edit}[sub]
         outcome = _check(call(rest))
         if outcome.error is not None:
-            return CommandResult(error=outcome.error, data=outcome)
-        text = outcome.message + (f"\n{outcome.warning}" if outcome.warning else "")
+            return CommandResult(error=outcome.error.message, data=outcome)
+        text = outcome.message + (f"\n{fmt.warning_line(outcome.warning)}" if outcome.warning else "")
         return _ok(text, data=outcome)
     return CommandResult(error="usage: guard add EXPR | guard drop ID | guard export | guard undo [N|all]")
 

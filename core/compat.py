@@ -72,6 +72,7 @@ def load() -> None:
     if _loaded:
         return
     _loaded = True
+    quiet_numpy_warning()
     import torch as _torch
     import torch._dynamo  # noqa: F401
     import torch._dynamo.convert_frame as _cf
@@ -348,14 +349,26 @@ class AttrPatch:
         setattr(self.owner, self.name, self.replacement)
 
     def restore(self) -> None:
-        """Put the original back. If someone patched over us meanwhile, leave their patch alone."""
+        """Put the original back. If someone patched over us meanwhile, leave their patch alone, and note that
+        when theirs is restored it must put back what we found rather than our replacement (patches restored out
+        of order, e.g. a Capture uninstalled while dynadbg.toolkit's call-site patch sits above it, otherwise
+        leave our replacement installed for good). Replacements must pass through once their owner is done."""
         current = vars(self.owner).get(self.name)
         if current is not self.replacement:
+            _RESTORED_BELOW[id(self.replacement)] = self
             return
-        if self.had_own:
-            setattr(self.owner, self.name, self.original)
+        original, had_own = self.original, self.had_own
+        while (below := _RESTORED_BELOW.get(id(original))) is not None and below.replacement is original:
+            del _RESTORED_BELOW[id(original)]
+            original, had_own = below.original, below.had_own
+        if had_own:
+            setattr(self.owner, self.name, original)
         else:
             delattr(self.owner, self.name)
+
+
+#: id(replacement) -> the AttrPatch restored while another patch sat above it (see `AttrPatch.restore`).
+_RESTORED_BELOW: dict[int, AttrPatch] = {}
 
 
 def current_compile_id() -> str | None:
@@ -1470,11 +1483,13 @@ def code_qualname(code: CodeType) -> str:
 def break_exception_fields(exc: Any) -> tuple[str | None, str, tuple[str, ...], bool]:
     """(gb_type, message, hints, skip_frame) of a graph-break exception (``Unsupported`` from torch's
     ``unimplemented(gb_type=..., hints=...)``: ``gb_type`` and ``msg`` are attributes; the hints are only in the
-    message, after ``Hint:`` lines, torch 2.13-2.15)."""
+    message, after ``Hint:`` lines, torch 2.13-2.15; read by `facts.parse_break_reason`, the one reader of a
+    graph-break reason's layout)."""
+    from .facts import parse_break_reason
+
     gb_type = getattr(exc, "gb_type", None)
     msg = str(getattr(exc, "msg", None) or exc)
-    hints = tuple(line.strip()[len("Hint:"):].strip() for line in msg.splitlines()
-                  if line.strip().startswith("Hint:"))
+    hints = tuple(note[len("Hint:"):].strip() for note in parse_break_reason(msg)[1] if note.startswith("Hint:"))
     return (None if gb_type is None else str(gb_type)), msg, hints, bool(getattr(exc, "skip_frame", False))
 
 
@@ -1647,3 +1662,279 @@ def trace_counts_fast(output: Any) -> tuple[int, int]:
     each attempt and falls back to that when they differ or a field is missing."""
     return (output.tracers[-1].graph._len,  # noqa: SLF001 - see the docstring
             len(output.tracing_context.guards_context.dynamo_guards.inner._dict))  # noqa: SLF001
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Quiet start — torch's NumPy warning (verified on torch 2.13.0 without numpy installed: importing torch warns
+# "Failed to initialize NumPy: No module named 'numpy'" from torch/_subclasses/functional_tensor.py)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def quiet_numpy_warning() -> None:
+    """Hide torch's own "Failed to initialize NumPy" warning: neither dynadbg nor `torch.compile` needs NumPy,
+    and the line reads like a fault of the user's program. Only that message, and only when a torch module
+    issues it: the program's own warnings (and torch's others) still show."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"Failed to initialize NumPy", category=UserWarning,
+                            module=r"torch(\.|$)")
+
+# toolkit — copying, changing and installing cache entries from a script, behind `dynadbg.core.toolkit`
+# (VERIFIED torch 2.13.0+cpu, 2.14.1 and 2.15.0 on Python 3.11.7, and 2.13.0 on 3.12.1 / 3.13.0, 2026-12-01: the
+# toolkit tests pass unchanged on each; torch-internals §14). A guard tree is copied with
+# ``RootGuardManager.clone_manager``; leaves are added to the copy through the accessor methods torch's own
+# ``GuardBuilder.get_guard_manager_from_source`` uses (``framelocals_manager``, ``globals_dict_manager``,
+# ``dict_getitem_manager``, ``getattr_manager``, ``get_generic_dict_manager``) and the ``add_*_guard`` methods its
+# ``TYPE_MATCH`` / ``ID_MATCH`` / ``EQUALS_MATCH`` / ``TENSOR_MATCH`` / ``DICT_CONTAINS`` / ``NONE_MATCH`` call. A
+# copy is installed in front of every entry (``_load_precompile_entry``) or as a real cache entry: the patched
+# cache-miss callback answers a miss the copy accepts with ``wrap_guarded_code(GuardedCode(...))``, so C++ makes
+# the entry itself (with the backend of the ``torch.compile`` call that missed, ``get_backend(callback)``).
+# --------------------------------------------------------------------------------------------------------------
+
+#: (module, attribute) the toolkit wraps: the cache-miss callback (installs real entries at the miss that needs
+#: them) and the hand-over of a finished compile to C++ (re-applies persisted drafts, records call sites).
+TOOLKIT_PATCH_TARGETS: dict[str, tuple[str, str]] = {
+    "toolkit: install as a cache entry": ("torch._dynamo.convert_frame", "CatchErrorsWrapper.__call__"),
+    "toolkit: persist across recompiles": ("torch._dynamo.convert_frame", "wrap_guarded_code"),
+}
+
+
+def toolkit_target(feature: str) -> tuple[Any, str] | None:
+    """(owner, attribute name) of one of `TOOLKIT_PATCH_TARGETS`, or None (the reason is in `FEATURES`)."""
+    load()
+    module, path = TOOLKIT_PATCH_TARGETS[feature]
+    return _probe(feature, lambda: _resolve_attr(module, path))
+
+
+def precompile_entries(code: CodeType) -> list[Any]:
+    """The precompile entries of an original code object, in the order torch tries them
+    (``torch._C._dynamo.eval_frame._debug_get_precompile_entries``: ``_PrecompileEntry`` objects with only a
+    ``guard_manager``; torch 2.13, PRIVATE). Empty when this torch lacks the API."""
+    get = getattr(eval_frame_c, "_debug_get_precompile_entries", None)
+    if get is None:
+        return []
+    return list(get(code))
+
+
+def guard_manager_kind(dict_manager: bool) -> Any:
+    """``torch._dynamo.guards.GuardManagerType.DICT_GUARD_MANAGER`` (a manager that also guards a dict's keys in
+    order) or ``GUARD_MANAGER``: the ``guard_manager_enum`` every accessor method takes."""
+    from torch._dynamo.guards import GuardManagerType
+
+    return GuardManagerType.DICT_GUARD_MANAGER if dict_manager else GuardManagerType.GUARD_MANAGER
+
+
+def framelocals_index(code: CodeType, name: str) -> int:
+    """Index of `name` in the frame's localsplus, as ``FrameLocalsGuardAccessor`` keys it
+    (``torch._dynamo.guards.get_framelocals_idx``; torch 2.13)."""
+    from torch._dynamo.guards import get_framelocals_idx
+
+    return int(get_framelocals_idx(code, name))
+
+
+def child_guard_manager(parent: Any, step: tuple[str, Any], source: str, value: Any, *, f_code: CodeType | None,
+                        f_globals: dict[str, Any] | None) -> Any:
+    """The manager below `parent` for one step of a source, made if missing (torch returns the existing child
+    for an accessor it already has, so the tree is not doubled).
+
+    `step` is ``("local", name)`` (root only; needs `f_code`), ``("globals", None)`` (root only; needs
+    `f_globals`), ``("item", key)`` (``dict_getitem_manager``), ``("attr", name)`` (``getattr_manager``) or
+    ``("dict", None)`` (``get_generic_dict_manager``: an object's ``__dict__``). Rests on the accessor methods of
+    ``torch._C._dynamo.guards.GuardManager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them).
+    """
+    kind, key = step
+    enum = guard_manager_kind(False)
+    if kind == "local":
+        return parent.framelocals_manager(key=(key, framelocals_index(f_code, key)), source=source,  # type: ignore[arg-type]
+                                          example_value=value, guard_manager_enum=enum)
+    if kind == "globals":
+        return parent.globals_dict_manager(f_globals=f_globals, source=source, example_value=value,
+                                           guard_manager_enum=enum)
+    if kind == "item":
+        return parent.dict_getitem_manager(key=key, source=source, example_value=value, guard_manager_enum=enum)
+    if kind == "attr":
+        return parent.getattr_manager(attr=key, source=source, example_value=value, guard_manager_enum=enum)
+    if kind == "dict":
+        return parent.get_generic_dict_manager(source=source, example_value=value, guard_manager_enum=enum)
+    raise ValueError(f"unknown source step {step!r}")
+
+
+def tensor_match_code(value: Any, source: str) -> str:
+    """The code part torch writes for a ``TENSOR_MATCH`` on `value` at `source`
+    (``torch._dynamo.guards.get_tensor_guard_code_part``: ``check_tensor(L['x'], Tensor, DispatchKeySet(...),
+    torch.float32, device=None, requires_grad=False, size=[2, 4], stride=[4, 1])``)."""
+    from torch._dynamo.guards import get_tensor_guard_code_part
+
+    return get_tensor_guard_code_part(value, source, list(value.size()), list(value.stride()), type(value),
+                                      torch._C._dispatch_keys(value))
+
+
+def add_leaf_guard(manager: Any, guard_type: str, value: Any, source: str, parts: list[str], *,
+                   key: Any = None) -> None:
+    """Add one C++ leaf guard of `guard_type` built from the live `value`, as torch's ``GuardBuilder`` builds it
+    (torch 2.13 ``guards.py``): ``TENSOR_MATCH`` (static sizes and strides of `value`, its type and dispatch
+    keys), ``TYPE_MATCH`` (``id(type(value))``), ``ID_MATCH`` (``id(value)``), ``EQUALS_MATCH`` (``value``),
+    ``DICT_CONTAINS`` (`key` is in the dict; ``not`` when it is not), ``NONE_MATCH`` (``value is None``).
+    `parts` are the verbose code parts the leaf shows. Raises ValueError for another type, TypeError when
+    `value` does not fit the guard (a ``TENSOR_MATCH`` on a non-tensor)."""
+    if guard_type == "TENSOR_MATCH":
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"TENSOR_MATCH needs a tensor, not {type(value).__name__}")
+        manager.add_tensor_match_guard(value, list(value.size()), list(value.stride()), source, parts, None,
+                                       type(value), torch._C._dispatch_keys(value))
+    elif guard_type == "TYPE_MATCH":
+        manager.add_type_match_guard(id(type(value)), parts, None)
+    elif guard_type == "ID_MATCH":
+        manager.add_id_match_guard(id(value), parts, None)
+    elif guard_type == "EQUALS_MATCH":
+        manager.add_equals_match_guard(value, parts, None)
+    elif guard_type == "DICT_CONTAINS":
+        manager.add_dict_contains_guard(key in value, key, parts, None)
+    elif guard_type == "NONE_MATCH":
+        if value is not None:
+            raise TypeError(f"NONE_MATCH needs None, not {type(value).__name__}")
+        manager.add_none_match_guard(parts, None)
+    else:
+        raise ValueError(f"cannot build a {guard_type} leaf (TENSOR_MATCH, TYPE_MATCH, ID_MATCH, EQUALS_MATCH, "
+                         f"DICT_CONTAINS, NONE_MATCH)")
+
+
+def add_manager_lambda_guard(manager: Any, fn: Callable[[Any], bool], parts: list[str]) -> None:
+    """``manager.add_lambda_guard(fn, parts, None)``: `fn` gets the manager's value (the f_locals dict at the
+    root); False, or an exception, is a miss (torch 2.13, torch-internals §3a)."""
+    manager.add_lambda_guard(fn, parts, None)
+
+
+def add_epilogue_guard(root: Any, fn: Callable[[dict[str, Any]], bool], parts: list[str]) -> None:
+    """Add `fn` as an epilogue lambda guard of `root`: torch runs epilogue guards after every other guard of the
+    tree passed, so `fn` runs exactly when the entry is about to serve the call (``LAMBDA_GUARD(root, fn,
+    parts, None)`` + ``RootGuardManager.add_epilogue_lambda_guard``; VERIFIED torch 2.13: a counter there counted
+    the calls the entry served and no call it missed)."""
+    from torch._C._dynamo.guards import LAMBDA_GUARD
+
+    root.add_epilogue_lambda_guard(LAMBDA_GUARD(root, fn, parts, None), parts, None)
+
+
+def wrap_guard_root(root: Any, like: Any) -> Any:
+    """A ``GuardManagerWrapper`` around `root` with the scope of the wrapper `like` (closure vars, globals,
+    diff-guard sources, ...; `_WRAPPER_ATTRS`), as `clone_guard_manager` makes for a plain copy."""
+    from torch._dynamo.guards import GuardManagerWrapper
+
+    wrapper = GuardManagerWrapper(root)
+    for attr in _WRAPPER_ATTRS:
+        if hasattr(like, attr):
+            try:
+                value = getattr(like, attr)
+                setattr(wrapper, attr, type(value)(value) if isinstance(value, (dict, list)) else value)
+            except Exception:  # noqa: BLE001 - a missing attribute only loses guard-tree detail
+                pass
+    return wrapper
+
+
+def populate_diff_guards(wrapper: Any, sources: Any) -> None:
+    """Add `sources` to the wrapper's diff-guard sources and rebuild its diff-guard root: under
+    ``set_stance(skip_guard_eval_unsafe=True)`` torch runs only those guards (``GuardManagerWrapper.
+    populate_diff_guard_manager``, torch 2.13), so a copy's distinguishing sources must be among them."""
+    for source in sources:
+        wrapper.diff_guard_sources.add(source)
+    wrapper.populate_diff_guard_manager()
+
+
+def new_compile_id(compile_id: Any) -> Any:
+    """A compile id of the same frame not used before (``CompileId(frame_id, FRAME_COMPILE_COUNTER[frame_id])``,
+    then the counter is advanced, as ``convert_frame.get_compile_id`` does; torch 2.13): each installed copy
+    gets its own, and the next compile of that frame gets the id after it."""
+    frame_id = getattr(compile_id, "frame_id", None)
+    if frame_id is None:
+        return compile_id
+    count = convert_frame.FRAME_COMPILE_COUNTER[frame_id]
+    convert_frame.FRAME_COMPILE_COUNTER[frame_id] += 1
+    return torch._guards.CompileId(compiled_autograd_id=getattr(compile_id, "compiled_autograd_id", None),
+                                   frame_id=frame_id, frame_compile_id=count)
+
+
+def guarded_code_return(code: CodeType, wrapper: Any, compile_id: Any, annotation: str) -> Any:
+    """What the cache-miss callback returns to make C++ create a cache entry running `code` under `wrapper`
+    and run this very call with it: ``wrap_guarded_code(GuardedCode(code, wrapper, compile_id, annotation))``
+    (``torch._dynamo.types``, torch 2.13; the module function, never a patched copy of it)."""
+    from torch._dynamo.types import GuardedCode, wrap_guarded_code
+
+    return wrap_guarded_code(GuardedCode(code, wrapper, compile_id, annotation))
+
+
+def invalidate_cache_entry(entry: Any, reason: str) -> bool:
+    """Invalidate one real cache entry: ``extra_state.invalidate(entry, DeletedGuardManagerWrapper(reason))``
+    (torch 2.13: the entry stays listed with ``code=None``, never serves again, still counts in
+    ``_get_total_cache_entry_count``; its ``backend`` is cleared, so read it before). False when it has no
+    extra state (already invalidated)."""
+    from torch._dynamo.guards import DeletedGuardManagerWrapper
+
+    extra = getattr(entry.guard_manager, "extra_state", None)
+    if extra is None or getattr(entry, "code", None) is None:
+        return False
+    extra.invalidate(entry, DeletedGuardManagerWrapper(reason))
+    return True
+
+
+def is_inside_compile() -> bool:
+    """Whether this thread is inside a Dynamo compile (``CompileContext.current_compile_id()`` is set)."""
+    try:
+        return torch._guards.CompileContext.current_compile_id() is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def caller_filename(depth: int) -> str:
+    """``co_filename`` of the frame `depth` levels above the caller (``sys._getframe``, CPython)."""
+    return sys._getframe(depth + 1).f_code.co_filename
+
+
+def innermost_frame_outside(prefixes: tuple[str, ...]) -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost frame on this thread's stack whose file starts with none of
+    `prefixes`, or None. Inside Dynamo's cache-miss callback the frame being compiled has not started, so this
+    is the user line that called the compiled function (VERIFIED torch 2.13, Python 3.11)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(prefixes):
+            return name, frame.f_lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+# FX signatures — what the capture records of each FX graph (verified on torch 2.13.0+cpu and 2.14.1; 2.15.0 not
+# checked: without the line map the graph's code is shown without node rows).
+# ``GraphModule.recompile`` keeps FX's line map of the generated ``forward`` (``PythonCode._lineno_map``: line of
+# the body, counted from the prologue, → index of the node in ``graph.nodes``) and where the body starts in
+# ``gm.code`` (``_prologue_start``); both private attributes of ``torch.fx.GraphModule``.
+# --------------------------------------------------------------------------------------------------------------
+
+
+def fx_signature(gm: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(placeholder targets, output node names) of a ``torch.fx.GraphModule``, in order: the parameters of its
+    generated ``forward`` (``"L_x_"``) and the FX nodes (or values, as repr) its output tuple returns."""
+    placeholders: list[str] = []
+    outputs: list[str] = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            placeholders.append(str(node.target))
+        elif node.op == "output":
+            returned = node.args[0] if node.args else ()
+            items = returned if isinstance(returned, (tuple, list)) else (returned,)
+            outputs = [getattr(item, "name", None) or repr(item) for item in items]
+    return tuple(placeholders), tuple(outputs)
+
+
+def fx_code_lines(gm: Any) -> tuple[tuple[str, int], ...]:
+    """(node name, 1-based line of ``gm.code`` that computes it) of each node but the output, in graph order;
+    () when this torch keeps no line map (then front ends show the graph's code without node rows)."""
+    line_map = getattr(gm, "_lineno_map", None)
+    start = getattr(gm, "_prologue_start", None)
+    if not isinstance(line_map, dict) or not isinstance(start, int):
+        FEATURES.setdefault("FX line map", "GraphModule._lineno_map is missing: FX node rows are not marked")
+        return ()
+    nodes = list(gm.graph.nodes)
+    first: dict[int, int] = {}
+    for line, index in line_map.items():
+        if isinstance(index, int) and 0 <= index < len(nodes):
+            first[index] = min(first.get(index, line + start), line + start)
+    return tuple((nodes[i].name, first[i]) for i in sorted(first) if nodes[i].op != "output")

@@ -1,46 +1,41 @@
 """What the user can decide at a recompile stop, and what each decision means for good.
 
 * `recompile_choices`: the stop's choices as data (`model.RecompileChoice`): recompile, eager, skip, drop (with
-  its default guard ids), dynamic (one per suggested input dimension), each with the Python that gets the same
-  effect permanently (`choice_code`, `filter_snippet`, ``mark_dynamic``) and its warnings;
+  its default guard ids), dynamic (one per suggested input dimension), each with what gets the same effect
+  permanently (`model.PermanentFix`: `choice_fix`, `filter_fix`, ``mark_dynamic``; `format.permanent_text`
+  writes its code) and its warnings (`model.DropWarning`);
 * `GuardDropper`: the guard filter of ``drop``: the compile that follows the stop leaves the chosen guards out
-  (a patched ``CheckFunctionManager``, `compat.install_guard_filter`), with the constant-folding warning where
-  the dropped guard pinned a value Dynamo baked in.
+  (a patched ``CheckFunctionManager``, `compat.install_guard_filter`); what it did is a `model.DropResult`
+  (with the constants the new code carries where a dropped guard pinned a value Dynamo may have baked in).
 """
 
 from __future__ import annotations
 
 import dis
-import re
 import threading
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Callable, Sequence
 
-from . import compat
+from . import compat, facts
 from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning
-from .model import Decision, DecisionKind, LeafGuardView, RecompileChoice, RecompileRecord
-from .recompile import _PSEUDO, VALUE_GUARDS, RecompileLog
-
-
-#: ``GuardFilterEntry.guard_type`` / ``derived_guard_types`` names behind a value leaf. A ``CONSTANT_MATCH`` on
-#: ``s.counter`` comes with an ``EQUALS_MATCH`` entry of the same name: dropping only one keeps the leaf
-#: (VERIFIED torch 2.13: 4 entries for 4 counter values; both dropped: 1 entry).
-_VALUE_FILTER_TYPES = frozenset({"CONSTANT_MATCH", "EQUALS_MATCH", "BOOL_MATCH", "NONE_MATCH", "NOT_NONE_MATCH",
-                                 "TRUE_MATCH", "FALSE_MATCH", "NOT_NONE"})
-
-
-#: Root ("ambient") leaves and the guard_filter_fn types that create them (names are "" in the filter).
-_ROOT_FILTER_TYPES: dict[str, tuple[str, ...]] = {
-    "GLOBAL_STATE": ("GLOBAL_STATE",),
-    "TORCH_FUNCTION_MODE_STACK": ("TORCH_FUNCTION_STATE",),
-    "DEFAULT_DEVICE": ("DEFAULT_DEVICE",),
-}
-
-
-_OTHER_FILTER_TYPES: dict[str, tuple[str, ...]] = {
-    "DICT_CONTAINS": ("DICT_CONTAINS", "DICT_NOT_CONTAINS"),
-}
+from .model import (
+    Decision,
+    DecisionKind,
+    DropResult,
+    DropRisk,
+    DropWarning,
+    DynamicDim,
+    FilterTerm,
+    GuardRef,
+    LeafGuardView,
+    OutcomeKind,
+    PermanentFix,
+    RecompileChoice,
+    RecompileOutcome,
+    RecompileRecord,
+)
+from .recompile import _PSEUDO, RecompileLog
 
 
 @dataclass(frozen=True)
@@ -53,25 +48,29 @@ class DropSpec:
         filter_types: guard types to drop (``GuardFilterEntry.guard_type``, or one of ``derived_guard_types``).
         name: the name a user's ``guard_filter_fn`` sees (``"s.counter"``).
         warning: why results may be wrong without this guard, else None.
+        compile_id: the old entry the leaf belongs to, when known.
     """
 
     leaf: LeafGuardView
     source: str
     filter_types: tuple[str, ...]
     name: str
-    warning: str | None = None
+    warning: DropWarning | None = None
+    compile_id: str | None = None
 
-    def matches(self, source: str, guard_type: str, derived: tuple[str, ...]) -> bool:
-        return source == self.source and (guard_type in self.filter_types
-                                          or any(d in self.filter_types for d in derived))
+    @property
+    def ref(self) -> GuardRef:
+        """The dropped leaf as a reference."""
+        return GuardRef.of(self.leaf, self.compile_id)
 
 
-def drop_spec(leaf: LeafGuardView) -> DropSpec:
-    """How to filter `leaf`'s guard out of a compile.
+def drop_spec(leaf: LeafGuardView, compile_id: str | None = None) -> DropSpec:
+    """How to filter `leaf`'s guard (of the entry `compile_id`) out of a compile.
 
     Raises:
         ValueError: the leaf cannot be dropped by a guard filter (relational guards such as
-            ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries).
+            ``NO_TENSOR_ALIASING`` are added by Dynamo for every tensor pair; pseudo-leaves for invalidated entries;
+            leaves no filter entry stands for alone, `facts.filter_types`).
     """
     gtype = leaf.guard_type
     if gtype == "DICT_LENGTH":
@@ -82,50 +81,34 @@ def drop_spec(leaf: LeafGuardView) -> DropSpec:
     if leaf.relational:
         raise ValueError(f"{leaf.id} ({gtype}) is a relational guard Dynamo adds for every tensor pair; "
                          f"no guard filter removes it")
+    ref = GuardRef.of(leaf, compile_id)
+    types = facts.filter_types(gtype, leaf.source, leaf.code, epilogue=leaf.epilogue)
+    if types is None:
+        raise ValueError(no_filter_reason(leaf))
     if leaf.epilogue:
-        return DropSpec(leaf, "", ("SHAPE_ENV",), "",
-                        "symbolic-shape guard: dropping SHAPE_ENV drops every shape relation of the new entry; "
-                        "a call with other sizes may run a graph traced for these — results may be wrong")
+        return DropSpec(leaf, "", types, "", DropWarning(DropRisk.SHAPE_RELATIONS, ref), compile_id)
     if leaf.source == "L":
-        types = _ROOT_FILTER_TYPES.get(gtype)
-        if types is None and gtype == "LAMBDA_GUARD" and "saved_tensors_hooks" in " ".join(leaf.code):
-            types = ("AUTOGRAD_SAVED_TENSORS_HOOKS",)
-        if types is None:
-            raise ValueError(f"{leaf.id} ({gtype}) is an ambient guard no guard filter removes")
-        return DropSpec(leaf, "", types, "", "global-state guard: the new entry will also serve calls under other "
-                        "global state (grad mode, autocast, ...) with a graph traced under this one — results "
-                        "may be wrong")
-    name = compat.strip_local_scope(leaf.source)
-    warning = drop_warning(gtype, leaf.source, "; ".join(leaf.code), leaf.expected, leaf.actual)
-    if gtype in VALUE_GUARDS:
-        return DropSpec(leaf, leaf.source, tuple(sorted(_VALUE_FILTER_TYPES)), name, warning)
-    types = _OTHER_FILTER_TYPES.get(gtype, (gtype,))
-    return DropSpec(leaf, leaf.source, types, name, warning)
+        return DropSpec(leaf, "", types, "", DropWarning(DropRisk.GLOBAL_STATE, ref), compile_id)
+    warning = drop_warning(ref, leaf.expected, leaf.actual)
+    return DropSpec(leaf, leaf.source, types, compat.strip_local_scope(leaf.source), warning, compile_id)
 
 
-def filter_snippet(specs: Sequence[DropSpec], fn_name: str = "fn") -> str:
-    """The ``guard_filter_fn`` a user would pass to drop the same guards permanently.
-
-    >>> filter_snippet([spec_for_counter], "model")
-    'torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "s.counter" and \
-e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})'
-    """
-    terms = []
-    for spec in specs:
-        shown = _snippet_types(spec)
-        types = f'e.guard_type == "{shown[0]}"' if len(shown) == 1 else \
-            "e.guard_type in (" + ", ".join(f'"{t}"' for t in shown) + ")"
-        terms.append(f'(e.name == "{spec.name}" and {types})')
-    unique = list(dict.fromkeys(terms))
-    cond = unique[0] if len(unique) == 1 else "(" + " or ".join(unique) + ")"
-    return (f'torch.compile({fn_name}, options={{"guard_filter_fn": lambda entries: '
-            f'[not {cond} for e in entries]}})')
+def no_filter_reason(leaf: LeafGuardView) -> str:
+    """Why no guard filter drops `leaf` alone (`facts.filter_types` gives it no entry types)."""
+    owner = facts.PART_OF_ENTRY.get(leaf.guard_type)
+    if owner is not None:
+        return (f"{leaf.id} ({leaf.guard_type}) is part of the {owner} guard on {leaf.source}; no guard filter removes "
+                f"it alone")
+    return f"{leaf.id} ({leaf.guard_type}) is an ambient guard no guard filter removes"
 
 
-def _snippet_types(spec: DropSpec) -> tuple[str, ...]:
-    if spec.leaf.guard_type in VALUE_GUARDS:
-        return ("CONSTANT_MATCH", "EQUALS_MATCH")
-    return spec.filter_types
+def filter_fix(specs: Sequence[DropSpec], fn_name: str = "fn", hints: Sequence[str] = ()) -> PermanentFix:
+    """The ``guard_filter_fn`` a user would pass to drop the same guards permanently, as data (one
+    `FilterTerm` per guard, the name and types a ``GuardFilterEntry`` of it has; `format.permanent_text`
+    writes ``torch.compile(model, options={"guard_filter_fn": lambda entries: [...]})``)."""
+    terms = tuple(FilterTerm(spec.name, facts.snippet_types(spec.leaf.guard_type, spec.filter_types))
+                  for spec in specs)
+    return PermanentFix(DecisionKind.DROP, fn_name, filter_terms=terms, hints=tuple(hints))
 
 
 class _Pending:
@@ -148,14 +131,14 @@ class GuardDropper:
 
     Args:
         guard_filter: the session's guard filter.
-        message: where to say what happened (the session's ``message``).
+        report: called with the `DropResult` of each compile a drop was armed for (the session says it).
         log: the run's `RecompileLog` (the record gets the outcome), optional.
     """
 
-    def __init__(self, guard_filter: GuardFilter, message: Callable[[str], None],
+    def __init__(self, guard_filter: GuardFilter, report: Callable[[DropResult], None],
                  log: RecompileLog | None = None) -> None:
         self.filter = guard_filter
-        self.message = message
+        self.report = report
         self.log = log
         self._pending: dict[int, _Pending] = {}
         self._lock = threading.Lock()
@@ -173,40 +156,30 @@ class GuardDropper:
         self.filter.discard(code, Scope.NEXT_COMPILE)
         rules = [self.filter.add(FilterRule(code, spec.source, frozenset(spec.filter_types), Scope.NEXT_COMPILE,
                                             name=spec.name, label=f"{spec.leaf.guard_type} {'; '.join(spec.leaf.code)}",
-                                            warning=spec.warning))
+                                            warning=spec.warning, guard=spec.ref))
                  for spec in specs]
         with self._lock:
             self._pending[id(code)] = _Pending(code, list(specs), record, rules)
 
     def on_compiled(self, event: Any) -> None:
-        """Compile hook: report the guards dropped from this compile (and retire the rules)."""
+        """Compile hook: report what the guard filter dropped from this compile (a `DropResult`, said through
+        `report` and kept as the record's outcome), and retire the rules."""
         with self._lock:
             pending = self._pending.pop(id(event.original_code), None)
         if pending is None:
             return
         self.filter.take_spent(event.original_code)
         cid = str(event.compile_id)
+        requested = tuple(spec.ref for spec in pending.specs)
+        fired = any(rule.fired for rule in pending.rules)
         dropped = [(i, source, gtype) for i, rule in enumerate(pending.rules) for source, gtype in rule.dropped]
-        if not any(rule.fired for rule in pending.rules):
-            text = f"drop: the guard filter did not run for {cid}; nothing was dropped"
-        elif not dropped:
-            text = (f"drop: no guard of {cid} matched " +
-                    ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in pending.specs) +
-                    " (the new compile guards other values); nothing was dropped")
-        else:
-            what = ", ".join(f"{gtype} {source}" for _, source, gtype in dropped)
-            text = f"drop: compiled {cid} without {len(dropped)} guard(s): {what}"
-            hit = sorted({i for i, _, _ in dropped})
-            missed = [s for i, s in enumerate(pending.specs) if i not in hit]
-            if missed:
-                text += ("\n  not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
-                         "symbolic): " + ", ".join(f"{s.leaf.guard_type} {s.leaf.source}" for s in missed))
-            evidence = _constant_evidence(event, [pending.specs[i] for i in hit])
-            if evidence:
-                text += "\n" + evidence
-        self.message(text)
+        hit = sorted({i for i, _, _ in dropped})
+        missed = tuple(s.ref for i, s in enumerate(pending.specs) if i not in hit) if dropped else ()
+        result = DropResult(cid, fired, requested, tuple((source, gtype) for _, source, gtype in dropped), missed,
+                            _constants(event, [pending.specs[i] for i in hit]))
+        self.report(result)
         if self.log is not None and pending.record is not None:
-            self.log.update(pending.record, outcome=f"compiled {cid}; " + text.split(": ", 1)[-1].split("\n")[0])
+            self.log.update(pending.record, outcome=RecompileOutcome(OutcomeKind.COMPILED, cid, result))
 
     def discard(self, code: CodeType) -> None:
         with self._lock:
@@ -222,23 +195,14 @@ class GuardDropper:
             self.filter.discard(p.code, Scope.NEXT_COMPILE)
 
 
-def _constant_evidence(event: Any, specs: Sequence[DropSpec]) -> str:
-    """Where a dropped value guard's new value shows up in the code that will run (LOAD_CONST), as a hint."""
-    lines = []
-    consts = [ins for ins in dis.get_instructions(event.code) if ins.opname == "LOAD_CONST"]
-    for spec in specs:
-        if spec.leaf.guard_type not in VALUE_GUARDS or spec.warning is None:
-            continue
-        lines.append(f"  WARNING: {spec.warning}")
-        shown = [f"LOAD_CONST {ins.argrepr} at offset {ins.offset}" for ins in consts
-                 if type(ins.argval) in (int, float) and ins.argval not in (0, 1)][:3]
-        if shown:
-            lines.append(f"  numbers the new code carries as constants (e.g. a replayed attribute update): "
-                         f"{'; '.join(shown)}")
-    return "\n".join(lines)
-
-
-_CONFIG_HINT_RE = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*(\w+)")
+def _constants(event: Any, specs: Sequence[DropSpec]) -> tuple[tuple[str, int], ...]:
+    """Where a dropped value guard's new value may show up in the code that will run: numbers other than 0 and 1
+    loaded as constants (``LOAD_CONST``: argument text, offset), at most 3; () when no dropped value guard risks
+    constant folding."""
+    if not any(s.leaf.guard_type in facts.CONSTANT_GUARDS and s.warning is not None for s in specs):
+        return ()
+    return tuple((ins.argrepr, ins.offset) for ins in dis.get_instructions(event.code)
+                 if ins.opname == "LOAD_CONST" and type(ins.argval) in (int, float) and ins.argval not in (0, 1))[:3]
 
 
 def config_hints(record: RecompileRecord) -> list[str]:
@@ -251,8 +215,8 @@ def config_hints(record: RecompileRecord) -> list[str]:
             texts += [leaf.note or "", leaf.reason or ""]
         texts.append(v.first_failure or "")
     for text in texts:
-        for name, value in _CONFIG_HINT_RE.findall(text):
-            found.setdefault(f"torch._dynamo.config.{name} = {value}", None)
+        for line in facts.config_suggestions(text):
+            found.setdefault(line, None)
     if record.scalar_break:
         # torch says it where the graph break is logged (``Graph break from `Tensor.item()`, consider setting``),
         # not in the guard failure: bring it to the recompile it causes
@@ -260,36 +224,15 @@ def config_hints(record: RecompileRecord) -> list[str]:
     return list(found)
 
 
-def fn_name_for(record_or_name: RecompileRecord | str) -> str:
-    """A name for the compiled callable in snippets: ``model`` for a ``forward``, else the function's name."""
-    name = record_or_name.frame_name if isinstance(record_or_name, RecompileRecord) else record_or_name
-    short = name.rsplit(".", 1)[-1]
-    if short == "forward" or short.startswith("torch_dynamo_resume_in_"):
-        return "model" if short == "forward" else "fn"
-    return short if short.isidentifier() else "fn"
-
-
-def choice_code(decision: str, record: RecompileRecord | None) -> str:
-    """What a user writes to get `decision` permanently, as comment-annotated lines of Python."""
-    lines: list[str]
-    if decision == "recompile":
-        lines = ["# nothing to write: recompiling on a guard failure is torch's default"]
-    elif decision == "eager":
-        lines = ['torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
-                 '# or, around one call: with torch.compiler.set_stance("force_eager"): ...']
-    elif decision == "skip":
-        # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
-        n = record.limit.counted if record is not None and record.limit is not None else None
-        entries = "entry" if n == 1 else "entries"
-        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} {entries}, then "
-                 f"existing entries only (global)"] if n else []
-        lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
-                     f'never compile again (every function)')
-    else:
-        lines = []
-    if record is not None:
-        lines += [f"{hint}   # torch's own hint" for hint in config_hints(record)]
-    return "\n".join(lines)
+def choice_fix(decision: DecisionKind, record: RecompileRecord | None, *, hints: bool = True) -> PermanentFix:
+    """What a user writes to get `decision` (recompile, eager or skip) permanently, as data; with `hints`
+    torch's own suggestions for `record`'s code (`config_hints`) come after it."""
+    limit = None
+    if decision is DecisionKind.SKIP and record is not None and record.limit is not None:
+        limit = record.limit.counted or None
+    shown = tuple(config_hints(record)) if hints and record is not None else ()
+    fn = facts.callable_name(record.frame_name) if record is not None else "fn"
+    return PermanentFix(decision, fn, recompile_limit=limit, hints=shown)
 
 
 def default_drop_leaves(record: RecompileRecord) -> list[LeafGuardView]:
@@ -311,11 +254,9 @@ def dynamic_suggestions(record: RecompileRecord) -> list[tuple[str, int]]:
     out: dict[tuple[str, int], None] = {}
     for v in record.entries:
         for leaf in v.failing:
-            if leaf.guard_type != "TENSOR_MATCH" or not leaf.reason:
-                continue
-            m = re.search(r"size mismatch at index (\d+)", leaf.reason)
-            if m and leaf.source.startswith("L["):
-                out.setdefault((compat.strip_local_scope(leaf.source), int(m.group(1))), None)
+            # the first changed dimension: the one torch's reason names (``size mismatch at index 0``)
+            if leaf.size_changed and leaf.source.startswith("L["):
+                out.setdefault((compat.strip_local_scope(leaf.source), leaf.size_changed[0]), None)
     return list(out)
 
 
@@ -323,14 +264,10 @@ def dynamic_suggestions(record: RecompileRecord) -> list[tuple[str, int]]:
 LIMIT_WHY_NOT = "this compile hits the recompile limit (Dynamo will not compile)"
 
 
-def _hintless(code: str) -> str:
-    return "\n".join(ln for ln in code.splitlines() if not ln.endswith("# torch's own hint"))
-
-
 def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     """What a recompile stop offers, as data: recompile, eager, skip, drop (with its default guard ids), then one
-    dynamic choice per suggested (input, dimension), each with its permanent code and warnings."""
-    fn = fn_name_for(record)
+    dynamic choice per suggested (input, dimension), each with its permanent fix and warnings."""
+    fn = facts.callable_name(record.frame_name)
     limit = record.limit
     if limit is not None and limit.hit_now:
         # past the limit torch compiles nothing: going on means what torch does then, said as it is
@@ -342,12 +279,12 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         go_on = "compile a new entry (what torch does)"
     out = [
         RecompileChoice(DecisionKind.RECOMPILE, Decision(DecisionKind.RECOMPILE), "recompile",
-                        go_on, permanent=_hintless(choice_code("recompile", None))),
+                        go_on, permanent=choice_fix(DecisionKind.RECOMPILE, None)),
         RecompileChoice(DecisionKind.EAGER, Decision(DecisionKind.EAGER), "eager", "run this call uncompiled",
-                        permanent=_hintless(choice_code("eager", None))),
+                        permanent=choice_fix(DecisionKind.EAGER, None)),
         RecompileChoice(DecisionKind.SKIP, Decision(DecisionKind.SKIP), "skip",
                         "stop compiling this code; existing entries still serve",
-                        permanent=_hintless(choice_code("skip", record))),
+                        permanent=choice_fix(DecisionKind.SKIP, record, hints=False)),
     ]
     drop_summary = "drop guards from the new entry and recompile"
     dynamic_summary = "mark that dimension dynamic and recompile"
@@ -360,11 +297,12 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     drops = default_drop_leaves(record)
     if drops:
         ids = tuple(leaf.id for leaf in drops)
-        specs = [drop_spec(leaf) for leaf in drops]
+        first = record.entries[0].compile_id
+        specs = [drop_spec(leaf, first) for leaf in drops]
         out.append(RecompileChoice(
             DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]", drop_summary,
-            permanent=filter_snippet(specs, fn), warnings=tuple(s.warning for s in specs if s.warning),
-            detail=f"default: {' '.join(ids)} of {record.entries[0].compile_id}"))
+            permanent=filter_fix(specs, fn), warnings=tuple(s.warning for s in specs if s.warning),
+            detail=f"default: {' '.join(ids)} of {first}"))
     else:
         first = record.entries[0].compile_id if record.entries else "the newest entry"
         out.append(RecompileChoice(
@@ -375,7 +313,7 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     for name, dim in suggestions:
         out.append(RecompileChoice(
             DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC, name=name, dim=dim), "dynamic NAME DIM",
-            dynamic_summary, permanent=f"torch._dynamo.mark_dynamic({name}, {dim})   # before calling {fn}"))
+            dynamic_summary, permanent=PermanentFix(DecisionKind.DYNAMIC, fn, dims=(DynamicDim(name, dim),))))
     if not suggestions:
         out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
                                    dynamic_summary, detail="no input tensor changed size at one dimension"))

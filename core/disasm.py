@@ -10,20 +10,25 @@ from .model import CodeView, ExceptionTableEntry, Instr
 
 _cache: IdentityCache[CodeType, CodeView] = IdentityCache()  # code objects may be unhashable
 
+#: Opcodes whose argument names something (``Instr.name``): globals and attributes, locals, cells and free vars.
+_NAMED = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfree)
 
-def code_view(code: CodeType, *, generated: bool = True, compile_id: str | None = None) -> CodeView:
+
+def code_view(code: CodeType, *, generated: bool = True, compile_id: str | None = None,
+              is_resume: bool = False) -> CodeView:
     """The listing of `code` (CACHE entries hidden, EXTENDED_ARG shown as its own row like `dis` does).
 
-    Cached per code object; a different `compile_id`/`generated` gives a copy with those fields changed.
+    Cached per code object; a different `compile_id`/`generated`/`is_resume` gives a copy with those fields
+    changed.
     """
     view = _cache.get(code)
     if view is None:
         view = _build(code, generated, compile_id)
         _cache[code] = view
-    if view.generated != generated or view.compile_id != compile_id:
+    if view.generated != generated or view.compile_id != compile_id or view.is_resume != is_resume:
         from dataclasses import replace
 
-        view = replace(view, generated=generated, compile_id=compile_id)
+        view = replace(view, generated=generated, compile_id=compile_id, is_resume=is_resume)
     return view
 
 
@@ -52,6 +57,7 @@ def _build(code: CodeType, generated: bool, compile_id: str | None) -> CodeView:
                 argrepr=ins.argrepr,
                 lineno=line if line is not None else lineno,
                 jump_target=jump,
+                name=ins.argval if ins.opcode in _NAMED and isinstance(ins.argval, str) else None,
             )
         )
     # exception-table handlers are jump targets too

@@ -31,12 +31,14 @@ from .model import (
     CompilesData,
     Decision,
     DecisionKind,
+    DynamicDim,
     EditError,
     EditOp,
     EditOutcome,
     EditPreview,
     EngineError,
     EntryDiff,
+    ErrorKind,
     EvalResult,
     Explanation,
     FrameRecompiles,
@@ -45,15 +47,16 @@ from .model import (
     HistoryView,
     GeneratedInfo,
     GraphView,
-    GuardEditOutcome,
     GuardEditView,
     CompiledFrameView,
     GuardCostView,
     GuardTree,
     PatchDiff,
     PatchView,
+    PermanentFix,
     Provenance,
     RecompileRecord,
+    ResumeAction,
     Resumed,
     Stop,
     StopKind,
@@ -64,7 +67,8 @@ from . import explain as _explain
 from . import history as _history
 from . import provenance as _provenance
 from . import roles as _roles
-from .decisions import choice_code, config_hints, default_drop_leaves, drop_spec, filter_snippet, fn_name_for
+from . import facts
+from .decisions import choice_fix, config_hints, default_drop_leaves, drop_spec, filter_fix
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
 from .values import MAX_REPR, NULL_SLOT, cut, summarize
@@ -93,8 +97,9 @@ class Refused(Exception):
         self.error = error
 
 
-def refuse(message: str, kind: str = "usage") -> NoReturn:
-    raise Refused(EngineError(message, kind))
+def refuse(message: str, kind: ErrorKind = ErrorKind.USAGE, *, raised: BaseException | None = None) -> NoReturn:
+    """Return `EngineError(message, kind)` from the engine method running (`raised`: the user's code raised it)."""
+    raise Refused(EngineError(message, kind, type(raised).__name__ if raised is not None else None))
 
 
 def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
@@ -151,6 +156,7 @@ class EngineMethods:
     _watch_numbers: int
     _quiet: set[int]
     _user_vars: dict[str, Any]
+    _local_change_told: bool
     verbose: bool
     generated: dict[int, CodeType]
     history: "_history.History"
@@ -175,14 +181,14 @@ class EngineMethods:
     def _paused(self) -> PauseContext:
         ctx = self.ctx
         if ctx is None:
-            refuse("the program is not paused", "not paused")
+            refuse("the program is not paused", ErrorKind.NOT_PAUSED)
         return ctx
 
     def _need_frame(self) -> "FrameState":
         ctx = self._paused()
         st = ctx.frame
         if st is None or st.frame is None:
-            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+            refuse(f"no frame at a {ctx.kind.value} stop", ErrorKind.NOT_HERE)
         return st
 
     def _current_code(self) -> CodeType | None:
@@ -216,7 +222,7 @@ class EngineMethods:
             return {"__builtins__": builtins}, {**self._user_vars, **ctx.miss_event.f_locals}
         st = ctx.frame
         if st is None or st.frame is None:
-            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+            refuse(f"no frame at a {ctx.kind.value} stop", ErrorKind.NOT_HERE)
         frame = st.frame
         ns = dict(frame.f_locals)
         current = st is ctx.frames[-1]
@@ -257,12 +263,12 @@ class EngineMethods:
             frames.append(replace(fv, breakpoints=tuple(sorted(code_bps))))
         ctx.stop = replace(ctx.stop, frames=tuple(frames))
 
-    def _resume(self, action: str, mode: Mode, count: int = 1, message: str = "") -> Resumed:
+    def _resume(self, action: ResumeAction, mode: Mode, count: int = 1) -> Resumed:
         ctx = self._paused()
         self.mode, self.count = mode, count
         if ctx.kind is StopKind.RECOMPILE and ctx.decision is None:
             ctx.decision = "recompile"
-        result = Resumed(action, self._leave_history(message))
+        result = Resumed(action, left_history=self._leave_history())
         self._resumed = result
         return result
 
@@ -280,7 +286,7 @@ class EngineMethods:
     def current_stop(self) -> Stop | EngineError:
         stop = self._paused().stop
         if stop is None:
-            refuse("the stop is still being built", "not paused")
+            refuse("the stop is still being built", ErrorKind.NOT_PAUSED)
         shown = self._history_shown(stop)
         return shown.stop if shown is not None else stop
 
@@ -297,18 +303,18 @@ class EngineMethods:
         entry = self.history.entry(mark.position)
         return HistoryView(mark, _history.history_stop(entry, mark), entry)
 
-    def _leave_history(self, message: str = "") -> str:
-        """Back to the present before the program goes on: `message`, told so when history was shown."""
+    def _leave_history(self) -> bool:
+        """Back to the present before the program goes on; True when history was shown."""
         cursor = self.history_cursor
         if cursor.position is None:
-            return message
+            return False
         cursor.position = None
-        return "back to the present" + (f"; {message}" if message else "")
+        return True
 
     def _present_stop(self) -> Stop:
         stop = self._paused().stop
         if stop is None:
-            refuse("the stop is still being built", "not paused")
+            refuse("the stop is still being built", ErrorKind.NOT_PAUSED)
         return stop
 
     def _history_view(self, present: Stop) -> HistoryView:
@@ -378,7 +384,7 @@ class EngineMethods:
         mark = self.history_cursor.position
         if mark is not None:
             refuse(f"{what} reads the live frame; history {mark} of {len(self.history)} is a recorded stop "
-                   f"(`forward` to the present first)", "not here")
+                   f"(`forward` to the present first)", ErrorKind.NOT_HERE)
 
     # ==========================================================================================================
     # control
@@ -388,26 +394,26 @@ class EngineMethods:
     def set_step(self, count: int = 1) -> Resumed | EngineError:
         if count < 1:
             refuse("count must be at least 1")
-        return self._resume("step", Mode.STEP, count)
+        return self._resume(ResumeAction.STEP, Mode.STEP, count)
 
     @engine_method()
     def set_next(self, count: int = 1) -> Resumed | EngineError:
         if count < 1:
             refuse("count must be at least 1")
         if self._paused().frame is None:
-            return self._resume("next", Mode.STEP, 1)
+            return self._resume(ResumeAction.NEXT, Mode.STEP, 1)
         self._select_target()
-        return self._resume("next", Mode.NEXT, count)
+        return self._resume(ResumeAction.NEXT, Mode.NEXT, count)
 
     @engine_method()
     def set_return(self) -> Resumed | EngineError:
         self._need_frame()
         self._select_target()
-        return self._resume("return", Mode.RETURN)
+        return self._resume(ResumeAction.RETURN, Mode.RETURN)
 
     @engine_method()
     def set_continue(self) -> Resumed | EngineError:
-        return self._resume("continue", Mode.CONTINUE)
+        return self._resume(ResumeAction.CONTINUE, Mode.CONTINUE)
 
     @engine_method()
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
@@ -420,20 +426,20 @@ class EngineMethods:
             refuse(f"index {idx} is outside 0..{n - 1}")
         self._select_target()
         self.until_index = idx
-        return self._resume("until", Mode.UNTIL)
+        return self._resume(ResumeAction.UNTIL, Mode.UNTIL)
 
     @engine_method(anytime=True)
     def detach(self) -> Resumed | EngineError:
         self.breakpoints.clear()
         self.break_on.clear()
         if self.ctx is None:
-            return Resumed("detach", "detached")
-        return self._resume("detach", Mode.CONTINUE)
+            return Resumed(ResumeAction.DETACH)
+        return self._resume(ResumeAction.DETACH, Mode.CONTINUE)
 
     def _quit_here(self) -> Resumed:
         """``q`` on the worker thread: end the program when the pause loop returns."""
         self._quitting = True
-        result = Resumed("quit", "quit", quit=True)
+        result = Resumed(ResumeAction.QUIT, quit=True)
         self._resumed = result
         return result
 
@@ -451,7 +457,7 @@ class EngineMethods:
                 refuse(f"condition does not compile: {exc.msg}")
         code = self._current_code()
         if code is None:
-            refuse("no code object here to set a breakpoint in", "not here")
+            refuse("no code object here to set a breakpoint in", ErrorKind.NOT_HERE)
         n = len(code_view(code).instructions)
         if not 0 <= index < n:
             refuse(f"index {index} is outside 0..{n - 1}")
@@ -464,7 +470,7 @@ class EngineMethods:
         self._live_only("clearing a breakpoint")
         code = self._current_code()
         if code is None:
-            refuse("no code object here", "not here")
+            refuse("no code object here", ErrorKind.NOT_HERE)
         if index is None:
             cleared = self.breakpoints.pop(id(code), {})
             self._refresh_breakpoints()
@@ -499,7 +505,7 @@ class EngineMethods:
         ctx = self._paused()
         self._live_only("selecting a frame")
         if not ctx.frames:
-            refuse(f"no frame at a {ctx.kind.value} stop", "not here")
+            refuse(f"no frame at a {ctx.kind.value} stop", ErrorKind.NOT_HERE)
         if not 0 <= index < len(ctx.frames):
             refuse(f"frame {index} is outside 0..{len(ctx.frames) - 1}")
         ctx.selected = index
@@ -542,7 +548,7 @@ class EngineMethods:
         try:
             value = eval(code, g, ns)  # noqa: S307 - the user's own expression in their own program
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", "eval")
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
         try:
             text = repr(value)
         except Exception as exc:  # noqa: BLE001
@@ -568,30 +574,35 @@ class EngineMethods:
             with contextlib.redirect_stdout(buf):
                 exec(code, g, ns)  # noqa: S102 - the user's own statement
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", "eval")
-        self._keep_statement_effects(before, ns)
-        return EvalResult(buf.getvalue().rstrip("\n"))
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
+        changed = self._keep_statement_effects(before, ns)
+        first = bool(changed) and not self._local_change_told
+        if first:
+            self._local_change_told = True
+        return EvalResult(buf.getvalue().rstrip("\n"), changed_locals=changed, first_local_change=first)
 
-    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> None:
-        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does); any other new
-        name becomes a user variable that later stops still see (pdb keeps them in the frame's dict)."""
+    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> tuple[str, ...]:
+        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does, and as pdb does
+        for ``x = 999``); any other new name becomes a user variable that later stops still see (pdb keeps them
+        in the frame's dict). Returns the frame locals it wrote."""
         ctx = self._paused()
         st = ctx.frame
         frame = st.frame if st is not None and not ctx.post_mortem else None
         names = (frame.f_code.co_varnames + frame.f_code.co_cellvars + frame.f_code.co_freevars) if frame else ()
-        changed = False
+        changed: list[str] = []
         f_locals = frame.f_locals if frame is not None else {}  # read once: each read refreshes it from the frame
         for name, value in ns.items():
             if name in ("__stack__", "__builtins__") or (name in before and before[name] is value):
                 continue
             if name in names:
                 f_locals[name] = value
-                changed = True
+                changed.append(name)
             else:
                 self._user_vars[name] = value
         if changed:
             compat.locals_to_fast(frame)
             self._rebuild_stop()
+        return tuple(changed)
 
     @engine_method()
     def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:
@@ -623,14 +634,14 @@ class EngineMethods:
         if name not in code.co_varnames + code.co_cellvars + code.co_freevars:
             refuse(f"{name!r} is not a local of {code.co_name}")
         if ctx.post_mortem:
-            refuse("the frame has finished (post-mortem): locals cannot change", "not here")
+            refuse("the frame has finished (post-mortem): locals cannot change", ErrorKind.NOT_HERE)
         g, ns = self.eval_namespace()
         try:
             value = eval(compile(expr, "<set>", "eval"), g, ns)  # noqa: S307
         except SyntaxError as exc:
             refuse(f"syntax error: {exc.msg}")
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", "eval")
+            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
         frame.f_locals[name] = value
         compat.locals_to_fast(frame)
         self._rebuild_stop()
@@ -718,7 +729,7 @@ class EngineMethods:
         """The record of the current recompile stop (refuses elsewhere)."""
         ctx = self._paused()
         if ctx.kind is not StopKind.RECOMPILE or ctx.miss_event is None:
-            refuse("only at a recompile stop", "not here")
+            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
         record = ctx.extra.get("recompile")
         if record is None:
             ev = ctx.miss_event
@@ -732,7 +743,7 @@ class EngineMethods:
     def decide(self, decision: Decision) -> Resumed | EngineError:
         ctx = self._paused()
         if ctx.kind is not StopKind.RECOMPILE:
-            refuse("only at a recompile stop", "not here")
+            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
         kind = decision.kind
         if kind is DecisionKind.DROP:
             return self._decide_drop(decision.guard_ids)
@@ -746,17 +757,16 @@ class EngineMethods:
             record = None
         ctx.decision = kind.value
         self.mode = Mode.CONTINUE
-        code = choice_code(kind.value, record)
-        text = self._leave_history(kind.value + (f"\npermanently:\n{code}" if code else ""))
-        result = Resumed(kind.value, text, permanent=code or None)
+        result = Resumed(ResumeAction(kind.value), left_history=self._leave_history(),
+                         permanent=choice_fix(kind, record))
         self._resumed = result
         return result
 
-    def _resume_recompile(self, action: str, text: str, permanent: str, warnings: tuple[str, ...] = ()) -> Resumed:
+    def _resume_recompile(self, result: Resumed) -> Resumed:
         ctx = self._paused()
         ctx.decision = "recompile"
         self.mode = Mode.CONTINUE
-        result = Resumed(action, self._leave_history(text), permanent=permanent, warnings=warnings)
+        result = replace(result, left_history=self._leave_history())
         self._resumed = result
         return result
 
@@ -764,38 +774,36 @@ class EngineMethods:
         record = self._record()
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile, "
-                   f"so there is no new entry to drop guards from (eager or skip instead)", "rejected")
+                   f"so there is no new entry to drop guards from (eager or skip instead)", ErrorKind.REJECTED)
         if not record.entries:
-            refuse("no cache entry was analysed at this stop", "not here")
+            refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
         if guard_ids:
             leaves = [self._leaf_by_id(record, tok) for tok in guard_ids]
         else:
-            leaves = default_drop_leaves(record)
+            first = record.entries[0].compile_id
+            leaves = [(leaf, first) for leaf in default_drop_leaves(record)]
             if not leaves:
                 refuse(f"no failing guard of {record.entries[0].compile_id} can be dropped by a guard filter; "
-                       f"name guard ids (see `guards fail`)", "rejected")
+                       f"name guard ids (see `guards fail`)", ErrorKind.REJECTED)
         specs = []
-        for leaf in leaves:
+        for leaf, cid in leaves:
             try:
-                specs.append(drop_spec(leaf))
+                specs.append(drop_spec(leaf, cid))
             except ValueError as exc:
-                refuse(str(exc), "rejected")
+                refuse(str(exc), ErrorKind.REJECTED)
         # everything validated: now change state
         ctx = self._paused()
         self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
-        what = ", ".join(f"{s.leaf.id} {s.leaf.guard_type} {'; '.join(s.leaf.code)[:120]}" for s in specs)
-        self.recompiles.update(record, action="drop " + " ".join(s.leaf.id for s in specs))
-        lines = [f"recompiling without: {what}"]
-        warnings = tuple(f"WARNING: {spec.warning}" for spec in specs if spec.warning)
-        lines += warnings
-        snippet = filter_snippet(specs, fn_name_for(record))
-        lines.append("permanently:")
-        lines.append(snippet)
-        lines += [f"{hint}   # torch's own hint" for hint in config_hints(record)]
-        return self._resume_recompile("drop", "\n".join(lines), snippet, warnings)
+        ids = tuple(s.leaf.id for s in specs)
+        self.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
+        fix = filter_fix(specs, facts.callable_name(record.frame_name), config_hints(record))
+        return self._resume_recompile(Resumed(
+            ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
+            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix))
 
-    def _leaf_by_id(self, record: RecompileRecord, token: str) -> Any:
-        """The leaf `token` (``g5`` of the first entry listed, or ``0/1:g5``) names, from the entry's full tree."""
+    def _leaf_by_id(self, record: RecompileRecord, token: str) -> tuple[Any, str]:
+        """(the leaf `token` names, its entry's compile id): ``g5`` of the first entry listed, or ``0/1:g5``,
+        from the entry's full tree."""
         from . import guards
 
         m = _ID_RE.match(token)
@@ -814,18 +822,18 @@ class EngineMethods:
             if verdict.compile_id == str(entry.compile_id):
                 for leaf in verdict.failing:
                     if leaf.id == leaf_id:
-                        return leaf
+                        return leaf, verdict.compile_id
         tree = guards.entry_guard_tree(entry, ev.f_locals)
         for leaf in guards.iter_leaves(tree):
             if leaf.id == leaf_id:
-                return leaf
+                return leaf, str(entry.compile_id)
         refuse(f"entry {entry.compile_id} has no guard {leaf_id} (it has g0..g{max(tree.leaf_count - 1, 0)})")
 
     def _decide_dynamic(self, name: str, dim: int) -> Resumed:
         record = self._record()
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile",
-                   "rejected")
+                   ErrorKind.REJECTED)
         f_locals = self._paused().miss_event.f_locals
         value = self._input_value(name, f_locals)
         compat.load()
@@ -846,17 +854,16 @@ class EngineMethods:
                                for src in failing):
             # marking an input that no failing guard checks cannot make this call fit an entry
             refuse(f"no failing guard checks {shown_name} (failing: {', '.join(sorted(failing))}); marking it "
-                   f"dynamic would not avoid this recompile", "rejected")
+                   f"dynamic would not avoid this recompile", ErrorKind.REJECTED)
         try:
             compat.mark_dynamic(value, dim)
         except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
-            refuse(f"torch refused: {type(exc).__name__}: {exc}", "rejected")
+            refuse(f"torch refused: {type(exc).__name__}: {exc}", ErrorKind.REJECTED)
         shown = compat.strip_local_scope(name) if name.startswith("L[") else name
-        self.recompiles.update(record, action=f"mark_dynamic({shown}, {dim})")
-        permanent = f"torch._dynamo.mark_dynamic({shown}, {dim})   # before calling {fn_name_for(record)}"
-        text = (f"marked {shown} dimension {dim} dynamic (size now {int(value.shape[dim])}); recompiling\n"
-                f"permanently:\n{permanent}")
-        return self._resume_recompile("dynamic", text, permanent)
+        self.recompiles.update(record, action=Decision(DecisionKind.DYNAMIC, name=shown, dim=dim))
+        marked = DynamicDim(shown, dim, int(value.shape[dim]))
+        fix = PermanentFix(DecisionKind.DYNAMIC, facts.callable_name(record.frame_name), dims=(marked,))
+        return self._resume_recompile(Resumed(ResumeAction.DYNAMIC, dynamic=(marked,), permanent=fix))
 
     @staticmethod
     def _input_value(name: str, f_locals: dict[str, Any]) -> Any:
@@ -871,7 +878,7 @@ class EngineMethods:
         try:
             return eval(code, {"__builtins__": {}, "L": f_locals}, dict(f_locals))  # noqa: S307 - user's own names
         except Exception as exc:  # noqa: BLE001
-            refuse(f"{name}: {type(exc).__name__}: {exc}", "eval")
+            refuse(f"{name}: {type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
 
     # ==========================================================================================================
     # queries
@@ -888,11 +895,11 @@ class EngineMethods:
             fv = shown.stop.selected_frame
             code = self.generated.get(fv.code.key) if fv is not None else None
             if code is None:
-                refuse("the recorded stop's code is no longer known", "not here")
+                refuse("the recorded stop's code is no longer known", ErrorKind.NOT_HERE)
             return code, fv
         code = self._current_code()
         if code is None:
-            refuse("no generated code here", "not here")
+            refuse("no generated code here", ErrorKind.NOT_HERE)
         return code, self._selected_view()
 
     def _facts(self, code: CodeType) -> "_roles.CodegenFacts | None":
@@ -901,7 +908,9 @@ class EngineMethods:
         if self.capture is None:
             return None
         try:
-            return _roles.facts_from_capture(self.capture, code)
+            from .snapshot import codegen_facts
+
+            return codegen_facts(self.capture, code)  # cached: reading the capture costs tens of ms per call
         except Exception as exc:  # noqa: BLE001 - a capture fault costs the capture-based roles, not the listing
             self.message(f"roles: the capture's records could not be read ({type(exc).__name__}: {exc})")
             return None
@@ -930,7 +939,7 @@ class EngineMethods:
     def stack_provenance(self) -> Provenance | EngineError:
         code, fv = self._teach_target()
         if fv is None or fv.index < 0:
-            refuse("no value stack at this stop", "not here")
+            refuse("no value stack at this stop", ErrorKind.NOT_HERE)
         facts = self._facts(code)
         return _provenance.provenance(code, fv.index, facts=facts, roles=_roles.code_roles(code, facts))
 
@@ -938,28 +947,33 @@ class EngineMethods:
     def listing(self) -> CodeView | EngineError:
         fv = self._selected_view()
         if fv is None:
-            refuse("nothing to list here", "not here")
+            refuse("nothing to list here", ErrorKind.NOT_HERE)
         return fv.code
 
     @engine_method()
     def original_code(self) -> CodeView | EngineError:
         orig = self._original()
         if orig is None:
-            refuse("the original code of this frame is not known", "not here")
+            refuse("the original code of this frame is not known", ErrorKind.NOT_HERE)
         return code_view(orig, generated=False)
 
     @engine_method()
-    def source(self) -> tuple[str, int, tuple[str, ...]] | EngineError:
+    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         code = self._original() or self._current_code()
         if code is None:
-            refuse("no source here", "not here")
+            refuse("no source here", ErrorKind.NOT_HERE)
+        if whole_file:
+            lines = linecache.getlines(code.co_filename)
+            if not lines:
+                refuse(f"{code.co_filename} cannot be read", ErrorKind.NOT_HERE)
+            return code.co_filename, 1, tuple(line.rstrip("\n") for line in lines)
         try:
             lines, start = inspect.getsourcelines(code)
         except (OSError, TypeError):
             lines = [linecache.getline(code.co_filename, code.co_firstlineno)]
             start = code.co_firstlineno
             if not lines[0]:
-                refuse(f"source of {code.co_name} is not available", "not here")
+                refuse(f"source of {code.co_name} is not available", ErrorKind.NOT_HERE)
         return code.co_filename, start, tuple(line.rstrip() for line in lines)
 
     def _compiled_frame(self) -> Any:
@@ -977,7 +991,7 @@ class EngineMethods:
     def graphs(self, name: str | None = None) -> tuple[GraphView, ...] | EngineError:
         frame = self._compiled_frame()
         if frame is None:
-            refuse("no compiled code object here", "not here")
+            refuse("no compiled code object here", ErrorKind.NOT_HERE)
         graphs = list(frame.graphs)
         if name:
             graphs = [g for g in graphs if name in g.name]
@@ -988,14 +1002,14 @@ class EngineMethods:
             graphs = mine or graphs
         if not graphs:
             refuse("no FX graph was captured for this code object" + (f" matching {name!r}" if name else ""),
-                   "not here")
+                   ErrorKind.NOT_HERE)
         return tuple(graphs)
 
     @engine_method()
     def entries(self) -> FrameRecompiles | EngineError:
         frame = self._compiled_frame()
         if frame is None:
-            refuse("no compiled code object here", "not here")
+            refuse("no compiled code object here", ErrorKind.NOT_HERE)
         serving = None
         code = self._current_code()
         if code is not None and self._paused().kind is not StopKind.RECOMPILE:
@@ -1035,7 +1049,7 @@ class EngineMethods:
             out.append(GuardCostView(
                 view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
                 tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
-                tuple(guard_cost.advice_text(n, fn_name_for(frame.name)) for n in names)))
+                tuple(guard_cost.advice_text(n, facts.callable_name(frame.name)) for n in names)))
         return tuple(out)
 
     @engine_method(anytime=True)
@@ -1083,7 +1097,7 @@ class EngineMethods:
     def guard_trees(self) -> tuple[GuardTree, ...] | EngineError:
         trees = self.guard_trees_now()
         if not trees:
-            refuse("no cache entry is known for this frame", "not here")
+            refuse("no cache entry is known for this frame", ErrorKind.NOT_HERE)
         return tuple(trees)
 
     @engine_method()
@@ -1099,7 +1113,7 @@ class EngineMethods:
             st = self._need_frame()
             info = self.generated_info(st.frame.f_code)
             if info is None:
-                refuse("the original code of this frame is not known", "not here")
+                refuse("the original code of this frame is not known", ErrorKind.NOT_HERE)
             entries, inputs = compat.cache_entries(info.original), st.inputs
         return tuple(guards.entry_guard_tree(e, inputs, backend=backend) for e in entries)
 
@@ -1110,14 +1124,14 @@ class EngineMethods:
             return (self._record(),)
         orig = self._original()
         if orig is None:
-            refuse("no compiled code object here", "not here")
+            refuse("no compiled code object here", ErrorKind.NOT_HERE)
         records = self.recompiles.for_code(id(orig))
         if compile_id:
             if not _COMPILE_ID_RE.match(compile_id):
                 refuse(f"bad compile id {compile_id!r} (e.g. 0/1)")
             records = tuple(r for r in records if r.compile_id == compile_id)
             if not records:
-                refuse(f"no recompile of {orig.co_name} produced {compile_id}", "not here")
+                refuse(f"no recompile of {orig.co_name} produced {compile_id}", ErrorKind.NOT_HERE)
         return tuple(records)
 
     @engine_method()
@@ -1127,14 +1141,14 @@ class EngineMethods:
             refuse("usage: diff [OLD_COMPILE_ID NEW_COMPILE_ID]")
         orig = self._original()
         if orig is None:
-            refuse("no compiled code object here", "not here")
+            refuse("no compiled code object here", ErrorKind.NOT_HERE)
         entries = [e for e in compat.cache_entries(orig) if getattr(e, "code", None) is not None]
         by_id = {str(e.compile_id): e for e in entries}
         if old is not None and new is not None:
             missing = [p for p in (old, new) if p not in by_id]
             if missing:
                 refuse(f"no live cache entry {', '.join(missing)} (entries: {', '.join(sorted(by_id)) or 'none'})",
-                       "not here")
+                       ErrorKind.NOT_HERE)
             chosen = [by_id[old], by_id[new]]
         else:
             chosen = sorted(entries, key=lambda e: _compile_order_key(str(e.compile_id)))
@@ -1195,15 +1209,15 @@ class EngineMethods:
     # ==========================================================================================================
 
     @engine_method()
-    def add_guard(self, expr: str) -> GuardEditOutcome | EngineError:
+    def add_guard(self, expr: str) -> EditOutcome | EngineError:
         return self.guard_editor.add(self._paused(), expr)
 
     @engine_method()
-    def drop_guard(self, leaf_id: str) -> GuardEditOutcome | EngineError:
+    def drop_guard(self, leaf_id: str) -> EditOutcome | EngineError:
         return self.guard_editor.drop(self._paused(), leaf_id)
 
     @engine_method()
-    def undo_guard_edit(self, which: str = "") -> GuardEditOutcome | EngineError:
+    def undo_guard_edit(self, which: str = "") -> EditOutcome | EngineError:
         return self.guard_editor.undo(self._paused(), which)
 
     @engine_method(anytime=True)

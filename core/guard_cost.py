@@ -190,20 +190,21 @@ def entry_cost_json(tree: Mapping[str, Any] | None, cost: EntryCost | None) -> d
 
 
 #: What each documented cut does, in our words, keyed by the name `advice` returns.
-_ADVICE_TEXT: dict[str, str] = {
+#: advice name → (the callable's name in the snippet when none is known, what the cut does and when it is safe);
+#: the presets are passed as ``torch.compile(FN, options={"guard_filter_fn": torch.compiler.NAME})``.
+_FILTER_ADVICE: dict[str, tuple[str, str]] = {
     "skip_guard_on_inbuilt_nn_modules_unsafe":
-        'torch.compile(m, options={"guard_filter_fn": torch.compiler.skip_guard_on_inbuilt_nn_modules_unsafe}): '
-        "drops the guards on torch's own layers (nn.Linear, ...) that most programs never mutate",
+        ("m", "drops the guards on torch's own layers (nn.Linear, ...) that most programs never mutate"),
     "skip_guard_on_all_nn_modules_unsafe":
-        'torch.compile(m, options={"guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe}): '
-        "drops the guards on every nn.Module, your own included; "
-        "safe only if no module attribute changes between calls",
+        ("m", "drops the guards on every nn.Module, your own included; "
+              "safe only if no module attribute changes between calls"),
     "skip_guard_on_globals_unsafe":
-        'torch.compile(f, options={"guard_filter_fn": torch.compiler.skip_guard_on_globals_unsafe}): '
-        "drops the guards on globals; safe only if the globals the function reads never change",
+        ("f", "drops the guards on globals; safe only if the globals the function reads never change"),
     "keep_tensor_guards_unsafe":
-        'torch.compile(f, options={"guard_filter_fn": torch.compiler.keep_tensor_guards_unsafe}): '
-        "keeps only the tensor guards; safe only if every non-tensor input stays the same",
+        ("f", "keeps only the tensor guards; safe only if every non-tensor input stays the same"),
+}
+#: advice name → its whole line, for the cuts that are no guard filter.
+_OTHER_ADVICE: dict[str, str] = {
     "skip_guard_eval_unsafe":
         'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True) after warm-up: '
         "runs only the guards that tell the existing entries apart; safe only when no new input would recompile",
@@ -243,11 +244,11 @@ def advice(groups: Mapping[str, Mapping[str, int]], *, entries: int, total: int 
 
 def advice_text(name: str, fn: str | None = None) -> str:
     """One line for an `advice` name; `fn` names the compiled callable in its ``torch.compile(...)`` snippet
-    (`dynadbg.core.decisions.fn_name_for`: the name the recompile choices use), else a placeholder."""
-    text = _ADVICE_TEXT.get(name, name)
-    if fn is not None:
-        text = re.sub(r"^torch\.compile\(\w+,", f"torch.compile({fn},", text)
-    return text
+    (`facts.callable_name`: the name the recompile choices use), else a placeholder."""
+    if name in _FILTER_ADVICE:
+        default, why = _FILTER_ADVICE[name]
+        return (f'torch.compile({fn or default}, options={{"guard_filter_fn": torch.compiler.{name}}}): {why}')
+    return _OTHER_ADVICE.get(name, name)
 
 
 def cost_text(cost_json: Mapping[str, Any], *, entries: int, max_groups: int = 6, indent: str = "  ") -> list[str]:

@@ -18,7 +18,7 @@
 
 Dropping a guard on a value Dynamo specialised on (``EQUALS_MATCH``/``CONSTANT_MATCH`` on an int, a
 ``TENSOR_MATCH``'s shapes) lets calls with other values reuse code that baked the old value in: results can be
-silently wrong. Every drop says so (`GuardEditOutcome.warning`).
+silently wrong. Every drop says so (`EditOutcome.warning`).
 
 At session teardown every added guard is switched off, the filter patch removed, and every code object with a
 dropped guard reset, so the next session in the process starts with Dynamo's own guards.
@@ -30,28 +30,21 @@ import builtins
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import compat
-from .guard_filter import (  # noqa: F401 - the sets are re-exported for older imports
-    SHAPE_GUARD_TYPES,
-    VALUE_GUARD_TYPES,
-    FilterRule,
-    GuardFilter,
-    Scope,
-    drop_warning,
-    export_guard_filter,
-)
-from .model import GuardEditOutcome, GuardEditView
+from . import compat, facts
+from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning, export_guard_filter
+from .model import DropWarning, EditError, EditOutcome, GuardEditKind, GuardEditView, GuardRef
 
 if TYPE_CHECKING:
     from .patches import PatchManager
     from .protocol import Host
     from .state import PauseContext
 
-__all__ = ["GuardEditOutcome", "GuardEditView", "GuardEditor", "constant_folding_warning", "export_guard_filter"]
+__all__ = ["GuardEditView", "GuardEditor", "export_guard_filter"]
 
-def constant_folding_warning(guard_type: str, source: str, code: str, expected: str | None) -> str:
-    """The warning a drop of this guard gets (`guard_filter.drop_warning`, the one warning of every drop)."""
-    return "WARNING: " + drop_warning(guard_type, source, code, expected)
+
+def _refused(kind: str, message: str) -> EditOutcome:
+    """A guard command that changed nothing: `message` says why (`EditError.kind` what sort of refusal)."""
+    return EditOutcome(EditError(kind, message))
 
 
 class _AddedGuard:
@@ -76,9 +69,9 @@ class _AddedGuard:
 
 class _Edit:
     __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
-                 "guard", "event", "old_manager", "active")
+                 "guard", "event", "old_manager", "active", "original", "dynamo")
 
-    def __init__(self, number: int, kind: str, code_name: str, compile_id: str | None, text: str) -> None:
+    def __init__(self, number: int, kind: GuardEditKind, code_name: str, compile_id: str | None, text: str) -> None:
         self.number = number
         self.kind = kind
         self.code_name = code_name
@@ -87,11 +80,13 @@ class _Edit:
         self.rule: FilterRule | None = None
         self.source: str | None = None           # a drop's guarded source (``"L['n']"``, ``"L"`` at the root)
         self.guard_type = "LAMBDA_GUARD"
-        self.warning: str | None = None
+        self.warning: DropWarning | None = None
         self.guard: _AddedGuard | None = None
         self.event: Any = None          # the CompileEvent a drop replaced the guard manager of
         self.old_manager: Any = None    # ... and the manager it had
         self.active = True
+        self.original: CodeType | None = None   # the code object it was made for (patch files key on it)
+        self.dynamo: CodeType | None = None     # ... and Dynamo's code of the entry it was made on
 
     def view(self) -> GuardEditView:
         return GuardEditView(
@@ -123,6 +118,30 @@ class GuardEditor:
 
     def edits(self) -> list[GuardEditView]:
         return [e.view() for e in self._edits]
+
+    def _dynamo_code(self, ctx: "PauseContext", event: Any) -> CodeType | None:
+        if event is not None:
+            return event.dynamo_code
+        st = ctx.frame
+        return self._patches().dynamo_code_of(st.frame.f_code) if st is not None and st.frame is not None else None
+
+    def patch_ops(self) -> list[tuple[CodeType, CodeType | None, Any]]:
+        """The active guard edits as patch-file operations (`toolkit_model.GuardOp`), each with the code object
+        it was made for and Dynamo's code of that entry (None when unknown): a drop by source and leaf type, an
+        add as its expression over ``L`` and ``G`` (rebuilt
+        when the patch is replayed). A root guard's drop (source ``L``) is left out: it is a filter on the next
+        compiles, not an edit of a built tree."""
+        from .toolkit_model import GuardOp, GuardOpKind
+
+        out: list[tuple[CodeType, CodeType | None, Any]] = []
+        for e in self._edits:
+            if not e.active or e.original is None:
+                continue
+            if e.kind == "drop" and e.source and e.source != "L":
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.DROP, e.source, e.guard_type)))
+            elif e.kind == "add":
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.EXPR, "L", description=e.text)))
+        return out
 
     def export(self) -> str:
         """`guard_filter.export_guard_filter` of every drop of the session (``guard drop`` and ``drop``)."""
@@ -160,24 +179,24 @@ class GuardEditor:
 
     # -- add -----------------------------------------------------------------------------------------------------
 
-    def add(self, ctx: "PauseContext", expr: str) -> GuardEditOutcome:
+    def add(self, ctx: "PauseContext", expr: str) -> EditOutcome:
         """Add ``EXPR`` (over ``L`` and ``G``) as a guard of the entry serving this frame or being compiled."""
         expr = expr.strip()
         if not expr:
-            return GuardEditOutcome("usage: guard add EXPR  (over L, the frame's locals dict, and G, its globals)")
+            return _refused("usage", "usage: guard add EXPR  (over L, the frame's locals dict, and G, its globals)")
         where = self._where(ctx)
         if isinstance(where, str):
-            return GuardEditOutcome(where)
+            return _refused("not here", where)
         original, compile_id, f_locals, f_globals, managers, event = where
         try:
             code = compile(expr, "<guard add>", "eval")
         except SyntaxError as exc:
-            return GuardEditOutcome(f"syntax error in the guard: {exc.msg} (nothing added)")
+            return _refused("syntax", f"syntax error in the guard: {exc.msg} (nothing added)")
         try:
             value = bool(eval(code, {"__builtins__": builtins, "L": f_locals, "G": f_globals}))  # noqa: S307
         except Exception as exc:  # noqa: BLE001 - the user's own expression
             hint = " (use L['name'] for a local, G['name'] for a global)" if isinstance(exc, NameError) else ""
-            return GuardEditOutcome(f"{type(exc).__name__}: {exc}{hint} on this call's inputs (nothing added)")
+            return _refused("eval", f"{type(exc).__name__}: {exc}{hint} on this call's inputs (nothing added)")
         guard = _AddedGuard(code, f_globals)
         parts = [f"DEBUGGER: {expr}"]
         try:
@@ -185,45 +204,55 @@ class GuardEditor:
                 compat.add_lambda_guard(manager, guard, parts)
         except Exception as exc:  # noqa: BLE001 - this torch lacks the API
             guard.active = False
-            return GuardEditOutcome(f"cannot add a guard here: {type(exc).__name__}: {exc}")
-        edit = _Edit(len(self._edits) + 1, "add", original.co_name, compile_id, expr)
+            return _refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         edit.guard = guard
+        edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+        self._patches().note_guard_editor(self)
         self._edits.append(edit)
         when = "from the next call" if event is None else "from the next call (this call runs it regardless)"
         note = "" if value else ("; it is False for this call's inputs: the next call with the same inputs "
                                  "recompiles")
-        return GuardEditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
+        return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                         f"{when}: {expr}{note}", edit=edit.view())
 
     # -- drop ----------------------------------------------------------------------------------------------------
 
-    def drop(self, ctx: "PauseContext", leaf_id: str) -> GuardEditOutcome:
+    def drop(self, ctx: "PauseContext", leaf_id: str) -> EditOutcome:
         """Leave the guard `leaf_id` (from ``guards``) out of this code object's compiles (see the module doc)."""
         leaf_id = leaf_id.strip()
         if not leaf_id:
-            return GuardEditOutcome("usage: guard drop ID  (a leaf id such as g6 from `guards`)")
+            return _refused("usage", "usage: guard drop ID  (a leaf id such as g6 from `guards`)")
         where = self._where(ctx)
         if isinstance(where, str):
-            return GuardEditOutcome(where)
+            return _refused("not here", where)
         original, compile_id, f_locals, _g, managers, event = where
         from . import guards
 
         tree = guards.build_guard_tree(managers[0], compile_id)
         leaf = next((lf for lf in guards.iter_leaves(tree) if lf.id == leaf_id), None)
         if leaf is None:
-            return GuardEditOutcome(f"no guard {leaf_id} in the guards of {original.co_name} {compile_id} "
+            return _refused("not here", f"no guard {leaf_id} in the guards of {original.co_name} {compile_id} "
                                     f"(`guards` lists them)")
         if leaf.relational or leaf.epilogue:
             kind = "relational" if leaf.relational else "epilogue (symbolic-shape)"
-            return GuardEditOutcome(f"{leaf_id} is a {kind} guard: it cannot be dropped on its own")
+            return _refused("rejected", f"{leaf_id} is a {kind} guard: it cannot be dropped on its own")
         if leaf.guard_type == "LAMBDA_GUARD" and any(c.startswith("DEBUGGER:") for c in leaf.code):
-            return GuardEditOutcome(f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
+            return _refused("rejected", f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
+        types = facts.filter_types(leaf.guard_type, leaf.source, leaf.code)
+        if types is None:
+            from .decisions import no_filter_reason
+
+            return _refused("rejected", no_filter_reason(leaf))
         code_text = "; ".join(leaf.code)
-        warning = constant_folding_warning(leaf.guard_type, leaf.source, code_text, leaf.expected)
+        warning = drop_warning(GuardRef.of(leaf, compile_id), leaf.expected)
         match_source = "" if leaf.source == "L" else leaf.source   # ambient root guards have an empty name
-        rule = FilterRule(original, match_source, frozenset({leaf.guard_type}), Scope.EVERY_COMPILE,
-                          name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning)
-        edit = _Edit(len(self._edits) + 1, "drop", original.co_name, compile_id, code_text)
+        rule = FilterRule(original, match_source, frozenset(types), Scope.EVERY_COMPILE,
+                          name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning,
+                          guard=warning.guard)
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.DROP, original.co_name, compile_id, code_text)
+        edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+        self._patches().note_guard_editor(self)
         edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
         self._filter.add(rule)
         self._reset_at_end[id(original)] = original
@@ -234,7 +263,7 @@ class GuardEditor:
             message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: its cache entries "
                        f"were reset, so its next call compiles without that guard")
         self._edits.append(edit)
-        return GuardEditOutcome(message=message, warning=warning, edit=edit.view())
+        return EditOutcome(message=message, warning=warning, edit=edit.view())
 
     def _drop_now(self, event: Any, edit: _Edit, tree: Any, leaf: Any) -> str:
         """At a compile stop: give the entry being built a copy of its guard tree without the leaf's manager."""
@@ -262,11 +291,11 @@ class GuardEditor:
 
     # -- undo ----------------------------------------------------------------------------------------------------
 
-    def undo(self, ctx: "PauseContext", which: str = "") -> GuardEditOutcome:
+    def undo(self, ctx: "PauseContext", which: str = "") -> EditOutcome:
         """Undo the last active guard edit, edit number `which`, or ``"all"``."""
         active = [e for e in self._edits if e.active]
         if not active:
-            return GuardEditOutcome("no guard edits to undo")
+            return _refused("not here", "no guard edits to undo")
         which = which.strip()
         if which == "all":
             targets = list(reversed(active))
@@ -274,15 +303,15 @@ class GuardEditor:
             try:
                 number = int(which)
             except ValueError:
-                return GuardEditOutcome("usage: guard undo [N|all]")
+                return _refused("usage", "usage: guard undo [N|all]")
             found = [e for e in active if e.number == number]
             if not found:
-                return GuardEditOutcome(f"no active guard edit {number} (`guard` lists them)")
+                return _refused("not here", f"no active guard edit {number} (`guard` lists them)")
             targets = found
         else:
             targets = [active[-1]]
         lines = [self._undo_one(ctx, e) for e in targets]
-        return GuardEditOutcome(message="\n".join(lines), edit=targets[-1].view())
+        return EditOutcome(message="\n".join(lines), edit=targets[-1].view())
 
     def _undo_one(self, ctx: "PauseContext", edit: _Edit) -> str:
         edit.active = False

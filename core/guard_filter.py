@@ -4,7 +4,7 @@ Both ways of dropping a guard go through it: ``drop`` at a recompile stop (`deci
 `Scope.NEXT_COMPILE`, the compile that follows the stop) and ``guard drop ID`` (`guard_edits.GuardEditor`: scope
 `Scope.EVERY_COMPILE`, until undone). One patch on ``CheckFunctionManager`` (`compat.install_guard_filter`, made
 on first use) runs the rules of the code object being compiled over its ``GuardFilterEntry`` objects; one set of
-value-guard types and one constant-folding warning (`drop_warning`) say what dropping costs; one export
+guard taxonomy (`facts`) and one constant-folding warning (`drop_warning`) say what dropping costs; one export
 (`export_guard_filter`) writes the rules in effect as a ``guard_filter_fn`` a user can pass to ``torch.compile``.
 Worker thread (the filter runs inside Dynamo's compile, on the thread that compiles).
 """
@@ -17,37 +17,20 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Callable, Sequence
 
-from . import compat
+from . import compat, facts
+from .model import DropRisk, DropWarning, GuardRef
 
-#: Leaf types that pin a value Dynamo may have baked into the graph or the generated code.
-VALUE_GUARD_TYPES: frozenset[str] = frozenset(
-    {"EQUALS_MATCH", "CONSTANT_MATCH", "ID_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE",
-     "BOOL_MATCH", "DICT_VERSION", "CLOSURE_MATCH", "FUNCTION_MATCH"}
-)
-#: Leaf types that pin a shape, length, type or key set the graph was traced for.
-SHAPE_GUARD_TYPES: frozenset[str] = frozenset(
-    {"TENSOR_MATCH", "LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN", "TYPE_MATCH", "DICT_CONTAINS",
-     "DICT_KEYS_MATCH", "MAPPING_KEYS_MATCH", "NO_HASATTR", "HASATTR"}
-)
-
-
-def drop_warning(guard_type: str, source: str, code: str, expected: str | None, actual: str | None = None) -> str:
-    """What dropping this guard costs, one paragraph (no ``WARNING:`` prefix): for a value guard, that Dynamo
+def drop_warning(guard: GuardRef, expected: str | None = None, actual: str | None = None) -> DropWarning:
+    """What dropping `guard` costs, as data (`format.drop_warning_text` says it): for a value guard, that Dynamo
     traced the value as a constant (constant folding) and other values will run that code unchecked; for a
-    shape/type guard, that the graph was traced for them."""
-    if guard_type in VALUE_GUARD_TYPES:
-        pinned = f"{source} == {expected}" if expected else code
-        served = f"the entry compiled for {actual}" if actual else "this code"
-        return (f"{source} is a constant to Dynamo: {guard_type} pins {pinned}. Dynamo specialised the code on "
-                f"that value and may have baked it into the FX graph or the generated code (constant folding). "
-                f"Without this guard {served} serves every later value unchecked and can give silently wrong "
-                f"results — RESULTS MAY BE WRONG")
-    if guard_type in SHAPE_GUARD_TYPES:
-        return (f"{guard_type} on {source} ({code}) is what the graph was traced for: calls where it does not hold "
-                f"reuse code traced for other dtypes, devices, shapes, types or keys — results may be wrong or "
-                f"the code may fail")
-    return (f"the compiled code assumes {guard_type} ({code}) holds; without it calls where it does not can give "
-            f"wrong results")
+    shape/type guard, that the graph was traced for them; for any other, that the code assumes it holds."""
+    if guard.guard_type in facts.PINNING_GUARDS:
+        risk = DropRisk.CONSTANT_FOLDED
+    elif guard.guard_type in facts.SHAPE_GUARDS:
+        risk = DropRisk.TRACED_FOR
+    else:
+        risk = DropRisk.ASSUMED
+    return DropWarning(risk, guard, expected, actual)
 
 
 class Scope(str, enum.Enum):
@@ -70,6 +53,7 @@ class FilterRule:
         name: the spelling a user's ``guard_filter_fn`` sees (``"s.counter"``), for the export.
         label: what the user dropped, one line (``"EQUALS_MATCH L['n'] == 3"``).
         warning: `drop_warning` of the leaf, or None.
+        guard: the leaf the user dropped, when the rule stands for one.
         dropped: (source, guard type) of each entry this rule removed in the last compile it ran in.
         fired: True once the filter ran in a compile of `original`.
     """
@@ -80,7 +64,8 @@ class FilterRule:
     scope: Scope
     name: str = ""
     label: str = ""
-    warning: str | None = None
+    warning: DropWarning | None = None
+    guard: GuardRef | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
     fired: bool = False
 
@@ -203,7 +188,8 @@ def export_guard_filter(rules: Sequence[FilterRule]) -> str:
         "# It applies to every frame that torch.compile call compiles (the debugger dropped each guard only",
         "# from the code object named beside it).",
     ]
-    if any(r.types & (VALUE_GUARD_TYPES | SHAPE_GUARD_TYPES) for r in rules):
+    if any(r.warning is not None and r.warning.risk in (DropRisk.CONSTANT_FOLDED, DropRisk.TRACED_FOR)
+           for r in rules):
         lines.append("# WARNING: these guards pin values or shapes Dynamo specialised on; without them calls with")
         lines.append("# other values reuse code that baked the old ones in and can give silently wrong results.")
     lines.append("DYNADBG_DROPPED_GUARDS = [")

@@ -9,8 +9,8 @@ that tree into the frozen `GuardTree` snapshot of `dynadbg.core.model`:
   leaf (torch's ``check_verbose`` stops at the first failure). It never calls ``check()``, which mutates the
   live tree (fail counts, child order; notes/torch-internals.md §2).
 * `all_failing_guards` does it for every entry of a code object (the recompile stop).
-* `diff_guard_trees` compares two trees; `format_guard_tree` and `format_failing` render plain text for
-  ``--plain``, ``report`` and golden tests.
+* `diff_guard_trees` compares two trees; their plain text (``--plain``, ``report``, golden tests) is
+  `dynadbg.core.format.guards`'s.
 
 Every torch private API used here is behind `dynadbg.core.compat` (section "guards").
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import replace
@@ -26,8 +27,8 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from . import compat
-from .model import GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from . import compat, facts
+from .model import DiffKind, GuardDiff, GuardNodeView, GuardStatus, GuardTree, LeafGuardView, SourceLocation
 from .values import cut, summarize
 
 __all__ = [
@@ -37,8 +38,6 @@ __all__ = [
     "closure_locals",
     "diff_guard_trees",
     "entry_guard_tree",
-    "format_failing",
-    "format_guard_tree",
     "iter_leaves",
     "iter_managers",
     "parse_code_part",
@@ -50,47 +49,50 @@ _MISSING_ERRORS: tuple[type[BaseException], ...] = (LookupError, AttributeError,
 _PASS, _FAIL, _ERROR = GuardStatus.PASS, GuardStatus.FAIL, GuardStatus.ERROR
 _NO_VALUE, _NOT_EVALUATED = GuardStatus.NO_VALUE, GuardStatus.NOT_EVALUATED
 
-_STATUS_WORD = {
-    GuardStatus.PASS: "PASS",
-    GuardStatus.FAIL: "FAIL",
-    GuardStatus.NO_VALUE: "NOVAL",
-    GuardStatus.ERROR: "ERROR",
-    GuardStatus.NOT_EVALUATED: "",
-}
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Parsing verbose code parts
 # --------------------------------------------------------------------------------------------------------------
 
-_LOCATION_RE = re.compile(r"^(?P<loc>\S[^\n]*?:\d+ in [^\s(]+)(?: \((?P<note>.*)\))?$", re.S)
+_LOCATION_RE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+) in (?P<func>[^\s(]+)(?: \((?P<note>.*)\))?$", re.S)
 
 
-def parse_code_part(part: str) -> tuple[str, str | None, str | None, str | None]:
-    """Split one verbose code part into (code, user_line, location, note).
+def parse_code_part(part: str) -> tuple[str, SourceLocation | None, str | None]:
+    """Split one verbose code part into (code, location, note).
 
     Torch writes ``"<code padded to 60>  # <user source line>  # <file>:<line> in <fn>"``, sometimes followed by
     ``" (HINT: ...)"`` or another remark in parentheses; ambient guards carry only a location, symbolic-shape
     guards sometimes only a comment (``"# duck sizing added this equality ..."``), which becomes the note.
 
     >>> parse_code_part("L['n'] == 3                # y = x + n  # demo.py:18 in f")
-    ("L['n'] == 3", 'y = x + n', 'demo.py:18 in f', None)
+    ("L['n'] == 3", SourceLocation(filename='demo.py', lineno=18, function='f', text='y = x + n'), None)
     """
     code, sep, tail = part.partition("  # ")
     code = code.rstrip()
     if not sep:
-        return code, None, None, None
+        return code, None, None
     return (code, *_parse_tail(tail))
 
 
 @lru_cache(maxsize=8192)
-def _parse_tail(tail: str) -> tuple[str | None, str | None, str | None]:
+def _parse_tail(tail: str) -> tuple[SourceLocation | None, str | None]:
     segments = tail.split("  # ")
     match = _LOCATION_RE.match(segments[-1].strip())
     if match is None:
-        return None, None, tail.strip() or None
+        return None, tail.strip() or None
     user_line = "  # ".join(segments[:-1]).strip() or None
-    return user_line, match["loc"], match["note"]
+    return SourceLocation(match["file"], int(match["line"]), match["func"], user_line), match["note"]
+
+
+def location_text(loc: SourceLocation | None, *, short: bool = False) -> str:
+    """A guard's origin as torch spells it in its verbose code parts: ``"demo.py:18 in f"`` (`short`:
+    ``"demo.py:18"``, the file's base name); empty for None."""
+    if loc is None:
+        return ""
+    if short:
+        return f"{os.path.basename(loc.filename)}:{loc.lineno}"
+    return f"{loc.filename}:{loc.lineno}" + (f" in {loc.function}" if loc.function else "")
 
 
 def _normalize_part(part: str) -> str:
@@ -102,7 +104,6 @@ def _normalize_part(part: str) -> str:
 # Reading "expected" off a guard, and describing the actual value
 # --------------------------------------------------------------------------------------------------------------
 
-_COMPARE_TYPES = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
 _LENGTH_TYPES = frozenset({"LENGTH_CHECK", "DICT_LENGTH", "TUPLE_ITERATOR_LEN"})
 _ID_MATCH_RE = re.compile(r"^___check_obj_id\((?P<src>.+), (?P<id>\d+)\)(?:, type=<class '(?P<type>[^']+)'>)?$")
 _DYNAMIC_MARKS = ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices",
@@ -121,7 +122,7 @@ _TENSOR_RE = re.compile(
 
 
 def _expected(guard_type: str, source: str, code: str) -> str | None:
-    if guard_type in _COMPARE_TYPES:
+    if guard_type in facts.CONSTANT_GUARDS:
         for op in (" == ", " is not ", " is ", " != "):
             prefix = source + op
             if code.startswith(prefix):
@@ -240,6 +241,29 @@ def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
     # which autocast, functorch transforms and some modes change
     return (f"{head} dispatch key set mismatch. expected DispatchKeySet({match['keys']}); dtype, device, "
             f"requires_grad, sizes and strides match (thread-local dispatch state, e.g. autocast, differs)")
+
+
+def _size_changes(code: str, value: Any) -> tuple[int, ...]:
+    """The dimensions whose static size a ``TENSOR_MATCH`` (`code`) pins and `value` no longer has, when the
+    tensor's type, dtype, device, requires_grad and rank are those of the guard (what ``mark_dynamic`` could
+    cover); () otherwise."""
+    match = _TENSOR_RE.match(code)
+    if match is None:
+        return ()
+    try:
+        if (type(value).__name__ != match["cls"].rsplit(".", 1)[-1] or str(value.dtype) != match["dtype"]
+                or bool(value.requires_grad) != (match["rg"] == "True")):
+            return ()
+        device_type = _device_type_of_keys(match["keys"])
+        if device_type is not None and value.device.type != device_type:
+            return ()
+        sizes = [s.strip() for s in match["size"].split(",")] if match["size"].strip() else []
+        if value.dim() != len(sizes):
+            return ()
+        return tuple(i for i, (want, have) in enumerate(zip(sizes, value.shape))
+                     if want != "None" and int(want) != int(have))
+    except Exception:  # noqa: BLE001 - an odd value: nothing to say
+        return ()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -428,21 +452,20 @@ class _Builder:
         if parts is None:
             parts = raw.parts
         if len(parts) == 1:                                   # the common case, kept cheap (20,000-leaf trees)
-            first, user_line, location, note = parse_code_part(parts[0])
+            first, location, note = parse_code_part(parts[0])
             codes: tuple[str, ...] = (first,)
         else:
             parsed = [parse_code_part(part) for part in parts]
             codes = tuple(p[0] for p in parsed)
             first = codes[0] if codes else ""
-            user_line = next((p[1] for p in parsed if p[1] is not None), None)
-            location = next((p[2] for p in parsed if p[2] is not None), None)
-            note = next((p[3] for p in parsed if p[3] is not None), None)
+            location = next((p[1] for p in parsed if p[1] is not None), None)
+            note = next((p[2] for p in parsed if p[2] is not None), None)
         ident = f"g{self.next_leaf}"
         self.next_leaf += 1
         # positional, in LeafGuardView's field order (faster than keywords on big trees)
         if expected is None:
             expected = _expected(raw.guard_type, source, first)
-        return LeafGuardView(ident, raw.guard_type, source, codes, user_line, location, raw.relational, epilogue,
+        return LeafGuardView(ident, raw.guard_type, source, codes, location, raw.relational, epilogue,
                              status, expected, actual, reason, note)
 
     def _failing_part(self, raw: compat.RawLeafGuard, value: Any) -> str | None:
@@ -478,8 +501,13 @@ class _Builder:
             return self._leaf_view(raw, source, GuardStatus.PASS, actual=actual, expected=expected)
         if is_root:
             actual = self._root_actual(raw)
-        return self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual, expected=expected,
+        view = self._leaf_view(raw, source, GuardStatus.FAIL, actual=actual, expected=expected,
                                reason=self._fail_reason(raw, source, value))
+        if raw.guard_type == "TENSOR_MATCH" and raw.parts:
+            changed = _size_changes(parse_code_part(raw.parts[0])[0], value)
+            if changed:
+                view = replace(view, size_changed=changed)
+        return view
 
     def _metadata_values(self, raw: compat.RawLeafGuard, value: Any,
                          actual: str | None) -> tuple[str | None, str | None]:
@@ -819,7 +847,7 @@ def _leaf_text(view: LeafGuardView) -> str:
     if view.user_line:
         text += f"  # {view.user_line}"
     if view.location:
-        text += f"  # {view.location}"
+        text += f"  # {location_text(view.location)}"
     return text
 
 
@@ -1109,11 +1137,12 @@ def diff_guard_trees(old: GuardTree, new: GuardTree) -> list[GuardDiff]:
                 olds.remove(leaf)
                 news.remove(match)
         for a, b in zip(olds, news):
-            diffs.append(GuardDiff("changed", b.source, key[1], "\n".join(a.code), "\n".join(b.code), a.id, b.id))
+            diffs.append(GuardDiff(DiffKind.CHANGED, b.source, key[1], "\n".join(a.code), "\n".join(b.code), a.id,
+                                   b.id))
         for a in olds[len(news):]:
-            diffs.append(GuardDiff("removed", a.source, key[1], "\n".join(a.code), None, a.id, None))
+            diffs.append(GuardDiff(DiffKind.REMOVED, a.source, key[1], "\n".join(a.code), None, a.id, None))
         for b in news[len(olds):]:
-            diffs.append(GuardDiff("added", b.source, key[1], None, "\n".join(b.code), None, b.id))
+            diffs.append(GuardDiff(DiffKind.ADDED, b.source, key[1], None, "\n".join(b.code), None, b.id))
     return diffs
 
 
@@ -1122,168 +1151,3 @@ _BUILTINS_ALIAS_RE = re.compile(r"__builtins_dict___\d+")
 
 def _unnumbered(text: str) -> str:
     return _BUILTINS_ALIAS_RE.sub("__builtins_dict___*", text) if "__builtins_dict___" in text else text
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Plain text
-# --------------------------------------------------------------------------------------------------------------
-
-_INDENT = "  "
-
-
-def _leaf_line(leaf: LeafGuardView) -> str:
-    word = _STATUS_WORD[leaf.status]
-    head = f"{leaf.id} {word} {leaf.guard_type}" if word else f"{leaf.id} {leaf.guard_type}"
-    line = f"{head}  {leaf.code[0] if leaf.code else ''}"
-    if leaf.user_line:
-        line += f"  # {leaf.user_line}"
-    if leaf.location:
-        line += f"  ({leaf.location})"
-    return line
-
-
-def _leaf_detail(leaf: LeafGuardView) -> list[str]:
-    """Continuation lines: further code parts, then what failed."""
-    lines = [f"  {code}" for code in leaf.code[1:]]
-    if leaf.status in (GuardStatus.FAIL, GuardStatus.ERROR, GuardStatus.NO_VALUE):
-        if leaf.expected is not None or leaf.actual is not None:
-            lines.append(f"  {_expected_actual(leaf)}")
-        if leaf.reason and leaf.reason not in leaf.code:
-            lines.append(f"  reason: {leaf.reason}")
-    if leaf.note and leaf.status is GuardStatus.FAIL:
-        lines.append(f"  note: {leaf.note}")
-    return lines
-
-
-def _manager_line(node: GuardNodeView) -> str:
-    word = _STATUS_WORD[node.status]
-    via = f" via {node.accessor}" if node.accessor else ""
-    head = f"{node.source}  [{node.manager_type}{via}]"
-    return f"{head}  {word}" if word and node.status is not GuardStatus.PASS else head
-
-
-def format_guard_tree(tree: GuardTree, *, max_leaves: int | None = None) -> str:
-    """Render `tree` as deterministic plain text (``--plain``, ``report``, golden tests).
-
-    Layout: a header ``guards of 0/1: N leaves[, K failing]``; one line per manager
-    (``L['cfg']  [DictGuardManager via FrameLocalsGuardAccessor(key='cfg', framelocals_idx=2)]``, with FAIL /
-    NOVAL / ERROR appended when it does not pass), indented two spaces per level; under it one line per leaf
-    (``g3 PASS TYPE_MATCH  ___check_type_id(L['x'], ...)  # y = x + 1  (demo.py:18 in f)``), further code parts
-    and, for leaves that do not pass, ``expected ..., actual ...`` and ``reason: ...`` on continuation lines;
-    then an ``epilogue:`` section, and a ``failing (K):`` summary plus torch's ``first failure:``.
-
-    Args:
-        tree: the tree to render.
-        max_leaves: print at most this many leaf lines (tree and epilogue together), then say how many were
-            left out; the failing summary is always complete. None: no limit.
-    """
-    lines: list[str] = []
-    header = f"guards of {tree.compile_id}: {tree.leaf_count} leaves"
-    if tree.evaluated:
-        header += f", {len(tree.failing)} failing" if tree.failing else ", all pass"
-    lines.append(header)
-    if tree.invalidated:
-        lines.append(f"invalidated: {tree.invalidated}")
-    shown = 0
-    cut_off = False
-    for depth, node in iter_managers(tree):
-        if max_leaves is not None and shown >= max_leaves:
-            cut_off = True
-            break
-        pad = _INDENT * depth
-        lines.append(pad + _manager_line(node))
-        for leaf in node.leaves:
-            if max_leaves is not None and shown >= max_leaves:
-                cut_off = True
-                break
-            lines.append(pad + _INDENT + _leaf_line(leaf))
-            lines.extend(pad + _INDENT + extra for extra in _leaf_detail(leaf))
-            shown += 1
-        if cut_off:
-            break
-    if tree.epilogue and not cut_off:
-        lines.append("epilogue:")
-        for leaf in tree.epilogue:
-            if max_leaves is not None and shown >= max_leaves:
-                cut_off = True
-                break
-            lines.append(_INDENT + _leaf_line(leaf))
-            lines.extend(_INDENT + extra for extra in _leaf_detail(leaf))
-            shown += 1
-    if cut_off:
-        lines.append(f"... {tree.leaf_count - shown} more leaves not shown")
-    if tree.failing:
-        lines.append(f"failing ({len(tree.failing)}):")
-        for leaf in tree.failing:
-            lines.append(_INDENT + _failing_line(leaf))
-    if tree.first_failure:
-        lines.append(f"first failure: {tree.first_failure}")
-    return "\n".join(lines)
-
-
-def _failing_line(leaf: LeafGuardView) -> str:
-    text = f"{leaf.id} {leaf.guard_type} {leaf.source}: {'; '.join(leaf.code)}"
-    if leaf.status is not GuardStatus.FAIL:
-        text += f"  [{_STATUS_WORD[leaf.status]}]"
-    if leaf.expected is not None or leaf.actual is not None:
-        text += f"  ({_expected_actual(leaf)})"
-    return text
-
-
-def expected_actual_text(leaf: LeafGuardView) -> str:
-    """``"expected 3, actual 4"``; a side that cannot be read says so in words (never a bare ``?``)."""
-    expected = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
-    if leaf.actual is not None:
-        actual = leaf.actual
-    else:
-        actual = "no value" if leaf.status is GuardStatus.NO_VALUE else "(not evaluated)"
-    return f"expected {expected}, actual {actual}"
-
-
-_expected_actual = expected_actual_text
-
-
-def format_failing(trees: Sequence[GuardTree]) -> str:
-    """Every failing guard of every entry, as the recompile stop and ``report`` print them.
-
-    One block per tree, in the given order (newest entry first when it comes from `all_failing_guards`)::
-
-        0/1: 3 failing guards (torch reports: L['n'] == 3  # y = x + n  # demo.py:18 in f)
-          g5 EQUALS_MATCH  L['n'] == 3
-             line: y = x + n  (demo.py:18 in f)
-             expected 3, actual 4
-
-    Trees that were not evaluated say so; an invalidated entry gives torch's reason.
-    """
-    blocks: list[str] = []
-    for tree in trees:
-        if tree.invalidated:
-            blocks.append(f"{tree.compile_id}: invalidated: {tree.invalidated}")
-            continue
-        if not tree.evaluated:
-            blocks.append(f"{tree.compile_id}: not evaluated")
-            continue
-        if not tree.failing:
-            blocks.append(f"{tree.compile_id}: all guards pass")
-            continue
-        n = len(tree.failing)
-        head = f"{tree.compile_id}: {n} failing guard{'s' if n != 1 else ''}"
-        if tree.first_failure:
-            head += f" (torch reports: {tree.first_failure})"
-        lines = [head]
-        for leaf in tree.failing:
-            status = "" if leaf.status is GuardStatus.FAIL else f" [{_STATUS_WORD[leaf.status]}]"
-            lines.append(f"{_INDENT}{leaf.id} {leaf.guard_type}{status}  {'; '.join(leaf.code)}")
-            where = leaf.user_line or ""
-            if leaf.location:
-                where = f"{where}  ({leaf.location})" if where else f"({leaf.location})"
-            if where:
-                lines.append(f"{_INDENT}   line: {where}")
-            if leaf.expected is not None or leaf.actual is not None:
-                lines.append(f"{_INDENT}   {_expected_actual(leaf)}")
-            if leaf.reason and leaf.reason not in leaf.code:
-                lines.append(f"{_INDENT}   reason: {leaf.reason}")
-            if leaf.note:
-                lines.append(f"{_INDENT}   note: {leaf.note}")
-        blocks.append("\n".join(lines))
-    return "\n".join(blocks)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from types import CodeType
 from typing import Any, NamedTuple
 
@@ -33,12 +33,12 @@ class StopKind(str, Enum):
 
 
 #: Stop kinds a user can switch with `--break-on` / `break-on KIND on|off`.
-BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "trace", "trace-break",
-                                   "trace-error")
+BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "reentry", "trace",
+                                   "trace-break", "trace-error")
 #: The stop kinds that pause inside Dynamo's symbolic tracing (compile time, `dynadbg.core.trace_stops`).
 TRACE_STOP_KINDS: frozenset[StopKind] = frozenset({StopKind.TRACE, StopKind.TRACE_BREAK, StopKind.TRACE_ERROR})
 #: The kinds active when the user names none (DESIGN.md).
-DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception"})
+DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception", "reentry"})
 
 
 class ExceptionTableEntry(NamedTuple):
@@ -117,6 +117,8 @@ class Instr:
         lineno: source line this instruction maps to, or None.
         jump_target: index of the instruction this one may jump to, or None.
         is_jump_target: True if some instruction jumps here.
+        name: the name the argument stands for when it is one (a global, attribute, local, cell or free
+            variable: ``"__compiled_fn_1_<uuid>"`` for ``NULL + __compiled_fn_1_<uuid>``), else None.
     """
 
     index: int
@@ -127,6 +129,7 @@ class Instr:
     lineno: int | None
     jump_target: int | None = None
     is_jump_target: bool = False
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,8 @@ class CodeView:
         instructions: the listing, in order.
         generated: True for Dynamo-generated code (a cache entry's code), False for the original user code.
         compile_id: the Dynamo compile id that produced it (``"0/1"``), when known.
+        is_resume: True for a resume function (the code Dynamo made for what follows a graph break) or its
+            generated code, as the capture recorded it; False for any other code and when unknown.
     """
 
     key: int
@@ -151,6 +156,7 @@ class CodeView:
     instructions: tuple[Instr, ...]
     generated: bool = True
     compile_id: str | None = None
+    is_resume: bool = False
 
     def index_of_offset(self, offset: int) -> int | None:
         for ins in self.instructions:
@@ -173,8 +179,10 @@ class FrameView:
         locals: (name, summary) pairs in ``co_varnames + co_cellvars + co_freevars`` order, bound names only.
         breakpoints: instruction indexes with a breakpoint in this code object.
         changed: names of locals whose value (object identity) changed since the previous stop in this frame.
-        stack_note: for a caller frame (suspended in a call), which slots `stack` holds and how their depth is
-            known (``"below the pending call; ..."``); empty for the frame that runs.
+        below_call: a caller frame, suspended in a call: `stack` holds the slots below the pending call, whose
+            operands the call consumed (`format.stack_note` says it); False for the frame that runs.
+        depth_from_flow: the frame was not traced from its start: the depth `stack` was read at comes from the
+            code's flow (`flow.analyse`), not from tracking.
     """
 
     code: CodeView
@@ -185,7 +193,8 @@ class FrameView:
     locals: tuple[tuple[str, ValueSummary], ...]
     breakpoints: tuple[int, ...] = ()
     changed: tuple[str, ...] = ()
-    stack_note: str = ""
+    below_call: bool = False
+    depth_from_flow: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,7 +211,12 @@ class Stop:
         entry_count: number of cache entries the original code has now.
         return_value: at a `return` stop, the value being returned.
         exception: at an `exception` stop, ``"ValueError: boom"``.
-        detail: kind-specific text blocks (graph-break reason, recompile report) as (title, text) pairs.
+        exception_lines: at an `exception` stop, the exception as Python prints it below a traceback
+            (``traceback.format_exception_only``: the line above, and a SyntaxError's caret lines or notes).
+        recompile: at a recompile stop, the record of the miss (`RecompileRecord`: every failing guard of every
+            entry, the inputs, guard diffs, the recompile limit), as analysed when the call missed.
+        graph_break: when the innermost frame is a resume function, why it runs (`BreakContext`: the graph
+            break that made it, where it continues the original function, the values handed over); else None.
         seq: a per-session counter, increasing with each stop.
         selected: index into `frames` of the frame `u`/`d` selected (-1: the innermost, the default). Locals,
             stack, guards and watches of the engine's queries are those of this frame.
@@ -210,6 +224,8 @@ class Stop:
             at every other stop.
         hints: at a recompile stop, the ``torch._dynamo.config.X = Y`` lines torch itself suggests.
         watches: every watch expression evaluated in the selected frame at this stop (`WatchValue`).
+        teaching: the roles of the selected frame's code and its value stack's provenance, built with the stop
+            when the listener asks for them (`StopTeaching`); None otherwise (and for recorded stops).
     """
 
     kind: StopKind
@@ -220,7 +236,9 @@ class Stop:
     entry_count: int | None = None
     return_value: ValueSummary | None = None
     exception: str | None = None
-    detail: tuple[tuple[str, str], ...] = ()
+    exception_lines: tuple[str, ...] = ()
+    recompile: "RecompileRecord | None" = None
+    graph_break: "BreakContext | None" = None
     seq: int = 0
     selected: int = -1
     choices: tuple["RecompileChoice", ...] = ()
@@ -228,6 +246,11 @@ class Stop:
     watches: tuple["WatchValue", ...] = ()
     #: set when this is a recorded past stop shown by `back`/`forward` (read-only history), else None
     history: "HistoryMark | None" = None
+    teaching: "StopTeaching | None" = None
+    #: at a stop on a breakpoint marker: the marker and where this code's graph call lies relative to it
+    marker: "MarkerView | None" = None
+    #: at an entry stop: True when it is the next call of a code object the user stepped in (``reentry``)
+    reentry: bool = False
     #: at a trace stop (`TRACE_STOP_KINDS`): everything it shows (`trace_model.TraceStopView`), else None
     trace: "Any" = None
 
@@ -373,6 +396,23 @@ class GuardStatus(str, Enum):
 
 
 @dataclass(frozen=True)
+class SourceLocation:
+    """A place in the user's source that torch recorded (a guard's origin, where a graph break happened).
+
+    Attributes:
+        filename: the file as torch wrote it (often relative to the working directory, or ``_dynamo/...``).
+        lineno: the 1-based line.
+        function: the function's name (``"forward"``), when torch gave one.
+        text: that source line's text (``"y = y + n"``), when torch gave it.
+    """
+
+    filename: str
+    lineno: int
+    function: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class LeafGuardView:
     """One leaf guard of a guard manager.
 
@@ -381,8 +421,8 @@ class LeafGuardView:
         guard_type: the C++ leaf class name (``"TYPE_MATCH"``, ``"TENSOR_MATCH"``, ``"LAMBDA_GUARD"``, ...).
         source: the source of the manager it hangs on (``"L['x']"``), ``"L"`` at the root.
         code: the guard expressions (verbose code parts, location comments removed), one per line.
-        user_line: the user source line the guard came from (``"y = y + n"``), if torch recorded one.
-        location: ``"file.py:18 in f"``, if torch recorded one.
+        location: where torch says the guard came from (file, line, function and the source line's text), if it
+            recorded it.
         relational: True for relational guards (``NO_TENSOR_ALIASING``), listed once, evaluated through the root.
         epilogue: True for epilogue lambda guards (symbolic-shape guards).
         status: pass/fail for the inputs the tree was evaluated against.
@@ -391,14 +431,15 @@ class LeafGuardView:
         reason: torch's failure text when it gives one (``"tensor 'L['x']' rank mismatch. expected 1, actual 2"``).
         note: torch's remark after the location, e.g. the ``HINT: ...`` on an nn.Module int attribute, or a
             symbolic-shape comment (``duck sizing added this equality ...``), else None.
+        size_changed: for a failing ``TENSOR_MATCH`` whose tensor differs only in sizes: the dimensions whose size
+            the guard pins and the value no longer has, in order (``(0,)``; torch's reason names the first).
     """
 
     id: str
     guard_type: str
     source: str
     code: tuple[str, ...]
-    user_line: str | None = None
-    location: str | None = None
+    location: SourceLocation | None = None
     relational: bool = False
     epilogue: bool = False
     status: GuardStatus = GuardStatus.NOT_EVALUATED
@@ -406,6 +447,12 @@ class LeafGuardView:
     actual: str | None = None
     reason: str | None = None
     note: str | None = None
+    size_changed: tuple[int, ...] = ()
+
+    @property
+    def user_line(self) -> str | None:
+        """The user source line the guard came from (``"y = y + n"``), if torch recorded one."""
+        return self.location.text if self.location is not None else None
 
 
 @dataclass(frozen=True)
@@ -467,13 +514,21 @@ class GuardTree:
         return None if not self.evaluated else not self.failing
 
 
+class DiffKind(StrEnum):
+    """How a guard differs between two trees (`GuardDiff.kind`)."""
+
+    ADDED = "added"          # only in the new tree
+    REMOVED = "removed"      # only in the old tree
+    CHANGED = "changed"      # same source and guard type, other code (``L['n'] == 3`` → ``L['n'] == 4``)
+
+
 @dataclass(frozen=True)
 class GuardDiff:
     """One difference between two guard trees, keyed by (source, guard_type).
 
     Attributes:
-        kind: ``"added"`` (only in the new tree), ``"removed"`` (only in the old) or ``"changed"`` (same source
-            and guard type, different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
+        kind: added (only in the new tree), removed (only in the old) or changed (same source and guard type,
+            different code, e.g. ``L['n'] == 3`` → ``L['n'] == 4``).
         source: the guarded source (``"L['n']"``; ``"L"`` for root and epilogue guards).
         guard_type: the leaf type (``"EQUALS_MATCH"``).
         old_code: the old guard's code (parts joined by newlines), None when added.
@@ -482,13 +537,17 @@ class GuardDiff:
         new_id: the new leaf's id in the new tree, None when removed.
     """
 
-    kind: str
+    kind: DiffKind
     source: str
     guard_type: str
     old_code: str | None
     new_code: str | None
     old_id: str | None = None
     new_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, DiffKind):
+            object.__setattr__(self, "kind", DiffKind(self.kind))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -507,6 +566,11 @@ class GraphView:
         node_count: number of FX nodes.
         node_lines: (node name, user source line it was traced from or None) per node, in graph order, from
             each node's recorded stack trace (``node.meta["stack_trace"]``: its innermost frame).
+        placeholders: the graph's inputs, in order: each placeholder's target, as `code`'s ``forward`` names
+            its parameter (``"L_x_"``, ``"L_self_modules_fc1_parameters_weight_"``).
+        outputs: what the graph returns, in order: the FX node names of its output tuple (``"add"``).
+        code_lines: (node name, 1-based line of `code` that computes it) for each node FX wrote a line for,
+            in graph order (FX's own line map of the generated ``forward``).
     """
 
     name: str
@@ -515,6 +579,9 @@ class GraphView:
     graph_text: str
     node_count: int
     node_lines: tuple[tuple[str, int | None], ...] = ()
+    placeholders: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    code_lines: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -523,12 +590,15 @@ class GraphBreakView:
 
     Attributes:
         compile_id: the compile during which it happened.
-        reason: torch's reason text (first line, ``"Unsupported Tensor.item() call ..."``, full text kept).
+        reason: torch's reason text, whole (as ``TORCH_LOGS=graph_breaks`` prints it).
         filename, lineno: where in user code the frame stopped, when known.
         user_line: that source line's text, when known.
         resume_functions: names of the resume functions that compile referenced (``"__resume_at_30_2"``).
         duplicate: True when an earlier graph break had the same reason at the same place (torch then logs it
             as "user stack suppressed due to duplicate graph break").
+        summary: the reason's head: the text before torch's ``Explanation:``, on one line
+            (``"Unsupported Tensor.item() call with capture_scalar_outputs=False"``; `facts.parse_break_reason`).
+        notes: torch's ``Explanation: ...`` and ``Hint: ...`` lines of the reason, in order.
     """
 
     compile_id: str
@@ -538,6 +608,8 @@ class GraphBreakView:
     user_line: str | None
     resume_functions: tuple[str, ...] = ()
     duplicate: bool = False
+    summary: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -567,7 +639,8 @@ class CacheEntryView:
         invalidated: True when torch invalidated it (code is None in torch).
         replaced: True when the code was replaced at the compile stop (then `code` is the replacement).
         guard_tree: the entry's guard tree (`dynadbg.core.guards`), only when the snapshot asked for guards.
-        guards_text: the guard tree as text (``guards.format_guard_tree``, else torch's ``str(guard_manager)``),
+        guards_text: the guard tree as text (``format.guards.format_guard_tree``, else torch's
+            ``str(guard_manager)``),
             only when the snapshot asked for guards.
         resume_keys: parallel to `resume_functions`: the `CompiledFrameView.key` of each resume function's code
             (``id`` of the code object), or None when the capture did not see it installed.
@@ -625,9 +698,88 @@ class CompiledFrameView:
     skipped: str | None = None
 
 
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a resume function continues its original function: the instruction the original frame stopped
+    before (at the graph break).
+
+    Attributes:
+        function: the original function's ``co_name``; filename, firstlineno: where it lives.
+        offset: the byte offset in the original code where the resume function continues, when known.
+        opname, argrepr: the instruction at that offset (``"STORE_FAST"``, ``"peak"``), when found.
+        lineno: its source line, when known.
+    """
+
+    function: str
+    filename: str
+    firstlineno: int
+    offset: int | None = None
+    opname: str | None = None
+    argrepr: str | None = None
+    lineno: int | None = None
+
+
+@dataclass(frozen=True)
+class HandedOver:
+    """One argument a resume function received at its entry: a value of the original frame.
+
+    Attributes:
+        name: the parameter (``"___stack0"``, ``"h"``).
+        value: its value at the stop, summarised.
+        carries: for a ``___stack*`` argument, what it carries (`StackArg`), when it could be read.
+    """
+
+    name: str
+    value: ValueSummary
+    carries: "StackArg | None" = None
+
+
+@dataclass(frozen=True)
+class BreakContext:
+    """Why a resume function runs: the graph break that made it, where it continues the original function,
+    and what was handed over (`Stop.graph_break`; `format.graph_break_text` says it).
+
+    Attributes:
+        resume_name: the resume function's ``co_name`` (``"torch_dynamo_resume_in_forward_at_26"``).
+        compile_id: the compile of the resume function whose code runs, when known.
+        known: False when the debugger has no record of the code (no capture): nothing else is filled in.
+        resumes: where it continues the original function, when the capture knows its origin.
+        brk: the graph break that made it, when captured (before the debugger attached it was not).
+        break_compile_id: the compile during which the break happened; break_frame: that frame's name.
+        stack: its ``___stack*`` arguments, bottom first: what was on the original frame's value stack.
+        carried: its other arguments: the original frame's locals carried over.
+        bookkeeping: Dynamo's own arguments (``__nested_resume_fns`` ...), by name.
+        globals: the ``__resume_at_*`` globals that hold it (the names generated code calls it by).
+    """
+
+    resume_name: str
+    compile_id: str | None = None
+    known: bool = True
+    resumes: ResumePoint | None = None
+    brk: GraphBreakView | None = None
+    break_compile_id: str | None = None
+    break_frame: str | None = None
+    stack: tuple[HandedOver, ...] = ()
+    carried: tuple[HandedOver, ...] = ()
+    bookkeeping: tuple[str, ...] = ()
+    globals: tuple[str, ...] = ()
+
+
 # --------------------------------------------------------------------------------------------------------------
 # The engine API's results (`dynadbg.core.protocol.Engine`, implemented by `Session`)
 # --------------------------------------------------------------------------------------------------------------
+
+
+class ErrorKind(StrEnum):
+    """What went wrong when an engine method refused (`EngineError.kind`), for front ends that branch on it."""
+
+    USAGE = "usage"              # a malformed or out-of-range argument
+    NOT_HERE = "not here"        # this stop has no frame, entry or record for it
+    NOT_PAUSED = "not paused"    # the program runs or has finished
+    EVAL = "eval"                # the user's expression raised
+    REJECTED = "rejected"        # an edit or a decision torch would not take
+    INTERNAL = "internal"        # a debugger bug, reported as a value
+    UNAVAILABLE = "unavailable"  # a feature this torch lacks the hooks for (or one not installed yet)
 
 
 @dataclass(frozen=True)
@@ -636,37 +788,181 @@ class EngineError:
 
     Attributes:
         message: one line for the user (``"index 99 is outside 0..41"``).
-        kind: what went wrong, for front ends that branch on it: ``"usage"`` (malformed or out-of-range
-            argument), ``"not here"`` (this stop has no frame/entry/record for it), ``"not paused"`` (the program
-            runs or has finished), ``"eval"`` (the user's expression raised), ``"rejected"`` (an edit or decision
-            torch would not take), ``"internal"`` (a debugger bug, reported as a value).
+        kind: what went wrong (`ErrorKind`; its string value is accepted too and turned into the member).
+        raised: for an `ErrorKind.EVAL` error, the type name of the exception the user's code raised
+            (``"NameError"``), else None.
+
+    Raises:
+        ValueError: `kind` names no `ErrorKind`.
     """
 
     message: str
-    kind: str = "usage"
+    kind: ErrorKind = ErrorKind.USAGE
+    raised: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, ErrorKind):
+            object.__setattr__(self, "kind", ErrorKind(self.kind))
 
     def __str__(self) -> str:
         return self.message
 
 
+class ResumeAction(StrEnum):
+    """What let the program go on (`Resumed.action`): a control method, or the recompile decision taken."""
+
+    STEP = "step"
+    NEXT = "next"
+    RETURN = "return"
+    CONTINUE = "continue"
+    UNTIL = "until"
+    DETACH = "detach"
+    QUIT = "quit"
+    RECOMPILE = "recompile"
+    EAGER = "eager"
+    SKIP = "skip"
+    DROP = "drop"
+    DYNAMIC = "dynamic"
+    # at a trace stop (inside Dynamo's tracing, `dynadbg.core.trace_engine`): Dynamo traces on
+    TRACE_STEP = "trace step"
+    TRACE_NEXT = "trace next"
+    TRACE_RETURN = "trace return"
+    TRACE_CONTINUE = "trace continue"
+    TRACE_UNTIL = "trace until"
+    TRACE_REWIND = "trace rewind"
+
+
 @dataclass(frozen=True)
-class Resumed:
-    """A control method or a recompile decision let the program go on.
+class GuardRef:
+    """A reference to one leaf guard of one cache entry (what a decision or a warning is about).
 
     Attributes:
-        action: ``"step"``, ``"next"``, ``"return"``, ``"continue"``, ``"until"``, ``"detach"``, ``"quit"``, or
-            the decision's kind (``"recompile"``, ``"eager"``, ``"skip"``, ``"drop"``, ``"dynamic"``).
-        message: what was done, one or more lines (``"recompiling without: g3 EQUALS_MATCH ..."``); may be empty.
-        permanent: the Python a user writes to get a decision's effect for good, else None.
-        warnings: warnings about the decision (constant folding: results may be wrong), else empty.
-        quit: True when the program is ending (``q``).
+        compile_id: the entry's compile id (``"0/0"``), None when not known.
+        leaf_id: the leaf's id in that entry's tree (``"g18"``; what ``drop``/``guard drop`` take).
+        guard_type: the leaf's type (``"EQUALS_MATCH"``).
+        source: the guarded source (``"L['self'].counter"``; ``"L"`` at the root).
+        code: the guard's expressions (``("L['self'].counter == 0",)``).
     """
 
-    action: str
-    message: str = ""
-    permanent: str | None = None
-    warnings: tuple[str, ...] = ()
+    compile_id: str | None
+    leaf_id: str
+    guard_type: str
+    source: str
+    code: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, leaf: "LeafGuardView", compile_id: str | None) -> "GuardRef":
+        """The reference to `leaf` of the entry `compile_id`."""
+        return cls(compile_id, leaf.id, leaf.guard_type, leaf.source, leaf.code)
+
+
+class DropRisk(StrEnum):
+    """Why results may be wrong once a guard is gone (`DropWarning.risk`)."""
+
+    CONSTANT_FOLDED = "constant folded"    # a value guard: Dynamo may have baked the value into graph or code
+    TRACED_FOR = "traced for"              # a shape/type/key guard: the graph was traced for what it checks
+    ASSUMED = "assumed"                    # any other guard: the compiled code assumes it holds
+    SHAPE_RELATIONS = "shape relations"    # a symbolic-shape guard: every shape relation of the entry goes
+    GLOBAL_STATE = "global state"          # an ambient guard: the entry serves calls under other global state
+
+
+@dataclass(frozen=True)
+class DropWarning:
+    """A warning about leaving one guard out (`DropRisk` says why; `format.drop_warning_text` says it).
+
+    Attributes:
+        risk: what may go wrong.
+        guard: the guard it is about.
+        expected: the value the guard pins (``"0"``), when it can be read off the guard.
+        actual: the value of the call that missed (``"1"``), when known: the entry compiled for it is the one
+            that would serve other values unchecked.
+    """
+
+    risk: DropRisk
+    guard: GuardRef
+    expected: str | None = None
+    actual: str | None = None
+
+
+@dataclass(frozen=True)
+class FilterTerm:
+    """One condition of a ``guard_filter_fn``: leave out the ``GuardFilterEntry``s with this name and type.
+
+    Attributes:
+        name: ``GuardFilterEntry.name`` (``"self.counter"``: the source without ``L[...]``; ``""`` for ambient
+            guards).
+        guard_types: the ``guard_type`` values to leave out (``("CONSTANT_MATCH", "EQUALS_MATCH")``).
+    """
+
+    name: str
+    guard_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """A tensor dimension marked dynamic (``torch._dynamo.mark_dynamic(name, dim)``).
+
+    Attributes:
+        name: the input as the user names it (``"x"``, ``"batch['x']"``).
+        dim: the dimension (non-negative).
+        size: its size in the call that missed, when known.
+    """
+
+    name: str
+    dim: int
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class PermanentFix:
+    """What a user writes to get a decision's effect for good, as data (`format.permanent_text` writes the code).
+
+    Attributes:
+        kind: the decision it makes permanent: recompile (nothing to write: torch's default), eager (the
+            ``eager_on_recompile`` stance), skip (a recompile limit of `recompile_limit` entries, or that stance),
+            drop (a ``guard_filter_fn`` of `filter_terms`), dynamic (``mark_dynamic`` of `dims`).
+        fn_name: the name the snippet gives the compiled callable (``"model"`` for a module's ``forward``).
+        filter_terms: for drop: the filter's conditions, in order.
+        dims: for dynamic: the dimensions to mark.
+        recompile_limit: for skip: the entries the code has now (None: unknown, the stance alone is offered).
+        hints: torch's own suggestions for this code (``"torch._dynamo.config.X = Y"``), written after the fix.
+    """
+
+    kind: "DecisionKind"
+    fn_name: str = "fn"
+    filter_terms: tuple[FilterTerm, ...] = ()
+    dims: tuple[DynamicDim, ...] = ()
+    recompile_limit: int | None = None
+    hints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A control method or a recompile decision let the program go on (`format.resumed_text` says what).
+
+    Attributes:
+        action: the control method or the decision taken.
+        quit: True when the program is ending (``q``).
+        left_history: True when a recorded stop was shown: the program goes on from the present.
+        dropped: for drop: the guards the next compile leaves out.
+        dynamic: for dynamic: the dimensions marked dynamic.
+        warnings: why results may be wrong after the decision (one per dropped guard that risks it).
+        permanent: for a decision: what a user writes to get its effect for good, else None.
+        rewind: for trace rewind: the re-trace it starts (`trace_model.TraceRewind`), else None.
+    """
+
+    action: ResumeAction
     quit: bool = False
+    left_history: bool = False
+    dropped: tuple[GuardRef, ...] = ()
+    dynamic: tuple[DynamicDim, ...] = ()
+    warnings: tuple[DropWarning, ...] = ()
+    permanent: PermanentFix | None = None
+    rewind: "Any" = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.action, ResumeAction):
+            object.__setattr__(self, "action", ResumeAction(self.action))
 
 
 @dataclass(frozen=True)
@@ -695,7 +991,7 @@ class BreakpointView:
     marker: bool = False
 
 
-class DecisionKind(str, Enum):
+class DecisionKind(StrEnum):
     """What to do at a recompile stop. The values are the command names."""
 
     RECOMPILE = "recompile"
@@ -744,8 +1040,8 @@ class RecompileChoice:
         summary: what it does, one line.
         available: False when the choice cannot be taken here (e.g. the recompile limit is hit).
         why_not: why it is not available, else None.
-        permanent: the Python that gets the same effect for good, else None.
-        warnings: warnings to show with it (constant folding).
+        permanent: what gets the same effect for good (`format.permanent_text` writes its code), else None.
+        warnings: why results may be wrong after it (constant folding), one per guard it would drop.
         detail: extra text for the line, e.g. ``"(default: g3 of 0/0)"``.
     """
 
@@ -755,8 +1051,8 @@ class RecompileChoice:
     summary: str
     available: bool = True
     why_not: str | None = None
-    permanent: str | None = None
-    warnings: tuple[str, ...] = ()
+    permanent: PermanentFix | None = None
+    warnings: tuple[DropWarning, ...] = ()
     detail: str = ""
 
 
@@ -795,6 +1091,10 @@ class EvalResult:
 
     text: str
     value: ValueSummary | None = None
+    #: ``!STMT`` / a bare statement: the locals of the paused generated frame it rebound (written to the frame)
+    changed_locals: tuple[str, ...] = ()
+    #: True the first time in the session a statement changed a local of generated code (say so once)
+    first_local_change: bool = False
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -820,31 +1120,43 @@ class NewInstr:
         return self.opname if self.arg is None else f"{self.opname} {self.arg}"
 
 
+class EditOpKind(StrEnum):
+    """What one instruction edit does (`EditOp.kind`); the values are the command names."""
+
+    EDIT = "edit"        # replace the instruction at the row by one instruction
+    INSERT = "insert"    # put instructions at the row (jumps to it and its exception handler reach them first)
+    DELETE = "delete"    # remove the instruction at the row
+
+
 @dataclass(frozen=True)
 class EditOp:
     """One instruction edit (one command).
 
     Attributes:
-        kind: ``"edit"`` (replace the instruction at `index` by one instruction), ``"insert"`` (put instructions at
-            `index`: the first takes that row, and jumps to that row and the exception handler covering it now
-            reach it first) or ``"delete"`` (remove the instruction at `index`).
+        kind: edit (replace the instruction at `index` by one instruction), insert (put instructions at `index`:
+            the first takes that row, and jumps to that row and the exception handler covering it now reach it
+            first) or delete (remove the instruction at `index`); a command name is accepted too.
         index: a row of the listing the op applies to (0-based; ``insert`` also takes the row count: append).
         instrs: the new instructions: one for ``edit``, one or more for ``insert``, none for ``delete``. Jump
             targets in them name rows of the listing before the op.
     """
 
-    kind: str
+    kind: EditOpKind
     index: int
     instrs: tuple[NewInstr, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, EditOpKind):
+            object.__setattr__(self, "kind", EditOpKind(self.kind))
 
     @property
     def text(self) -> str:
         """The op as a command (``"insert 12 POP_TOP; LOAD_CONST 7"``)."""
-        head = f"{self.kind} {self.index}"
+        head = f"{self.kind.value} {self.index}"
         return f"{head} {'; '.join(i.text for i in self.instrs)}" if self.instrs else head
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.kind, "index": self.index, "instrs": [[i.opname, i.arg] for i in self.instrs]}
+        return {"op": self.kind.value, "index": self.index, "instrs": [[i.opname, i.arg] for i in self.instrs]}
 
 
 @dataclass(frozen=True)
@@ -855,8 +1167,10 @@ class EditError:
         kind: ``"syntax"``, ``"index"``, ``"unknown opcode"``, ``"bad argument"``, ``"jump to nowhere"``,
             ``"stack underflow"``, ``"stack overflow"``, ``"stack depth mismatch"``, ``"falls off the end"``,
             ``"exception table"``, ``"changed argument layout"``, ``"cannot assemble"``, ``"patch file"``,
-            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop),
-            ``"unsupported"`` (this torch lacks an API).
+            ``"no match"`` (a patch for another code object), ``"not here"`` (no generated code at this stop, no
+            such guard or guard edit), ``"unsupported"`` (this torch lacks an API); for guard edits also
+            ``"usage"`` (a malformed command), ``"eval"`` (the guard raised on this call's inputs) and
+            ``"rejected"`` (a guard no filter can drop on its own).
         message: one line saying what is wrong and where.
         index: the listing row concerned, when there is one.
     """
@@ -965,6 +1279,10 @@ class InstrRole:
         detail: one line saying what this instruction does for that role (``"loads input 1 of
             __compiled_fn_2: self.fc1.weight"``).
         effect_kind: for a side effect: ``"attribute"``, ``"global"``, ``"cell"`` or ``"container"``.
+        eager_call: for the graph-break instruction that calls something, what it runs eagerly (``".item()"``,
+            ``"builtins.int"``); empty when it calls nothing nameable.
+        output: for an instruction that takes an output out of a graph's output tuple: (the graph's short name
+            ``"__compiled_fn_2"``, the output's index, its FX node name or None when not captured); else None.
     """
 
     index: int
@@ -972,6 +1290,8 @@ class InstrRole:
     source: str
     detail: str = ""
     effect_kind: str | None = None
+    eager_call: str = ""
+    output: tuple[str, int, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -1110,6 +1430,23 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class StopTeaching:
+    """The teaching data of one stop, built on the program's thread with the `Stop` itself, so that a front end
+    shows a step in one round trip (a listener with ``wants_teaching = True`` gets it on every stop).
+
+    Attributes:
+        roles: the roles of the selected frame's code object (what `Engine.roles()` answers), None when that is
+            no generated code.
+        provenance: who pushed each value-stack slot of the selected frame (what `Engine.stack_provenance()`
+            answers), None where the frame has no value stack to explain (no instruction, an empty or unknown
+            stack).
+    """
+
+    roles: CodeRoles | None = None
+    provenance: Provenance | None = None
+
+
+@dataclass(frozen=True)
 class StackEffectView:
     """What one instruction does to the value stack, with the live values at a stop.
 
@@ -1210,12 +1547,19 @@ class PatchSpec:
         ops: the edit ops, in order.
         torch_version: the torch it was made with (``"2.13.0+cpu"``), as recorded.
         python_version: the Python it was made with (``"3.11.7"``), as recorded.
+        guards: guard operations (``toolkit_model.GuardOp``: drops, adds, transports, rebinds), replayed
+            against live objects when the patch is applied (format 2).
+        mode: how a toolkit copy was installed (``"front"``, ``"next"``, ``"replace"``), None for a session edit.
+        persist: whether the toolkit re-applies it to later compiles.
     """
 
     key: PatchKey
     ops: tuple[EditOp, ...]
     torch_version: str = ""
     python_version: str = ""
+    guards: tuple[Any, ...] = ()
+    mode: str | None = None
+    persist: bool = False
 
 
 @dataclass(frozen=True)
@@ -1237,19 +1581,24 @@ class PatchView:
 
 @dataclass(frozen=True)
 class EditOutcome:
-    """What an edit command did.
+    """What an edit command did: an instruction edit or a patch file (`diff`, `code`), or a guard edit (`edit`,
+    `warning`). Nothing changed when `error` is set.
 
     Attributes:
-        error: why nothing was installed, or None.
-        message: one line on what was installed where and from when (``"installed: runs from the next call"``).
+        error: why nothing was installed or changed, or None.
+        message: what was installed or changed, where and from when (``"installed: runs from the next call"``).
         diff: Dynamo's code against the code now installed, when there is one.
         code: the code object now installed (None when rejected).
+        edit: the guard edit made or undone (`GuardEditView`), when there is one.
+        warning: why results may be wrong without a dropped guard (show it prominently), else None.
     """
 
     error: EditError | None = None
     message: str = ""
     diff: PatchDiff | None = None
     code: CodeType | None = field(default=None, compare=False, repr=False)
+    edit: "GuardEditView | None" = None
+    warning: DropWarning | None = None
 
     @property
     def ok(self) -> bool:
@@ -1261,60 +1610,42 @@ class EditOutcome:
 # --------------------------------------------------------------------------------------------------------------
 
 
+class GuardEditKind(StrEnum):
+    """What a guard edit does (`GuardEditView.kind`); the values are the ``guard`` subcommands."""
+
+    ADD = "add"      # a lambda guard added to a live cache entry
+    DROP = "drop"    # a guard left out of the code object's compiles
+
+
 @dataclass(frozen=True)
 class GuardEditView:
-    """One guard edit of the session.
+    """One guard edit of the session (`format.guard_edit_line` writes its line).
 
     Attributes:
         number: 1-based, in the order made (what ``guard undo N`` takes).
-        kind: ``"add"`` or ``"drop"``.
+        kind: add or drop (the subcommand name is accepted too).
         code_name: the code object it applies to (``"forward"``).
         compile_id: the cache entry it was made on (``"0/0"``).
         text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
         source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
         guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
-        warning: the constant-folding warning of a drop, else None.
+        warning: why results may be wrong without a dropped guard, else None.
         active: False once undone.
     """
 
     number: int
-    kind: str
+    kind: GuardEditKind
     code_name: str
     compile_id: str | None
     text: str
     source: str | None = None
     guard_type: str = "LAMBDA_GUARD"
-    warning: str | None = None
+    warning: DropWarning | None = None
     active: bool = True
 
-    @property
-    def line(self) -> str:
-        state = "" if self.active else "  (undone)"
-        where = f"{self.code_name} {self.compile_id or ''}".strip()
-        if self.kind == "add":
-            return f"{self.number}. add  {where}: {self.text}{state}"
-        return f"{self.number}. drop {where}: {self.guard_type} {self.text}{state}"
-
-
-@dataclass(frozen=True)
-class GuardEditOutcome:
-    """What a guard command did.
-
-    Attributes:
-        error: why nothing changed (one line), or None.
-        message: what changed and from when.
-        warning: the constant-folding warning of a drop (show it prominently), else None.
-        edit: the edit made or undone, when there is one.
-    """
-
-    error: str | None = None
-    message: str = ""
-    warning: str | None = None
-    edit: GuardEditView | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, GuardEditKind):
+            object.__setattr__(self, "kind", GuardEditKind(self.kind))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1369,29 +1700,6 @@ class LimitStatus:
         """This compile fills the limit: the next recompile of the code hits it."""
         return self.exceeds is None and (self.counted + 1 >= self.limit or self.total + 1 >= self.accumulated_limit)
 
-    def text(self) -> str:
-        """One line, e.g. ``"2 of recompile_limit 8 used; after this compile 3 of 8"``."""
-        head = f"{self.counted} of recompile_limit {self.limit} used"
-        if self.counted != self.entries:
-            head += f" ({self.entries} entries; only those for the same ID_MATCH'd objects count)"
-        if self.limit_source != "torch._dynamo.config.recompile_limit":
-            head += f" (set by {self.limit_source})"
-        if self.exceeds is not None:
-            if self.exceeds == "recompile_limit":
-                where = (self.limit_source if self.limit_source != "torch._dynamo.config.recompile_limit"
-                         else f"torch._dynamo.config.recompile_limit ({self.limit})")
-            else:
-                where = f"torch._dynamo.config.accumulated_recompile_limit ({self.accumulated_limit})"
-            if self.raises is not None:
-                return (f"{head}: LIMIT HIT — this compile exceeds {where}; Dynamo will not compile and RAISES "
-                        f"FailOnRecompileLimitHit in the program ({self.raises})")
-            return (f"{head}: LIMIT HIT — this compile exceeds {where}; "
-                    f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
-        if self.hit_next:
-            return (f"{head}; after this compile {self.counted + 1} of {self.limit}: "
-                    f"the NEXT recompile of this code hits the limit")
-        return f"{head}; after this compile {self.counted + 1} of {self.limit}"
-
 
 @dataclass(frozen=True)
 class EntryVerdict:
@@ -1445,13 +1753,103 @@ class EntryDiff:
 
 
 @dataclass(frozen=True)
+class StackArg:
+    """What one ``___stack*`` argument of a resume function carries: a value that was on the original frame's
+    value stack at the graph break (read off the resume function's bytecode and source, `recompile.resume_stack_args`).
+
+    Attributes:
+        name: the argument (``"___stack0"``).
+        position: its slot on the original frame's value stack (0 = bottom).
+        function: the original function's name (``"forward"``).
+        top: True for the top of the stack (TOS) at the break: the value the call that broke the graph made.
+        line: the source line where the original frame stopped, when known.
+        variable: for TOS, the user's variable the resume point stores it into (``"peak"``), else None.
+        expression: for TOS, the source that made it: the right-hand side when stored into `variable`
+            (``"h.abs().max().item()"``), else the whole line; None when the source is not readable.
+    """
+
+    name: str
+    position: int
+    function: str
+    top: bool = False
+    line: int | None = None
+    variable: str | None = None
+    expression: str | None = None
+
+
+@dataclass(frozen=True)
+class InputChange:
+    """An input of the call that missed whose value a failing guard of the most recently used entry pins
+    to another one (``self.counter: 0 → 1``).
+
+    Attributes:
+        name: the input as torch spells sources in its reasons (``"self.counter"``; a symbolic-shape guard's
+            expression for a shape).
+        expected: the value the guard pins, when it can be read off the guard.
+        actual: the value this call has.
+        variable: for a resume function's ``___stack*`` argument, the user's variable it carries (``"peak"``).
+    """
+
+    name: str
+    expected: str | None
+    actual: str
+    variable: str | None = None
+
+
+@dataclass(frozen=True)
+class DropResult:
+    """What the guard filter of ``drop`` did in the compile that followed the stop (`decisions.GuardDropper`).
+
+    Attributes:
+        compile_id: the compile (``"0/1"``).
+        fired: False when the filter did not run in it (nothing was dropped).
+        requested: the guards the user chose to drop (of the old entry).
+        dropped: (source, guard type) of each ``GuardFilterEntry`` left out, in torch's order.
+        missed: chosen guards the new compile did not build (nothing to drop: e.g. automatic dynamic made
+            the value symbolic).
+        constants: (``LOAD_CONST`` argument, offset) of numbers the new code carries as constants, when a
+            dropped value guard risks constant folding (e.g. a replayed attribute update): what to look at.
+    """
+
+    compile_id: str
+    fired: bool
+    requested: tuple[GuardRef, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    missed: tuple[GuardRef, ...] = ()
+    constants: tuple[tuple[str, int], ...] = ()
+
+
+class OutcomeKind(StrEnum):
+    """What came of a cache miss (`RecompileOutcome.kind`)."""
+
+    COMPILED = "compiled"                  # a new entry was compiled
+    AFTER_LIMIT = "after limit"            # the code hit its recompile limit earlier: torch ran the call eagerly
+
+
+@dataclass(frozen=True)
+class RecompileOutcome:
+    """What the compile after a cache miss produced (`format.outcome_text` says it).
+
+    Attributes:
+        kind: compiled, or run eagerly because the recompile limit was hit earlier.
+        compile_id: the new entry's compile id, when compiled.
+        drop: what ``drop``'s guard filter did in that compile, when the user dropped guards.
+    """
+
+    kind: OutcomeKind
+    compile_id: str | None = None
+    drop: DropResult | None = None
+
+
+@dataclass(frozen=True)
 class RecompileRecord:
     """One cache miss of a code object that already had entries: what failed, and what came of it.
 
     Attributes:
         seq: 1-based order of the miss in the run (the recompile timeline).
         code_key: ``id`` of the original code object (`CompiledFrameView.key`).
-        frame_name, filename, firstlineno: the code object.
+        frame_name, filename, firstlineno: the code object (``co_qualname``, ``co_filename``,
+            ``co_firstlineno``).
         compile_id: the id the compile that follows gets (``"0/2"``; predicted from Dynamo's counter), or None.
         entries: every entry checked on the call's inputs, in torch's order (most recently used first — the
             order torch's recompile reasons use).
@@ -1459,15 +1857,20 @@ class RecompileRecord:
         inputs: (name, summary) of the call's locals (arguments and free variables).
         diffs: guard diffs of consecutive entries, oldest pair first.
         limit: the recompile-limit situation, None when it could not be computed.
-        decision: ``"recompile"`` (also when no stop was active), ``"eager"`` or ``"skip"``.
-        action: what the user did on top of the decision (``"drop g4"``, ``"mark_dynamic(x, 0)"``), else None.
-        outcome: what the compile produced, when known (``"compiled 0/2"``; see `outcome_text`).
+        decision: recompile (also when no stop was active, and for drop and dynamic), eager or skip.
+        action: what the user did on top of the decision (a drop with the leaf ids it dropped, a dynamic
+            with the input and dimension marked), else None.
+        outcome: what the compile produced, when known (`format.outcome_text` says it).
         error: why the analysis failed, else None.
         pending: True while the program is paused at this miss's recompile stop (nothing decided yet).
-        stack_args: for a resume function, (``"___stack0"``, what it carries: ``"peak in forward: the value of
-            `h.abs().max().item()` (line 26)"``) for each value handed over from the original frame's value stack.
+        stack_args: for a resume function, what each value handed over from the original frame's value stack
+            carries (`StackArg`), in argument order.
         scalar_break: a ``___stack*`` argument is the Python number a ``Tensor.item()`` / ``tolist()`` call made
             (the graph break that made the resume function); ``capture_scalar_outputs`` would keep it in the graph.
+        code_name: the code object's ``co_name`` (a resume function's qualified name borrows the class of the
+            method it resumes: ``MLP.torch_dynamo_resume_in_forward_at_26``).
+        is_resume: True when the code object is a resume function.
+        changed: the inputs the failing guards of the most recently used entry saw change, one per input.
     """
 
     seq: int
@@ -1481,13 +1884,20 @@ class RecompileRecord:
     inputs: tuple[tuple[str, str], ...] = ()
     diffs: tuple[EntryDiff, ...] = ()
     limit: LimitStatus | None = None
-    decision: str = "recompile"
-    action: str | None = None
-    outcome: str | None = None
+    decision: DecisionKind = DecisionKind.RECOMPILE
+    action: Decision | None = None
+    outcome: RecompileOutcome | None = None
     error: str | None = None
     pending: bool = False
-    stack_args: tuple[tuple[str, str], ...] = ()
+    stack_args: tuple[StackArg, ...] = ()
     scalar_break: bool = False
+    code_name: str = ""
+    is_resume: bool = False
+    changed: tuple[InputChange, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.decision, DecisionKind):
+            object.__setattr__(self, "decision", DecisionKind(self.decision))
 
     @property
     def torch_reasons(self) -> tuple[str, ...]:
@@ -1496,24 +1906,11 @@ class RecompileRecord:
 
     @property
     def limit_hit(self) -> bool:
-        return self.limit is not None and self.limit.hit_now and self.decision == "recompile"
+        return self.limit is not None and self.limit.hit_now and self.decision is DecisionKind.RECOMPILE
 
-    def outcome_text(self) -> str:
-        """``"compiled 0/2"``, ``"recompile limit hit: not compiled"``, ``"ran eagerly"``, ``"compiling stopped"``,
-        ``"no entry"`` (the compile gave none: a failure or a skip) or ``"pending"``."""
-        if self.outcome:
-            return self.outcome
-        if self.pending:
-            return "pending (the program is paused at this recompile stop)"
-        if self.decision == "eager":
-            return "ran eagerly (not compiled)"
-        if self.decision == "skip":
-            return "compiling stopped for this code; existing entries still serve"
-        if self.limit_hit:
-            if self.limit is not None and self.limit.raises is not None:
-                return f"recompile limit hit: not compiled; torch raised FailOnRecompileLimitHit ({self.limit.raises})"
-            return "recompile limit hit: not compiled"
-        return "no entry (the compile gave none)"
+    def stack_arg(self, name: str) -> StackArg | None:
+        """The `StackArg` named `name` (``"___stack0"``), if the record has one."""
+        return next((a for a in self.stack_args if a.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -1613,3 +2010,57 @@ class GuardHelp:
     guard_type: str
     checks: str
     fails_when: str
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Continue-mode notices: returns of generated frames, breakpoint markers (`dynadbg.core.session`)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReturnedView:
+    """A frame of generated code returned while the session was attached (one per code object per stop-to-stop
+    run; `ReturnsOmitted` counts the rest past `session.RETURN_LINES_PER_RUN`).
+
+    Attributes:
+        code_name: ``co_name`` of the generated code (``"fn"``, ``"torch_dynamo_resume_in_fn_at_6"``).
+        owner: the class of the frame's ``self`` when its code is a method (``"MLP"`` for ``MLP.forward``), else
+            None.
+        text: the returned value's repr (a tensor's values too), cut to 200 characters.
+        value: the returned value summarised.
+        is_resume: True for a resume function.
+    """
+
+    code_name: str
+    owner: str | None
+    text: str
+    value: ValueSummary
+    is_resume: bool = False
+
+
+@dataclass(frozen=True)
+class ReturnsOmitted:
+    """Generated code objects that returned in the last stop-to-stop run past the per-run count of return lines.
+
+    Attributes:
+        count: how many code objects returned without a line of their own.
+    """
+
+    count: int
+
+
+@dataclass(frozen=True)
+class MarkerView:
+    """A breakpoint marker the program stopped at (``dynadbg.set_trace()`` / torch's
+    ``bytecode_debugger.breakpoint()`` / ``breakpoint()`` compiled into a ``LOAD_CONST <BREAKPOINT>``).
+
+    Attributes:
+        index: the marker's instruction index.
+        graph_calls: instruction indexes of this code's calls of compiled graphs (``__compiled_fn_*``), in order.
+        graph_ran: True when a graph call comes before the marker (its results exist at this stop), False when
+            every one comes after it, None when the code calls no compiled graph.
+    """
+
+    index: int
+    graph_calls: tuple[int, ...]
+    graph_ran: bool | None

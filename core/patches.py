@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from types import CodeType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from . import compat
+from . import compat, precompile
 from .edits import (  # noqa: F401 - re-exported: the edit API's historical home
     EDIT_KINDS,
     analyze_stack,
@@ -99,11 +99,13 @@ __all__ = [
 class _Patch:
     """A patch the session holds: the ops for one Dynamo code (by key), and where they went."""
 
-    __slots__ = ("key", "ops", "compile_ids", "originals")
+    __slots__ = ("key", "ops", "compile_ids", "originals", "guards")
 
-    def __init__(self, key: PatchKey, ops: Sequence[EditOp] = ()) -> None:
+    def __init__(self, key: PatchKey, ops: Sequence[EditOp] = (), guards: Sequence[Any] = ()) -> None:
         self.key = key
         self.ops: list[EditOp] = list(ops)
+        #: guard operations (`toolkit_model.GuardOp`) a patch file carried, applied to each compile it matches
+        self.guards: list[Any] = list(guards)
         self.compile_ids: list[str] = []
         #: id -> the original code objects it was made for or applied to
         self.originals: dict[int, CodeType] = {}
@@ -165,6 +167,13 @@ class PatchManager:
         self._touched: dict[int, CodeType] = {}
         self._pending: list[PatchSpec] = []
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
+        #: this manager's name in the shared list of precompile entries (`dynadbg.core.precompile`)
+        self._owner = f"session {id(self):x}"
+        self._guard_editor: Any = None
+        #: (f_locals, f_globals) of the stop an edit is being installed from
+        self._live_scope: tuple[dict[str, Any], dict[str, Any]] | None = None
+        #: id(compile event) -> (event, the guard manager Dynamo built) for events whose manager an edit replaced
+        self._event_managers: dict[int, tuple[Any, Any]] = {}
         session.compile_hooks.append(self._on_compile)
         session.teardown_hooks.append(self._teardown)
 
@@ -231,7 +240,11 @@ class PatchManager:
         preview = preview_edit(t.dynamo, old, op)
         if preview.error is not None or preview.code is None:
             return EditOutcome(preview.error or EditError("cannot assemble", "no code came out"))
-        return self._install(t, old + [op], preview.code)
+        self._live_scope = self._scope_of(ctx)
+        try:
+            return self._install(t, old + [op], preview.code)
+        finally:
+            self._live_scope = None
 
     def undo(self, ctx: "PauseContext", *, everything: bool = False) -> EditOutcome:
         """Put Dynamo's code back for this stop's code (`everything`: for every patched code object)."""
@@ -273,11 +286,30 @@ class PatchManager:
             return new
         return diff_code(t.dynamo, new)
 
+    def note_guard_editor(self, editor: Any) -> None:
+        """The session's guard editor (`guard_edits.GuardEditor`): `save` writes its guard edits too."""
+        self._guard_editor = editor
+
     def save(self, path: str) -> int | EditError:
-        """Write every patch (and pending ones) to `path` as JSON; the number written."""
-        items = [(p.key, p.ops) for p in self._patches if p.ops] + [(s.key, s.ops) for s in self._pending]
+        """Write every patch (and pending ones) to `path` as JSON, with the session's guard edits as guard
+        operations of the patch for their code object (format 2); the number of patches written."""
+        items: list[list[Any]] = [[p.key, list(p.ops), list(p.guards)] for p in self._patches if p.ops or p.guards]
+        items += [[s.key, list(s.ops), list(s.guards)] for s in self._pending]
+        for original, dynamo, gop in (self._guard_editor.patch_ops() if self._guard_editor is not None else []):
+            key = patch_key(original, dynamo) if dynamo is not None else self._live_key(original)
+            if key is None:
+                self._say(f"guard edit on {original.co_name} not saved: no compile of it is alive to match it by")
+                continue
+            item = next((i for i in items if i[0].matches(key)), None)
+            if item is None:
+                item = [key, [], []]
+                items.append(item)
+            if gop not in item[2]:
+                item[2].append(gop)
+        items = [i for i in items if i[1] or i[2]]
         if not items:
             return EditError("not here", "no patches to save")
+        items = [(k, tuple(o), tuple(g), None, False) for k, o, g in items]  # type: ignore[misc]
         try:
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(patch_file_json(items), fh, indent=2)
@@ -285,6 +317,17 @@ class PatchManager:
         except OSError as exc:
             return EditError("patch file", f"cannot write {path}: {exc.strerror or exc}")
         return len(items)
+
+    def _live_key(self, original: CodeType) -> PatchKey | None:
+        """The `PatchKey` of the newest live cache entry of `original` (its Dynamo code's fingerprint)."""
+        try:
+            entries = compat.cache_entries(original)
+        except Exception:  # noqa: BLE001
+            return None
+        for entry in entries:
+            if getattr(entry, "code", None) is not None:
+                return patch_key(original, self.dynamo_code_of(entry.code))
+        return None
 
     def load(self, ctx: "PauseContext", path: str) -> EditOutcome:
         """Read `path`; install the patch for this stop's code, keep the file's other patches for later compiles.
@@ -315,7 +358,25 @@ class PatchManager:
         new = build_patched(t.dynamo, spec.ops)
         if isinstance(new, EditError):
             return EditOutcome(replace(new, message=f"{path}: {new.message}"))
+        guard_note: list[str] = []
+        if spec.guards:
+            if t.event is None:
+                return EditOutcome(EditError("not here", f"{path} carries guard operations: they are rebuilt when "
+                                                         f"Dynamo compiles the code (load it at a compile stop, "
+                                                         f"or run with --patch); nothing installed"))
+            rebuilt = self._apply_guard_ops(t.original, spec.guards, t.event.guard_manager)
+            if isinstance(rebuilt, EditError):
+                return EditOutcome(replace(rebuilt, message=f"{path}: {rebuilt.message}"))
+            old_manager, t.event.guard_manager = t.event.guard_manager, rebuilt
+            guard_note = [f"{len(spec.guards)} guard operation(s) applied to compile {t.compile_id}"]
         outcome = self._install(t, list(spec.ops), new)
+        if not outcome.ok and spec.guards and t.event is not None:
+            t.event.guard_manager = old_manager
+        if outcome.ok and spec.guards:
+            patch = self._patch(t.original, t.dynamo)
+            if patch is not None:
+                patch.guards = list(spec.guards)
+            outcome = replace(outcome, message="; ".join([outcome.message] + guard_note))
         if outcome.ok:
             others = [s for s in specs if s is not spec]
             self.add_pending(others, quiet=True)
@@ -347,6 +408,54 @@ class PatchManager:
         why = (" (same function, but Dynamo's code differs: the program, torch or Python changed)" if same else "")
         return EditError("no match", f"{path} patches {theirs}, not {here.describe()}{why}; nothing installed")
 
+    def _apply_guard_ops(self, original: CodeType, guard_ops: Sequence[Any], wrapper: Any) -> Any:
+        """A copy of `wrapper` with a patch file's guard operations applied against this compile's live objects
+        (`toolkit_ops.apply_guard_ops`), or an `EditError` saying why they no longer fit (a guard the compile
+        does not have, a source that cannot be read, an object that fails a transported guard)."""
+        from .format.toolkit import problem_text
+        from .toolkit_guards import Scope
+        from .toolkit_ops import apply_guard_ops
+
+        scope = compat.compile_frame_scope()
+        f_locals, f_globals = scope if scope is not None else (None, _globals_of(original))
+        applied = apply_guard_ops(wrapper.root, guard_ops, Scope(original, f_globals, f_locals), check_baked=False)
+        if applied.problems:
+            return EditError("patch file", "guard operations do not fit: "
+                             + "; ".join(problem_text(p) for p in applied.problems))
+        return compat.wrap_guard_root(applied.clone, wrapper)
+
+    def _scope_of(self, ctx: "PauseContext") -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """(f_locals, f_globals) of the paused frame's call, for guards on the sources an edit makes the graph
+        read; None when the stop has no frame."""
+        st = ctx.frame
+        if st is None or st.frame is None:
+            return None
+        return (st.inputs if st.inputs else dict(st.frame.f_locals)), st.frame.f_globals
+
+    def _guarded(self, original: CodeType, dynamo: CodeType, new: CodeType, wrapper: Any,
+                 scope: tuple[dict[str, Any], dict[str, Any]] | None, *, event: Any = None) -> Any:
+        """The unguarded-edit check (`toolkit_validate.guard_edit`): an edit that makes the graph read another
+        object gets the guards torch built for the old one rebuilt on it, or is refused (an `EditError` naming
+        the source). Returns the guard manager to use (None: `wrapper` as it is). At a compile stop (`event`)
+        the event's manager is replaced by the guarded copy, and put back when the edit is undone."""
+        if event is not None and new is dynamo:
+            first = self._event_managers.pop(id(event), None)
+            if first is not None and first[0] is event:
+                event.guard_manager = first[1]
+            return None
+        from .format.toolkit import problem_text
+        from .toolkit_validate import guard_edit
+
+        f_locals, f_globals = scope if scope is not None else (None, _globals_of(original))
+        guarded, check = guard_edit(dynamo, new, wrapper, original, f_locals, f_globals)
+        if check.problems:
+            return EditError("unguarded source", "; ".join(problem_text(p) for p in check.problems)
+                             + " (the graph would read it with no guard: nothing installed)")
+        if guarded is not None and event is not None:
+            self._event_managers.setdefault(id(event), (event, event.guard_manager))
+            event.guard_manager = guarded
+        return guarded
+
     def _install(self, t: _Target, ops: list[EditOp], new: CodeType) -> EditOutcome:
         key = self._key_of(t)
         patch = self._patch(t.original, t.dynamo)
@@ -357,6 +466,11 @@ class PatchManager:
         old_ops = list(patch.ops)
         patch.ops = list(ops)
         if t.event is not None:
+            guarded = self._guarded(t.original, t.dynamo, new, t.event.guard_manager, compat.compile_frame_scope(),
+                                    event=t.event)
+            if isinstance(guarded, EditError):
+                patch.ops = old_ops
+                return EditOutcome(guarded)
             t.event.code = new
             if new is not t.dynamo:
                 self._made[id(new)] = (patch, t.dynamo, new)
@@ -415,6 +529,11 @@ class PatchManager:
                 if want is entry_code:
                     continue
                 manager = compat.clone_guard_manager(entry.guard_manager)
+                if want is not dynamo:
+                    guarded = self._guarded(original, dynamo, want, manager, self._live_scope)
+                    if isinstance(guarded, EditError):
+                        return guarded
+                    manager = guarded or manager
                 pre = _Precompiled(dynamo, entry_code, want, manager, patch)
                 pres[id(dynamo)] = pre
                 if want is not dynamo:
@@ -452,14 +571,13 @@ class PatchManager:
     def _reload(self, original: CodeType) -> None:
         """torch keeps precompile entries per code object: drop them all and load the current set."""
         _orig, pres = self._precompiled.get(id(original), (original, {}))
-        compat.reset_precompile_entries(original)
-        for pre in pres.values():
-            compat.load_precompile_entry(original, pre.guard_manager, pre.code)
+        precompile.set_entries(original, self._owner, [(p.guard_manager, p.code) for p in pres.values()])
 
     def on_reset(self, original: CodeType) -> None:
         """`original`'s cache and precompile entries were dropped (``reset_code``): forget the precompile
         entries; the compile hook re-applies the patches when it compiles again."""
         _orig, pres = self._precompiled.pop(id(original), (original, {}))
+        precompile.forget(original)
         for pre in pres.values():
             self._unregister(pre)
 
@@ -471,7 +589,7 @@ class PatchManager:
             return
         original = event.original_code
         here = patch_key(original)
-        patches = [p for p in self._patches if p.ops and p.key.same_function(here)]
+        patches = [p for p in self._patches if (p.ops or p.guards) and p.key.same_function(here)]
         pending = [s for s in self._pending if s.key.same_function(here)]
         if not patches and not pending:
             return
@@ -492,12 +610,23 @@ class PatchManager:
                                   f"(code {key.fingerprint[:12]}: {reason}); not applied")
                 return
             self._pending.remove(spec)
-            patch = _Patch(spec.key, spec.ops)
+            patch = _Patch(spec.key, spec.ops, spec.guards)
             self._patches.append(patch)
         patch.originals[id(original)] = original
         new = build_patched(dynamo, patch.ops)
         if isinstance(new, EditError):
             self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {new}")
+            return
+        if patch.guards:
+            rebuilt = self._apply_guard_ops(original, patch.guards, event.guard_manager)
+            if isinstance(rebuilt, EditError):
+                self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {rebuilt}")
+                return
+            event.guard_manager = rebuilt
+        guarded = self._guarded(original, dynamo, new, event.guard_manager, compat.compile_frame_scope(),
+                                event=event)
+        if isinstance(guarded, EditError):
+            self._say(f"patch for {patch.key.describe()} not applied to compile {cid}: {guarded}")
             return
         event.code = new
         self._made[id(new)] = (patch, dynamo, new)
@@ -511,6 +640,7 @@ class PatchManager:
         the next call compiles Dynamo's own code again."""
         self.active = False
         for original in list(self._touched.values()):
+            precompile.forget(original, self._owner)
             try:
                 compat.reset_code(original)
             except Exception as exc:  # noqa: BLE001
@@ -534,6 +664,16 @@ class PatchManager:
                     return SimpleNamespace(code=code, compile_id=info.compile_id if info else "?",
                                            guard_manager=pre.guard_manager)
         return None
+
+
+def _globals_of(original: CodeType) -> dict[str, Any]:
+    """The globals of the module `original` was defined in (found through its function objects), or {}."""
+    import gc
+
+    for ref in gc.get_referrers(original):
+        if getattr(ref, "__code__", None) is original and isinstance(getattr(ref, "__globals__", None), dict):
+            return ref.__globals__
+    return {}
 
 
 def _spec(patch: _Patch) -> PatchSpec:

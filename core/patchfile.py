@@ -1,7 +1,12 @@
-"""Patch files: the instruction edits of a session as JSON (never pickle), written and read back.
+"""Patch files: instruction edits and guard operations as JSON (never pickle), written and read back.
 
 For each patched code object: its name, file, first line and the fingerprint of Dynamo's code
-(`edits.fingerprint`), and the edit ops as text. `dynadbg.core.patches` matches them to compiles by all four.
+(`edits.fingerprint`), the edit ops as text, and (format 2) the guard operations (`toolkit_model.GuardOp`:
+drop a guard, add a real leaf by source and type, a lambda guard's description, transport a subtree, rebind a
+global or an attribute), with how a toolkit copy was installed. Guards are never stored as torch objects: they
+are rebuilt against the live objects when the patch is applied. `dynadbg.core.patches` matches patches to
+compiles by name, file, first line and fingerprint; `dynadbg.core.toolkit.load` to live cache entries. Format 1
+files (edits only) are still read.
 """
 
 from __future__ import annotations
@@ -9,13 +14,15 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 from .edits import EDIT_KINDS
 from .model import EditError, EditOp, NewInstr, PatchKey, PatchSpec
+from .toolkit_model import GuardOp, GuardOpKind
 
-#: Version of the patch-file format this module writes and reads.
-PATCH_FILE_VERSION = 1
+#: Version of the patch-file format this module writes; `PATCH_FILE_VERSIONS` it reads.
+PATCH_FILE_VERSION = 2
+PATCH_FILE_VERSIONS = (1, 2)
 PATCH_FILE_FORMAT = "dynadbg-patch"
 
 
@@ -24,21 +31,41 @@ PATCH_FILE_FORMAT = "dynadbg-patch"
 # ==============================================================================================================
 
 
-def patch_file_json(patches: Iterable[tuple[PatchKey, Sequence[EditOp]]]) -> dict[str, Any]:
-    """The JSON document of a patch file (see the module docstring)."""
+def patch_file_json(patches: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
+    """The JSON document of a patch file (see the module docstring). Each item is ``(key, ops)`` or
+    ``(key, ops, guard_ops, mode, persist)``."""
     import torch
 
+    out = []
+    for item in patches:
+        key, ops = item[0], item[1]
+        guards, mode, persist = (tuple(item[2]), item[3], bool(item[4])) if len(item) >= 5 else ((), None, False)
+        doc: dict[str, Any] = {"name": key.name, "file": key.filename, "firstlineno": key.firstlineno,
+                               "fingerprint": key.fingerprint, "ops": [op.to_json() for op in ops]}
+        if guards:
+            doc["guards"] = [g.to_json() for g in guards]
+        if mode is not None:
+            doc["mode"] = mode
+            doc["persist"] = persist
+        out.append(doc)
     return {
         "format": PATCH_FILE_FORMAT,
         "version": PATCH_FILE_VERSION,
         "torch": str(torch.__version__),
         "python": ".".join(map(str, sys.version_info[:3])),
-        "patches": [
-            {"name": key.name, "file": key.filename, "firstlineno": key.firstlineno,
-             "fingerprint": key.fingerprint, "ops": [op.to_json() for op in ops]}
-            for key, ops in patches
-        ],
+        "patches": out,
     }
+
+
+def write_patch_file(path: str, patches: Iterable[tuple[Any, ...]]) -> EditError | None:
+    """Write `patch_file_json` of `patches` to `path`; an `EditError` when it cannot be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(patch_file_json(patches), fh, indent=2)
+            fh.write("\n")
+    except OSError as exc:
+        return EditError("patch file", f"cannot write {path}: {exc.strerror or exc}")
+    return None
 
 
 def parse_patch_file(text: str, *, source: str = "patch file") -> list[PatchSpec] | EditError:
@@ -53,8 +80,9 @@ def parse_patch_file(text: str, *, source: str = "patch file") -> list[PatchSpec
 
     if not isinstance(doc, dict) or doc.get("format") != PATCH_FILE_FORMAT:
         return bad(f"not a dynadbg patch file (no \"format\": \"{PATCH_FILE_FORMAT}\")")
-    if doc.get("version") != PATCH_FILE_VERSION:
-        return bad(f"format version {doc.get('version')!r}; this dynadbg reads version {PATCH_FILE_VERSION}")
+    if doc.get("version") not in PATCH_FILE_VERSIONS:
+        return bad(f"format version {doc.get('version')!r}; this dynadbg reads versions "
+                   f"{', '.join(map(str, PATCH_FILE_VERSIONS))}")
     items = doc.get("patches")
     if not isinstance(items, list) or not items:
         return bad("\"patches\" must be a non-empty list")
@@ -67,15 +95,26 @@ def parse_patch_file(text: str, *, source: str = "patch file") -> list[PatchSpec
         if not isinstance(name, str) or not isinstance(filename, str) or not isinstance(line, int) \
                 or isinstance(line, bool) or not isinstance(fp, str) or not re.fullmatch(r"[0-9a-f]{64}", fp):
             return bad(f"patch {number} needs \"name\", \"file\", \"firstlineno\" (int) and a 64-hex \"fingerprint\"")
-        if not isinstance(ops, list) or not ops:
-            return bad(f"patch {number} has no \"ops\"")
+        guards_raw = item.get("guards", [])
+        if not isinstance(ops, list) or not isinstance(guards_raw, list) or not (ops or guards_raw):
+            return bad(f"patch {number} has no \"ops\" and no \"guards\"")
         parsed: list[EditOp] = []
         for k, raw in enumerate(ops, 1):
             op = _op_from_json(raw)
             if isinstance(op, str):
                 return bad(f"patch {number}, op {k}: {op}")
             parsed.append(op)
-        specs.append(PatchSpec(PatchKey(name, filename, line, fp), tuple(parsed), torch_v, python_v))
+        guards: list[GuardOp] = []
+        for k, raw in enumerate(guards_raw, 1):
+            gop = _guard_op_from_json(raw)
+            if isinstance(gop, str):
+                return bad(f"patch {number}, guard op {k}: {gop}")
+            guards.append(gop)
+        mode = item.get("mode")
+        if mode is not None and mode not in ("front", "next", "replace"):
+            return bad(f"patch {number}: \"mode\" must be front, next or replace")
+        specs.append(PatchSpec(PatchKey(name, filename, line, fp), tuple(parsed), torch_v, python_v, tuple(guards),
+                               mode, bool(item.get("persist", False))))
     return specs
 
 
@@ -99,6 +138,27 @@ def _op_from_json(raw: Any) -> EditOp | str:
     if (kind == "edit" and len(parsed) != 1) or (kind == "insert" and not parsed) or (kind == "delete" and parsed):
         return f"{kind} needs {want}"
     return EditOp(kind, index, tuple(parsed))
+
+
+def _guard_op_from_json(raw: Any) -> GuardOp | str:
+    if not isinstance(raw, dict):
+        return "not an object"
+    try:
+        kind = GuardOpKind(raw.get("op"))
+    except ValueError:
+        return f"\"op\" must be one of {', '.join(k.value for k in GuardOpKind)}"
+    source = raw.get("source")
+    if not isinstance(source, str) or not source:
+        return "\"source\" must be a guard source (L['x'], G['lin'])"
+    fields = {}
+    for key in ("guard_type", "target", "attr", "description"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"\"{key}\" must be text"
+        fields[key] = value
+    if kind in (GuardOpKind.TRANSPORT, GuardOpKind.REBIND_GLOBAL, GuardOpKind.REBIND_ATTR) and not fields["target"]:
+        return f"a {kind.value} needs \"target\""
+    return GuardOp(kind, source, fields["guard_type"], fields["target"], fields["attr"], fields["description"])
 
 
 def read_patch_file(path: str) -> list[PatchSpec] | EditError:

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
         FrameRecompiles,
         GeneratedInfo,
         GraphView,
-        GuardEditOutcome,
         GuardEditView,
         GuardTree,
         HistoryInfo,
@@ -181,8 +180,9 @@ class Engine(Protocol):
     def original_code(self) -> "CodeView | EngineError":
         """The original bytecode of the function this code came from."""
 
-    def source(self) -> "tuple[str, int, tuple[str, ...]] | EngineError":
-        """(file name, first line number, source lines) of the original function."""
+    def source(self, whole_file: bool = False) -> "tuple[str, int, tuple[str, ...]] | EngineError":
+        """(file name, first line number, source lines) of the original function; `whole_file`: of the whole file
+        it is in (first line 1). Read on the program's thread (``linecache``), so front ends never read files."""
 
     def graphs(self, name: str | None = None) -> "tuple[GraphView, ...] | EngineError":
         """The FX graphs of this entry (or the graphs whose name contains `name`)."""
@@ -240,11 +240,11 @@ class Engine(Protocol):
     def undo_patch(self, everything: bool = False) -> "EditOutcome | EngineError": ...
 
     # -- guard edits ---------------------------------------------------------------------------------------------
-    def add_guard(self, expr: str) -> "GuardEditOutcome | EngineError": ...
+    def add_guard(self, expr: str) -> "EditOutcome | EngineError": ...
 
-    def drop_guard(self, leaf_id: str) -> "GuardEditOutcome | EngineError": ...
+    def drop_guard(self, leaf_id: str) -> "EditOutcome | EngineError": ...
 
-    def undo_guard_edit(self, which: str = "") -> "GuardEditOutcome | EngineError": ...
+    def undo_guard_edit(self, which: str = "") -> "EditOutcome | EngineError": ...
 
     def guard_edits(self) -> "tuple[GuardEditView, ...]": ...
 
@@ -299,13 +299,29 @@ class TraceHandler(Protocol):
     def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
         """An exception was raised in (or propagated into) `frame` at `offset`."""
 
+    def wants_instructions(self, code: CodeType) -> bool:
+        """Whether a wanted frame of `code` needs instruction events too (False: its call, return and exception
+        events are enough, e.g. a frame watched only for the value it returns)."""
+
+    def on_untraced_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """An exception was raised in (or propagated into) a frame of generated code that gets no instruction
+        events (``sys.monitoring`` RAISE, Python 3.12+): the frame is live, unwinding has not begun."""
+
+    def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
+        """A frame of generated code that gets no instruction events returns `value` (``sys.monitoring``
+        PY_RETURN, Python 3.12+). Returns whether later returns at that instruction still need events (False:
+        the back end switches that event off until `MonitoringBackend.new_run`)."""
+
+    def is_generated(self, code: CodeType) -> bool:
+        """Whether `code` is Dynamo-generated code the session knows (the exception and return filters)."""
+
 
 class TraceEngine(Protocol):
     """Trace stops: what a front end calls to step Dynamo's own tracing (implemented by `Session`, through
     `dynadbg.core.trace_engine`). Results are `dynadbg.core.trace_model` values, `model.Resumed` or
-    `model.EngineError` (``kind="not here"`` away from a trace stop, ``"unavailable"`` when this torch lacks the
-    trace hooks). A trace stop is a `model.Stop` whose ``trace`` is the `TraceStopView` and whose kind is one of
-    `model.TRACE_STOP_KINDS`; the program is paused inside torch's compile, on its worker thread."""
+    `model.EngineError` (``ErrorKind.NOT_HERE`` away from a trace stop, ``ErrorKind.UNAVAILABLE`` when this
+    torch lacks the trace hooks). A trace stop is a `model.Stop` whose ``trace`` is the `TraceStopView` and whose
+    kind is one of `model.TRACE_STOP_KINDS`; the program is paused inside torch's compile, on its worker thread."""
 
     def trace_view(self) -> Any:
         """`TraceStopView`: everything a trace stop shows, in one call (a Trace view is built on this)."""

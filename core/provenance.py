@@ -145,8 +145,9 @@ def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: C
         v = flow.origin_of(s)
         if 0 <= v < len(rs):
             r = rs[v]
-            if r.role == Role.GRAPH_OUTPUT and r.detail.startswith("takes output"):
-                out[pos] = r.detail.replace("takes ", "", 1)
+            if r.role == Role.GRAPH_OUTPUT and r.output is not None:
+                short, k, node = r.output
+                out[pos] = f"output {k} of {short}" + (f" (FX node {node})" if node else "")
             elif r.role == Role.GRAPH_OUTPUT and s[1].startswith("item:") and v == s[0]:
                 k = int(s[1][5:])
                 for g in roles.graph_calls:

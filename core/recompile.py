@@ -31,18 +31,24 @@ from dataclasses import fields, replace
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import compat
+from . import compat, facts
+from .identity import IdentityCache
 from .model import (
     CompiledFrameView,
     CompilesData,
+    DecisionKind,
     EntryDiff,
     EntryVerdict,
     FrameRecompiles,
     GuardTree,
+    InputChange,
     LeafGuardView,
     LimitStatus,
     NonGuardFailure,
+    OutcomeKind,
+    RecompileOutcome,
     RecompileRecord,
+    StackArg,
 )
 from .values import summarize
 
@@ -63,8 +69,6 @@ __all__ = [
     "what_if",
 ]
 
-#: Leaf types that compare the guarded value with a constant Dynamo traced (it specialised on the value).
-VALUE_GUARDS = frozenset({"EQUALS_MATCH", "TRUE_MATCH", "FALSE_MATCH", "NONE_MATCH", "NOT_NONE"})
 #: Pseudo-leaves of `guards` that are no guard of any compile.
 _PSEUDO = frozenset({"CACHE_ENTRY_INVALIDATED", "CHECK_VERBOSE", "BACKEND_MATCH", "DICT_LENGTH"})
 #: Failure kinds that are not about the call's inputs.
@@ -286,8 +290,14 @@ def _without_comment(line: str) -> str:
     return line.rstrip()
 
 
-def resume_stack_args(code: CodeType) -> tuple[tuple[tuple[str, str], ...], bool]:
-    """What each ``___stack*`` argument of a resume function carries, read off its bytecode.
+#: resume function code → `resume_stack_args` of it (its bytecode and source line do not change): a stop in a
+#: resume function asks for it at every step (`snapshot.break_context`).
+_STACK_ARGS: IdentityCache[CodeType, tuple[tuple[StackArg, ...], bool]] = IdentityCache()
+
+
+def resume_stack_args(code: CodeType) -> tuple[tuple[StackArg, ...], bool]:
+    """What each ``___stack*`` argument of a resume function carries, read off its bytecode (once per code
+    object).
 
     A resume function's prologue pushes its ``___stack*`` arguments back on the value stack and jumps to the
     instruction where the original frame stopped (`dynadbg.core.roles` names the same parts). The last one pushed
@@ -295,12 +305,16 @@ def resume_stack_args(code: CodeType) -> tuple[tuple[tuple[str, str], ...], bool
     source line there gives the expression that made it, the attribute loaded last before the jump the call.
 
     Returns:
-        ((name, what it carries), ...) in argument order, and whether the value is a Python number made by a
-        ``Tensor.item()``-style call (`SCALAR_METHODS`). ``((), False)`` for any other code object.
+        One `StackArg` per ``___stack*`` argument, in argument order, and whether the value is a Python number
+        made by a ``Tensor.item()``-style call (`SCALAR_METHODS`). ``((), False)`` for any other code object.
     """
-    if not code.co_name.startswith("torch_dynamo_resume_in_"):
+    return _STACK_ARGS.setdefault_with(code, lambda: _resume_stack_args(code))
+
+
+def _resume_stack_args(code: CodeType) -> tuple[tuple[StackArg, ...], bool]:
+    if not facts.is_resume_name(code.co_name):
         return (), False
-    names = [n for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if n.startswith("___stack")]
+    names = facts.resume_arguments(code)[0]
     if not names:
         return (), False
     try:
@@ -320,26 +334,32 @@ def resume_stack_args(code: CodeType) -> tuple[tuple[tuple[str, str], ...], bool
     expr = src
     if stored is not None and re.match(rf"{re.escape(str(stored))}\s*=(?!=)", src):
         expr = src.split("=", 1)[1].strip()
-    origin = code.co_name.removeprefix("torch_dynamo_resume_in_").rsplit("_at_", 1)[0]
+    origin = facts.resume_origin_name(code.co_name)
     # .item() / .tolist(), or int(t) / float(t) / bool(t), which call it
     scalar = (method in SCALAR_METHODS and f".{method}(" in expr) or bool(re.match(r"(int|float|bool)\(", expr))
     out = []
     for k, name in enumerate(names):
         top = k == len(names) - 1
-        if top and stored is not None:
-            what = f"{stored} in {origin}: the value of `{expr}`" + (f" (line {line})" if line else "")
-        elif top and expr:
-            what = f"the value on top of {origin}'s stack at line {line}: part of `{expr}`"
-        else:
-            what = f"value {k} of {origin}'s value stack at the graph break" + (f" (line {line})" if line else "")
-        out.append((name, what))
+        out.append(StackArg(name, k, origin, top, line, str(stored) if top and stored is not None else None,
+                            expr if top else None))
     return tuple(out), scalar
 
 
-def stack_arg_variable(record: RecompileRecord, name: str) -> str | None:
-    """The user's variable a resume function's ``___stack*`` argument `name` is stored into, if known."""
-    m = re.match(r"(\w+) in \w+: ", dict(record.stack_args).get(name, ""))
-    return m.group(1) if m else None
+def changed_inputs(record: RecompileRecord) -> tuple[InputChange, ...]:
+    """The inputs the failing guards of `record`'s most recently used entry saw change, one per input (its first
+    failing guard with both values): inputs, globals and shapes; failures about global state are not inputs."""
+    newest = record.entries[0] if record.entries else None
+    if newest is None:
+        return ()
+    out: dict[str, InputChange] = {}
+    for leaf in newest.failing:
+        if leaf.actual is None or failure_kind(leaf) not in ("input", "global", "shape"):
+            continue
+        name = compat.strip_local_scope(leaf.source if not leaf.epilogue else "; ".join(leaf.code))
+        if name not in out:
+            arg = record.stack_arg(name)
+            out[name] = InputChange(name, leaf.expected, leaf.actual, arg.variable if arg is not None else None)
+    return tuple(out.values())
 
 
 def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequence[Any], *, seq: int = 0,
@@ -357,7 +377,8 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
     entries = list(cache_entries)
     name = getattr(code, "co_qualname", code.co_name)
     base = RecompileRecord(seq, id(code), name, code.co_filename, code.co_firstlineno,
-                           compat.next_compile_id(entries))
+                           compat.next_compile_id(entries), code_name=code.co_name,
+                           is_resume=facts.is_resume_name(code.co_name))
     try:
         trees = what_if(entries, f_locals, backend=backend)
         verdicts = tuple(_verdict(t, e) for t, e in zip(trees, entries))
@@ -381,8 +402,9 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         stack_args, scalar = resume_stack_args(code)
     except Exception:  # noqa: BLE001 - a naming aid only
         stack_args, scalar = (), False
-    return replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
-                   stack_args=stack_args, scalar_break=scalar)
+    record = replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
+                     stack_args=stack_args, scalar_break=scalar)
+    return replace(record, changed=changed_inputs(record))
 
 
 class RecompileLog:
@@ -424,9 +446,9 @@ class RecompileLog:
             record = RecompileRecord(len(self._records) + 1, id(code), name, code.co_filename, code.co_firstlineno,
                                      None, inputs=tuple((str(k), summarize(v).text)
                                                         for k, v in list(event.f_locals.items())[:40]),
-                                     limit=limit, decision="eager",
-                                     outcome="ran eagerly: the recompile limit was hit earlier, torch compiles "
-                                             "this code no more (its entries still serve calls they accept)")
+                                     limit=limit, decision=DecisionKind.EAGER,
+                                     outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT),
+                                     code_name=code.co_name, is_resume=facts.is_resume_name(code.co_name))
             self._records.append(record)
         return record
 
@@ -445,7 +467,7 @@ class RecompileLog:
             for i in range(len(self._records) - 1, -1, -1):
                 rec = self._records[i]
                 if rec.code_key == key and rec.compile_id == cid and rec.outcome is None:
-                    self._records[i] = replace(rec, outcome=f"compiled {cid}")
+                    self._records[i] = replace(rec, outcome=RecompileOutcome(OutcomeKind.COMPILED, cid))
                     return
 
     # updates -------------------------------------------------------------------------------------------------

@@ -111,7 +111,6 @@ worker that wrote it, from ``RANK``/``WORLD_SIZE``).
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -127,6 +126,9 @@ from .model import (
     LimitStatus,
     RecompileRecord,
 )
+from .format import arg_text
+from .format.recompile import action_text, outcome_text
+from .guards import location_text
 from .recompile import failure_kind
 from .runner import ExitResult, check_script, run_script
 
@@ -242,13 +244,6 @@ _RULE = "=" * 100
 _THIN = "-" * 100
 
 
-def short_reason(reason: str) -> str:
-    """The head of a graph-break reason: the text before ``Explanation:``, whitespace collapsed to one line
-    (``"Encountered graph break when attempting to trace CALL: ...: Failed to trace builtin operator"``)."""
-    head = re.split(r"\n\s*Explanation:", reason, maxsplit=1)[0]
-    return " ".join(head.split())
-
-
 def format_listing(code: CodeView | None, indent: str = "    ") -> list[str]:
     """One line per instruction: index, offset, opname, argument (``>>`` marks a jump target)."""
     if code is None:
@@ -256,10 +251,8 @@ def format_listing(code: CodeView | None, indent: str = "    ") -> list[str]:
     lines = [f"{indent}{'idx':>5} {'offset':>6}    {'opname':<28} argument"]
     for ins in code.instructions:
         mark = ">>" if ins.is_jump_target else "  "
-        arg = "" if ins.arg is None else str(ins.arg)
-        if ins.argrepr:
-            arg = f"{arg} ({ins.argrepr})" if arg else ins.argrepr
-        lines.append(f"{indent}{ins.index:>5} {ins.offset:>6} {mark} {ins.opname:<28} {arg}".rstrip())
+        lines.append(f"{indent}{ins.index:>5} {ins.offset:>6} {mark} {ins.opname:<28} {arg_text(ins, raw=True)}"
+                     .rstrip())
     return lines
 
 
@@ -356,7 +349,7 @@ def format_report(
 
 def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) -> list[str]:
     """Per frame: every failing guard of every entry for each recompile, and the guard diffs of its entries."""
-    from .format.recompile import diffs_text, failing_text
+    from .format.recompile import diffs_text, failing_text, limit_text
     from .recompile import frame_guard_diffs
 
     out: list[str] = []
@@ -365,12 +358,12 @@ def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) 
         out += ["", _THIN, "recompiles, every failing guard (each entry checked on the inputs of that call):", _THIN]
         for r in mine:
             flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ""
-            out.append(f"  [{r.compile_id or '?'}] {r.decision}; {r.outcome_text()}{flag}")
+            out.append(f"  [{r.compile_id or '?'}] {r.decision.value}; {outcome_text(r)}{flag}")
             out += _indent(failing_text(r), "    ")
             for f in r.non_input:
                 out.append(f"    not about the inputs: {f.compile_id}: [{f.kind}] {f.text}")
             if r.limit is not None:
-                out.append(f"    recompile limit: {r.limit.text()}")
+                out.append(f"    recompile limit: {limit_text(r.limit)}")
     diffs = frame_guard_diffs(frame) if len(frame.entries) > 1 else ()
     if diffs:
         out += ["", _THIN, "guard diffs of consecutive entries:", _THIN]
@@ -432,7 +425,7 @@ def _format_frame(number: int, frame: CompiledFrameView, by_key: dict[int, tuple
             out.append(f"  [{brk.compile_id}] at {_where(brk)}{dup}")
             if brk.user_line:
                 out.append(f"      {brk.user_line}")
-            out.append(f"    reason: {short_reason(brk.reason)}")
+            out.append(f"    reason: {brk.summary}")
             out += _indent(brk.reason, "      | ")
             if brk.resume_functions:
                 out.append(f"    resumes in: {', '.join(brk.resume_functions)}")
@@ -465,6 +458,16 @@ def _listing_json(code: CodeView | None) -> list[dict[str, Any]] | None:
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, LeafGuardView):
+        # a leaf's origin as the report has always written it: the source line, then "file:line in fn"
+        out = {}
+        for f in dataclasses.fields(value):
+            if f.name == "location":
+                out["user_line"] = value.user_line
+                out["location"] = location_text(value.location) or None
+            else:
+                out[f.name] = _jsonable(getattr(value, f.name))
+        return out
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
                 if f.name != "obj"}
@@ -536,7 +539,7 @@ def report_json(
             "entries": entries,
             "graphs": [{"name": g.name, "compile_id": g.compile_id, "code": g.code, "graph": g.graph_text,
                         "node_count": g.node_count} for g in frame.graphs],
-            "graph_breaks": [{"compile_id": b.compile_id, "reason": b.reason, "short_reason": short_reason(b.reason),
+            "graph_breaks": [{"compile_id": b.compile_id, "reason": b.reason, "short_reason": b.summary,
                               "filename": b.filename, "lineno": b.lineno, "user_line": b.user_line,
                               "duplicate": b.duplicate, "resume_functions": list(b.resume_functions)}
                              for b in frame.graph_breaks],
@@ -592,14 +595,15 @@ def leaf_json(leaf: LeafGuardView, torch_leaf: str | None = None) -> dict[str, A
     return {
         "id": leaf.id, "guard_type": leaf.guard_type, "source": leaf.source, "code": list(leaf.code),
         "status": leaf.status.value, "expected": leaf.expected, "actual": leaf.actual, "reason": leaf.reason,
-        "user_line": leaf.user_line, "location": leaf.location, "note": leaf.note, "kind": failure_kind(leaf),
+        "user_line": leaf.user_line, "location": location_text(leaf.location) or None, "note": leaf.note,
+        "kind": failure_kind(leaf),
         "torch_reports": leaf.id == torch_leaf,
     }
 
 
 def diff_json(d: EntryDiff) -> dict[str, Any]:
     return {"old": d.old, "new": d.new,
-            "diffs": [{"kind": x.kind, "source": x.source, "guard_type": x.guard_type, "old_code": x.old_code,
+            "diffs": [{"kind": x.kind.value, "source": x.source, "guard_type": x.guard_type, "old_code": x.old_code,
                        "new_code": x.new_code} for x in d.diffs]}
 
 
@@ -617,9 +621,9 @@ def record_json(record: RecompileRecord) -> dict[str, Any]:
     return {
         "seq": record.seq,
         "compile_id": record.compile_id,
-        "decision": record.decision,
-        "action": record.action,
-        "outcome": record.outcome_text(),
+        "decision": record.decision.value,
+        "action": action_text(record) or None,
+        "outcome": outcome_text(record),
         "limit": limit_json(record.limit),
         "limit_hit": record.limit_hit,
         "entries_checked": [
@@ -638,6 +642,6 @@ def record_json(record: RecompileRecord) -> dict[str, Any]:
 def timeline_json(records: Sequence[RecompileRecord], frame_index: dict[int, int]) -> list[dict[str, Any]]:
     """The report's ``recompile_timeline``: one row per miss (`frame_index`: code key → report frame index)."""
     return [{"seq": r.seq, "frame": frame_index.get(r.code_key), "name": r.frame_name, "compile_id": r.compile_id,
-             "decision": r.decision, "outcome": r.outcome_text(), "limit_hit": r.limit_hit,
+             "decision": r.decision.value, "outcome": outcome_text(r), "limit_hit": r.limit_hit,
              "torch_reasons": list(r.torch_reasons), "failing_guards": sum(len(v.failing) for v in r.entries)}
             for r in records]

@@ -18,11 +18,11 @@ Everything is a pure function of the code object and the facts: safe on any thre
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Sequence
 
+from . import facts as dynamo
 from . import flow
 from .model import CodeRoles, GraphCallInfo, GraphView, InstrRole, ResumeCallInfo, Role, RoleRegion
 
@@ -108,7 +108,7 @@ def facts_from_capture(capture: Any, code: CodeType, frames: Sequence[Any] | Non
                 graphs = tuple(g for g in fv.graphs if g.name in entry.graphs)
                 resume_names = entry.resume_functions
     if not resume_names:
-        resume_names = tuple(n for n in _global_loads(code) if n.startswith("__resume_at"))
+        resume_names = tuple(n for n in _global_loads(code) if dynamo.is_resume_global(n))
     resumes = []
     for name in resume_names:
         rc = capture.resume_global(name)
@@ -129,61 +129,6 @@ def _global_loads(code: CodeType) -> list[str]:
 # names and expressions
 # --------------------------------------------------------------------------------------------------------------
 
-_COMPILED_FN = re.compile(r"^(__compiled_fn_\d+)(?:_[0-9a-f]{8}_[0-9a-f_]+)?$")
-
-
-def short_graph_name(name: str) -> str:
-    """``"__compiled_fn_2_17e8b037_..."`` → ``"__compiled_fn_2"`` (the uuid tail only makes the name unique)."""
-    m = _COMPILED_FN.match(name)
-    return m.group(1) if m else name
-
-
-def readable_global(name: str) -> str:
-    """Dynamo's mangled globals as the object they stand for (``__import_torch_dot__dynamo_dot_utils`` →
-    ``torch._dynamo.utils``, ``__builtins_dict___1`` → ``builtins``); other names unchanged."""
-    if name.startswith("__import_"):
-        return name[len("__import_"):].replace("_dot_", ".")
-    if name.startswith("__builtins_dict__"):
-        return "builtins"
-    if name.startswith("__compiled_fn"):
-        return short_graph_name(name)
-    return name
-
-
-_PLACEHOLDERS = re.compile(r"def forward\(self(?:,\s*)?(.*?)\):", re.S)
-_RETURN = re.compile(r"^\s*return\s+\((.*)\)\s*$", re.M)
-
-
-def graph_signature(graph: GraphView) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(placeholder names, output node names) of a captured FX graph, read from its ``forward`` source."""
-    params: tuple[str, ...] = ()
-    m = _PLACEHOLDERS.search(graph.code)
-    if m and m.group(1).strip():
-        params = tuple(p.split(":")[0].strip() for p in _split_top(m.group(1)) if p.strip())
-    outs: tuple[str, ...] = ()
-    found = _RETURN.findall(graph.code)
-    if found:
-        outs = tuple(o.strip() for o in _split_top(found[-1]) if o.strip())
-    return params, outs
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas not inside brackets."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return out
-
-
 class _Exprs:
     """Python expressions for the values on the abstract stack (``self.fc1.weight``, ``graph_out_0[1]``)."""
 
@@ -192,9 +137,12 @@ class _Exprs:
         self.state = state
         self.temps: dict[str, str] = {}
         self.memo: dict[int, str] = {}
+        #: expression → (graph_out local, index) for the items of a graph's output tuple this made
+        #: (``graph_out_0[1]`` → ``("graph_out_0", 1)``)
+        self.outputs: dict[str, tuple[str, int]] = {}
         # temporaries Dynamo caches a value in (``COPY 1; STORE_FAST tmp_5``): name → expression of the value
         for op in ops:
-            if op.opname == "STORE_FAST" and isinstance(op.argval, str) and op.argval.startswith("tmp_"):
+            if op.opname == "STORE_FAST" and isinstance(op.argval, str) and op.argval.startswith(dynamo.TEMP_PREFIX):
                 st = state.before[op.index]
                 if st:
                     self.temps[op.argval] = self.slot(st[-1])
@@ -234,7 +182,7 @@ class _Exprs:
             v = str(op.argval)
             return self.temps.get(v, v)
         if name == "LOAD_GLOBAL":
-            return readable_global(str(op.argval))
+            return dynamo.readable_global(str(op.argval))
         if name == "PUSH_NULL":
             return "NULL"
         if name == "LOAD_CONST":
@@ -244,7 +192,14 @@ class _Exprs:
         if name == "BINARY_SUBSCR" and len(st) >= 2:
             base = self.slot(st[-2], depth + 1)
             key = self.slot(st[-1], depth + 1)
-            return f"{base}.{key.strip(chr(39))}" if base == "builtins" else f"{base}[{key}]"
+            if base == "builtins":
+                return f"{base}.{key.strip(chr(39))}"
+            text = f"{base}[{key}]"
+            k = flow.origin_of(st[-1])
+            if dynamo.is_graph_output(base) and 0 <= k < len(self.ops) and self.ops[k].opname == "LOAD_CONST" \
+                    and isinstance(self.ops[k].argval, int):
+                self.outputs[text] = (base, self.ops[k].argval)
+            return text
         if name == "BUILD_SLICE" and len(st) >= (op.arg or 2):
             parts = [self.slot(s, depth + 1) for s in st[len(st) - (op.arg or 2):]]
             return ":".join("" if p == "None" else p for p in parts)
@@ -368,6 +323,8 @@ class _Tagger:
         self.role: list[Role | None] = [None] * n
         self.source = ["shape"] * n
         self.detail = [""] * n
+        self.eager = [""] * n
+        self.output: list[tuple[str, int, str | None] | None] = [None] * n
         self.kind: list[str | None] = [None] * n
         self.exprs = _Exprs(ops, state)
         self.graph_calls: list[GraphCallInfo] = []
@@ -383,6 +340,8 @@ class _Tagger:
             self.detail[i] = detail
             self.source[i] = source
             self.kind[i] = kind
+            self.output[i] = None
+            self.eager[i] = ""
 
     # ---------------------------------------------------------------------------------------------------------
     def run(self) -> CodeRoles:
@@ -390,7 +349,7 @@ class _Tagger:
         if facts is not None:
             is_resume_fn = facts.is_resume_function
         else:
-            is_resume_fn = self.code.co_name.startswith("torch_dynamo_resume_in_") and self._has_resume_marker()
+            is_resume_fn = dynamo.is_resume_name(self.code.co_name) and self._has_resume_marker()
         if is_resume_fn:
             self._resume_function(facts is not None and facts.is_resume_function)
         else:
@@ -398,7 +357,8 @@ class _Tagger:
         self._attach_call_preparation()
         n = len(self.ops)
         roles = tuple(
-            InstrRole(i, self.role[i] or Role.UNKNOWN, self.source[i], self.detail[i], self.kind[i])
+            InstrRole(i, self.role[i] or Role.UNKNOWN, self.source[i], self.detail[i], self.kind[i], self.eager[i],
+                      self.output[i])
             for i in range(n)
         )
         return CodeRoles(
@@ -445,7 +405,7 @@ class _Tagger:
             op = ops[j]
             if op.opname in flow.UNCONDITIONAL:
                 d = "jumps to the instruction where the original function stopped"
-            elif op.opname == "LOAD_FAST" and str(op.argval).startswith("___stack"):
+            elif op.opname == "LOAD_FAST" and dynamo.is_stack_arg(str(op.argval)):
                 d = f"puts {op.argval} back on the value stack"
             elif op.argval == "__is_tracing_resume_prologue":
                 d = "marks the resume prologue for Dynamo's tracer"
@@ -481,7 +441,7 @@ class _Tagger:
         first_graph_load = None
         for call, c in sorted(callees.items()):
             cop = ops[c]
-            if cop.opname == "LOAD_GLOBAL" and str(cop.argval).startswith("__compiled_fn"):
+            if cop.opname == "LOAD_GLOBAL" and dynamo.is_graph_global(str(cop.argval)):
                 end = self._graph_call(call, c, graphs.get(str(cop.argval)))
                 graph_end = max(graph_end, end)
                 if first_graph_load is None:
@@ -523,14 +483,15 @@ class _Tagger:
     def _graph_call(self, call: int, load: int, graph: GraphView | None) -> int:
         ops, state = self.ops, self.state
         name = str(ops[load].argval)
-        short = short_graph_name(name)
+        short = dynamo.short_graph_name(name)
         src = "capture" if graph is not None else "shape"
         op = ops[call]
         nargs = op.arg or 0
         st = state.before[call] or ()
         arg_slots = st[len(st) - nargs:] if nargs else ()
         inputs = tuple(self.exprs.slot(s) for s in arg_slots)
-        placeholders, outputs = graph_signature(graph) if graph is not None else ((), ())
+        # the graph's signature as the capture recorded it (FX's placeholders and output nodes)
+        placeholders, outputs = (graph.placeholders, graph.outputs) if graph is not None else ((), ())
         if len(placeholders) != len(inputs):
             placeholders = ()
         # pre-graph profiling markers inside the call's operand range
@@ -672,7 +633,7 @@ class _Tagger:
     # ---------------------------------------------------------------------------------------------------------
     def _is_resume_callee(self, c: int) -> bool:
         op = self.ops[c]
-        if op.opname == "LOAD_GLOBAL" and str(op.argval).startswith("__resume_at"):
+        if op.opname == "LOAD_GLOBAL" and dynamo.is_resume_global(str(op.argval)):
             return True
         # nested graph breaks call __nested_resume_fns[-1]
         if op.opname == "BINARY_SUBSCR":
@@ -744,32 +705,38 @@ class _Tagger:
         ops = self.ops
         src = self._break_source
         op = ops[b]
+        eager = ""
         if op.opname in _CALLS:
             c = callee_index(ops, self.state, b)
             what = self.exprs.of(c) if c is not None else "a callable"
             if c is not None and ops[c].opname in ("LOAD_ATTR", "LOAD_METHOD"):
                 owner_st = self.state.before[c] or ()
                 owner = self._pretty(self.exprs.slot(owner_st[-1])) if owner_st else "an object"
-                what = f".{ops[c].argval}() on {owner}"
+                eager = f".{ops[c].argval}()"
+                what = f"{eager} on {owner}"
+            elif c is not None and all(part.isidentifier() for part in what.split(".")):
+                eager = what  # a name: ``print``, ``builtins.int``
             d = f"calls {what} eagerly (Dynamo could not put it in the graph)"
         elif op.opname.startswith(("POP_JUMP", "JUMP_IF")):
             d = "branches on a value only known at run time"
         else:
             d = f"runs {op.opname} eagerly (Dynamo could not trace it)"
         self.set(b, Role.GRAPH_BREAK, d, src, force=True)
+        self.eager[b] = eager
         j = b - 1
         while j >= 0 and ops[j].opname in ("PRECALL", "KW_NAMES"):
             self.set(j, Role.GRAPH_BREAK, "prepares the graph-break call", src, force=True)
             j -= 1
 
     def _pretty(self, expr: str) -> str:
-        """``graph_out_0[1]`` → ``output 1 of __compiled_fn_2 (FX node y)``."""
-        m = re.fullmatch(r"(graph_out_\d+)\[(\d+)\]", expr)
+        """``graph_out_0[1]`` (an item of a graph's output tuple, as `_Exprs` made it) → ``output 1 of
+        __compiled_fn_2 (FX node y)``; any other expression unchanged."""
+        item = self.exprs.outputs.get(expr)
         outs = self._graph_out_names
-        if m and m.group(1) in outs:
-            short, names, _ = outs[m.group(1)]
-            k = int(m.group(2))
-            node = f" (FX node {names[k]})" if k < len(names) else ""
+        if item is not None and item[0] in outs:
+            short, names, _ = outs[item[0]]
+            k = item[1]
+            node = f" (FX node {names[k]})" if 0 <= k < len(names) else ""
             return f"output {k} of {short}{node}"
         return expr
 
@@ -797,15 +764,19 @@ class _Tagger:
         # graph outputs: LOAD_FAST graph_out_N; LOAD_CONST k; BINARY_SUBSCR
         for j in range(lo, hi):
             op = ops[j]
-            if op.opname.startswith("LOAD_FAST") and str(op.argval).startswith("graph_out") and j + 2 < len(ops) \
+            if op.opname.startswith("LOAD_FAST") and dynamo.is_graph_output(str(op.argval)) and j + 2 < len(ops) \
                     and ops[j + 1].opname == "LOAD_CONST" and ops[j + 2].opname == "BINARY_SUBSCR":
                 k = ops[j + 1].argval
                 short, names, captured = outs.get(str(op.argval), ("the graph", (), False))
                 node = names[k] if isinstance(k, int) and 0 <= k < len(names) else None
                 d = f"takes output {k} of {short}" + (f" (FX node {node})" if node else "")
                 for m in (j, j + 1, j + 2):
-                    self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
-            elif op.opname == "DELETE_FAST" and str(op.argval).startswith("graph_out"):
+                    if self.role[m] is None and isinstance(k, int):
+                        self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
+                        self.output[m] = (short, k, node)
+                    else:
+                        self.set(m, Role.GRAPH_OUTPUT, d, "capture" if node else "shape")
+            elif op.opname == "DELETE_FAST" and dynamo.is_graph_output(str(op.argval)):
                 self.set(j, Role.GRAPH_OUTPUT, f"drops {op.argval}, the graph's output tuple")
         # side effects
         for j in range(lo, hi):
@@ -933,8 +904,9 @@ def _describe_resume_arg(name: str) -> str:
         return "__nested_resume_fns: the resume functions of enclosing frames (nested graph breaks)"
     if name == "__nested_frame_values":
         return "__nested_frame_values: the saved values of enclosing frames"
-    if name.startswith("___stack"):
-        return f"{name}: value {name[len('___stack'):]} of the original frame's value stack at the graph break"
+    if dynamo.is_stack_arg(name):
+        slot = name[len(dynamo.STACK_ARG_PREFIX):]
+        return f"{name}: value {slot} of the original frame's value stack at the graph break"
     return f"{name}: the user's local {name}"
 
 
@@ -966,9 +938,8 @@ def _title(role: Role, i: int, j: int, tagger: _Tagger) -> str:
         return "call of the FX graph"
     if role == Role.GRAPH_BREAK:
         for k in range(i, j + 1):
-            what = eager_call(tagger.detail[k])
-            if what:
-                return f"the graph-break instruction, run eagerly: {what}"
+            if tagger.eager[k]:
+                return f"the graph-break instruction, run eagerly: {tagger.eager[k]}"
     if role == Role.RESUME_CALL:
         for r in tagger.resume_calls:
             if i <= r.call_index <= j:
@@ -984,16 +955,6 @@ def resume_name(function_name: str | None, global_name: str) -> str:
         return f"{function_name} (= {global_name})"
     return global_name
 
-
-#: What a graph-break instruction's detail says it calls (``"... calls .item() on output 0 ..."``).
-_EAGER_CALL = re.compile(r"calls (\S+\(\)|[\w.]+(?= eagerly))")
-
-
-def eager_call(detail: str) -> str:
-    """What a graph-break instruction's role detail says it runs eagerly (``".item()"``, ``"builtins.int"``); empty
-    when the detail does not name it."""
-    m = _EAGER_CALL.search(detail)
-    return m.group(1) if m else ""
 
 _ROLE_TITLES: dict[Role, str] = {
     Role.PROLOGUE: "prologue",

@@ -13,6 +13,7 @@ patches of `dynadbg.core.capture`.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import sys
 import threading
@@ -20,7 +21,7 @@ import time
 from types import CodeType, FrameType
 from typing import Any, Callable, Iterable, Protocol
 
-from . import compat
+from . import compat, facts
 from .model import (
     BREAK_ON_KINDS,
     DEFAULT_BREAK_ON,
@@ -33,9 +34,10 @@ from .model import (
     StopKind,
 )
 from . import commands
+from . import format as fmt
 from .engine import EngineMethods, _Watch
 from .trace_engine import TraceMethods
-from .model import TRACE_STOP_KINDS, EngineError, GeneratedInfo, Resumed
+from .model import EngineError, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
@@ -67,6 +69,11 @@ class Listener(Protocol):
     # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
     # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
     # comes before the program's own next output.
+    # Optional: ``wants_teaching = True``: every `Stop` then carries `Stop.teaching` (the roles and the value
+    # stack's provenance of its selected frame), so a front end that shows them needs no other call per stop.
+    # Optional: ``on_returned(item: ReturnedView | ReturnsOmitted)``, a generated frame returned (once per code
+    # object per stop-to-stop run) or the count of those past the per-run limit; without it the session sends
+    # the line's text (`format.notices`) to `on_message`.
 
 
 class InlineDriver(Protocol):
@@ -79,19 +86,21 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-#: nn.Module's call machinery: a compiled module's wrapper holds one of these bound to the module.
-_MODULE_CALLS = frozenset({"_wrapped_call_impl", "_call_impl", "__call__"})
+#: return lines printed per stop-to-stop run (one per generated code object); the rest are counted
+#: (`model.ReturnsOmitted`) and reported at the next stop or at the end
+RETURN_LINES_PER_RUN = 10
 
 
-def _compiled_call_name(fn: Any) -> str:
-    """The user's name for the callable a compiled call ran: ``the compiled call of MLP.forward`` for a module
-    (torch's wrapper holds the module's ``_wrapped_call_impl``, a name the user never wrote), else the function's
-    name."""
-    owner = getattr(fn, "__self__", None)
-    name = getattr(fn, "__name__", None)
-    if owner is not None and name in _MODULE_CALLS:
-        return f"the compiled call of {type(owner).__name__}.forward"
-    return name or "the compiled function"
+def _owner_name(frame: FrameType) -> str | None:
+    """The class of the frame's ``self`` when its code is a method (``MLP`` for a module's ``forward``)."""
+    code = frame.f_code
+    if code.co_argcount < 1 or code.co_varnames[0] != "self":
+        return None
+    try:
+        owner = frame.f_locals.get("self")
+    except Exception:  # noqa: BLE001
+        return None
+    return type(owner).__name__ if owner is not None else None
 
 
 def _value_line(value: Any) -> str:
@@ -214,8 +223,24 @@ class Session(TraceMethods, EngineMethods):
         self._scanned: set[int] = set()
         #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
         self._hooked_contexts: list[Any] = []
-        #: the program stopped inside the compiled call now running: report what it returns (`_report_return`)
-        self._stopped_in_call = False
+        #: the ``enter_exit_hooks`` entry torch calls before each compiled call: it returns the cleanup torch calls
+        #: after it (`_after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no Python frame
+        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._after_compiled_call).__next__
+        #: generated codes whose return was reported in this stop-to-stop run, lines printed in it, and code
+        #: objects that returned past `RETURN_LINES_PER_RUN`
+        self._returns_reported: set[int] = set()
+        self._return_lines = 0
+        self._returns_omitted = 0
+        #: ids of generated codes the user stepped in (s, n, until) in their current call: the next call stops at
+        #: its entry while ``reentry`` is on
+        self._stepped_in: set[int] = set()
+        #: every generated code object that ran while this session was attached, in the order first seen
+        self.seen_codes: list[CodeType] = []
+        #: a statement changed a local of generated code already (the note about it is said once)
+        self._local_change_told = False
+        #: a nested ``dynadbg.debug()`` runs its own session meanwhile: this one's hooks stand aside
+        self._suspended = False
+        self._outer: "Session | None" = None
         #: set_trace() from eager code: stop in the next generated frame this frame calls (its resume function)
         self._resume_parent: FrameType | None = None
         # services, made on first use (each registers compile and teardown hooks)
@@ -253,7 +278,8 @@ class Session(TraceMethods, EngineMethods):
     def guard_dropper(self) -> GuardDropper:
         """The guard filter of the recompile stop's ``drop`` (`decisions.GuardDropper`), made on first use."""
         if self._guard_dropper is None:
-            dropper = GuardDropper(self.guard_filter, self.message, self.recompiles)
+            dropper = GuardDropper(self.guard_filter, lambda result: self.message(fmt.drop_result_text(result)),
+                                   self.recompiles)
             self.compile_hooks.append(dropper.on_compiled)
             self.teardown_hooks.append(dropper.undo)
             self._guard_dropper = dropper
@@ -347,7 +373,14 @@ class Session(TraceMethods, EngineMethods):
             if self.finished:
                 return EngineError("the program has finished", "not paused")
             return EngineError("the program is running", "not paused")
-        return reply.get()
+        while True:
+            try:
+                return reply.get(timeout=0.25)
+            except queue.Empty:
+                # a caller waiting on a command that never ends (`p` of an endless loop) is let go once the user
+                # quits: its front end can exit while the daemon worker finishes or dies with the process
+                if self._quitting:
+                    return EngineError("the program is ending", "not paused")
 
     @staticmethod
     def _guarded(call: Callable[[], Any]) -> Any:
@@ -457,6 +490,28 @@ class Session(TraceMethods, EngineMethods):
         return self.ctx is not None
 
     @property
+    def installed(self) -> bool:
+        """Whether this session's hooks are in place (from its start to its teardown)."""
+        return self._installed
+
+    def suspend(self) -> None:
+        """A nested session takes this thread over (``dynadbg.debug()`` inside another): until `resume`, this
+        session stops nowhere and reports nothing. The nested one takes over torch's debugger callback and the
+        ``sys.monitoring`` tool and gives them back when it ends; this one takes its exit hooks off meanwhile."""
+        self._suspended = True
+        for context in self._hooked_contexts:
+            compat.remove_exit_hook(context, self._enter_hook)
+
+    def resume(self) -> None:
+        """The nested session ended: this one serves its thread again."""
+        self._suspended = False
+        for context in self._hooked_contexts:
+            compat.add_exit_hook(context, self._enter_hook)
+        if self.backend is not None:
+            self.backend.reclaim()
+        self._quiet.clear()
+
+    @property
     def finished(self) -> bool:
         return self._done.is_set()
 
@@ -544,17 +599,22 @@ class Session(TraceMethods, EngineMethods):
         self._prev_callback = compat.set_debugger_callback(self._make_callback())
         self._installed = True
         if self._worker_ident is not None:
+            self._outer = _BY_THREAD.get(self._worker_ident)
             _BY_THREAD[self._worker_ident] = self
 
     def _teardown(self) -> None:
         if not self._installed:
             return
         self._installed = False
+        self._flush_returns()
         if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
-            del _BY_THREAD[self._worker_ident]
+            if self._outer is not None and self._outer.installed:
+                _BY_THREAD[self._worker_ident] = self._outer
+            else:
+                del _BY_THREAD[self._worker_ident]
         compat.set_debugger_callback(self._prev_callback)
         for context in self._hooked_contexts:
-            compat.remove_exit_hook(context, self._exit_hook)
+            compat.remove_exit_hook(context, self._enter_hook)
         self._hooked_contexts.clear()
         if self.backend is not None:
             self.backend.release()
@@ -592,10 +652,22 @@ class Session(TraceMethods, EngineMethods):
         breakpoint, a stop kind switched on, an interrupt, quit) clears it.
         """
         quiet, note, slow, report = self._quiet, self._note_call, self._on_generated_code, self._callback_failed
+        counted = getattr(self.capture, "hit_records", None)  # id(code) -> record with `hits` (note_call inline)
 
         def on_generated_code(code: CodeType) -> None:
             # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
             # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
+            try:
+                key = id(code)
+                record = counted.get(key)
+                if record is not None:
+                    record.hits += 1
+                if key not in quiet:
+                    slow(code)
+            except BaseException as exc:  # noqa: BLE001
+                report(code, exc)
+
+        def on_generated_code_noted(code: CodeType) -> None:
             try:
                 note(code)
                 if id(code) not in quiet:
@@ -603,7 +675,7 @@ class Session(TraceMethods, EngineMethods):
             except BaseException as exc:  # noqa: BLE001
                 report(code, exc)
 
-        return on_generated_code
+        return on_generated_code if isinstance(counted, dict) else on_generated_code_noted
 
     def _callback_failed(self, code: CodeType, exc: BaseException) -> None:
         if isinstance(exc, QuitProgram):
@@ -614,10 +686,13 @@ class Session(TraceMethods, EngineMethods):
     def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
         self.generated[key] = code
-        if threading.get_ident() != self._worker_ident:
+        if threading.get_ident() != self._worker_ident or self._suspended:
             return
         if key not in self._scanned:
             self._first_sight(code)
+        elif not self._hooked_contexts and "exception" in self.break_on and not compat.USE_SYS_MONITORING:
+            self._hook_wrapper()  # exception stops switched on after the first calls (3.11)
+        self.backend.set_exception_stops("exception" in self.break_on)  # RAISE events (3.12+); no-op if unchanged
         if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
             self.backend.watch(code)
         else:
@@ -626,6 +701,8 @@ class Session(TraceMethods, EngineMethods):
     def _first_sight(self, code: CodeType) -> None:
         """The first call of a generated code object in this session: learn what the session missed."""
         self._scanned.add(id(code))
+        self.seen_codes.append(code)
+        self.backend.watch_returns(code)  # 3.12+: its returns reach `on_untraced_return` (once per run)
         if self.capture is not None and self.capture.generated_info(code) is None:
             # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
             try:
@@ -639,7 +716,8 @@ class Session(TraceMethods, EngineMethods):
                 self.add_breakpoint(code, index, None).marker = True
         if markers and not self.teardown_hooks.count(self._forget_marker_code):
             self.teardown_hooks.append(self._forget_marker_code)
-        self._hook_wrapper()
+        if not compat.USE_SYS_MONITORING and "exception" in self.break_on:
+            self._hook_wrapper()  # 3.12+: RAISE events see an exception live, in the generated frame itself
 
     def _forget_marker_code(self) -> None:
         """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
@@ -659,35 +737,29 @@ class Session(TraceMethods, EngineMethods):
                 self._message(f"could not drop the marker code of {original.co_name}: {exc}")
 
     def _hook_wrapper(self) -> None:
-        """See every compiled call end while nothing is traced (continue mode): exceptions leaving it, and the
-        value it returns after a stop inside it.
+        """Python 3.11: see every compiled call end while nothing is traced (continue mode), for the exceptions
+        leaving it (3.11 has no event for an untraced frame; 3.12+ uses ``sys.monitoring`` RAISE instead).
 
         torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
         returns or raises; one more hook there sees the exception while it propagates, before the program's own
-        ``except`` runs, at the cost of two small calls per compiled call and no tracing.
+        ``except`` runs, at the cost of two small calls per compiled call and no tracing (the frame has unwound:
+        the stop is post-mortem).
         """
         context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
         if context is None or any(c is context for c in self._hooked_contexts):
             return
-        if compat.add_exit_hook(context, self._exit_hook):
+        if compat.add_exit_hook(context, self._enter_hook):
             self._hooked_contexts.append(context)
             if running is not None:
                 running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
 
-    def _exit_hook(self) -> Callable[[], None]:
-        """An ``enter_exit_hooks`` entry: returns the cleanup torch calls after each compiled call."""
-        return self._after_compiled_call
-
     def _after_compiled_call(self) -> None:
         exc = sys.exc_info()[1]
-        if exc is None:
-            if self._stopped_in_call:
-                self._report_return(sys._getframe(1))  # noqa: SLF001 - torch's wrapper, in its finally
-            return
-        self._stopped_in_call = False
-        if id(exc) == self._last_exc_id or "exception" not in self.break_on:
+        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
             return
         if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
+            return
+        if self._suspended:
             return
         if not self._leaves_this_call(exc, sys._getframe(1)):  # noqa: SLF001 - torch's wrapper, in its finally
             return
@@ -701,15 +773,48 @@ class Session(TraceMethods, EngineMethods):
         self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
                          "the frame has unwound (post-mortem)")
 
-    def _report_return(self, wrapper: FrameType) -> None:
-        """The "NAME returned: VALUE" line for a compiled call the program stopped in (continue mode)."""
-        self._stopped_in_call = False
-        if threading.get_ident() != self._worker_ident or self._quitting:
+    def _note_return(self, frame: FrameType, value: Any) -> None:
+        """The "NAME returned: VALUE" line of a generated frame: one per code object per stop-to-stop run, the
+        first `RETURN_LINES_PER_RUN` of a run; the others are counted (`_flush_returns`)."""
+        key = id(frame.f_code)
+        if self._quitting or self._suspended or key in self._returns_reported or key not in self.generated:
             return
-        f_locals = wrapper.f_locals
-        if "result" not in f_locals:
+        self._returns_reported.add(key)
+        if self._return_lines >= RETURN_LINES_PER_RUN:
+            self._returns_omitted += 1
             return
-        self._message(f"{_compiled_call_name(f_locals.get('fn'))} returned: {_value_line(f_locals['result'])}")
+        self._return_lines += 1
+        code = frame.f_code
+        from .snapshot import value as summary
+
+        # the frame returns inside the compiled call: Dynamo's frame callback is on, and the reprs run here would
+        # be offered to it for compiling (reprlib's functions got recompile stops of their own)
+        with compat.dynamo_off():
+            view = ReturnedView(code.co_name, _owner_name(frame), _value_line(value), summary(value),
+                                self.is_resume(code))
+            self._notice(view)
+
+    def _flush_returns(self) -> None:
+        """A stop or the end of the session: the count of the run's returns past the limit, and a new run."""
+        if self._returns_omitted:
+            with compat.dynamo_off():
+                self._notice(ReturnsOmitted(self._returns_omitted))
+        self._returns_reported.clear()
+        self._return_lines = self._returns_omitted = 0
+
+    def _notice(self, item: "ReturnedView | ReturnsOmitted") -> None:
+        """Hand a return notice to the front end: ``Listener.on_returned`` when it has one, else its text."""
+        hook = getattr(self.listener, "on_returned", None)
+        try:
+            if hook is not None:
+                hook(item)
+                return
+        except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
+            self._message(f"front end failed to show a return: {exc}")
+            return
+        from .format.notices import returned_line, returns_omitted_line
+
+        self._message(returned_line(item) if isinstance(item, ReturnedView) else returns_omitted_line(item))
 
     @staticmethod
     def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
@@ -755,7 +860,7 @@ class Session(TraceMethods, EngineMethods):
                 self._message(f"compile hook failed: {type(exc).__name__}: {exc}")
         self.generated[id(event.code)] = event.code
         self.compile_ids[id(event.code)] = str(event.compile_id)
-        if "compile" in self.break_on and threading.get_ident() == self._worker_ident:
+        if "compile" in self.break_on and threading.get_ident() == self._worker_ident and not self._suspended:
             ctx = PauseContext(StopKind.COMPILE, [], 0, compile_event=event)
             name = getattr(event.original, "co_name", "?")
             self._pause(ctx, f"compiled {name} as {event.compile_id}; it has not run yet")
@@ -768,7 +873,8 @@ class Session(TraceMethods, EngineMethods):
         if getattr(event, "after_limit", False):   # past the recompile limit: no recompile follows, no stop
             self.recompiles.record_miss(event)
             return None
-        stopping = "recompile" in self.break_on and threading.get_ident() == self._worker_ident
+        stopping = ("recompile" in self.break_on and threading.get_ident() == self._worker_ident
+                    and not self._suspended)
         record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
         if not stopping:
             return None
@@ -797,24 +903,71 @@ class Session(TraceMethods, EngineMethods):
     # TraceHandler (worker thread)
     # ==========================================================================================================
 
-    def wants_frame(self, code: CodeType) -> bool:
+    def _wants(self, code: CodeType) -> int:
+        """How much a new frame of `code` needs: 0 nothing, 1 its call-level events (3.11: its return, reported
+        once per run, and an exception raised in it), 2 instruction events too."""
         key = id(code)
-        if key not in self.generated:
-            return False
+        if key not in self.generated or self._suspended:
+            return 0
         if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints or self.verbose:
-            return True
+            return 2
         if self._resume_parent is not None:
-            return True
+            return 2
         if "entry" in self.break_on and key not in self.entered:
-            return True
+            return 2
         if "graph-break" in self.break_on and self.is_resume(code):
-            return True
+            return 2
+        if "reentry" in self.break_on and key in self._stepped_in:
+            return 2
         if "exception" in self.break_on and self.mode is not Mode.CONTINUE:
-            return True
+            return 2
+        if key not in self._returns_reported and not getattr(self.backend, "returns_untraced", True):
+            return 1
+        return 0
+
+    def wants_frame(self, code: CodeType) -> bool:
+        return self._wants(code) > 0
+
+    def wants_instructions(self, code: CodeType) -> bool:
+        return self._wants(code) > 1
+
+    def is_generated(self, code: CodeType) -> bool:
+        return id(code) in self.generated
+
+    def on_untraced_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
+        """A live exception in a generated frame nothing traces (continue mode, 3.12+ RAISE): stop at the raising
+        instruction with the frame's value stack, read at the depth the code's flow gives there less the
+        operands the instruction consumed (as a stepped exception stop shows it)."""
+        if ("exception" not in self.break_on or self._quitting or self._suspended or isinstance(exc, QuitProgram)
+                or id(exc) == self._last_exc_id or threading.get_ident() != self._worker_ident):
+            return
+        code = frame.f_code
+        st = self.states.get(frame)
+        if st is None:
+            from .snapshot import _static_depth
+
+            st = FrameState(frame, code_index(code))
+            st.index = st.table.index_of_offset.get(offset, -1)
+            with compat.dynamo_off():  # inside the compiled call: the flow analysis is no code for Dynamo
+                depth = _static_depth(code, st.index) if st.index >= 0 else None
+            st.depth = -1 if depth is None else depth
+            st.depth_from_flow = depth is not None
+            self.states[frame] = st  # stepping on from the stop traces it from this depth
+        st.pending_exception_offset = offset
+        self._last_exc_id = id(exc)
+        ctx = PauseContext(StopKind.EXCEPTION, self._frames_for(frame), -1, exception=exc)
+        self._pause(ctx, f"{type(exc).__name__} raised in generated code")
+
+    def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
+        """The return of an untraced generated frame (3.12+ PY_RETURN): its line, once per run; no more events
+        for it this run."""
+        self._note_return(frame, value)
         return False
 
     def on_call(self, frame: FrameType) -> None:
-        self._state(frame)
+        st = self._state(frame)
+        if not self.wants_instructions(frame.f_code):
+            st.depth = -1  # watched for its return only: no instruction is followed, the depth is unknown
 
     def _state(self, frame: FrameType) -> FrameState:
         st = self.states.get(frame)
@@ -854,18 +1007,27 @@ class Session(TraceMethods, EngineMethods):
             kind, message = StopKind.STEP, "dynadbg.set_trace(): in the resume function, after the call"
         key = id(code)
         bp = self.breakpoints.get(key, {}).get(st.index)
+        extra: dict[str, Any] = {}
         if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
             bp.hits += 1
             kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
             if bp.marker:
-                message = (f"dynadbg.set_trace() / bytecode_debugger.breakpoint() marker at index {st.index} "
-                           f"(`cl {st.index}` clears it); the graph of this code has not run yet")
+                from .format.notices import marker_message
+
+                with compat.dynamo_off():  # the role tagging runs dis: keep it out of Dynamo
+                    marker = self._marker_view(code, st.index)
+                extra["marker"] = marker
+                message = marker_message(marker)
         passive: StopKind | None = None
         if first:
             if "graph-break" in self.break_on and self.is_resume(code):
                 passive = StopKind.GRAPH_BREAK
             elif "entry" in self.break_on and key not in self.entered:
                 passive = StopKind.ENTRY
+            elif "reentry" in self.break_on and key in self._stepped_in:
+                passive = StopKind.ENTRY
+                extra["reentry"] = True
+            self._stepped_in.discard(key)  # only the next call of a code object stepped in stops again
             self.entered.add(key)
         mode = self.mode
         stepped = False
@@ -888,14 +1050,35 @@ class Session(TraceMethods, EngineMethods):
                 self._record_passing(st, mode)
             return
         if kind is StopKind.ENTRY:
-            message = "entering generated code"
+            if extra.get("reentry"):
+                from .format.notices import REENTRY_MESSAGE
+
+                message = REENTRY_MESSAGE
+            else:
+                message = "entering generated code"
         elif kind is StopKind.GRAPH_BREAK:
             message = "entering a resume function after a graph break"
         elif kind is StopKind.STEP and not message:
             message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
             if self._step_message:
                 message, self._step_message = self._step_message, ""
-        self._pause(PauseContext(kind, self._frames_for(frame), -1), message)
+        if kind is not StopKind.ENTRY:
+            extra.pop("reentry", None)
+        if kind is not StopKind.BREAKPOINT:
+            extra.pop("marker", None)
+        self._pause(PauseContext(kind, self._frames_for(frame), -1, extra=extra), message)
+
+    @staticmethod
+    def _marker_view(code: CodeType, index: int) -> MarkerView:
+        """Where `code`'s calls of compiled graphs lie relative to the marker at `index` (`roles.code_roles`)."""
+        try:
+            from .roles import code_roles
+
+            calls = tuple(sorted(g.call_index for g in code_roles(code).graph_calls))
+        except Exception:  # noqa: BLE001 - code the role tagging cannot follow: say nothing about the graph
+            calls = ()
+        ran = None if not calls else any(i < index for i in calls)
+        return MarkerView(index, calls, ran)
 
     def _record_passing(self, st: FrameState, mode: Mode) -> None:
         """History of an instruction a stepping command runs through (`history_every`): the frame's value stack
@@ -921,7 +1104,8 @@ class Session(TraceMethods, EngineMethods):
         if not 0 <= st.index < len(st.table.instructions):
             return
         ins = st.table.instructions[st.index]
-        arg = f" {ins.argrepr}" if ins.argrepr else ("" if ins.arg is None else f" {ins.arg}")
+        arg = fmt.arg_text(ins)
+        arg = f" {arg}" if arg else ""
         out = sys.stdout
         try:
             out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
@@ -940,23 +1124,15 @@ class Session(TraceMethods, EngineMethods):
 
     def on_return(self, frame: FrameType, value: Any) -> None:
         st = self.states.get(frame)
-        report = self.mode is not Mode.CONTINUE or self.verbose
         if frame is self._resume_parent and not self._quitting:
             # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
             self._resume_parent = None
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
-            report = True
         if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"{frame.f_code.co_name} is returning")
-            report = True
-        if report and not self._quitting:
-            # after the return stop, if any: the frame is leaving now
-            self._message(f"{frame.f_code.co_name} returned: {_value_line(value)}")
-            caller = frame.f_back
-            if caller is None or id(caller.f_code) not in self.generated:
-                self._stopped_in_call = False  # reported here: the wrapper need not say it again
+        self._note_return(frame, value)  # after the return stop, if any: the frame is leaving now
         if frame is self.target and self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN):
             # the frame we were stepping in is done: stop at the next generated instruction, in the caller if any
             self.mode, self.count, self.target = Mode.STEP, 1, None
@@ -973,8 +1149,16 @@ class Session(TraceMethods, EngineMethods):
 
     def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
         st = self._state(frame)
-        if st.index < 0:
+        if st.index < 0 or st.depth < 0:
+            # not followed instruction by instruction (watched for its return only): where it raised, and the
+            # depth there from the code's flow
             st.index = st.table.index_of_offset.get(offset, -1)
+            from .snapshot import _static_depth
+
+            with compat.dynamo_off():
+                depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
+            st.depth = -1 if depth is None else depth
+            st.depth_from_flow = depth is not None
         st.pending_exception_offset = offset
         if "exception" in self.break_on and id(exc) != self._last_exc_id and not isinstance(exc, QuitProgram):
             self._last_exc_id = id(exc)
@@ -996,6 +1180,9 @@ class Session(TraceMethods, EngineMethods):
                     st = FrameState(f, code_index(f.f_code))
                     st.index = st.table.index_of_offset.get(f.f_lasti, -1)
                     st.depth = -1  # not traced: depth unknown
+                elif st.depth < 0 and st.pending_exception_offset is None:
+                    # watched for its return only (3.11): no instruction was followed, it is where it is now
+                    st.index = st.table.index_of_offset.get(f.f_lasti, -1)
                 chain.append(st)
             f = f.f_back
         chain.reverse()
@@ -1033,7 +1220,7 @@ class Session(TraceMethods, EngineMethods):
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        self._stopped_in_call = ctx.kind not in (StopKind.COMPILE, StopKind.RECOMPILE, *TRACE_STOP_KINDS)
+        self._flush_returns()  # a new stop-to-stop run: each generated frame that returns gets its line again
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         self.history_cursor.position = None
@@ -1114,6 +1301,11 @@ class Session(TraceMethods, EngineMethods):
                 self.mode = Mode.CONTINUE
         if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
             self.target = frame
+        if self.mode in (Mode.STEP, Mode.NEXT, Mode.UNTIL) and cur is not None and not ctx.post_mortem:
+            live = cur.frame
+            if live is not None and id(live.f_code) in self.generated:
+                self._stepped_in.add(id(live.f_code))  # its next call stops at its entry (``reentry``)
+        self.backend.new_run()
         if not ctx.post_mortem:
             # breakpoints set in frames that are already running (u; b IDX): trace those frames from here on
             for st in ctx.frames[:-1]:
@@ -1134,11 +1326,17 @@ class Session(TraceMethods, EngineMethods):
             if self.states:
                 backend.arm()
             return
-        # continue: keep local tracing only where a breakpoint may still be hit
+        # continue: keep local tracing only where a breakpoint may still be hit, and (3.11) the return of a
+        # frame whose line this run has not printed yet
         for frame in list(self.states):
-            if id(frame.f_code) not in self.breakpoints and frame is not self._resume_parent:
-                backend.untrace(frame)
-                del self.states[frame]
+            if id(frame.f_code) in self.breakpoints or frame is self._resume_parent:
+                continue
+            if not backend.returns_untraced and id(frame.f_code) not in self._returns_reported and frame.f_trace:
+                backend.return_only(frame)
+                self.states[frame].depth = -1  # no instruction is followed from here on
+                continue
+            backend.untrace(frame)
+            del self.states[frame]
         if not self.states:
             backend.disarm()
 
@@ -1150,7 +1348,7 @@ class Session(TraceMethods, EngineMethods):
         info = self.generated_info(code)
         if info is not None:
             return bool(info.is_resume)
-        return code.co_name.startswith("torch_dynamo_resume_in_")
+        return facts.is_resume_name(code.co_name)
 
     def generated_info(self, code: CodeType) -> GeneratedInfo | None:
         """(original code, compile id, is resume function) of a generated code object, when known."""
@@ -1166,7 +1364,8 @@ class Session(TraceMethods, EngineMethods):
     def code_view(self, code: CodeType) -> CodeView:
         info = self.generated_info(code)
         cid = info.compile_id if info else self.compile_ids.get(id(code))
-        return code_view(code, generated=id(code) in self.generated, compile_id=cid)
+        return code_view(code, generated=id(code) in self.generated, compile_id=cid,
+                         is_resume=bool(info and info.is_resume))
 
     def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint:
         self._bp_numbers += 1

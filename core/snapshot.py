@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import compat
+from . import compat, facts
 from .disasm import code_view
-from .model import FrameView, Stop, StopKind, ValueSummary
+from .model import BreakContext, FrameView, HandedOver, ResumePoint, Stop, StopKind, StopTeaching, ValueSummary
 from .values import UNKNOWN, summarize
 
 if TYPE_CHECKING:
@@ -74,9 +74,8 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
     view = session.code_view(code)
     stack: tuple[ValueSummary, ...] = ()
     exact = False
-    note = ""
-    if not post_mortem and not current:
-        note = "below the pending call, whose operands are consumed"
+    below_call = not post_mortem and not current
+    from_flow = False
     if not post_mortem:
         live = st.exact_stack() if current else None
         if live is not None:
@@ -88,12 +87,13 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
             stack = tuple(value(v) for v in live)
         elif st.depth >= 0 and current:
             stack = tuple(value(v) for v in st.tracked_stack())
+            if st.depth_from_flow:
+                from_flow = True  # the frame was not traced: its depth comes from the code's flow
         elif st.depth >= 0:
             stack = tuple(value(v) for v in st.safe_stack())
         else:
             stack = _untraced_stack(st, current=current)
-            if not (len(stack) == 1 and stack[0].unknown):
-                note = (f"{note}; " if note else "") + "depth from the code's flow: not traced from its start"
+            from_flow = not (len(stack) == 1 and stack[0].unknown)
     else:
         stack = (UNKNOWN,)  # the frame has unwound: its value stack is gone
     names = code.co_varnames + code.co_cellvars + code.co_freevars
@@ -123,7 +123,8 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         lineno=lineno,
         stack=stack,
         stack_exact=exact,
-        stack_note=note,
+        below_call=below_call,
+        depth_from_flow=from_flow,
         locals=tuple(pairs),
         breakpoints=tuple(sorted(session.breakpoints.get(id(code), {}))),
         changed=tuple(changed),
@@ -146,55 +147,98 @@ def entry_position(session: Any, code: Any) -> tuple[str | None, int | None, int
     return cid, None, len(entries)
 
 
+def break_context(session: Any, frames: "list[FrameState]") -> BreakContext | None:
+    """Why the resume function running in the innermost of `frames` runs (`Stop.graph_break`), or None when that
+    frame runs no resume function: the graph break the capture recorded for it, where it continues the original
+    function, and its arguments as the frame holds them now (``___stack*``: the original frame's value stack at
+    the break; the rest: its locals carried over). Reads the capture's records and the frame; changes nothing."""
+    if not frames:
+        return None
+    frame = frames[-1].frame
+    code = frame.f_code
+    info = session.generated_info(code)
+    capture = session.capture
+    if info is None or capture is None:
+        # generated code the capture did not record: a resume function by its name, with nothing known of it
+        return BreakContext(code.co_name, known=False) if facts.is_resume_name(code.co_name) else None
+    if not info.is_resume:
+        return None
+    resume_code = info.original
+    resumes = None
+    origin = capture.resume_origin_of(resume_code)
+    if origin is not None:
+        orig, offset = origin
+        ins = None
+        if offset is not None:
+            ins = next((i for i in code_view(orig, generated=False).instructions if i.offset == offset), None)
+        resumes = ResumePoint(orig.co_name, orig.co_filename, orig.co_firstlineno, offset,
+                              ins.opname if ins is not None else None, ins.argrepr if ins is not None else None,
+                              ins.lineno if ins is not None else None)
+    caller = session.generated_info(frames[-2].frame.f_code) if len(frames) >= 2 else None
+    found = capture.break_behind(resume_code, caller)
+    brk, break_cid, break_frame = found if found is not None else (None, None, None)
+    stack_names, carried_names, bookkeeping = facts.resume_arguments(code)
+    loc = frame_locals(frame)
+    try:
+        from .recompile import resume_stack_args
+
+        meaning = {arg.name: arg for arg in resume_stack_args(resume_code)[0]}
+    except Exception:  # noqa: BLE001 - a naming aid only
+        meaning = {}
+    return BreakContext(
+        resume_code.co_name, str(info.compile_id), resumes=resumes, brk=brk, break_compile_id=break_cid,
+        break_frame=break_frame,
+        stack=tuple(HandedOver(n, value(loc[n]), meaning.get(n)) for n in stack_names if n in loc),
+        carried=tuple(HandedOver(n, value(loc[n])) for n in carried_names if n in loc),
+        bookkeeping=bookkeeping, globals=capture.resume_globals_of(resume_code))
+
+
 def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
+    """The frozen `Stop` of the pause `ctx`: its frames (stack, locals), and what its kind carries (the
+    recompile record the session analysed at the miss, the graph break behind a resume function, the
+    exception). Reads the program's state and the session's records; writes no engine state (but the
+    frames' marks of changed locals, which are per-stop by definition)."""
     frames: list[FrameView] = []
     for i, st in enumerate(ctx.frames):
         frames.append(frame_view(session, st, current=(i == len(ctx.frames) - 1), post_mortem=ctx.post_mortem))
     compile_id = entry_index = entry_count = None
-    detail: list[tuple[str, str]] = []
     choices: tuple = ()
     hints: tuple[str, ...] = ()
+    record = None
     return_value = value(ctx.return_value) if ctx.kind is StopKind.RETURN else None
     if return_value is not None and ctx.frames and frames:
         # the interpreter has popped the returned value already: it is what the frame's stack holds now
         frames[len(ctx.frames) - 1] = replace(frames[len(ctx.frames) - 1], stack=(return_value,), stack_exact=True)
     exception = f"{type(ctx.exception).__name__}: {ctx.exception}" if ctx.exception is not None else None
+    exception_lines: tuple[str, ...] = ()
     if ctx.frames:
         compile_id, entry_index, entry_count = entry_position(session, ctx.frames[-1].frame.f_code)
     if ctx.kind is StopKind.COMPILE and ctx.compile_event is not None:
         ev = ctx.compile_event
         compile_id = str(ev.compile_id)
-        view = code_view(ev.code, generated=True, compile_id=compile_id)
+        view = code_view(ev.code, generated=True, compile_id=compile_id, is_resume=bool(ev.is_resume))
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=()))
     if ctx.kind is StopKind.RECOMPILE and ctx.miss_event is not None:
         ev = ctx.miss_event
         entry_count = len(ev.entries)
-        view = code_view(ev.code, generated=False)
+        record = ctx.extra.get("recompile")
+        view = code_view(ev.code, generated=False, is_resume=bool(record is not None and record.is_resume))
         inputs = tuple((k, value(v)) for k, v in ev.f_locals.items())
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=inputs))
-        from .decisions import config_hints, recompile_choices
-        from .format.recompile import stop_detail
-
-        detail.extend(stop_detail(session, ctx))
-        record = ctx.extra.get("recompile")
         if record is not None:
+            from .decisions import config_hints, recompile_choices
+
             choices = recompile_choices(record)
             hints = tuple(config_hints(record))
-    resume_entry = (ctx.kind is StopKind.ENTRY and ctx.frames
-                    and ctx.frames[-1].frame.f_code.co_name.startswith("torch_dynamo_resume_in_"))
-    if (ctx.kind is StopKind.GRAPH_BREAK or resume_entry) and ctx.frames:
-        # at a resume function's entry too: why it runs (the graph break) is the first thing a user asks there
-        from .capture import graph_break_detail
-
-        detail.append(("graph break", graph_break_detail(session, ctx.frames)))
+    graph_break = break_context(session, ctx.frames) if ctx.frames and not ctx.post_mortem else None
     trace = ctx.extra.get("trace")  # a trace stop's view (`trace_stops`): built where the compile paused
     if trace is not None:
         compile_id = trace.step.compile_id
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
         import traceback
 
-        detail.append(("exception", "".join(traceback.format_exception_only(ctx.exception)).strip()))
-    return Stop(
+        exception_lines = tuple("".join(traceback.format_exception_only(ctx.exception)).strip().splitlines())
+    stop = Stop(
         kind=ctx.kind,
         message=message,
         frames=tuple(frames),
@@ -203,11 +247,77 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         entry_count=entry_count,
         return_value=return_value,
         exception=exception,
-        detail=tuple(detail),
+        exception_lines=exception_lines,
+        recompile=record,
+        graph_break=graph_break,
         seq=session.stop_seq,
         selected=ctx.selected if ctx.frames else -1,
         choices=choices,
         hints=hints,
         watches=session.watch_values(ctx),
+        marker=ctx.extra.get("marker"),
+        reentry=bool(ctx.extra.get("reentry")),
         trace=trace,
     )
+    if getattr(getattr(session, "listener", None), "wants_teaching", False):
+        stop = replace(stop, teaching=stop_teaching(session, ctx, stop))
+    return stop
+
+
+def stop_teaching(session: Any, ctx: "PauseContext", stop: Stop) -> StopTeaching | None:
+    """The roles and the value stack's provenance of `stop`'s selected frame (what `Engine.roles()` and
+    `Engine.stack_provenance()` answer there), so a front end needs no further round trip to show the stop.
+
+    Roles are cached per code object (`roles.code_roles`); provenance is computed for the stop's instruction.
+    A failure costs the teaching data, never the stop (None, or None in the failing field).
+    """
+    from . import provenance as _provenance
+    from . import roles as _roles
+
+    fv = stop.selected_frame
+    if fv is None or not fv.code.generated:
+        return None
+    if ctx.frames and 0 <= stop.selected < len(ctx.frames):
+        code = ctx.frames[stop.selected].frame.f_code
+    elif ctx.compile_event is not None:
+        code = ctx.compile_event.code
+    else:
+        return None
+    try:
+        facts = codegen_facts(getattr(session, "capture", None), code)
+    except Exception:  # noqa: BLE001 - the capture-based roles are lost, the code's shape still tells
+        facts = None
+    try:
+        roles = _roles.code_roles(code, facts)
+    except Exception:  # noqa: BLE001 - no role gutter rather than no stop
+        return None
+    provenance = None
+    if fv.index >= 0 and fv.stack and not (len(fv.stack) == 1 and fv.stack[0].unknown):
+        try:
+            provenance = _provenance.provenance(code, fv.index, facts=facts, roles=roles)
+        except Exception:  # noqa: BLE001 - values without their origins
+            provenance = None
+    return StopTeaching(roles, provenance)
+
+
+#: id(code) → (code, capture version, facts): `codegen_facts`' cache (the code is kept so its id stays its own).
+_facts_cache: dict[int, tuple[Any, Any, Any]] = {}
+
+
+def codegen_facts(capture: Any, code: Any) -> Any:
+    """`roles.facts_from_capture(capture, code)`, cached while the capture has recorded nothing new
+    (`Capture.version`): building it reads every compiled frame (about 60 ms on a 300-layer model), which a step
+    must not pay. None without a capture. Raises what `facts_from_capture` raises."""
+    from . import roles as _roles
+
+    if capture is None:
+        return None
+    version = capture.version
+    hit = _facts_cache.get(id(code))
+    if hit is not None and hit[0] is code and hit[1] == version:
+        return hit[2]
+    facts = _roles.facts_from_capture(capture, code)
+    if len(_facts_cache) > 256:
+        _facts_cache.clear()
+    _facts_cache[id(code)] = (code, version, facts)
+    return facts

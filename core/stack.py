@@ -103,6 +103,8 @@ class FrameState:
         snapshots: stops this frame was shown at (a local first bound after the first one counts as changed).
         pending_exception_offset: set by an exception event; the next instruction re-bases the depth (a property
             over ``_pending_exception``; ``_raise_depth`` keeps the depth when it was set).
+        depth_from_flow: True while `depth` comes from the code's flow at `index` (an exception in a frame no
+            instruction of which was followed), not from tracking.
     """
 
     frame: FrameType
@@ -114,6 +116,7 @@ class FrameState:
     snapshots: int = 0
     _pending_exception: int | None = None
     _raise_depth: int = 0
+    depth_from_flow: bool = False
 
     @property
     def pending_exception_offset(self) -> int | None:
@@ -130,6 +133,7 @@ class FrameState:
 
     def advance(self, offset: int) -> None:
         """Move to the instruction at `offset`, applying the previous instruction's stack effect."""
+        self.depth_from_flow = False
         table = self.table
         new_index = table.index_of_offset.get(offset, -1)
         if self.pending_exception_offset is not None:

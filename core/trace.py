@@ -36,7 +36,7 @@ import sys
 import threading
 from typing import Any, Callable, Protocol
 
-from . import compat
+from . import compat, facts
 from . import trace_read
 from .runner import QuitProgram
 from .trace_map import map_instructions
@@ -830,8 +830,8 @@ class TraceRecorder:
         plan = EmitPlan(restart, nodes, eager, root.line if root is not None else None, resume,
                         root.line if resume else None, rest_eager=path is BreakPath.STEP, eager_callee=callee,
                         returns=returns)
-        first_line = reason.strip().splitlines()[0] if reason.strip() else ""
-        return TraceBreak(att.compile_id, att.number, path, first_line, gb_type, hints, step,
+        head, _notes = facts.parse_break_reason(reason)
+        return TraceBreak(att.compile_id, att.number, path, head, gb_type, hints, step,
                           detail.stack if detail is not None else None, chain, plan, filename, line)
 
     def _make_fail_and_restart(self, orig: Callable[..., Any]) -> Callable[..., Any]:

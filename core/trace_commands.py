@@ -15,6 +15,7 @@ from __future__ import annotations
 import linecache
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import format as fmt
 from .format import trace as tfmt
 from .model import CommandResult, EngineError, Resumed, Stop
 
@@ -61,7 +62,7 @@ def _ok(text: str, data: Any = None) -> CommandResult:
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
     value = _check(value)
-    return CommandResult(output=value.message, resumed=True, quit=value.quit)
+    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
 
 
 def _int(arg: str, default: int | None, what: str) -> int:

@@ -2,8 +2,8 @@
 
 Every method follows `engine.engine_method`: called from any thread, run on the program's worker thread while it
 is paused; the ones marked "any time" also while it runs. Each returns a frozen `dynadbg.core.trace_model`
-value, a `model.Resumed`, or an `model.EngineError` (``kind="not here"`` away from a trace stop, ``"usage"`` for
-bad arguments, ``"unavailable"`` when this torch lacks the trace hooks).
+value, a `model.Resumed`, or an `model.EngineError` (`ErrorKind.NOT_HERE` away from a trace stop, `ErrorKind.USAGE`
+for bad arguments, `ErrorKind.UNAVAILABLE` when this torch lacks the trace hooks).
 
 At a trace stop the program is paused inside Dynamo's compile (torch's compile lock held on that thread):
 `trace_view` gives everything the stop shows in one call (for a front end's Trace view); the control methods
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .engine import engine_method, refuse
-from .model import EngineError, Resumed
+from .model import EngineError, ErrorKind, ResumeAction, Resumed
 from .trace_model import (
     FakeTensorView,
     TraceBreakpointView,
@@ -42,17 +42,17 @@ class TraceMethods:
     def _trace(self) -> "TraceStops":
         stops = getattr(self, "trace_stops", None)
         if stops is None:
-            refuse("the trace service is not installed (the program has not started)", "unavailable")
+            refuse("the trace service is not installed (the program has not started)", ErrorKind.UNAVAILABLE)
         if not stops.available:
             refuse("trace stops are disabled on this torch: " + ("; ".join(stops.recorder.disabled) or "no hooks"),
-                   "unavailable")
+                   ErrorKind.UNAVAILABLE)
         return stops
 
     def _at_trace(self) -> "TraceStops":
         stops = self._trace()
         if stops.live is None:
             refuse("not at a trace stop (`--break-on trace`, `trace-break`, `trace-error`, or `tb FILE:LINE`)",
-                   "not here")
+                   ErrorKind.NOT_HERE)
         return stops
 
     def _call(self, fn: Any, *args: Any) -> Any:
@@ -83,45 +83,45 @@ class TraceMethods:
 
     # -- control ----------------------------------------------------------------------------------------------
 
-    def _go(self, action: str, mode: Mode, count: int = 1, line: int | None = None) -> Resumed:
-        note = self._call(self._at_trace().resume, mode, count, line)
-        result = Resumed(action, note)
+    def _go(self, action: ResumeAction, mode: Mode, count: int = 1, line: int | None = None) -> Resumed:
+        left_history = self._call(self._at_trace().resume, mode, count, line)
+        result = Resumed(action, left_history=left_history)
         self._resumed = result
         return result
 
     @engine_method()
     def trace_step(self, count: int = 1) -> Resumed | EngineError:
         """Let Dynamo trace `count` instructions, into inlined calls; stop before the next one."""
-        return self._go("trace step", Mode.STEP, count)
+        return self._go(ResumeAction.TRACE_STEP, Mode.STEP, count)
 
     @engine_method()
     def trace_next(self, count: int = 1) -> Resumed | EngineError:
         """Let Dynamo trace until `count` instructions at this inline depth or shallower (over inlined calls)."""
-        return self._go("trace next", Mode.NEXT, count)
+        return self._go(ResumeAction.TRACE_NEXT, Mode.NEXT, count)
 
     @engine_method()
     def trace_return(self) -> Resumed | EngineError:
         """Let Dynamo trace until the inlined function of this step returns to its caller (at depth 0: to the end
         of the frame's trace; graph breaks and errors still stop)."""
-        return self._go("trace return", Mode.RETURN)
+        return self._go(ResumeAction.TRACE_RETURN, Mode.RETURN)
 
     @engine_method()
     def trace_continue(self) -> Resumed | EngineError:
         """Let Dynamo trace on to the next trace stop (or the program's next stop)."""
-        return self._go("trace continue", Mode.CONTINUE)
+        return self._go(ResumeAction.TRACE_CONTINUE, Mode.CONTINUE)
 
     @engine_method()
     def trace_until(self, line: int | None = None) -> Resumed | EngineError:
         """Let Dynamo trace until it reaches `line` or later in this frame (default: the next line), or the frame
         returns."""
-        return self._go("trace until", Mode.UNTIL, 1, line)
+        return self._go(ResumeAction.TRACE_UNTIL, Mode.UNTIL, 1, line)
 
     @engine_method()
     def trace_rewind(self, count: int) -> Resumed | EngineError:
         """Experimental: re-trace the frame from its start (a restart, counted as an attempt by Dynamo) and stop
         `count` instructions before this one. Refused at a break or error stop and near Dynamo's attempt limit."""
-        note = self._call(self._at_trace().rewind, count)
-        result = Resumed("trace rewind", note)
+        rewind = self._call(self._at_trace().rewind, count)
+        result = Resumed(ResumeAction.TRACE_REWIND, rewind=rewind)
         self._resumed = result
         return result
 
@@ -163,7 +163,7 @@ class TraceMethods:
         stops (`replay`), and the bounds of the recorded steps. Any time."""
         stops = getattr(self, "trace_stops", None)
         if stops is None:
-            refuse("the trace service is not installed (the program has not started)", "unavailable")
+            refuse("the trace service is not installed (the program has not started)", ErrorKind.UNAVAILABLE)
         return self._call(stops.settings, record, replay, limit, max_bytes)
 
     @engine_method(anytime=True)
@@ -230,7 +230,7 @@ class TraceMethods:
             if index is None:
                 return self.trace_until(None)
             return EngineError("at a trace stop `until` takes a source LINE (`until LINE`), not an instruction index",
-                               "usage")
+                               ErrorKind.USAGE)
         return super().set_until(index)  # type: ignore[misc]
 
     def detach(self) -> Resumed | EngineError:

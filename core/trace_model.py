@@ -251,8 +251,9 @@ class TraceBreak:
     Attributes:
         compile_id, attempt: where it was found.
         path: which graph-break path (`BreakPath`).
-        reason: torch's reason, first line (the text ``TORCH_LOGS=graph_breaks`` prints after "Graph Break
-            Reason:"); gb_type: torch's graph-break type (``"Unsupported Tensor.item() call ..."``), when set.
+        reason: torch's reason, its head on one line (`facts.parse_break_reason`: the text ``TORCH_LOGS=graph_breaks``
+            prints after "Graph Break Reason:", before its Explanation); gb_type: torch's graph-break type
+            (``"Unsupported Tensor.item() call ..."``), when set.
         hints: torch's hints for it.
         step: the breaking instruction (the innermost one traced: its record holds the operands, which Dynamo
             had already popped when it found the break); operands: the value stack just before it.
@@ -532,3 +533,18 @@ class TraceStopView:
     mark: TraceMark | None = None
     record: str = "full"
     replay_on: bool = False
+
+
+@dataclass(frozen=True)
+class TraceRewind:
+    """What ``rewind N`` started (`model.Resumed.rewind`): Dynamo traces the frame again from its start.
+
+    Attributes:
+        code_name: the frame being re-traced (the compile's code, depth 0).
+        attempt: the attempt number of the re-trace (the attempt rewound from, plus one).
+        count: how many instructions before the one rewound from the re-trace stops.
+    """
+
+    code_name: str
+    attempt: int
+    count: int

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .format.trace import compile_lines
+from .format.trace import report_lines
 from .trace_model import TraceBreak, TraceCompileView
 
 
@@ -78,11 +78,5 @@ def trace_json(compiles: Sequence[TraceCompileView]) -> list[dict[str, Any]]:
 
 
 def trace_lines(compiles: Sequence[TraceCompileView]) -> list[str]:
-    """The report's text section: one block per compile id."""
-    if not compiles:
-        return []
-    out = ["Dynamo's tracing, per compile (instructions traced at every inline depth; `dynadbg run --break-on "
-           "trace` steps them)"]
-    for c in compiles:
-        out += compile_lines(c)
-    return out
+    """The report's text section: a head line, then one block per compile id (`format.trace.report_lines`)."""
+    return report_lines(compiles)

@@ -43,6 +43,7 @@ from .trace_model import (
     TraceError,
     TraceExplanation,
     TraceMark,
+    TraceRewind,
     TraceSettings,
     TraceStopReason,
     TraceStopView,
@@ -467,10 +468,11 @@ class TraceStops:
         assert live.view is not None
         return live.view
 
-    def resume(self, mode: Mode, count: int = 1, line: int | None = None) -> str:
-        """Set the stepping mode for when the program goes on; '' or a note for the user (history left)."""
+    def resume(self, mode: Mode, count: int = 1, line: int | None = None) -> bool:
+        """Set the stepping mode for when the program goes on; whether a recorded step was shown (the trace goes
+        on from the present)."""
         live = self._need_live()
-        note = "back to the present" if self.cursor is not None else ""
+        left_history = self.cursor is not None
         self.cursor = None
         if mode in (Mode.STEP, Mode.NEXT) and count < 1:
             raise TraceError_("count must be at least 1")
@@ -486,9 +488,9 @@ class TraceStops:
                 line = (step.line or 0) + 1
             self.until_line = line
         self.mode = mode
-        return note
+        return left_history
 
-    def rewind(self, count: int) -> str:
+    def rewind(self, count: int) -> TraceRewind:
         """`rewind N`: re-trace the frame from its start and stop N instructions before this one."""
         live = self._need_live()
         if count < 1:
@@ -508,7 +510,7 @@ class TraceStops:
         self.mode = Mode.REWIND
         self._rewind_pending = f"dynadbg rewind {count}"
         live.attempt.rewound = True
-        return f"rewinding: Dynamo traces {att.code.co_name} again from its start (attempt {att.number + 1})"
+        return TraceRewind(att.code.co_name, att.number + 1, count)
 
     def back(self, count: int) -> TraceStopView:
         live = self._need_live()

@@ -26,9 +26,13 @@ class SettraceBackend:
     """
 
     name = "settrace"
+    #: the return of a frame is seen only while it is traced (`return_only` keeps just that)
+    returns_untraced = False
 
     def __init__(self, handler: TraceHandler) -> None:
         self.handler = handler
+        # a handler without `wants_instructions` gets instruction events in every frame it wants
+        self._wants_instructions = getattr(handler, "wants_instructions", lambda code: True)
         self.armed = False
         self._frames: set[FrameType] = set()
 
@@ -64,9 +68,27 @@ class SettraceBackend:
         self._frames.add(frame)
         self.arm()
 
+    def return_only(self, frame: FrameType) -> None:
+        """Keep `frame`'s call-level events (its return, an exception raised in it) and drop its instruction
+        events: the global trace function stays armed until the frame returns."""
+        frame.f_trace_opcodes = False
+
+    def watch_returns(self, code: CodeType) -> None:
+        """3.11: returns are seen by tracing the frame (`TraceHandler.wants_frame`); nothing to switch on."""
+
+    def set_exception_stops(self, on: bool) -> None:
+        """3.11: no event reaches an untraced frame; exceptions leaving a compiled call are seen after it."""
+
+    def reclaim(self) -> None:
+        """A nested session ended (it set the thread's trace function to None): nothing is traced here now."""
+        self.disarm()
+
+    def new_run(self) -> None:
+        """Nothing to switch back on (settrace has no per-instruction DISABLE)."""
+
     def is_traced(self, frame: FrameType) -> bool:
         """Whether `frame` gets instruction events now."""
-        return self.armed and frame in self._frames and frame.f_trace is not None
+        return self.armed and frame in self._frames and frame.f_trace is not None and frame.f_trace_opcodes
 
     def untrace(self, frame: FrameType) -> None:
         """Stop instruction events for one frame."""
@@ -78,7 +100,7 @@ class SettraceBackend:
     def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event != "call" or not self.handler.wants_frame(frame.f_code):
             return None
-        frame.f_trace_opcodes = True
+        frame.f_trace_opcodes = self._wants_instructions(frame.f_code)
         self._frames.add(frame)
         self.handler.on_call(frame)
         return self._local

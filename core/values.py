@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import reprlib
 import types
 import weakref
 from typing import Any
 
+from .facts import short_graph_name
 from .model import ValueSummary
 
 #: Longest repr kept for any value (characters).
@@ -58,7 +58,7 @@ _GRAPH_LABELS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary
 def label_graph(fn: Any, global_name: str, compile_id: str) -> None:
     """Summaries of `fn` read ``<graph __compiled_fn_2 of 0/0>`` from now on (the uuid suffix of the global
     name dropped). Called when Dynamo installs the global (``OutputGraph.install_global_unsafe``)."""
-    short = re.sub(r"_[0-9a-f]{8}(_[0-9a-f]{4}){3}_[0-9a-f]{12}$", "", global_name)
+    short = short_graph_name(global_name)
     try:
         _GRAPH_LABELS[fn] = f"<graph {short} of {compile_id}>"
     except TypeError:  # not weak-referenceable: keep its own repr

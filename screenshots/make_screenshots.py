@@ -81,7 +81,7 @@ class Driver:
     async def stop(self, kind: Any, what: str) -> None:
         """Wait for the program to be stopped at a stop of `kind` (after any key that resumed it)."""
         app = self.app
-        await self.until(lambda: app.phase == "stopped" and not app._awaiting_resume  # noqa: SLF001
+        await self.until(lambda: app.phase == "stopped" and not app.awaiting_resume
                          and app.last_stop is not None and app.last_stop.kind is kind, what)
 
     async def press_and_stop(self, key: str, kind: Any, what: str) -> None:
@@ -178,7 +178,7 @@ async def drive(driver: Driver) -> None:
         seen = app.stops_seen
         await pilot.press("c")
         await driver.until(lambda: app.stops_seen > seen, "the next stop")
-        await driver.until(lambda: app.phase == "stopped" and not app._awaiting_resume, "a stop")  # noqa: SLF001
+        await driver.until(lambda: app.phase == "stopped" and not app.awaiting_resume, "a stop")
     await driver.until(lambda: screen.recompile_view.record is not None, "the recompile record (why)")
     await driver.shoot("recompile")
 

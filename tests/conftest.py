@@ -21,3 +21,16 @@ def _reset_dynamo():
     torch = sys.modules.get("torch")
     if torch is not None:
         torch._dynamo.reset()
+
+
+@pytest.fixture(autouse=True)
+def _no_tui_delays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI's delays (the footer's settle time, the "running" flash, gathering the program's output, the edit
+    preview's debounce) are 0 here: a TUI test waits until the app is settled, never for a length of time."""
+    app = sys.modules.get("dynadbg.tui.app")
+    if app is not None:
+        for name in ("FOOTER_SETTLE", "RUNNING_SHOWN_AFTER", "PRINT_FLUSH"):
+            monkeypatch.setattr(app.DebuggerApp, name, 0.0)
+    dialog = sys.modules.get("dynadbg.tui.edit_dialog")
+    if dialog is not None:
+        monkeypatch.setattr(dialog.EditDialog, "DEBOUNCE", 0.0)

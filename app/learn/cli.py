@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .lessons import Lesson, LessonError, load_lessons
-from .progress import Progress
+from .lessons import LessonError, load_lessons
+from .progress import Progress, lesson_list
 
 
 def add_learn_flags(parser: argparse.ArgumentParser) -> None:
@@ -18,17 +18,6 @@ def add_learn_flags(parser: argparse.ArgumentParser) -> None:
                         "typed for you (line mode)")
     parser.add_argument("--list", action="store_true", help="list the lessons and your progress, open none")
     parser.add_argument("--reset", action="store_true", help="forget your progress through the lessons")
-
-
-def lesson_list(lessons: list[Lesson], progress: Progress) -> str:
-    """One line per lesson: ``[x]`` finished, ``[k/n]`` begun, ``[ ]`` not begun."""
-    lines = []
-    for lesson in lessons:
-        total = len(lesson.steps)
-        mark = ("x" if lesson.number in progress.done
-                else f"{progress.steps[lesson.number]}/{total}" if lesson.number in progress.steps else " ")
-        lines.append(f"  [{mark}] {lesson.number}. {lesson.title}  ({total} steps)")
-    return "\n".join(lines)
 
 
 def cmd_learn(args: argparse.Namespace) -> int:

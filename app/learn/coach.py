@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from dynadbg.core import commands as cmd
-from dynadbg.core.model import EngineError
+from dynadbg.core.model import CodeRoles, EngineError, Stop
 
 from .lessons import Condition, Lesson, Step
 from .progress import Progress
@@ -146,22 +146,31 @@ class Coach:
 
     def snapshot(self, engine: object) -> EngineState:
         """Read the state a condition needs from `engine` (blocking engine calls: not on a UI thread)."""
-        base = EngineState(command=self.command, output=self.output, error=self.error, exited=self.exited)
         if self.exited or getattr(engine, "finished", False) or not getattr(engine, "paused", False):
-            return base
+            return self.state_at(None)
         stop = engine.current_stop()
         if isinstance(stop, EngineError):
-            return base
+            return self.state_at(None)
+        frame = stop.selected_frame
+        roles = stop.teaching.roles if stop.teaching is not None else None
+        if roles is None and frame is not None and frame.code.generated:
+            answer = engine.roles()
+            roles = None if isinstance(answer, EngineError) else answer
+        return self.state_at(stop, roles)
+
+    def state_at(self, stop: Stop | None, roles: CodeRoles | None = None) -> EngineState:
+        """The state a condition needs at `stop` (None: running or ended), with its code's `roles` (the stop's own
+        `Stop.teaching` when it has them): no engine call."""
+        if stop is None or self.exited:
+            return EngineState(command=self.command, output=self.output, error=self.error, exited=self.exited)
         frame = stop.selected_frame
         if frame is None:
             return EngineState(stop.kind.value, command=self.command, output=self.output, error=self.error)
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
-        if frame.code.generated:
-            roles = engine.roles()
-            if not isinstance(roles, EngineError) and 0 <= frame.index < len(roles.roles):
-                role = roles.roles[frame.index].role.value
+        if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
+            role = roles.roles[frame.index].role.value
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.output,
                            self.error)
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .lessons import Lesson
 
 #: Environment variable naming the data directory instead of the platform's.
 DATA_DIR_ENV = "DYNADBG_DATA_DIR"
@@ -74,3 +78,14 @@ class Progress:
     def next_lesson(self, numbers: list[int]) -> int | None:
         """The first lesson of `numbers` not finished, None when all are."""
         return next((n for n in numbers if n not in self.done), None)
+
+
+def lesson_list(lessons: list[Lesson], progress: Progress) -> str:
+    """One line per lesson: ``[x]`` finished, ``[k/n]`` begun, ``[ ]`` not begun."""
+    lines = []
+    for lesson in lessons:
+        total = len(lesson.steps)
+        mark = ("x" if lesson.number in progress.done
+                else f"{progress.steps[lesson.number]}/{total}" if lesson.number in progress.steps else " ")
+        lines.append(f"  [{mark}] {lesson.number}. {lesson.title}  ({total} steps)")
+    return "\n".join(lines)

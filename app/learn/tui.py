@@ -1,9 +1,11 @@
 """`dynadbg learn` in the TUI: the debugger app with a narration pane that follows the lesson.
 
-After each stop, each console command and the program's end, the coach's condition is checked against the
-engine's state: `Coach.snapshot` runs on the app's engine-call thread (every engine call blocks until the program's
-worker thread answered; torch is only touched there), and the answer updates the pane on the UI thread.
-Console lines ``lesson`` and ``lesson skip`` are the coach's, as in line mode; F8 skips a step.
+`LearnApp` builds on `DebuggerApp` through its public messages only: `DebuggerApp.StopShown`,
+`DebuggerApp.CommandAnswered`, `DebuggerApp.ResumeSent` and `DebuggerApp.ProgramEnded`, and `Console.Submitted`
+for the console lines the coach answers itself (``lesson``, ``lesson skip``). After each stop, each console
+command and the program's end, the coach's condition is checked against the engine's state: the stop brings what a
+condition reads (kind, instruction, role: `Stop.teaching`), so no engine call is needed; a stop without its roles
+(a recorded one) is read with `Coach.snapshot` through the app's engine client. F8 skips a step.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from textual import on
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
 from dynadbg.core.commands import RESUMING
-from dynadbg.core.model import CommandResult, EngineError
-from dynadbg.tui.app import DebuggerApp, _Call
+from dynadbg.tui.app import DebuggerApp
+from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import NarrationView
 
 from .coach import Coach, EngineState
@@ -53,23 +56,25 @@ class LearnApp(DebuggerApp):
         self.coach = Coach(lesson, progress)
         """Follows the learner through the lesson."""
         self._moved = False
-        self._line: str | None = None
         self.checks = 0
         """Condition checks answered so far (tests wait on it)."""
         self._preface = preface
+        self.narration = NarrationView(id="narration")
+        """The lesson's narration pane."""
 
     def on_main_screen_ready(self) -> None:
-        self._main.mount(NarrationView(id="narration"), before=self._main.console)
+        self.main_screen.mount(self.narration, before=self.main_screen.console)
         self._show()
         for line in self._preface.splitlines():
-            self._main.console.info(line)
+            self.main_screen.console.info(line)
         # lessons say "type `ll`": typing goes to the command line from the start (Escape leaves it for the keys)
-        self._main.console.input.focus()
+        self.main_screen.console.input.focus()
         # (Textual then calls DebuggerApp's own handler of this message, which starts the program)
 
-    @property
-    def narration(self) -> NarrationView:
-        return self._main.query_one("#narration", NarrationView)
+    def lesson_keys(self) -> tuple[tuple[str, str], ...]:
+        return ((SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),
+                ("lesson (console)", "Show the step again; a wrong move (a stop or a command the step does not ask "
+                                     "for) shows the step's next hint"))
 
     def _show(self) -> None:
         coach = self.coach
@@ -81,44 +86,44 @@ class LearnApp(DebuggerApp):
         self.narration.show(coach.heading(), body, coach.hint, SKIP_KEY.upper(), done=step is None)
 
     # what the learner does -----------------------------------------------------------------------------------
-    def submit(self, line: str) -> None:
-        words = line.split()
-        if words[:1] == ["lesson"]:
-            self._main.console.echo(line)
-            if words[1:] == ["skip"]:
-                self.action_skip_step()
-            else:
-                self.action_show_step()
+    @on(Console.Submitted)
+    def _lesson_line(self, event: Console.Submitted) -> None:
+        """``lesson`` and ``lesson skip`` are the coach's, as in line mode; every other line goes to the engine."""
+        words = event.line.split()
+        if words[:1] != ["lesson"]:
             return
-        self._line = line
-        if self.stopped and words and words[0] in RESUMING:
-            # noted before the call: the stop it leads to may arrive before the call's own answer
-            self._moved = True
-            self.coach.observe_command(line, "", None)
-        super().submit(line)
+        event.prevent_default()
+        self.main_screen.console.echo(event.line)
+        if words[1:] == ["skip"]:
+            self.action_skip_step()
+        else:
+            self.action_show_step()
 
-    def _console_done(self, answer: Any, resume: bool) -> None:
-        super()._console_done(answer, resume)
-        if isinstance(answer, EngineError):
-            answer = (CommandResult(error=answer.message), None)
-        result = answer[0]
-        if self._line is None or (result.resumed and not result.error):
-            return  # a resuming command was noted in `submit`; the stop it leads to is checked
-        self.coach.observe_command(self._line, result.output, result.error)
+    @on(DebuggerApp.ResumeSent)
+    def _resume_sent(self, event: DebuggerApp.ResumeSent) -> None:
+        # noted before the answer: the stop it leads to may arrive before the call's own answer
+        self._moved = True
+        words = event.what.split()
+        if event.line and words and words[0] in RESUMING:
+            self.coach.observe_command(event.what, "", None)
+
+    @on(DebuggerApp.CommandAnswered)
+    def _command_answered(self, event: DebuggerApp.CommandAnswered) -> None:
+        result = event.result
+        if result.resumed and not result.error:
+            return  # a resuming command was noted when it was sent; the stop it leads to is checked
+        self.coach.observe_command(event.line, result.output, result.error)
         self._check(move=True, looked=result.error is None)
 
-    def _resume(self, fn: Callable[[], Any], what: str, **kwargs: Any) -> None:
-        if self.stopped:
-            self._moved = True
-        super()._resume(fn, what, **kwargs)
-
-    def on_bridge_stopped(self, event: Any) -> None:
-        # DebuggerApp's handler of the message runs too (Textual calls each class's handler in the MRO)
+    @on(DebuggerApp.StopShown)
+    def _stop_shown(self, event: DebuggerApp.StopShown) -> None:
+        if not event.new:
+            return  # a command changed the stop: its answer is checked (`CommandAnswered`)
         move, self._moved = self._moved, False
         self._check(move=move)
 
-    def _on_exit_result(self, result: Any) -> None:
-        super()._on_exit_result(result)
+    @on(DebuggerApp.ProgramEnded)
+    def _program_ended(self, event: DebuggerApp.ProgramEnded) -> None:
         if not self.coach.exited:
             self.coach.observe_exit()
             self._check(move=True)
@@ -129,16 +134,23 @@ class LearnApp(DebuggerApp):
         self._show()
 
     def action_show_step(self) -> None:
-        self._main.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
+        self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
 
-    # checking the condition on the engine-call thread --------------------------------------------------------
+    # checking the condition -------------------------------------------------------------------------------------
     def _check(self, move: bool, looked: bool = False) -> None:
         coach = self.coach
         if coach.finished:
             return
-        session = self.session
-        self._enqueue(_Call(lambda: coach.snapshot(session), lambda state: self._checked(state, move, looked),
-                            False, "lesson step check"))
+        stop = self.last_stop if self.phase == "stopped" else None
+        frame = stop.selected_frame if stop is not None else None
+        if stop is not None and stop.teaching is None and frame is not None and frame.code.generated:
+            # no roles with this stop (a recorded one): ask the engine
+            session = self.session
+            self.client.call(lambda: coach.snapshot(session), lambda state: self._checked(state, move, looked),
+                             "lesson step check")
+            return
+        self._checked(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching else None),
+                      move, looked)
 
     def _checked(self, state: Any, move: bool, looked: bool) -> None:
         self.checks += 1

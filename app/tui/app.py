@@ -2,40 +2,45 @@
 
 Threads: the user's program runs on the engine's worker thread; this app owns the main thread. Engine events
 arrive as `Bridge` messages. Every engine method the app calls (`dynadbg.core.protocol.Engine`: `set_step`,
-`guard_trees`, `decide`, `preview_edit`, ...) blocks until the program's thread answered, so it runs in a Textual
-thread worker, never on the UI thread; `quit` and `interrupt` run on short daemon threads so a busy engine can
-never hold the UI (or its shutdown) hostage.
+`guard_trees`, `decide`, `preview_edit`, ...) blocks until the program's thread answered, so the app makes each
+one through its `EngineClient` (`engine_client.py`): in a Textual thread worker, one at a time, in order, the
+answer handled on the UI thread.
 
-Widgets post intents (a view kind, an instruction index, a decision, an edit op); the app turns each into one
-typed engine call and renders the typed answer. The console is the one place the command language is spoken: its
-line goes to `Engine.execute` as the user typed it, the output is logged, and what the command changed (the
-selected frame, breakpoints, watches, edits) is read back with `Engine.current_stop` — the app never parses a
-line it sent or the engine's text.
+Widgets post intents (a view, an instruction index, a decision, an edit op); the app turns each into one typed
+engine call and renders the typed answer. Registry actions dispatch through one table (`DebuggerApp._ACTIONS`).
+The console is the one place the command language is spoken: its line goes to `Engine.execute` as the user typed
+it, the output is logged, and what the command changed (the selected frame, breakpoints, watches, edits) is read
+back with `Engine.current_stop` — the app never parses a line it sent or the engine's text.
 
-Engine calls are made one at a time, in the order they were issued. A resuming call (step, next, continue, a
-recompile decision, any console line) is accepted only while the program is stopped and no other one is in
-flight; keys pressed while it runs are ignored (the footer greys them out). Keys that do not apply at the current
-stop are hidden from the footer (`actions.Action.when`): the recompile-stop choices appear only at a recompile
-stop (and only those the stop offers as available), the edit keys only in generated code.
+A step is one engine round trip and one paint of each pane: the `Stop` brings the roles and the stack's provenance
+(`Stop.teaching`, the bridge asks for them), and the guard tree is fetched again only for another call. The
+program's stdout and stderr are captured by the app itself (`events.Print` to the app), so they queue behind the
+same message stream as the stops: what the program printed before a stop is logged before that stop.
 
-Dialogs: the edit dialog (``e``/``i``/``x``, `EditDialog`) previews an instruction edit with `Engine.preview_edit`
-and applies it with `Engine.apply_edit`; the ``dynamic`` choice asks for ``NAME DIM`` (`PromptScreen`).
+A resuming call (step, next, continue, a recompile decision, any console line) is accepted only while the
+program is stopped and no other one is in flight; keys pressed while it runs are ignored (the footer greys them
+out). Keys that do not apply at the current stop are hidden from the footer (`actions.Action.when`).
+
+Public messages for front ends built on this app (`dynadbg learn`): `StopShown` (a stop is on screen),
+`CommandAnswered` (a console command came back), `ResumeSent` (a key or a command let the program go on),
+`ProgramEnded` (the program ended). Console lines can be taken over by handling `Console.Submitted` first and
+calling `prevent_default()`.
+
+The delays (`FOOTER_SETTLE`, `RUNNING_SHOWN_AFTER`, `QUIT_DEADLINE`, `PRINT_FLUSH`) are class attributes; the
+tests set them to 0.
 """
 
 from __future__ import annotations
 
 import gc
-import queue
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ScreenStackError
 from textual.message import Message
 from textual.timer import Timer
-from textual.worker import get_current_worker
 
 from dynadbg.core.model import (
     DEFAULT_BREAK_ON,
@@ -43,10 +48,10 @@ from dynadbg.core.model import (
     CommandResult,
     Decision,
     DecisionKind,
-    EditOp,
     EditOutcome,
     EditPreview,
     EngineError,
+    ErrorKind,
     GuardTree,
     HistoryView,
     Resumed,
@@ -55,64 +60,42 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.edits import format_diff
-from dynadbg.core.format.glossary import Glossary
+from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 
 from . import actions
 from .bridge import Bridge, EngineSession
+from .bytecode_view import BytecodeView
 from .commands import ActionCommands, LearnCommand
 from .console import Console
 from .edit_dialog import EditDialog
+from .engine_client import EngineClient
 from .help_screen import HelpScreen
 from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
-from .screen import QUERY_VIEWS, MainScreen
-from .status_line import StatusLine
-from .teach import TeachingApp
+from .screen import MainScreen
+from .teaching import Teaching
+from .views import View
+from .source_view import SourceView
 
-#: Registry action id → the control method it calls (``until`` also takes the bytecode cursor's index).
-_CONTROL: dict[str, Callable[[EngineSession, int], Any]] = {
-    "step": lambda engine, cursor: engine.set_step(),
-    "next": lambda engine, cursor: engine.set_next(),
-    "return": lambda engine, cursor: engine.set_return(),
-    "continue": lambda engine, cursor: engine.set_continue(),
-    "until": lambda engine, cursor: engine.set_until(cursor),
-}
-#: The recompile-stop choice actions (their ids are the `DecisionKind` values).
-_CHOICES = frozenset(kind.value for kind in DecisionKind)
 #: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
-#: Seconds the program state must hold before the footer's greyed-out keys are updated.
-FOOTER_SETTLE = 0.25
-#: Seconds the program must run before the status line says so (a quick step shows no "running" flash).
-RUNNING_SHOWN_AFTER = 0.1
-#: Seconds `q` waits for the program to end before the app exits anyway.
-QUIT_DEADLINE = 0.9
+
+#: The engine query that fills each view when it is opened (`MainScreen.show_query` shows the answer).
+_VIEW_QUERIES: dict[View, Callable[[EngineSession], Any]] = {
+    View.ORIGINAL: lambda engine: engine.original_code(),
+    View.GRAPH: lambda engine: engine.graphs(),
+    # the resume functions' code names (`compiles`) beside their global names: one function, two names
+    View.ENTRIES: lambda engine: (engine.entries(), engine.compiles()),
+    View.DIFF: lambda engine: engine.patch_diff(),
+    # the records keep the diffs of the entries that existed at each miss; the view also shows the entries'
+    # diffs now (after the decision compiled a new entry), as `diff` does
+    View.RECOMPILE: lambda engine: (engine.recompile_records(), engine.guard_diffs()),
+}
 
 
-class _Cancelled(Exception):
-    """The thread worker waiting on an engine call was cancelled (the app is closing)."""
-
-
-@dataclass(frozen=True)
-class _Call:
-    """One queued engine call.
-
-    Attributes:
-        fn: calls the engine (on the engine-call thread) and returns its answer.
-        done: handles the answer on the UI thread.
-        resume: the call may let the program run (it holds `_awaiting_resume` until answered).
-        what: what it is, for an internal-error line.
-    """
-
-    fn: Callable[[], Any]
-    done: Callable[[Any], None]
-    resume: bool
-    what: str
-
-
-class DebuggerApp(TeachingApp, App[int]):
+class DebuggerApp(App[int]):
     """The dynadbg TUI.
 
     Args:
@@ -132,22 +115,54 @@ class DebuggerApp(TeachingApp, App[int]):
     BINDINGS = actions.bindings()
     COMMANDS = App.COMMANDS | {ActionCommands, LearnCommand}
 
-    class EngineAnswered(Message):
-        """An engine call came back (posted by the engine worker)."""
+    FOOTER_SETTLE: ClassVar[float] = 0.25
+    """Seconds the program state must hold before the footer's greyed-out keys are updated (each footer refresh
+    rebuilds its key widgets: tens of ms)."""
+    RUNNING_SHOWN_AFTER: ClassVar[float] = 0.1
+    """Seconds the program must run before the status line says so (a quick step shows no "running" flash)."""
+    QUIT_DEADLINE: ClassVar[float] = 0.9
+    """Seconds `q` waits for the program to end before the app exits anyway."""
+    PRINT_FLUSH: ClassVar[float] = 0.05
+    """Seconds the program's output is gathered before it is logged while it runs (it is logged at once before a
+    stop or any other engine event)."""
 
-        def __init__(self, call: _Call, result: Any) -> None:
-            self.call = call
-            """The call."""
-            self.result = result
-            """What the engine returned (an `EngineError` when the call failed)."""
+    class StopShown(Message):
+        """A stop is on screen (a new stop, or the shown stop changed: another frame, a recorded stop)."""
+
+        def __init__(self, stop: Stop, new: bool) -> None:
+            self.stop = stop
+            """The stop shown."""
+            self.new = new
+            """A new stop of the program (False: the same pause, changed by a command)."""
             super().__init__()
 
-    class QuitDone(Message):
-        """`Session.quit()` returned (or gave up waiting)."""
+    class CommandAnswered(Message):
+        """A console command line came back from the engine."""
 
-        def __init__(self, result: ExitResult | None) -> None:
+        def __init__(self, line: str, result: CommandResult) -> None:
+            self.line = line
+            """The line as the user typed it."""
             self.result = result
-            """The program's exit result, if it arrived in time."""
+            """What the engine answered."""
+            super().__init__()
+
+    class ResumeSent(Message):
+        """A key, a decision or a console line (one that may resume) was sent to the engine while the program was
+        stopped; posted before the engine answered."""
+
+        def __init__(self, what: str, *, line: bool = False) -> None:
+            self.what = what
+            """The action id (``"step"``, ``"eager"``), or the command line as typed."""
+            self.line = line
+            """`what` is a console line."""
+            super().__init__()
+
+    class ProgramEnded(Message):
+        """The program ended (its first end only)."""
+
+        def __init__(self, result: ExitResult) -> None:
+            self.result = result
+            """How it ended."""
             super().__init__()
 
     def __init__(
@@ -163,6 +178,8 @@ class DebuggerApp(TeachingApp, App[int]):
         """The listener the session reports to."""
         self.session: EngineSession = session_factory(self.bridge)
         """The engine session."""
+        self.client = EngineClient(self, self.session, on_idle=self._engine_idle)
+        """The one path of every engine call."""
         self.keymap: dict[str, str] = dict(keymap or {})
         """Action id → keys overrides in force (shown by the help screen and the palette)."""
         self.phase = "starting"
@@ -172,26 +189,58 @@ class DebuggerApp(TeachingApp, App[int]):
         self.exit_result: ExitResult | None = None
         """How the program ended, once it did."""
         self.stops_seen = 0
-        self._glossary = Glossary()
         """Number of stops so far."""
+        self._glossary = Glossary()
         self._start = start
         self._keymap_warnings = tuple(keymap_warnings)
         self._main = MainScreen()
-        self._awaiting_resume = False
+        self.teaching = Teaching(self._main, self.client, lambda: (self.last_stop, self.stopped))
+        """The teaching views' engine calls (roles and provenance of recorded stops, the Explain pane)."""
+        self.awaiting_resume = False
+        """A resuming call is in flight (its stop or its refusal has not arrived)."""
         self._quitting = False
-        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
-        self._queue_lock = threading.Lock()
-        self._caller: threading.Thread | None = None
-        self._pending = 0
         self._guards_key: tuple[Any, ...] | None = None
         self._guards_seq = -1
-        self._view_seq: dict[str, tuple[int, int]] = {}
+        self._view_seq: dict[View, tuple[int, int]] = {}
         self._footer_timer: Timer | None = None
-        self._auto_view: str | None = None
+        self._auto_view: View | None = None
         self._footer_gate: tuple[Any, ...] = (self.phase, False)
         self._running_timer: Timer | None = None
         self._running_text = "running"
-        self._teach_init()
+        self._printed: list[str] = []
+        self._stderr: list[str] = []
+        self._print_timer: Timer | None = None
+        self._paint_pending: Stop | None = None
+        self._footer_wanted = False
+        self._actions: dict[str, Callable[[], None]] = {
+            "help": self._open_help,
+            "console": lambda: self._main.console.input.focus(),
+            "maximize": lambda: self._main.toggle_maximize(),
+            "explain": self._toggle_explain,
+            "interrupt": self.interrupt,
+            "quit": self.quit_program,
+            "breakpoint": lambda: self._toggle_breakpoint(self._cursor()) if self._cursor_instr() else None,
+            "edit": lambda: self.open_edit_dialog("edit"),
+            "insert": lambda: self.open_edit_dialog("insert"),
+            "delete": lambda: self.open_edit_dialog("delete"),
+            "dynamic": self._ask_dynamic,
+            "up": lambda: self.select_frame(-1),
+            "down": lambda: self.select_frame(1),
+            "back": lambda: self.move_in_history("back"),
+            "forward": lambda: self.move_in_history("forward"),
+            "whatif": self._what_if,
+            "step": lambda: self._control("step", lambda engine: engine.set_step()),
+            "next": lambda: self._control("next", lambda engine: engine.set_next()),
+            "return": lambda: self._control("return", lambda engine: engine.set_return()),
+            "continue": lambda: self._control("continue", lambda engine: engine.set_continue()),
+            "until": lambda: self._control("until", lambda engine, index=self._cursor(): engine.set_until(index)),
+        }
+        """Registry action id → what it does (the views and the recompile choices are added below)."""
+        for view in View:
+            self._actions[view.action] = lambda view=view: self._main.show_view(view)
+        for kind in DecisionKind:
+            if kind is not DecisionKind.DYNAMIC:
+                self._actions.setdefault(kind.value, lambda kind=kind: self._choose(kind))
 
     # Set-up ----------------------------------------------------------------------------------------------------
 
@@ -210,13 +259,14 @@ class DebuggerApp(TeachingApp, App[int]):
     def on_main_screen_ready(self) -> None:
         """Start listening (and the program): from here on every engine event has a pane to land in."""
         keys = actions.effective_keys(self.keymap)
-        status = self._main.query_one(StatusLine)
+        status = self._main.status
         status.interrupt_key = actions.display_keys(keys["interrupt"])
         status.quit_key = actions.display_keys(keys["quit"])
         status.forward_key = actions.display_keys(keys["forward"])
+        status.stderr_key = actions.display_keys(keys["view_stderr"])
         self._main.recompile_view.keys = keys
-        # The program's prints (any thread) land in the console log instead of under the TUI.
-        self.begin_capture_print(self._main.console, stdout=True, stderr=True)
+        # The program's prints (any thread) come to the app itself, queued with the engine's events.
+        self.begin_capture_print(self, stdout=True, stderr=True)
         for warning in self._keymap_warnings:
             self._main.console.error(warning)
         self.bridge.attach(self)
@@ -229,6 +279,7 @@ class DebuggerApp(TeachingApp, App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        self.client.close()
         if self.phase != "exited" and not self._quitting:
             # the app went away without `q` (an error, a test's end): a paused program would wait for a command
             # forever with every hook installed; end it (`Session.quit` returns at once)
@@ -236,7 +287,6 @@ class DebuggerApp(TeachingApp, App[int]):
                 self.session.quit()
             except Exception:  # noqa: BLE001 - leaving regardless
                 pass
-        self._queue.put(None)
         gc.unfreeze()
         if self._footer_timer is not None:
             self._footer_timer.stop()
@@ -246,7 +296,18 @@ class DebuggerApp(TeachingApp, App[int]):
     @property
     def stopped(self) -> bool:
         """The program is paused and no resuming call is in flight."""
-        return self.phase == "stopped" and not self._awaiting_resume
+        return self.phase == "stopped" and not self.awaiting_resume
+
+    @property
+    def engine_busy(self) -> bool:
+        """Engine calls are running or waiting, or their answers are not handled yet."""
+        return self.client.busy
+
+    @property
+    def settled(self) -> bool:
+        """No engine call in flight or waiting, and no program output waiting to be logged (whether the program is
+        stopped, runs, or ended)."""
+        return not self.client.busy and not self._printed and not self._stderr and self._paint_pending is None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Whether a registry action applies now (`actions.Action.when`): True runs it, None greys it out in the
@@ -263,7 +324,7 @@ class DebuggerApp(TeachingApp, App[int]):
         when = entry.when
         if when == "running":
             # Only while the program runs; otherwise Ctrl+C falls through to Textual's copy binding.
-            return self.phase in ("running", "starting") or self._awaiting_resume
+            return self.phase in ("running", "starting") or self.awaiting_resume
         if when == "recompile":
             return stopped and entry.id in available_choices(stop)
         if when == "generated":
@@ -279,90 +340,108 @@ class DebuggerApp(TeachingApp, App[int]):
 
     def action_dbg(self, action_id: str) -> None:
         """Run the registry action `action_id` (every key binding and palette entry lands here)."""
-        entry = actions.get(action_id)
-        screen = self._main
-        instr = screen.bytecode.cursor_instruction
-        cursor = instr.index if instr is not None else 0
-        if entry.id == "help":
-            if not isinstance(self.screen, HelpScreen):
-                self.push_screen(HelpScreen(self.keymap))
-        elif entry.id == "console":
-            screen.console.input.focus()
-        elif entry.id == "maximize":
-            screen.toggle_maximize()
-        elif entry.id == "explain":
-            if screen.toggle_explain():
-                self.explain_cursor()
-        elif entry.id == "interrupt":
-            self.interrupt()
-        elif entry.id == "quit":
-            self.quit_program()
-        elif entry.id.startswith("view_"):
-            screen.show_view("tab-" + entry.id.removeprefix("view_"))
-        elif entry.id == "breakpoint":
-            if instr is not None:
-                self._toggle_breakpoint(instr.index)
-        elif entry.id in ("edit", "insert", "delete"):
-            self.open_edit_dialog(entry.id)
-        elif entry.id == "dynamic":
-            self._ask_dynamic()
-        elif entry.id in _CHOICES:
-            choice = choice_for(self.last_stop, DecisionKind(entry.id))
-            if choice is not None:
-                self.decide(choice.decision)
-        elif entry.id in _CONTROL:
-            control = _CONTROL[entry.id]
-            self._resume(lambda: control(self.session, cursor), entry.id)
-        elif entry.id in ("up", "down"):
-            self.select_frame(-1 if entry.id == "up" else 1)
-        elif entry.id in ("back", "forward"):
-            self.move_in_history(entry.id)
-        elif entry.id == "whatif":
-            self._what_if()
+        handler = self._actions.get(actions.get(action_id).id)
+        if handler is not None:
+            handler()
+
+    def _cursor_instr(self) -> Any:
+        return self._main.bytecode.cursor_instruction
+
+    def _cursor(self) -> int:
+        instr = self._main.bytecode.cursor_instruction
+        return instr.index if instr is not None else 0
+
+    def _open_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.keymap, lessons=self.lesson_keys()))
+
+    def lesson_keys(self) -> tuple[tuple[str, str], ...]:
+        """Extra keys the help screen lists (a lesson's; none in the debugger)."""
+        return ()
+
+    def _toggle_explain(self) -> None:
+        if self._main.toggle_explain():
+            self.teaching.explain_cursor()
+
+    def _choose(self, kind: DecisionKind) -> None:
+        choice = choice_for(self.last_stop, kind)
+        if choice is not None:
+            self.decide(choice.decision)
 
     # Intents → engine calls ------------------------------------------------------------------------------------
 
-    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None,
-                done: Callable[[Any], None] | None = None) -> None:
+    def _control(self, what: str, call: Callable[[EngineSession], Any]) -> None:
+        engine = self.session
+        self._resume(lambda: call(engine), what)
+
+    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None) -> None:
         """Send a call that lets the program go on (only while stopped and no other one is in flight)."""
         if not self.stopped:
             return
         if echo is not None:
             self._main.console.echo(echo)
-        self._awaiting_resume = True
+        self.awaiting_resume = True
+        self.post_message(self.ResumeSent(what))
         self._bindings_changed()
-        self._enqueue(_Call(fn, done or self._resumed, True, what))
+        self.client.call(fn, self._resumed, what)
+
+    def _show_resumed(self, result: Resumed) -> None:
+        """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
+        parts): what was done, each warning (as an error line), the permanent fix."""
+        console = self._main.console
+        head = fmt.resumed_head(result)
+        if head:
+            console.output(head)
+        for warning in result.warnings:
+            console.error(fmt.warning_line(warning))
+        if result.permanent is not None:
+            console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
 
     def _resumed(self, result: Any) -> None:
-        """A control call or a decision answered: running (the next stop follows), or why it could not."""
+        """A control call or a decision answered: running (its answer came through `Bridge.Resuming`), or why
+        it could not."""
         if isinstance(result, Resumed):
-            console = self._main.console
-            if result.message:
-                console.output(result.message)
-            for warning in result.warnings:
-                console.error(f"WARNING: {warning}")
-            if result.permanent:
-                console.output(Text("permanently: ") + Text(result.permanent))
-            if self._awaiting_resume and self.phase == "stopped":
+            if self.awaiting_resume and self.phase == "stopped":
                 self._set_running("running")
             if result.quit:
                 self.quit_program()
             return
-        self._awaiting_resume = False
+        self.awaiting_resume = False
         self._bindings_changed()
         self._log_error(result)
 
+    def on_bridge_resuming(self, event: Bridge.Resuming) -> None:
+        """The engine let the program go on: its answer, before anything the program prints next."""
+        self._flush_printed()
+        result = event.result
+        self._show_resumed(result)
+
+    def on_source_view_wanted(self, event: SourceView.Wanted) -> None:
+        """The source pane shows a file it holds no text of: the engine reads it, on the program's thread."""
+        view, wanted = event.view, event.filename
+        engine = self.session
+
+        def done(result: Any) -> None:
+            if isinstance(result, tuple):
+                view.set_source(result[0], result[2])
+            if not isinstance(result, tuple) or result[0] != wanted:
+                view.source_failed(wanted, again=not isinstance(result, EngineError)
+                                   or result.kind is ErrorKind.NOT_PAUSED)
+
+        self.client.call(lambda: engine.source(whole_file=True), done, "source")
+
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
-        self._resume(lambda: self.session.decide(decision), decision.kind.value, echo=decision.command)
+        engine = self.session
+        self._resume(lambda: engine.decide(decision), decision.kind.value, echo=decision.command)
 
     def select_frame(self, delta: int) -> None:
         """``u`` (-1, toward the caller) / ``d`` (+1): select another frame of the stop."""
         if not self.stopped:
             return
         engine = self.session
-        self._enqueue(_Call((lambda: engine.up()) if delta < 0 else (lambda: engine.down()),
-                            self._selected, False, "up" if delta < 0 else "down"))
+        self.client.call((lambda: engine.up()) if delta < 0 else (lambda: engine.down()), self._selected,
+                         "up" if delta < 0 else "down")
 
     def move_in_history(self, direction: str) -> None:
         """``[`` / ``]``: show the previous / next recorded stop (`Engine.back` / `Engine.forward`), read-only."""
@@ -370,7 +449,7 @@ class DebuggerApp(TeachingApp, App[int]):
             return
         engine = self.session
         call = (lambda: engine.back()) if direction == "back" else (lambda: engine.forward())
-        self._enqueue(_Call(call, self._history_moved, False, direction))
+        self.client.call(call, self._history_moved, direction)
 
     def _history_moved(self, result: Any) -> None:
         if isinstance(result, HistoryView):
@@ -396,7 +475,7 @@ class DebuggerApp(TeachingApp, App[int]):
             result = engine.set_break(index) if on else engine.clear_break(index)
             return result if isinstance(result, EngineError) else engine.list_breakpoints()
 
-        self._enqueue(_Call(call, self._breakpoints_changed, False, "breakpoint"))
+        self.client.call(call, self._breakpoints_changed, "breakpoint")
 
     def _breakpoints_changed(self, result: Any) -> None:
         if isinstance(result, tuple) and all(isinstance(b, BreakpointView) for b in result):
@@ -407,19 +486,14 @@ class DebuggerApp(TeachingApp, App[int]):
     def _what_if(self) -> None:
         if self.stopped:
             self._main.console.echo("whatif")
-            self._enqueue(_Call(self.session.what_if, self._show_what_if, False, "whatif"))
+            self.client.call(self.session.what_if, self._show_what_if, "whatif")
 
     def _show_what_if(self, result: Any) -> None:
+        """The ``w`` key's answer, as typing ``whatif`` prints it (`format.whatif_text`)."""
         if isinstance(result, EngineError):
             self._log_error(result)
             return
-        console = self._main.console
-        for tree in result:
-            state = (f"invalidated: {tree.invalidated}" if tree.invalidated
-                     else "every guard passes" if not tree.failing else f"{len(tree.failing)} failing")
-            console.output(f"entry {tree.compile_id}: {tree.leaf_count:,} guards, {state}")
-            for leaf in tree.failing[:10]:
-                console.output(f"  {leaf.id} {leaf.guard_type}  {' ; '.join(leaf.code)}")
+        self._main.console.output(fmt.whatif_text(result))
 
     def open_edit_dialog(self, kind: str) -> None:
         """Open the edit dialog (``"edit"``, ``"insert"``, ``"delete"``) on the bytecode cursor's instruction."""
@@ -429,14 +503,19 @@ class DebuggerApp(TeachingApp, App[int]):
             return
         self.push_screen(EditDialog(kind, instr, code.name, len(code.instructions)))
 
-    def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
-        """The engine's preview of the instruction edit `op` (blocking: call it from a thread worker only)."""
+    def on_edit_dialog_preview_wanted(self, event: EditDialog.PreviewWanted) -> None:
+        """The edit dialog wants the engine's preview of its op (`Engine.preview_edit`, nothing installed)."""
+        dialog, op, text = event.dialog, event.op, event.text
         if self.phase != "stopped":
-            return EngineError("no preview while the program runs", "not paused")
-        try:
-            return self._call_engine(self.session.preview_edit, op)
-        except _Cancelled:
-            return EngineError("cancelled", "internal")
+            dialog.show_preview(text, EngineError("no preview while the program runs", "not paused"))
+            return
+        engine = self.session
+
+        def done(result: EditPreview | EngineError) -> None:
+            if dialog.is_attached:
+                dialog.show_preview(text, result)
+
+        self.client.call(lambda: engine.preview_edit(op), done, "preview")
 
     def on_edit_dialog_apply(self, event: EditDialog.Apply) -> None:
         dialog, op = event.dialog, event.op
@@ -453,7 +532,8 @@ class DebuggerApp(TeachingApp, App[int]):
             else:
                 self._log_error(result.error if isinstance(result, EditOutcome) else result)
 
-        self._enqueue(_Call(lambda: self.session.apply_edit(op), done, False, op.text))
+        engine = self.session
+        self.client.call(lambda: engine.apply_edit(op), done, op.text)
 
     def _ask_dynamic(self) -> None:
         """The ``dynamic`` choice: ask for NAME DIM (the engine's suggestions, then every tensor input's dims)."""
@@ -490,50 +570,39 @@ class DebuggerApp(TeachingApp, App[int]):
         self.push_screen(PromptScreen("mark a dimension dynamic", explanation, value=suggested[0] if suggested else "",
                                       placeholder="NAME DIM   e.g. x 0", suggestions=suggested), answered)
 
+    def on_bytecode_view_cursor_moved(self, event: BytecodeView.CursorMoved) -> None:
+        """The bytecode cursor moved (bubbled up from the screen): the Explain pane follows it."""
+        if event.view is self._main.bytecode:
+            self.teaching.explain_cursor()
+
     def on_main_screen_breakpoint_requested(self, event: MainScreen.BreakpointRequested) -> None:
         self._toggle_breakpoint(event.index)
 
     def on_main_screen_view_requested(self, event: MainScreen.ViewRequested) -> None:
-        self._fill_view(event.pane_id)
+        self._fill_view(event.view)
 
-    def _fill_view(self, pane: str, *, force: bool = False) -> None:
+    def _fill_view(self, view: View, *, force: bool = False) -> None:
         """Fill a view from its engine query, once per stop and selected frame (unless `force`)."""
         stop = self.last_stop
-        query = QUERY_VIEWS.get(pane) or ("compiles" if pane == "tab-stop" else None)
+        query = _VIEW_QUERIES.get(view)
         if query is None or not self.stopped or stop is None:
             return
-        if pane == "tab-stop" and self._main.resume_frame_name() is None:
-            return  # the Stop view needs no query outside a resume function
         key = (stop.seq, stop.selected)
-        if not force and self._view_seq.get(pane) == key:
+        if not force and self._view_seq.get(view) == key:
             return
-        self._view_seq[pane] = key
+        self._view_seq[view] = key
         engine = self.session
-        if pane == "tab-recompile":
-            # The records keep the diffs of the entries that existed at each miss; the Why view also shows the
-            # entries' diffs now (after the decision compiled a new entry), as `diff` does.
-            def call() -> Any:
-                return engine.recompile_records(), engine.guard_diffs()
-        elif pane == "tab-entries":
-            # The resume functions' code names (`compiles`) beside their global names: one function, two names.
-            def call() -> Any:
-                return engine.entries(), engine.compiles()
-        else:
-            def call() -> Any:
-                return getattr(engine, query)()
-        self._enqueue(_Call(call, lambda result: self._query_done(pane, result), False, query))
+        self.client.call(lambda: query(engine), lambda result: self._query_done(view, result), view.value)
 
-    def _query_done(self, pane: str, result: Any) -> None:
-        if pane == "tab-recompile" and isinstance(result, tuple):  # (records, diffs) from `_fill_view`
+    def _query_done(self, view: View, result: Any) -> None:
+        screen = self._main
+        if view is View.RECOMPILE and isinstance(result, tuple):  # (records, diffs)
             result, diffs = result
-            self._main.recompile_view.live_diffs = diffs if isinstance(diffs, tuple) else ()
-        elif pane == "tab-entries" and isinstance(result, tuple):  # (entries, compiles) from `_fill_view`
+            screen.recompile_view.live_diffs = diffs if isinstance(diffs, tuple) else ()
+        elif view is View.ENTRIES and isinstance(result, tuple):  # (entries, compiles)
             result, compiles = result
-            self._main.learn_resume_aliases(result, compiles)
-        elif pane == "tab-stop":  # the graph break behind a resume function (`compiles`)
-            self._main.show_break_context(result)
-            return
-        self._main.show_query(pane, result)
+            screen.learn_resume_aliases(result, compiles)
+        screen.show_query(view, result)
         if isinstance(result, EngineError):
             self._log_error(result)
 
@@ -546,12 +615,12 @@ class DebuggerApp(TeachingApp, App[int]):
         The line reaches the engine as typed. While it is answered no other resuming call is accepted (it may
         resume the program). Afterwards `Engine.current_stop` shows what it changed.
         """
-        console = self._main.console
-        console.echo(line)
+        self._main.console.echo(line)
         engine = self.session
         resume = self.stopped
         if resume:
-            self._awaiting_resume = True
+            self.awaiting_resume = True
+            self.post_message(self.ResumeSent(line, line=True))
             self._bindings_changed()
 
         def call() -> Any:
@@ -560,23 +629,25 @@ class DebuggerApp(TeachingApp, App[int]):
                 return result, None
             return result, engine.current_stop()
 
-        self._enqueue(_Call(call, lambda answer: self._console_done(answer, resume), resume, line))
+        self.client.call(call, lambda answer: self._console_done(line, answer, resume), line)
 
-    def _console_done(self, answer: Any, resume: bool) -> None:
+    def _console_done(self, line: str, answer: Any, resume: bool) -> None:
         console = self._main.console
         if isinstance(answer, EngineError):
             answer = (CommandResult(error=answer.message), None)
         result, stop = answer
         if result.error:
             console.error(result.error)
-        else:
+        elif not (result.resumed and not result.quit):
+            # a resuming command's answer came through `Bridge.Resuming`, before the program went on
             console.output(result.output)
         if result.resumed:
-            if resume and self._awaiting_resume and self.phase == "stopped":
+            if resume and self.awaiting_resume and self.phase == "stopped":
                 self._set_running("running")
         elif resume:
-            self._awaiting_resume = False
+            self.awaiting_resume = False
             self._bindings_changed()
+        self.post_message(self.CommandAnswered(line, result))
         if result.quit:
             self.quit_program()
             return
@@ -585,70 +656,8 @@ class DebuggerApp(TeachingApp, App[int]):
             self._view_seq.clear()
             self._show_same_stop(stop)
 
-    # The engine queue ------------------------------------------------------------------------------------------
-
-    @property
-    def engine_busy(self) -> bool:
-        """Engine calls are queued or running, or their answers are not handled yet."""
-        return self._pending > 0
-
-    def _enqueue(self, call: _Call) -> None:
-        """Queue an engine call; the engine-call thread makes it, in order, and posts its answer."""
-        with self._queue_lock:
-            self._pending += 1
-            if self._caller is None:
-                # One daemon thread for every call: a step costs no thread start, and a call the engine never
-                # answers cannot hold up the app's exit.
-                self._caller = threading.Thread(target=self._make_calls, name="dynadbg-engine-calls", daemon=True)
-                self._caller.start()
-        self._queue.put(call)
-
-    def _make_calls(self) -> None:
-        """The engine-call thread: run queued calls one at a time, in order, posting each answer."""
-        while True:
-            call = self._queue.get()
-            if call is None:
-                return
-            try:
-                result = call.fn()
-            except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
-                result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", "internal")
-            if not self.post_message(self.EngineAnswered(call, result)):
-                with self._queue_lock:
-                    self._pending -= 1
-
-    def on_debugger_app_engine_answered(self, event: EngineAnswered) -> None:
-        try:
-            event.call.done(event.result)
-        finally:
-            with self._queue_lock:
-                self._pending -= 1
-
-    def _call_engine(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call a blocking engine method from a thread worker, giving up (`_Cancelled`) if the worker is cancelled.
-
-        The call itself runs on a daemon thread so that a call the engine never answers cannot block the app's
-        shutdown (Textual waits for its worker threads when it exits).
-        """
-        worker = get_current_worker()
-        done = threading.Event()
-        box: dict[str, Any] = {}
-
-        def call() -> None:
-            try:
-                box["value"] = fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the worker
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=call, name="dynadbg-engine-call", daemon=True).start()
-        while not done.wait(0.05):
-            if worker.is_cancelled:
-                raise _Cancelled
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
+    def on_engine_client_answered(self, event: EngineClient.Answered) -> None:
+        self.client.answered(event)
 
     def _log_error(self, error: Any) -> None:
         if error is not None:
@@ -657,18 +666,43 @@ class DebuggerApp(TeachingApp, App[int]):
     def _patch_changed(self) -> None:
         """An edit was installed or undone: the Diff view is stale (refilled now if it is open)."""
         self._main.console.info("the Diff view (key 6) shows the patch")
-        self._view_seq.pop("tab-diff", None)
-        if self._main.views.active == "tab-diff":
-            self._fill_view("tab-diff", force=True)
+        self._view_seq.pop(View.DIFF, None)
+        if self._main.active_view is View.DIFF:
+            self._fill_view(View.DIFF, force=True)
+
+    # The program's output --------------------------------------------------------------------------------------
+
+    def on_print(self, event: events.Print) -> None:
+        """Text the program printed (stdout to the console log, stderr to the Stderr view): gathered for
+        `PRINT_FLUSH` seconds, and logged at once before the next engine event."""
+        (self._stderr if event.stderr else self._printed).append(event.text)
+        if self.PRINT_FLUSH <= 0:
+            self.call_later(self._flush_printed)
+        elif self._print_timer is None:
+            self._print_timer = self.set_timer(self.PRINT_FLUSH, self._flush_printed)
+
+    def _flush_printed(self) -> None:
+        if self._print_timer is not None:
+            self._print_timer.stop()
+            self._print_timer = None
+        if self._printed:
+            text, self._printed = "".join(self._printed), []
+            if text.strip():
+                self._main.console.program(text.rstrip("\n"))
+        if self._stderr:
+            errors, self._stderr = "".join(self._stderr), []
+            if errors.strip():
+                self._main.on_console_stderr_written(Console.StderrWritten(errors.rstrip("\n")))
 
     # Engine events ---------------------------------------------------------------------------------------------
 
     def on_bridge_stopped(self, event: Bridge.Stopped) -> None:
+        self._flush_printed()  # what the program printed before it stopped comes first
         stop = event.stop
         self.last_stop = stop
         self.stops_seen += 1
         self.phase = "stopped"
-        self._awaiting_resume = False
+        self.awaiting_resume = False
         self._running_done()
         # A full collection in a torch program walks millions of objects (0.4-0.6 s here); stepping allocates
         # enough to trigger one every few dozen steps. While the program is paused or stepping, leave the objects
@@ -676,50 +710,78 @@ class DebuggerApp(TeachingApp, App[int]):
         gc.freeze()
         screen = self._main
         screen.activity = None
+        if stop.kind is StopKind.STEP:
+            # A step: the status line (where the program is now) goes out in a frame of its own, the panes in the
+            # next one. A frame repaints every widget between its topmost and its lowest change (Textual
+            # composes the bounding box of the changes), so the status line alone is a one-row frame the
+            # terminal shows at once; the panes follow a frame later (`_paint_step`).
+            screen.status.stop = stop
+            self._paint_pending = stop
+            self.call_after_refresh(self._paint_step, stop)
+            return
         screen.stop = stop
-        if stop.kind not in (StopKind.STEP,):
-            screen.console.info(f"stopped: {stop.kind.value} · {stop.message}" if stop.message
-                                else f"stopped: {stop.kind.value}")
-            keys = actions.effective_keys(self.keymap)
-            if stop.kind is StopKind.RECOMPILE:
-                screen.console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
-                                    f"{actions.display_keys(keys['view_recompile'])})")
-            else:
-                for title, _ in stop.detail:
-                    screen.console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
-        if stop.exception:
-            screen.console.error(stop.exception)
-        if not self._glossary.complete:
-            # the first time a Dynamo term shows up, one line says what it means (as in line mode)
-            for gloss in self._glossary.new_terms(fmt.stop_text(stop)):
-                screen.console.info(gloss)
+        self._log_stop(stop)
+        self._show_stop(stop)
+
+    def _paint_step(self, stop: Stop) -> None:
+        if self._paint_pending is stop:
+            self._paint_pending = None
+        if self.last_stop is not stop:
+            return  # a later stop came before this one was painted: it paints itself
+        self._main.stop = stop
+        self._show_stop(stop)
+
+    def _show_stop(self, stop: Stop) -> None:
+        screen = self._main
         # A recompile stop opens the Recompile view; another stop outside any frame (compile) has nothing to list:
         # show its report instead. The next stop in a frame goes back to the listing.
-        auto = ("tab-recompile" if stop.kind is StopKind.RECOMPILE
-                else "tab-stop" if stop.frame is None and stop.detail else None)
-        active = screen.views.active
+        auto = (View.RECOMPILE if stop.kind is StopKind.RECOMPILE
+                else View.STOP if stop.frame is None and (stop.graph_break or stop.exception_lines) else None)
+        active = screen.active_view
         # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
         # replaces only the listing or a view opened the same way.
-        if auto == "tab-recompile" or (auto is not None and active in ("tab-bytecode", self._auto_view)):
+        if auto is View.RECOMPILE or (auto is not None and active in (View.BYTECODE, self._auto_view)):
             self._auto_view = auto
             screen.show_view(auto)
-        elif auto is None and stop.frame is not None and self._auto_view is not None and active == self._auto_view:
+        elif auto is None and stop.frame is not None and self._auto_view is not None and active is self._auto_view:
             self._auto_view = None
-            screen.show_view("tab-bytecode")
+            screen.show_view(View.BYTECODE)
+        self._at_stop(stop, new=True)
+
+    def _log_stop(self, stop: Stop) -> None:
+        """The console's lines for a stop other than a step: what it is, where its details are, new terms."""
+        console = self._main.console
+        console.info(f"stopped: {stop.kind.value} · {stop.message}" if stop.message
+                     else f"stopped: {stop.kind.value}")
+        keys = actions.effective_keys(self.keymap)
+        if stop.kind is StopKind.RECOMPILE:
+            console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
+                         f"{actions.display_keys(keys['view_recompile'])})")
+        else:
+            for title, _ in fmt.stop_blocks(stop):
+                console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")
+        if stop.exception:
+            console.error(stop.exception)
+        if not self._glossary.complete:
+            # the first time a Dynamo term shows up, one line says what it means (as in line mode)
+            for gloss in self._glossary.new_terms(stop_terms(stop)):
+                console.info(gloss)
+
+    def _at_stop(self, stop: Stop, *, new: bool) -> None:
+        """What every shown stop needs besides its panes: the guard tree (for another call), the teaching data
+        it did not bring, the open view's query, the footer."""
         self._fetch_guards_for(stop)
-        self.fetch_teaching(stop)
+        self.teaching.at_stop(stop)
         # Views filled from queries are stale now; refill the open one.
-        self._fill_view(screen.views.active)
+        self._fill_view(self._main.active_view)
         self._bindings_changed()
+        self.post_message(self.StopShown(stop, new))
 
     def _show_same_stop(self, stop: Stop) -> None:
         """The stop the program is paused at, changed by a call (another frame selected, a breakpoint, a watch)."""
         self.last_stop = stop
         self._main.stop = stop
-        self._fetch_guards_for(stop)
-        self.fetch_teaching(stop)
-        self._fill_view(self._main.views.active)
-        self._bindings_changed()
+        self._at_stop(stop, new=False)
 
     def on_bridge_running(self, event: Bridge.Running) -> None:
         if self.phase != "exited":
@@ -730,8 +792,10 @@ class DebuggerApp(TeachingApp, App[int]):
         # run for `RUNNING_SHOWN_AFTER` seconds: a step that stops sooner repaints the screen once, not twice.
         self.phase = "running"
         self._running_text = text
-        if self._running_timer is None:
-            self._running_timer = self.set_timer(RUNNING_SHOWN_AFTER, self._show_running)
+        if self.RUNNING_SHOWN_AFTER <= 0:
+            self.call_later(self._show_running)
+        elif self._running_timer is None:
+            self._running_timer = self.set_timer(self.RUNNING_SHOWN_AFTER, self._show_running)
         self._bindings_changed()
 
     def _show_running(self) -> None:
@@ -746,16 +810,18 @@ class DebuggerApp(TeachingApp, App[int]):
             self._running_timer = None
 
     def on_bridge_info(self, event: Bridge.Info) -> None:
+        self._flush_printed()
         self._main.console.info(event.text)
 
     def on_bridge_exited(self, event: Bridge.Exited) -> None:
         self._on_exit_result(event.result)
 
     def _on_exit_result(self, result: ExitResult) -> None:
+        self._flush_printed()
         first = self.exit_result is None
         self.exit_result = result
         self.phase = "exited"
-        self._awaiting_resume = False
+        self.awaiting_resume = False
         self._running_done()
         gc.unfreeze()
         screen = self._main
@@ -770,10 +836,11 @@ class DebuggerApp(TeachingApp, App[int]):
             return
         if not first:
             return
+        self.post_message(self.ProgramEnded(result))
         console = screen.console
         if result.traceback:
             console.error(result.traceback.rstrip())
-            screen.show_view("tab-stop")
+            screen.show_view(View.STOP)
         status = f"program exited with status {result.status}"
         (console.error if result.status else console.info)(
             f"{status}: {result.exception}" if result.exception else status)
@@ -792,8 +859,7 @@ class DebuggerApp(TeachingApp, App[int]):
         self._guards_seq = stop.seq
         self._main.guards_loading = True
         seq = stop.seq
-        self._enqueue(_Call(self.session.guard_trees, lambda result: self._guards_loaded(result, seq), False,
-                            "guard tree"))
+        self.client.call(self.session.guard_trees, lambda result: self._guards_loaded(result, seq), "guard tree")
 
     def _guards_loaded(self, result: Any, seq: int) -> None:
         if seq != self._guards_seq:
@@ -814,8 +880,7 @@ class DebuggerApp(TeachingApp, App[int]):
     def interrupt(self) -> None:
         """Ask the engine to stop the program at its next generated instruction (Ctrl+C)."""
         self._main.console.info("interrupting…")
-        threading.Thread(target=self._safely, args=(self.session.interrupt,), daemon=True,
-                         name="dynadbg-interrupt").start()
+        self.client.interrupt()
 
     def quit_program(self) -> None:
         """End the program (`Session.quit`) and leave the app within about a second."""
@@ -824,19 +889,10 @@ class DebuggerApp(TeachingApp, App[int]):
             return
         self._quitting = True
         self._main.console.info("ending the program…")
-        self.set_timer(QUIT_DEADLINE + 0.05, self._exit_now)
-        threading.Thread(target=self._quit_engine, daemon=True, name="dynadbg-quit").start()
+        self.set_timer(self.QUIT_DEADLINE + 0.05, self._exit_now)
+        self.client.quit(self.QUIT_DEADLINE)
 
-    def _quit_engine(self) -> None:
-        result = None
-        try:
-            self.session.quit()
-            result = self.session.wait(timeout=QUIT_DEADLINE)
-        except Exception:  # noqa: BLE001 - the app exits regardless
-            pass
-        self.post_message(self.QuitDone(result))
-
-    def on_debugger_app_quit_done(self, event: QuitDone) -> None:
+    def on_engine_client_ended(self, event: EngineClient.Ended) -> None:
         if event.result is not None and self.exit_result is None:
             self.exit_result = event.result
         self.exit(self._status(), return_code=self._status())
@@ -845,22 +901,31 @@ class DebuggerApp(TeachingApp, App[int]):
         """What the footer's shown and greyed-out keys depend on (`check_action`)."""
         stop = self.last_stop
         frame = self._main.frame
-        return (self.phase, self._awaiting_resume, stop.kind if stop is not None else None,
+        return (self.phase, self.awaiting_resume, stop.kind if stop is not None else None,
                 available_choices(stop), frame is not None and frame.code.generated)
 
     def _bindings_changed(self) -> None:
-        """Update the footer's enabled/greyed keys once the state has been stable for a moment.
+        """Update the footer's enabled/greyed keys once the state has been stable for `FOOTER_SETTLE` seconds.
 
-        Each footer refresh rebuilds its key widgets (tens of ms), so a step that starts and stops within
-        `FOOTER_SETTLE` seconds repaints no footer at all. Key dispatch does not wait for this: `check_action` is
-        asked at every key press.
+        Each footer refresh rebuilds its key widgets (tens of ms), so a step that starts and stops within the
+        settle time repaints no footer at all. Key dispatch does not wait for this: `check_action` is asked at
+        every key press.
         """
         if self._footer_timer is not None:
             self._footer_timer.stop()
-        self._footer_timer = self.set_timer(FOOTER_SETTLE, self._refresh_footer)
+            self._footer_timer = None
+        if self.FOOTER_SETTLE <= 0:
+            self.call_later(self._refresh_footer)
+        else:
+            self._footer_timer = self.set_timer(self.FOOTER_SETTLE, self._refresh_footer)
 
     def _refresh_footer(self) -> None:
         self._footer_timer = None
+        if self.client.busy:
+            # an engine call in flight (the step itself, a query) changes the state again when it is answered:
+            # refresh once it was (`_engine_idle`), not for each state on the way
+            self._footer_wanted = True
+            return
         if self._gate() != self._footer_gate:
             self._footer_gate = self._gate()
             try:
@@ -868,18 +933,17 @@ class DebuggerApp(TeachingApp, App[int]):
             except ScreenStackError:  # the app is closing
                 pass
 
+    def _engine_idle(self) -> None:
+        """The engine client answered its last call: a footer refresh held back for it is due now."""
+        if self._footer_wanted:
+            self._footer_wanted = False
+            self._bindings_changed()
+
     def _exit_now(self) -> None:
         self.exit(self._status(), return_code=self._status())
 
     def _status(self) -> int:
         return self.exit_result.status if self.exit_result is not None else 0
-
-    @staticmethod
-    def _safely(fn: Callable[[], Any]) -> None:
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - interrupt is best effort
-            pass
 
 
 def run_tui(

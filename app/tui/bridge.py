@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
 
-from dynadbg.core.model import Stop
+from dynadbg.core.model import Resumed, Stop
 from dynadbg.core.protocol import Engine
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class Bridge:
     Thread-safe: every method may be called from any thread.
     """
 
+    wants_teaching = True
+    """Every `Stop` carries its roles and stack provenance (`Stop.teaching`): a step is one engine round trip."""
+
     class Stopped(Message):
         """The program paused; it stays paused until a resuming command."""
 
@@ -61,6 +64,15 @@ class Bridge:
         def can_replace(self, message: Message) -> bool:
             """A newer running-state line makes an older, undelivered one pointless."""
             return isinstance(message, Bridge.Running)
+
+    class Resuming(Message):
+        """A control call, a decision or a console command let the program go on (sent before it runs on, so its
+        answer is logged before the program's next output)."""
+
+        def __init__(self, result: Resumed) -> None:
+            self.result = result
+            """The engine's `dynadbg.core.model.Resumed`."""
+            super().__init__()
 
     class Info(Message):
         """An info or warning line for the console log."""
@@ -110,6 +122,10 @@ class Bridge:
     def on_stop(self, stop: Stop) -> None:
         """The program paused at `stop`."""
         self._post(Bridge.Stopped(stop))
+
+    def on_resumed(self, result: Resumed) -> None:
+        """The program goes on after `result` (called before it runs on)."""
+        self._post(Bridge.Resuming(result))
 
     def on_running(self, message: str) -> None:
         """The program resumed or is compiling."""

@@ -16,6 +16,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from dynadbg.core import format as fmt
 from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
@@ -133,14 +134,30 @@ class BytecodeView(ScrollView, can_focus=True):
 
     # Data ------------------------------------------------------------------------------------------------------
 
-    def show(self, code: CodeView | None, current: int = -1, breakpoints: frozenset[int] = frozenset()) -> None:
-        """Set listing, current instruction and breakpoints together (one repaint of what changed)."""
+    def show(self, code: CodeView | None, current: int = -1, breakpoints: frozenset[int] = frozenset(), *,
+             roles: CodeRoles | None | object = ...) -> None:
+        """Set listing, current instruction, breakpoints and (unless left out) roles together: one layout and one
+        repaint of what changed."""
+        if roles is not ... and roles is not self.roles:
+            if self._same_code(self.code, code):
+                self.roles = roles  # type: ignore[assignment]
+            else:
+                self.set_reactive(BytecodeView.roles, roles)  # the new listing's layout takes them
         self.code = code
         self.breakpoints = breakpoints
         self.current = current
 
+    def roles_for(self, code: CodeView) -> CodeRoles | None:
+        """The roles shown now if they are `code`'s (a stop that brought none keeps them), else None."""
+        roles = self.roles
+        return roles if roles is not None and roles.key == code.key else None
+
+    @staticmethod
+    def _same_code(old: CodeView | None, new: CodeView | None) -> bool:
+        return old is new or (old is not None and new is not None and old.key == new.key and old == new)
+
     def watch_code(self, old: CodeView | None, new: CodeView | None) -> None:
-        if old is new or (old is not None and new is not None and old.key == new.key and old == new):
+        if self._same_code(old, new):
             return
         self._rows.clear()
         instructions = new.instructions if new is not None else ()
@@ -149,7 +166,7 @@ class BytecodeView(ScrollView, can_focus=True):
             offset_w = len(str(max(i.offset for i in instructions)))
             line_w = max((len(str(i.lineno)) for i in instructions if i.lineno is not None), default=1)
             opname_w = min(_OPNAME_WIDTH, max(len(i.opname) for i in instructions))
-            arg_w = max(len(arg_text(i)) for i in instructions)
+            arg_w = max(len(fmt.arg_text(i)) for i in instructions)
         else:
             index_w = offset_w = line_w = opname_w = arg_w = 1
         self._widths = (index_w, offset_w, line_w, opname_w)
@@ -370,7 +387,7 @@ class BytecodeView(ScrollView, can_focus=True):
             segments.append(Segment(instr.argrepr, highlight.plain(highlight.OFFSET)))
             segments.append(Segment(f"  → {instr.jump_target}", highlight.plain(highlight.JUMP)))
         else:
-            segments.extend(highlight.python_segments(arg_text(instr)))
+            segments.extend(highlight.python_segments(fmt.arg_text(instr)))
         return segments
 
     def notify_style_update(self) -> None:
@@ -428,9 +445,3 @@ class BytecodeView(ScrollView, can_focus=True):
             line_style = related_style
         return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
 
-
-def arg_text(instr: Instr) -> str:
-    """The argument column: `dis`'s readable argument, else the raw oparg (``COPY 1``, ``CALL 2``)."""
-    if instr.argrepr:
-        return instr.argrepr
-    return "" if instr.arg is None else str(instr.arg)

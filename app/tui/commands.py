@@ -43,9 +43,9 @@ class LearnCommand(Provider):
     TITLE = "Learn Dynamo: dynadbg learn (a guided course on bundled programs)"
 
     def _show(self) -> None:
-        from dynadbg.learn.cli import lesson_list
+        # the course's data modules only (never its front ends: they are built on this app)
         from dynadbg.learn.lessons import LessonError, load_lessons
-        from dynadbg.learn.progress import Progress
+        from dynadbg.learn.progress import Progress, lesson_list
 
         console = self.app.main_screen.console
         try:

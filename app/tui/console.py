@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, RichLog
+
+from dynadbg.core.commands import resolve_empty
 
 #: Lines kept in the log.
 MAX_LOG_LINES = 5000
@@ -67,7 +68,7 @@ class Console(Vertical):
 
         def __init__(self, text: str) -> None:
             self.text = text
-            """The text written, lines joined (flushed 20 times a second)."""
+            """The text written, lines joined."""
             super().__init__()
 
     class Left(Message):
@@ -77,9 +78,6 @@ class Console(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self._history: list[str] = []
         self._history_pos = 0
-        self._printed: list[str] = []
-        self._stderr: list[str] = []
-        self._flush_scheduled = False
 
     def compose(self) -> ComposeResult:
         yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
@@ -131,33 +129,17 @@ class Console(Vertical):
         """Log an error line (shown in red)."""
         self._write(text, "console--error")
 
-    # Program output ----------------------------------------------------------------------------------------
-
-    def on_print(self, event: events.Print) -> None:
-        """Text the program printed (the app captures stdout/stderr while it runs): stdout is logged here, stderr
-        (torch's warning lines, library noise) goes to the Stderr view (`StderrWritten`); 20 times a second."""
-        (self._stderr if event.stderr else self._printed).append(event.text)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            self.set_timer(0.05, self._flush_printed)
-
-    def _flush_printed(self) -> None:
-        self._flush_scheduled = False
-        text, self._printed = "".join(self._printed), []
-        if text.strip():
-            self._write(text.rstrip("\n"), "console--program")
-        errors, self._stderr = "".join(self._stderr), []
-        if errors.strip():
-            self.post_message(self.StderrWritten(errors.rstrip("\n")))
+    def program(self, text: str) -> None:
+        """Log what the debugged program printed to stdout (the app gathers it, in order with the stops)."""
+        self._write(text, "console--program")
 
     # Input -----------------------------------------------------------------------------------------------------
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        line = event.value.strip()
         event.input.value = ""
-        if not line:
-            return
+        # pdb's empty-line rule, as line mode has it: the last command again (before any, a step)
+        line, _last = resolve_empty(event.value.strip(), self._history[-1] if self._history else None)
         if not self._history or self._history[-1] != line:
             self._history.append(line)
             del self._history[:-MAX_HISTORY]

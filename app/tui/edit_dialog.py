@@ -4,9 +4,10 @@ Opened on the instruction under the bytecode cursor (``e`` edit, ``i`` insert be
 input takes ``OPNAME [ARG]`` (``insert`` also ``OP [ARG]; OP [ARG]...``) and completes opcode names of the running
 Python (`OpcodeSuggester`: names from the standard library's `dis.opmap`, no torch). Each change of the input is
 parsed at once into an `EditOp` (`dynadbg.core.patches.parse_edit`, pure: a syntax error shows inline) and, after
-`DEBOUNCE` seconds without typing, previewed by the engine on the program's thread (`DebuggerApp.preview_edit` →
-`Engine.preview_edit`, in a thread worker): the value-stack depth before and after each row around the edit,
-the deepest the stack gets against ``co_stacksize``, every problem, and the diff against Dynamo's code.
+`EditDialog.DEBOUNCE` seconds without typing, previewed by the engine on the program's thread (`PreviewWanted`:
+the app calls `Engine.preview_edit` through its engine client and hands the answer to `EditDialog.show_preview`):
+the value-stack depth before and after each row around the edit, the deepest the stack gets against
+``co_stacksize``, every problem, and the diff against Dynamo's code.
 
 Enter posts the same `EditOp` (`EditDialog.Apply`); the app installs it with `Engine.apply_edit`, which validates
 it again. If it is rejected the reason shows in the dialog, nothing is installed and the dialog stays open; once it
@@ -17,11 +18,11 @@ from __future__ import annotations
 
 import dis
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,15 +31,12 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
 
 from dynadbg.core.model import EditError, EditOp, EditOutcome, EditPreview, EngineError, Instr, StackAnalysis
 from dynadbg.core.edits import parse_edit
 
 from . import highlight
 
-#: Seconds without typing before the engine is asked for a preview.
-DEBOUNCE = 0.25
 #: Rows shown above and below the edited rows in the stack preview.
 AROUND = 2
 #: Opnames offered first (most edits use them); the rest follow alphabetically.
@@ -143,15 +141,20 @@ class EditDialog(ModalScreen[None]):
             """The edit (``edit 9 LOAD_CONST 1``)."""
             super().__init__()
 
-    class PreviewReady(Message):
-        """A preview came back from the engine (posted by the preview worker)."""
+    class PreviewWanted(Message):
+        """The input holds a valid edit: preview it (`Engine.preview_edit`) and answer with `show_preview`."""
 
-        def __init__(self, text: str, preview: EditPreview | EngineError) -> None:
+        def __init__(self, dialog: EditDialog, text: str, op: EditOp) -> None:
+            self.dialog = dialog
+            """The dialog waiting for the preview."""
             self.text = text
-            """The command argument it was made for."""
-            self.preview = preview
-            """The engine's preview, or why there is none."""
+            """The command argument it is made for."""
+            self.op = op
+            """The edit to preview."""
             super().__init__()
+
+    DEBOUNCE: ClassVar[float] = 0.25
+    """Seconds without typing before the engine is asked for a preview (0 in the tests)."""
 
     def __init__(self, kind: str, instr: Instr, code_name: str, rows: int) -> None:
         super().__init__()
@@ -244,7 +247,10 @@ class EditDialog(ModalScreen[None]):
         if isinstance(op, EditError):
             self._show(op.message, None)
             return
-        self._timer = self.set_timer(DEBOUNCE, self._request_preview)
+        if self.DEBOUNCE <= 0:
+            self.call_later(self._request_preview)
+        else:
+            self._timer = self.set_timer(self.DEBOUNCE, self._request_preview)
 
     def _request_preview(self) -> None:
         self._timer = None
@@ -254,21 +260,16 @@ class EditDialog(ModalScreen[None]):
             return
         self._preview(self.argument, op)
 
-    @work(thread=True, exclusive=True, group="edit-preview", exit_on_error=False)
     def _preview(self, text: str, op: EditOp) -> None:
-        """Ask the engine for a preview of `op` (blocks this thread worker, never the UI)."""
-        try:
-            result: EditPreview | EngineError = self.app.preview_edit(op)  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - shown in the dialog
-            result = EngineError(f"no preview: {type(exc).__name__}: {exc}", "internal")
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.PreviewReady(text, result))
+        """Ask for the engine's preview of `op` (the app makes the call, off the UI thread)."""
+        self.post_message(self.PreviewWanted(self, text, op))
 
-    def on_edit_dialog_preview_ready(self, event: PreviewReady) -> None:
-        if event.text != self.argument:
+    def show_preview(self, text: str, preview: EditPreview | EngineError) -> None:
+        """The engine's preview of the edit typed as `text` (ignored when the input changed since)."""
+        if text != self.argument:
             return  # typed on since: a newer preview is on its way
-        self.previewed = event.text
-        self._show(None, event.preview)
+        self.previewed = text
+        self._show(None, preview)
 
     def _show(self, error: str | None, preview: EditPreview | EngineError | None) -> None:
         self._last = (error, preview)

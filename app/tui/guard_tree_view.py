@@ -16,6 +16,7 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from dynadbg.core.guards import location_text
 from dynadbg.core.model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 
 from . import highlight
@@ -164,7 +165,7 @@ class GuardTreeView(Tree[object]):
             if leaf.user_line:
                 text.append_text(self._user_line(leaf.user_line))
             if leaf.location:
-                text.append(f"  ({leaf.location})", dim)
+                text.append(f"  ({location_text(leaf.location)})", dim)
             node.add_leaf(text, _Detail())
         if leaf.expected is not None or leaf.actual is not None:
             node.add_leaf(Text(f"expected {leaf.expected or '?'}, actual {leaf.actual or '?'}", dim), _Detail())

@@ -34,6 +34,13 @@ PANE_KEYS: tuple[tuple[str, str], ...] = (
     ("Escape", "Restore a maximised pane; leave the console input"),
 )
 
+#: What the help says about lessons when none is open (`dynadbg learn` adds its own keys, `DebuggerApp.lesson_keys`).
+LESSON_KEYS: tuple[tuple[str, str], ...] = (
+    ("F8", "Skip the lesson's step (`lesson skip` in the console)"),
+    ("lesson (console)", "Show the step again; a wrong move shows the step's next hint"),
+    ("dynadbg learn", "Start the course from a shell (Ctrl+P lists the lessons)"),
+)
+
 
 def _role_legend() -> Table:
     """The key to the bytecode pane's role gutter: each role's coloured bar, its name, what it means."""
@@ -55,9 +62,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "dismiss", "Close help", show=False),
     ]
 
-    def __init__(self, keymap: Mapping[str, str] | None = None) -> None:
+    def __init__(self, keymap: Mapping[str, str] | None = None,
+                 lessons: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__()
         self._keys = actions.effective_keys(keymap)
+        self._lessons = lessons or LESSON_KEYS
 
     def compose(self) -> ComposeResult:
         sections = []
@@ -84,6 +93,13 @@ class HelpScreen(ModalScreen[None]):
         for keys, what in PANE_KEYS:
             panes.add_row(Text(keys), Text(what))
         sections.append(panes)
+        course = Table(box=None, show_header=False, pad_edge=False, title="In a lesson (dynadbg learn)",
+                       title_justify="left", title_style="bold underline", expand=False)
+        course.add_column(max_width=28, style="bold")
+        course.add_column(ratio=1)
+        for keys, what in self._lessons:
+            course.add_row(Text(keys), Text(what))
+        sections.append(course)
         sections.append(_role_legend())
         language = Table(box=None, show_header=False, pad_edge=False)
         language.add_column()

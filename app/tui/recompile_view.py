@@ -5,17 +5,15 @@ guard with its type, guard code, the user source line it came from, expected aga
 hint; the inputs that changed; the guard diffs between the entries; the recompile limit; and the choices with
 their keys and the code a user would write to get the same effect for good.
 
-Data: the stop's structured choices (`Stop.choices`: `RecompileChoice`, each with its decision, syntax,
-availability and why not, permanent code and warnings; `Stop.hints`: torch's own suggestions), and the
-`Engine.recompile_records` query's `RecompileRecord` (built on the program's thread). Until the record arrives the
-stop's own report blocks (`Stop.detail`) are shown as the engine wrote them. Elsewhere the query gives the code
-object's past recompiles (or an error line).
+Data: the stop's record (`Stop.recompile`: the `RecompileRecord` analysed on the program's thread when the call
+missed) and structured choices (`Stop.choices`: `RecompileChoice`, each with its decision, syntax, availability
+and why not, permanent fix and warnings; `Stop.hints`: torch's own suggestions); the `Engine.recompile_records`
+query then gives the record as the engine keeps it (with what came of it). Elsewhere the query gives the code
+object's past recompiles (or an error line). Every sentence is `dynadbg.core.format`'s or made here from the data.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping, Sequence
 
 from rich.console import Group, RenderableType
@@ -25,8 +23,12 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 
+from dynadbg.core import format as fmt
+from dynadbg.core.format.recompile import action_text, limit_text, outcome_text
+from dynadbg.core.guards import location_text
 from dynadbg.core.model import (
     DecisionKind,
+    DiffKind,
     EntryDiff,
     EntryVerdict,
     GuardStatus,
@@ -36,7 +38,6 @@ from dynadbg.core.model import (
     Stop,
     StopKind,
 )
-from dynadbg.core.recompile import stack_arg_variable
 
 from . import actions, highlight
 from .output_view import OutputView
@@ -46,8 +47,6 @@ NARROW = 64
 
 #: The recompile-stop choice actions, in the order the view lists them (registry ids = `DecisionKind` values).
 CHOICE_IDS = tuple(kind.value for kind in DecisionKind)
-
-_LOCATION = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?: in (?P<func>.*))?$")
 
 
 def choice_for(stop: Stop | None, kind: DecisionKind) -> RecompileChoice | None:
@@ -112,10 +111,11 @@ class RecompileView(OutputView):
 
     @property
     def record(self) -> RecompileRecord | None:
-        """The record shown for the current recompile stop, once the query answered."""
-        records = self._records
-        at_recompile = self._stop is not None and self._stop.kind is StopKind.RECOMPILE
-        return records[0] if at_recompile and isinstance(records, tuple) and records else None
+        """The record shown for the current recompile stop: the query's answer once it came, else the stop's."""
+        stop, records = self._stop, self._records
+        if stop is None or stop.kind is not StopKind.RECOMPILE:
+            return None
+        return records[0] if isinstance(records, tuple) and records else stop.recompile
 
     def on_mount(self) -> None:
         if self._stop is not None or self._records is not None:
@@ -159,14 +159,15 @@ class RecompileView(OutputView):
         at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
         records = self._records
         parts: list[RenderableType] = []
-        if isinstance(records, tuple) and records and at_recompile:
-            parts.extend(self._record(records[0], live=True))
-        elif isinstance(records, tuple) and records:
+        live = self.record
+        if live is not None:
+            parts.extend(self._record(live, live=True))
+        elif isinstance(records, tuple) and records and not at_recompile:
             for record in records:
                 parts.extend(self._record(record, live=False))
                 parts.append(Text(""))
         elif at_recompile and stop is not None:
-            parts.extend(self._detail_text(stop))
+            parts.append(Text(stop.message, self._style("recompile--title")))
         elif isinstance(records, tuple):
             name = stop.selected_frame.code.name if stop is not None and stop.selected_frame else "this code"
             parts.append(Text(f"{name} has not recompiled in this run"))
@@ -179,31 +180,23 @@ class RecompileView(OutputView):
             parts.extend(self._choices(stop))
         return Group(*parts)
 
-    def _detail_text(self, stop: Stop) -> list[RenderableType]:
-        """The stop's own report (until ``why`` answers): every block but the choices, as the engine wrote it."""
-        parts: list[RenderableType] = [Text(stop.message, self._style("recompile--title"))]
-        for title, body in stop.detail:
-            if title == "choices":
-                continue
-            parts.extend([Text(""), Text(title, self._style("recompile--section")), Text(body)])
-        return parts
-
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
         dim = self._style("recompile--dim")
         n = len(record.entries)
         # a resume function's qualified name borrows the class of the method it resumes (MLP.torch_dynamo_...)
-        name = re.sub(r"^.*\.(?=torch_dynamo_resume_in_)", "", record.frame_name)
+        name = record.code_name if record.is_resume and record.code_name else record.frame_name
         title = Text(f"⟳ {name} ", self._style("recompile--title"))
         if live:
             title.append(f"is about to recompile → {record.compile_id or '?'}")
         else:
-            title.append(f"recompiled → {record.compile_id or '?'}: {record.decision}"
-                         + (f" ({record.action})" if record.action else "") + f"; {record.outcome_text()}")
+            action = action_text(record)
+            title.append(f"recompiled → {record.compile_id or '?'}: {record.decision.value}"
+                         + (f" ({action})" if action else "") + f"; {outcome_text(record)}")
         lines: list[RenderableType] = [title]
         lines.append(Text(f"{n} cache entr{'y' if n == 1 else 'ies'} rejected this call", dim))
         if record.limit is not None:
             limit = record.limit
-            lines.append(Text(f"recompile limit: {limit.text()}",
+            lines.append(Text(f"recompile limit: {limit_text(limit)}",
                               self._style("recompile--warning") if limit.hit_now or limit.hit_next else dim))
         if record.error and not record.entries:
             lines.append(Text(f"analysis failed: {record.error}", self._style("recompile--fail")))
@@ -221,7 +214,7 @@ class RecompileView(OutputView):
             lines.extend(changed)
         if record.stack_args:
             lines.extend([Text(""), Text("what the ___stack arguments are", self._style("recompile--section"))])
-            lines.extend(Text(f"  {name} is {what}") for name, what in record.stack_args)
+            lines.extend(Text(f"  {arg.name} is {fmt.stack_arg_text(arg)}") for arg in record.stack_args)
             lines.append(Text("  (handed over from the original frame's value stack at the graph break)", dim))
         if record.scalar_break:
             hint = self._style("recompile--hint")
@@ -274,7 +267,7 @@ class RecompileView(OutputView):
         if leaf.id == torch_leaf:
             row.append("  ← torch's reason", dim)
         lines: list[RenderableType] = [Padding(row, (0, 0, 0, 2))]
-        where = _where(leaf.location)
+        where = location_text(leaf.location, short=True)
         details: list[Text] = []
         if leaf.user_line or where:
             line = Text(where + "  " if where else "", dim)
@@ -300,21 +293,16 @@ class RecompileView(OutputView):
         return lines
 
     def _changed_inputs(self, record: RecompileRecord) -> list[RenderableType]:
-        if not record.entries:
-            return []
         lines: list[RenderableType] = []
-        for leaf in record.entries[0].failing:
-            if leaf.actual is None or not leaf.source.startswith(("L[", "G[")):
-                continue
+        for change in record.changed:
             line = Text("  ")
-            line.append_text(_python(_short_source(leaf.source)))
-            variable = stack_arg_variable(record, _short_source(leaf.source))
-            if variable:
-                line.append(f" ({variable})")
+            line.append_text(_python(change.name))
+            if change.variable:
+                line.append(f" ({change.variable})")
             line.append(": ")
-            line.append(leaf.expected if leaf.expected is not None else "?", self._style("recompile--expected"))
+            line.append(change.expected if change.expected is not None else "?", self._style("recompile--expected"))
             line.append(" → ")
-            line.append(leaf.actual, self._style("recompile--actual"))
+            line.append(change.actual, self._style("recompile--actual"))
             lines.append(line)
         if lines:
             lines.append(Text("  (every input of this call: the locals pane)", self._style("recompile--dim")))
@@ -332,12 +320,12 @@ class RecompileView(OutputView):
             lines.append(Text(f"  {d.old} → {d.new}: " + (", ".join(f"{n} {k}" for k, n in counts.items())
                                                           or "same guards"), Style(bold=True)))
             for x in d.diffs[:40]:
-                if x.kind == "changed":
+                if x.kind is DiffKind.CHANGED:
                     line = Text(f"~ {x.guard_type}  ", self._style("recompile--hint"))
                     line.append_text(_python(x.old_code or ""))
                     line.append("  →  ", dim)
                     line.append_text(_python(x.new_code or ""))
-                elif x.kind == "added":
+                elif x.kind is DiffKind.ADDED:
                     line = Text(f"+ {x.guard_type}  {x.new_code or ''}", self._style("recompile--pass"))
                 else:
                     line = Text(f"- {x.guard_type}  {x.old_code or ''}", self._style("recompile--fail"))
@@ -374,9 +362,10 @@ class RecompileView(OutputView):
             lines.append(Padding(row, (0, 0, 0, 1)))
             indent = 2 if self._narrow else 8
             if choice.permanent:
-                lines.append(Padding(self._code_line("for good: ", choice.permanent), (0, 0, 0, indent)))
-            for text in choice.warnings:
-                lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
+                lines.append(Padding(self._code_line("for good: ", fmt.permanent_text(choice.permanent)),
+                                     (0, 0, 0, indent)))
+            for w in choice.warnings:
+                lines.append(Padding(Text(f"⚠ {fmt.drop_warning_text(w)}", warning), (0, 0, 0, indent)))
         for hint in stop.hints if stop is not None else ():
             lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines
@@ -408,18 +397,3 @@ class RecompileView(OutputView):
 def _python(text: str) -> Text:
     """`text` highlighted as Python (guard code, a user line)."""
     return Text.assemble(*((seg.text, seg.style) for seg in highlight.python_segments(text)))
-
-
-def _short_source(source: str) -> str:
-    """``L['self'].counter`` → ``self.counter`` (how torch prints sources in recompile reasons)."""
-    return re.sub(r"L\[\s*['\"](.*?)['\"]\s*\]", r"\1", source)
-
-
-def _where(location: str | None) -> str:
-    """``.../002_module_int_counter_attr.py:45 in forward`` → ``002_module_int_counter_attr.py:45``."""
-    if not location:
-        return ""
-    m = _LOCATION.match(location.strip())
-    if m is None:
-        return location
-    return f"{os.path.basename(m.group('file'))}:{m.group('line')}"

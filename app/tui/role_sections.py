@@ -15,7 +15,7 @@ from functools import lru_cache
 from rich.style import Style
 
 from dynadbg.core.model import CodeRoles, InstrRole, Role
-from dynadbg.core.roles import eager_call, resume_name
+from dynadbg.core.roles import resume_name
 
 #: The gutter's one-character mark and colour per role (colours from Rich's 16-colour names, so every terminal
 #: theme keeps them apart).
@@ -100,9 +100,9 @@ def _resume_title(roles: CodeRoles, start: int, end: int) -> str:
 
 
 def break_call(role: InstrRole) -> str:
-    """What a graph-break instruction runs eagerly, read from its role detail (``".item()"``); empty if the
-    detail does not say."""
-    return eager_call(role.detail)
+    """What a graph-break instruction runs eagerly (``".item()"``, `InstrRole.eager_call`); empty if the engine
+    could not name it."""
+    return role.eager_call
 
 
 def _break_title(roles: CodeRoles, start: int, end: int) -> str:

@@ -2,16 +2,18 @@
 
 Data flow: the app sets `MainScreen.stop` (and `activity`, `exit_result`, `guards`, `breakpoints`); the screen
 derives the selected `frame` (`Stop.selected_frame`: ``u``/``d`` select it in the engine) and hands each child
-widget only what it renders (status line, stack, locals and watches panes through `data_bind`, the listing and
-source panes through their `show` methods, which repaint only what changed). The views filled by an engine query
-(`QUERY_VIEWS`) get the query's typed answer through `show_query`.
+widget only what it renders, once per stop, through its `show` method (status line, bytecode with its roles,
+source, value stack with its provenance, locals, watches): each repaints only the rows that changed. The teaching
+data (`Stop.teaching`) arrives with the stop, so a step paints each pane once. The views filled by an engine query
+(`View`, `MainScreen.show_query`) get the query's typed answer.
+
+The screen holds a typed reference to each of its widgets (made in ``__init__``, yielded by `compose`); the
+synced cursors are a composed `SyncedViews`.
 """
 
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -20,7 +22,8 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, RichLog, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane, Tabs
+
 
 from dynadbg.core.model import (
     BreakpointView,
@@ -31,11 +34,13 @@ from dynadbg.core.model import (
     FrameView,
     GraphView,
     GuardTree,
+    Provenance,
     PatchDiff,
     RecompileRecord,
     Stop,
     StopKind,
 )
+from dynadbg.core import format as fmt
 from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
@@ -44,7 +49,7 @@ from .bytecode_view import BytecodeView
 from .console import Console
 from .diff_view import DiffView
 from .explain_view import ExplainView
-from .graph_pane import GraphPane, NodeRow
+from .graph_pane import GraphPane
 from .guard_tree_view import GuardTreeView
 from .locals_view import LocalsView
 from .output_view import OutputView
@@ -52,34 +57,10 @@ from .recompile_view import RecompileView
 from .source_view import SourceView
 from .stack_view import StackView
 from .status_line import StatusLine
-from .teach import TeachingScreen
+from .stderr_view import StderrView
+from .synced_views import SyncedViews
+from .views import View
 from .watches_view import WatchesView
-
-#: Tab pane id → the `dynadbg.core.protocol.Engine` query that fills it (the other views show the stop itself).
-QUERY_VIEWS: dict[str, str] = {
-    "tab-orig": "original_code",
-    "tab-graph": "graphs",
-    "tab-entries": "entries",
-    "tab-diff": "patch_diff",
-    "tab-recompile": "recompile_records",
-}
-
-
-#: How the Graph view marks the FX nodes traced from the cursor's user line.
-_RELATED = Style(bgcolor="grey30", bold=True)
-#: How the Graph view shows its own cursor (the node line it is on), while it has the focus.
-_CURSOR = Style(reverse=True, bold=True)
-
-#: Tab pane id → the widget that takes the focus when the pane is shown.
-_VIEW_FOCUS: dict[str, str] = {
-    "tab-bytecode": "#bytecode",
-    "tab-stop": "#stop-detail",
-    "tab-diff": "#diff",
-    "tab-recompile": "#recompile",
-    "tab-graph": "#graph",
-    "tab-entries": "#entries",
-    "tab-stderr": "#stderr",
-}
 
 
 class KeysFooter(Footer):
@@ -107,7 +88,7 @@ class KeysFooter(Footer):
 NARROW_FOOTER = 120
 
 
-class MainScreen(TeachingScreen, Screen[None]):
+class MainScreen(Screen[None]):
     """Status line; bytecode views and source on the left; value stack, locals and guard tree on the right;
     the console below.
 
@@ -140,11 +121,12 @@ class MainScreen(TeachingScreen, Screen[None]):
     """True while the guard tree is being fetched (the pane shows a loading indicator)."""
 
     class ViewRequested(Message):
-        """A view tab was opened whose content comes from an engine query (`QUERY_VIEWS`)."""
+        """A view was opened whose content comes from an engine query (every `View` but the bytecode and
+        Stderr views; the Stop view only in a resume function)."""
 
-        def __init__(self, pane_id: str) -> None:
-            self.pane_id = pane_id
-            """The tab pane id (``"tab-orig"``): which view, hence which query."""
+        def __init__(self, view: View) -> None:
+            self.view = view
+            """Which view, hence which query."""
             super().__init__()
 
     class BreakpointRequested(Message):
@@ -160,9 +142,51 @@ class MainScreen(TeachingScreen, Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._teach_init()
+        self.status = StatusLine(id="status")
+        """The status line."""
+        self.views = TabbedContent(id="views", initial=View.BYTECODE.pane_id)
+        """The switchable views (`View`)."""
+        self.bytecode = BytecodeView(id="bytecode")
+        """The transformed-bytecode pane."""
+        self.explain = ExplainView("explanations of the cursor's instruction: shown when stopped", id="explain",
+                                   classes="pane")
+        """The Explain pane (below the bytecode pane, shown with ``X``)."""
+        self.original = BytecodeView(id="orig-bytecode")
+        """The Original view's listing."""
+        self.original_note = OutputView("original bytecode: shown when stopped", id="orig-text")
+        """The Original view's note when there is no listing."""
+        self.graph = GraphPane("FX graph: shown when stopped", id="graph")
+        """The Graph view."""
+        self.entries = OutputView("cache entries: shown when stopped", id="entries")
+        """The Entries view."""
+        self.stop_detail = OutputView("not stopped yet", id="stop-detail")
+        """The Stop view."""
+        self.diff_view = DiffView(id="diff")
+        """The Diff view (instruction edits)."""
+        self.recompile_view = RecompileView(id="recompile")
+        """The Recompile view."""
+        self.stderr = StderrView(id="stderr")
+        """The Stderr view."""
+        self.source = SourceView(id="source")
+        """The source pane."""
+        self.stack = StackView(id="stack", classes="pane")
+        """The value-stack pane."""
+        self.locals = LocalsView(id="locals", classes="pane")
+        """The locals pane."""
+        self.watches = WatchesView(id="watches", classes="pane -empty")
+        """The watches pane."""
+        self.guard_tree = GuardTreeView(id="guards")
+        """The guard-tree pane."""
+        self.console = Console(id="console")
+        """The console (log and command input)."""
+        self.synced = SyncedViews(self.views, self.bytecode, self.original, self.source, self.graph)
+        """The views in step with a cursor."""
         self._stop_detail_stale = False
-        self._break_context: RenderableType | None = None
+        self._focus_of: dict[View, Widget] = {
+            View.BYTECODE: self.bytecode, View.STOP: self.stop_detail, View.DIFF: self.diff_view,
+            View.RECOMPILE: self.recompile_view, View.GRAPH: self.graph, View.ENTRIES: self.entries,
+            View.STDERR: self.stderr,
+        }
         self.resume_aliases: dict[str, str] = {}
         """A resume function's global name (``__resume_at_196_3``) → its code name
         (``torch_dynamo_resume_in_forward_at_26``), learnt from `Engine.entries` and `Engine.compiles`."""
@@ -175,125 +199,92 @@ class MainScreen(TeachingScreen, Screen[None]):
             for global_name, key in zip(entry.resume_functions, entry.resume_keys):
                 if key in names:
                     self.resume_aliases[global_name] = names[key]
-        status = self.query_one(StatusLine)
-        status.aliases = {code: glob for glob, code in self.resume_aliases.items()}
-        status.refresh()
+        self.status.aliases = {code: glob for glob, code in self.resume_aliases.items()}
+        self.status.refresh()
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(id="status").data_bind(MainScreen.stop, MainScreen.activity, MainScreen.exit_result)
+        yield self.status
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                with TabbedContent(id="views", initial="tab-bytecode"):
-                    with TabPane("Bytecode", id="tab-bytecode"):
-                        yield BytecodeView(id="bytecode")
-                        yield ExplainView("explanations of the cursor's instruction: shown when stopped",
-                                          id="explain", classes="pane")
-                    with TabPane("Original", id="tab-orig"):
-                        yield BytecodeView(id="orig-bytecode")
-                        yield OutputView("original bytecode: shown when stopped", id="orig-text")
-                    with TabPane("Graph", id="tab-graph"):
-                        yield GraphPane("FX graph: shown when stopped", id="graph")
-                    with TabPane("Entries", id="tab-entries"):
-                        yield OutputView("cache entries: shown when stopped", id="entries")
-                    with TabPane("Stop", id="tab-stop"):
-                        yield OutputView("not stopped yet", id="stop-detail")
-                    with TabPane("Diff", id="tab-diff"):
-                        yield DiffView(id="diff")
-                    with TabPane("Recompile", id="tab-recompile"):
-                        yield RecompileView(id="recompile")
-                    with TabPane("Stderr", id="tab-stderr"):
-                        yield RichLog(id="stderr", max_lines=10_000, wrap=True, min_width=20)
-                yield SourceView(id="source")
+                with self.views:
+                    with TabPane("Bytecode", id=View.BYTECODE.pane_id):
+                        yield self.bytecode
+                        yield self.explain
+                    with TabPane("Original", id=View.ORIGINAL.pane_id):
+                        yield self.original
+                        yield self.original_note
+                    with TabPane("Graph", id=View.GRAPH.pane_id):
+                        yield self.graph
+                    with TabPane("Entries", id=View.ENTRIES.pane_id):
+                        yield self.entries
+                    with TabPane("Stop", id=View.STOP.pane_id):
+                        yield self.stop_detail
+                    with TabPane("Diff", id=View.DIFF.pane_id):
+                        yield self.diff_view
+                    with TabPane("Recompile", id=View.RECOMPILE.pane_id):
+                        yield self.recompile_view
+                    with TabPane("Stderr", id=View.STDERR.pane_id):
+                        yield self.stderr
+                yield self.source
             with Vertical(id="right"):
-                yield StackView(id="stack", classes="pane").data_bind(MainScreen.frame)
-                yield LocalsView(id="locals", classes="pane").data_bind(MainScreen.frame)
-                yield WatchesView(id="watches", classes="pane -empty").data_bind(MainScreen.stop)
-                yield GuardTreeView(id="guards")
-        yield Console(id="console")
+                yield self.stack
+                yield self.locals
+                yield self.watches
+                yield self.guard_tree
+        yield self.console
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#bytecode").border_title = "bytecode"
-        self.query_one("#source").border_title = "source"
-        self.query_one("#stack").border_title = "value stack"
-        self.query_one("#locals").border_title = "locals"
-        self.query_one("#watches").border_title = "watches"
-        self.query_one("#guards").border_title = "guards"
-        self.query_one("#orig-bytecode").border_title = "original bytecode"
-        self.query_one("#diff").border_title = "instruction edits"
-        self.query_one("#recompile").border_title = "why it recompiles"
-        self.query_one("#stderr").border_title = "the program's stderr (torch warnings, library messages)"
-        self.query_one("#explain").border_title = "explain"
-        self.query_one("#stop-detail").border_title = "why it stopped"
-        self.query_one("#graph").border_title = "FX graph"
-        self.query_one("#entries").border_title = "cache entries"
-        self.query_one("#orig-bytecode").display = False
-        self.query_one("#bytecode", BytecodeView).focus()
+        for widget, title in ((self.bytecode, "bytecode"), (self.source, "source"), (self.stack, "value stack"),
+                              (self.locals, "locals"), (self.watches, "watches"), (self.guard_tree, "guards"),
+                              (self.original, "original bytecode"), (self.diff_view, "instruction edits"),
+                              (self.recompile_view, "why it recompiles"),
+                              (self.stderr, "the program's stderr (torch warnings, library messages)"),
+                              (self.explain, "explain"), (self.stop_detail, "why it stopped"),
+                              (self.graph, "FX graph"), (self.entries, "cache entries")):
+            widget.border_title = title
+        self.original.display = False
+        self.bytecode.focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
         self.call_after_refresh(self.post_message, self.Ready())
 
-    # Accessors -------------------------------------------------------------------------------------------------
-
     @property
-    def console(self) -> Console:
-        """The console (log and command input)."""
-        return self.query_one("#console", Console)
-
-    @property
-    def bytecode(self) -> BytecodeView:
-        """The transformed-bytecode pane."""
-        return self.query_one("#bytecode", BytecodeView)
-
-    @property
-    def guard_tree(self) -> GuardTreeView:
-        """The guard-tree pane."""
-        return self.query_one("#guards", GuardTreeView)
-
-    @property
-    def views(self) -> TabbedContent:
-        """The switchable views (bytecode, original, graph, entries, stop, diff, recompile)."""
-        return self.query_one("#views", TabbedContent)
-
-    @property
-    def recompile_view(self) -> RecompileView:
-        """The Recompile view."""
-        return self.query_one("#recompile", RecompileView)
-
-    @property
-    def diff_view(self) -> DiffView:
-        """The Diff view (instruction edits)."""
-        return self.query_one("#diff", DiffView)
+    def active_view(self) -> View:
+        """The view shown in the left pane."""
+        return View.of_pane(self.views.active) or View.BYTECODE
 
     # Reactive data flow ----------------------------------------------------------------------------------------
 
     def watch_stop(self, stop: Stop | None) -> None:
-        self.breakpoints = None
-        self._break_context = None
+        self.set_reactive(MainScreen.breakpoints, None)
+        self.status.stop = stop
         self._show_frame()
+        self.watches.stop = stop
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
         self.set_class(stop is not None and stop.history is not None, "-history")
         self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
-            if self.views.active == "tab-stop":
+            if self.active_view is View.STOP:
                 self._fill_stop_detail()
-                if self.resume_frame_name() is not None:
-                    self.post_message(self.ViewRequested("tab-stop"))
             mark = stop.history
             # a recorded stop (`back`): the stack and locals panes say so under their values
             recorded = f"recorded: history {mark.position}/{mark.total}" if mark is not None else ""
-            self.query_one("#locals").border_subtitle = recorded
+            _subtitle(self.locals, recorded)
             frame = stop.selected_frame
-            self.query_one("#stack").border_subtitle = recorded or (
-                "" if frame is None else "below the pending call" if frame.stack_note
-                else "" if frame.stack_exact else "tracked depth")
-            self.query_one(StackView).return_value = stop.return_value
+            _subtitle(self.stack, recorded or (
+                "" if frame is None else "below the pending call" if frame.below_call
+                else "depth from the code's flow" if frame.depth_from_flow
+                else "" if frame.stack_exact else "tracked depth"))
+
+    def watch_activity(self, activity: str | None) -> None:
+        self.status.activity = activity
 
     def _fill_stop_detail(self) -> None:
         """Render the Stop view (only while it is visible: a relayout per step would cost more than a step)."""
         if self._stop_detail_stale and self.stop is not None:
             self._stop_detail_stale = False
-            self.query_one("#stop-detail", OutputView).content = self._stop_details(self.stop)
+            self.stop_detail.content = self._stop_details(self.stop)
 
     def watch_breakpoints(self) -> None:
         frame = self.frame
@@ -301,9 +292,10 @@ class MainScreen(TeachingScreen, Screen[None]):
             self.bytecode.breakpoints = self._breakpoints_of(frame)
 
     def watch_exit_result(self, result: ExitResult | None) -> None:
+        self.status.exit_result = result
         if result is not None:
             self._stop_detail_stale = False
-            self.query_one("#stop-detail", OutputView).content = self._exit_details(result)
+            self.stop_detail.content = self._exit_details(result)
 
     def watch_guards(self, tree: GuardTree | None) -> None:
         self.guard_tree.guards = tree
@@ -312,17 +304,24 @@ class MainScreen(TeachingScreen, Screen[None]):
         self.guard_tree.loading = loading
 
     def _show_frame(self) -> None:
+        """Each pane of the selected frame, painted once: the listing with its roles, the source line, the value
+        stack with its provenance, the locals (the teaching data travels with the stop: `Stop.teaching`)."""
         stop = self.stop
         frame = stop.selected_frame if stop is not None else None
         self.frame = frame
+        teaching = stop.teaching if stop is not None else None
         if frame is None:
             self.bytecode.show(None)
-            self.bytecode.border_subtitle = ""
-            self.query_one(SourceView).show(None, None)
-            return
-        self.bytecode.show(frame.code, frame.index, self._breakpoints_of(frame))
-        self.bytecode.border_subtitle = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
-        self.query_one(SourceView).show(frame.code.filename, frame.lineno)
+            _subtitle(self.bytecode, "")
+            self.source.show(None, None)
+        else:
+            roles = teaching.roles if teaching is not None else self.bytecode.roles_for(frame.code)
+            self.bytecode.show(frame.code, frame.index, self._breakpoints_of(frame), roles=roles)
+            _subtitle(self.bytecode, f"{frame.code.name} · {len(frame.code.instructions)} instructions")
+            self.source.show(frame.code.filename, frame.lineno)
+        self.stack.show(frame, teaching.provenance if teaching is not None else None,
+                        stop.return_value if stop is not None else None)
+        self.locals.frame = frame
 
     def _breakpoints_of(self, frame: FrameView) -> frozenset[int]:
         """Instruction indexes with a breakpoint in `frame`'s code: the engine's latest list, else the stop's."""
@@ -330,27 +329,47 @@ class MainScreen(TeachingScreen, Screen[None]):
             return frozenset(frame.breakpoints)
         return frozenset(b.index for b in self.breakpoints if b.code_key == frame.code.key)
 
+    # Teaching data fetched apart from the stop (a recorded stop carries none) --------------------------------------
+
+    def show_roles(self, roles: object) -> None:
+        """Roles of the bytecode pane's code from `Engine.roles()` (an error or None: no role gutter)."""
+        from dynadbg.core.model import CodeRoles
+
+        self.bytecode.roles = roles if isinstance(roles, CodeRoles) else None
+
+    def show_provenance(self, provenance: object) -> None:
+        """Who pushed each value-stack slot, from `Engine.stack_provenance()` (an error or None: values only)."""
+        self.stack.provenance = provenance if isinstance(provenance, Provenance) else None
+
+    @property
+    def explain_shown(self) -> bool:
+        """The Explain pane is open."""
+        return self.has_class("-explain")
+
+    def toggle_explain(self) -> bool:
+        """Open or close the Explain pane; whether it is open now."""
+        self.toggle_class("-explain")
+        return self.explain_shown
+
     # Views -----------------------------------------------------------------------------------------------------
 
-    def show_view(self, pane_id: str) -> None:
-        """Switch the left pane to `pane_id` (``"tab-orig"``, …).
+    def show_view(self, view: View) -> None:
+        """Switch the left pane to `view`.
 
         The keyboard focus follows (so the view scrolls with the arrow keys) unless the console input has it.
         """
-        self.views.active = pane_id
+        self.views.active = view.pane_id
         if isinstance(self.focused, Input):
             return
-        target = self._view_widget(pane_id)
+        target = self._view_widget(view)
         if target is not None:
             target.focus()
 
-    def _view_widget(self, pane_id: str) -> Widget | None:
-        """The widget of view `pane_id` that takes the focus (the Original view: its listing, or its note)."""
-        if pane_id == "tab-orig":
-            listing = self.query_one("#orig-bytecode", BytecodeView)
-            return listing if listing.display else self.query_one("#orig-text")
-        target = _VIEW_FOCUS.get(pane_id)
-        return self.query_one(target) if target is not None else None
+    def _view_widget(self, view: View) -> Widget | None:
+        """The widget of `view` that takes the focus (the Original view: its listing, or its note)."""
+        if view is View.ORIGINAL:
+            return self.original if self.original.display else self.original_note
+        return self._focus_of.get(view)
 
     def toggle_maximize(self) -> None:
         """Maximise the focused pane (the active view when the tab row has the focus), or restore the maximised
@@ -359,54 +378,65 @@ class MainScreen(TeachingScreen, Screen[None]):
             self.minimize()
             return
         focused = self.focused
-        if focused is None or focused is self.query_one("#views").query_one("ContentTabs"):
-            focused = self._view_widget(self.views.active or "tab-bytecode") or self.bytecode
+        if focused is None or isinstance(focused, Tabs):
+            focused = self._view_widget(self.active_view) or self.bytecode
             focused.focus()
         # the pane itself, not its container (the tabbed views would keep their tab row and lose the title)
         if not self.maximize(focused, container=False):
             self.app.bell()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        pane_id = event.pane.id or ""
-        if pane_id == "tab-stop":
+        view = View.of_pane(event.pane.id)
+        if view is View.STOP:
             self._fill_stop_detail()
-            if self.resume_frame_name() is not None:
-                self.post_message(self.ViewRequested("tab-stop"))
-        if pane_id in QUERY_VIEWS:
-            self.post_message(self.ViewRequested(pane_id))
-        if pane_id == "tab-graph":
-            self.render_graph()
+        if view in _QUERIED:
+            self.post_message(self.ViewRequested(view))
+        if view is View.GRAPH:
+            self.synced.render_graph()
 
     def on_bytecode_view_breakpoint_toggled(self, event: BytecodeView.BreakpointToggled) -> None:
-        if event.view.id == "bytecode":
+        if event.view is self.bytecode:
             self.post_message(self.BreakpointRequested(event.index))
+
+    def on_bytecode_view_cursor_moved(self, event: BytecodeView.CursorMoved) -> None:
+        self.synced.bytecode_cursor_moved(event)
+
+    def on_source_view_cursor_moved(self, event: SourceView.CursorMoved) -> None:
+        self.synced.source_cursor_moved(event)
+
+    def on_graph_pane_cursor_moved(self, event: GraphPane.CursorMoved) -> None:
+        self.synced.graph_cursor_moved(event)
+
+    def on_graph_pane_focus_changed(self, event: GraphPane.FocusChanged) -> None:
+        self.synced.graph_focus_changed(event)
 
     def on_console_stderr_written(self, event: Console.StderrWritten) -> None:
         """The program's stderr goes to the Stderr view; the status line counts its lines."""
-        self.query_one("#stderr", RichLog).write(Text(event.text))
-        status = self.query_one(StatusLine)
-        status.stderr_lines += event.text.count("\n") + 1
-        status.refresh()
+        self.stderr.write_text(event.text)
+        self.status.stderr_lines += event.text.count("\n") + 1
+        self.status.refresh()
 
     def on_console_left(self) -> None:
         """Escape in the console: back to the open view (the view stays as it was)."""
-        target = self._view_widget(self.views.active or "tab-bytecode")
+        target = self._view_widget(self.active_view)
         (target if target is not None and target.display else self.bytecode).focus()
 
-    def show_query(self, pane_id: str, result: object) -> None:
-        """Fill the view `pane_id` with its query's answer (`QUERY_VIEWS`); an error value shows as its line."""
+    def show_query(self, view: View, result: object) -> None:
+        """Fill `view` with its query's answer; an error value shows as its line."""
         if isinstance(result, (EngineError, EditError)):
             result = result.message
-        {"tab-orig": self.show_original, "tab-graph": self.show_graph, "tab-entries": self.show_entries,
-         "tab-recompile": self.show_recompile, "tab-diff": self.show_diff}[pane_id](result)
+        show = {View.ORIGINAL: self.show_original, View.GRAPH: self.synced.show_graph,
+                View.ENTRIES: self.show_entries, View.RECOMPILE: self.recompile_view.show_records,
+                View.DIFF: self.diff_view.show}.get(view)
+        if show is not None:
+            show(result)  # type: ignore[operator]
 
     def show_original(self, code: CodeView | str) -> None:
         """Fill the Original view with the original bytecode listing (or why there is none)."""
-        listing = self.query_one("#orig-bytecode", BytecodeView)
-        text = self.query_one("#orig-text", OutputView)
+        listing, text = self.original, self.original_note
         if isinstance(code, CodeView):
             listing.show(code)
-            self.sync_original()
+            self.synced.sync_original()
             listing.border_subtitle = f"{code.name} (original) · {len(code.instructions)} instructions"
             listing.display, text.display = True, False
             if self.focused is text:
@@ -418,53 +448,8 @@ class MainScreen(TeachingScreen, Screen[None]):
                 text.focus()
 
     def show_graph(self, graphs: tuple[GraphView, ...] | str) -> None:
-        """Fill the Graph view with the entry's FX graphs (or why there are none); repainting the same graphs (the
-        cursor's line changed) keeps the view's scroll position and node cursor."""
-        view = self.query_one("#graph", GraphPane)
-        if isinstance(graphs, str) or not graphs:
-            self.teach_graphs = ()
-            view.set_rows(())
-            view.content = Text(graphs or "(no FX graph)")
-            return
-        same = graphs == self.teach_graphs
-        self.teach_graphs = graphs
-        self._graph_line_shown = self.cursor_line
-        rows: list[NodeRow] = []
-        for graph in graphs:
-            node_line = dict(graph.node_lines)
-            for k, text in enumerate(graph.code.splitlines(), 1):
-                name = text.strip().split(" ", 1)[0].rstrip(":")
-                if name in node_line:
-                    rows.append(NodeRow(graph.name, k, name, node_line[name]))
-        view.set_rows(tuple(rows))
-        cursor = view.cursor_row if view.has_focus else None
-        parts: list[RenderableType] = []
-        y = 0
-        view.cursor_y = None
-        for graph in graphs:
-            parts.append(Text(f"{graph.name}  ·  compile {graph.compile_id}  ·  {graph.node_count} nodes",
-                              style="bold"))
-            # the FX nodes traced from the cursor's user line are highlighted (and named above)
-            lines, note = self.graph_highlight(graph)
-            if note is not None:
-                parts.append(note)
-            y += 1 + (note is not None)
-            syntax = Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
-                            background_color="default", line_numbers=False)
-            code_lines = graph.code.splitlines()
-            for k in lines:
-                syntax.stylize_range(_RELATED, (k, 0), (k, len(code_lines[k - 1])))
-            if cursor is not None and cursor.graph == graph.name:
-                k = cursor.code_line
-                syntax.stylize_range(_CURSOR, (k, 0), (k, len(code_lines[k - 1])))
-                view.cursor_y = y + k - 1
-            parts.append(syntax)
-            parts.append(Text(""))
-            y += len(code_lines) + 1
-        if same:
-            view.repaint(Group(*parts))
-        else:
-            view.content = Group(*parts)
+        """Fill the Graph view with the entry's FX graphs (or why there are none)."""
+        self.synced.show_graph(graphs)
 
     def show_diff(self, diff: PatchDiff | str) -> None:
         """Fill the Diff view with Dynamo's code against the edited code (or why there is none)."""
@@ -476,7 +461,7 @@ class MainScreen(TeachingScreen, Screen[None]):
 
     def show_entries(self, frame: CompiledFrameView | str) -> None:
         """Fill the Entries view with the code object's cache entries (or why there are none)."""
-        view = self.query_one("#entries", OutputView)
+        view = self.entries
         if isinstance(frame, str) or not frame.entries:
             view.content = Text(frame if isinstance(frame, str) else "(no cache entries)")
             return
@@ -506,61 +491,16 @@ class MainScreen(TeachingScreen, Screen[None]):
 
     # Detail text -----------------------------------------------------------------------------------------------
 
-    def resume_frame_name(self) -> str | None:
-        """The code name of the selected frame when it is a resume function (``torch_dynamo_resume_in_*``)."""
-        frame = self.frame
-        name = frame.code.name if frame is not None else ""
-        return name if name.startswith("torch_dynamo_resume_in_") else None
-
-    def show_break_context(self, compiles: object) -> None:
-        """At a stop in a resume function: add to the Stop view the graph break that made it (torch's reason,
-        where the original frame stopped), where it resumes the original code, and what was handed over: the
-        ``___stack*`` arguments were on the original frame's value stack at the break, the rest are locals
-        carried over. `compiles` is `Engine.compiles`' answer."""
-        name, stop = self.resume_frame_name(), self.stop
-        if name is None or stop is None or not hasattr(compiles, "frames"):
-            return
-        frames = compiles.frames
-        keys = {f.key for f in frames if f.name == name and f.is_resume}
-        globals_ = {g for f in frames for e in f.entries for g, k in zip(e.resume_functions, e.resume_keys)
-                    if k in keys}
-        breaks = [b for f in frames for b in f.graph_breaks if globals_ & set(b.resume_functions)]
-        resume = next((f for f in frames if f.key in keys), None)
-        parts: list[RenderableType] = [Text(""), Text("graph break: why this resume function runs",
-                                                      style="bold underline")]
-        for b in breaks[:1]:
-            parts.append(Text(f"compile {b.compile_id} stopped tracing: {b.reason.splitlines()[0]}"))
-            if b.filename:
-                parts.append(Text(f"  at {b.filename}:{b.lineno}" + (f"  {b.user_line.strip()}" if b.user_line
-                                                                      else ""), style="dim"))
-        if not breaks:
-            parts.append(Text("the graph break that made it was not captured", style="dim"))
-        if resume is not None and resume.resume_origin:
-            parts.append(Text(f"resumes {resume.resume_origin} at offset {resume.resume_offset}"
-                              + (f" (global {', '.join(sorted(globals_))})" if globals_ else "")))
-        frame = self.frame
-        if frame is not None and frame.locals:
-            handed = [n for n, _ in frame.locals if n.startswith("___stack")]
-            carried = [n for n, _ in frame.locals if not n.startswith("___stack")]
-            if handed:
-                parts.append(Text(f"values from the original frame's stack: {', '.join(handed)}"))
-            if carried:
-                parts.append(Text(f"locals carried over: {', '.join(carried)}"))
-        self._stop_detail_stale = True
-        self._break_context = Group(*parts)
-        if self.views.active == "tab-stop":
-            self._fill_stop_detail()
-
     def _stop_details(self, stop: Stop) -> RenderableType:
         parts: list[RenderableType] = [Text(f"{stop.kind.value} stop", style="bold"), Text(stop.message)]
         if stop.exception:
             parts.append(Text(stop.exception, style="bold red"))
         if stop.return_value is not None:
             parts.append(Text("return value: ") + highlight.value_text(stop.return_value))
-        for title, body in stop.detail:
+        # what the stop's kind carries, as line mode prints it; the graph break behind a resume function at every
+        # stop in one (line mode prints it where the resume function is entered)
+        for title, body in fmt.stop_blocks(stop, graph_break=True):
             parts.extend([Text(""), Text(title, style="bold underline"), Text(body)])
-        if self._break_context is not None and not any(title == "graph break" for title, _ in stop.detail):
-            parts.append(self._break_context)
         if len(stop.frames) > 1:
             parts.extend([Text(""), Text("frames (outermost first)", style="bold underline")])
             selected = stop.selected_frame
@@ -579,3 +519,14 @@ class MainScreen(TeachingScreen, Screen[None]):
         if result.traceback:
             parts.extend([Text(""), Text(result.traceback.rstrip(), style="red")])
         return Group(*parts)
+
+
+#: The views filled by an engine query when opened (the Stop view only in a resume function).
+_QUERIED = frozenset({View.ORIGINAL, View.GRAPH, View.ENTRIES, View.DIFF, View.RECOMPILE})
+
+
+def _subtitle(widget: Widget, text: str) -> None:
+    """Set a pane's border subtitle only when it changes: setting one repaints the whole pane, scrollbars too
+    (Textual's `border_subtitle` setter refreshes unconditionally), which a step must not pay for."""
+    if (widget.border_subtitle or "") != text:
+        widget.border_subtitle = text

@@ -1,8 +1,11 @@
-"""The source pane: the user's source file, synced to the current instruction's line (Line API, virtualised)."""
+"""The source pane: the user's source file, synced to the current instruction's line (Line API, virtualised).
+
+The pane never reads files itself: when the stop's file is not the one it holds, it posts `SourceView.Wanted` and
+the app answers with the engine's `Engine.source(whole_file=True)` (read on the program's thread), `set_source`.
+"""
 
 from __future__ import annotations
 
-import linecache
 import os
 from functools import lru_cache
 
@@ -20,19 +23,9 @@ from . import highlight
 
 
 @lru_cache(maxsize=32)
-def _lexed(filename: str, mtime: float) -> tuple[tuple[Segment, ...], ...]:
-    """The lines of `filename`, highlighted; `mtime` is part of the key so an edited file is read again."""
-    del mtime
-    return tuple(highlight.python_lines("".join(linecache.getlines(filename))))
-
-
-def read_lines(filename: str) -> tuple[tuple[Segment, ...], ...]:
-    """Highlighted lines of `filename` via `linecache` (plain file I/O on the UI thread); () when unavailable."""
-    try:
-        mtime = os.stat(filename).st_mtime
-    except OSError:
-        mtime = 0.0
-    return _lexed(filename, mtime)
+def _lexed(lines: tuple[str, ...]) -> tuple[tuple[Segment, ...], ...]:
+    """`lines` of Python source, highlighted (cached: the same file is lexed once)."""
+    return tuple(highlight.python_lines("".join(line + "\n" for line in lines)))
 
 
 class SourceView(ScrollView, can_focus=True):
@@ -69,6 +62,21 @@ class SourceView(ScrollView, can_focus=True):
     | `source--cursor` | The cursor line, while the pane has focus. |
     """
 
+    class Wanted(Message):
+        """The pane shows a file it holds no text of: the app asks the engine for it (`set_source`)."""
+
+        def __init__(self, view: SourceView, filename: str) -> None:
+            self.view = view
+            """The pane."""
+            self.filename = filename
+            """The file wanted (``co_filename``)."""
+            super().__init__()
+
+        @property
+        def control(self) -> SourceView:
+            """The pane."""
+            return self.view
+
     class CursorMoved(Message):
         """The user moved the cursor to another line (the bytecode and graph views mark what came from it)."""
 
@@ -97,20 +105,49 @@ class SourceView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: tuple[tuple[Segment, ...], ...] = ()
+        #: file name → its highlighted lines, as the engine gave them (a file is asked for once per session)
+        self._sources: dict[str, tuple[tuple[Segment, ...], ...]] = {}
+        self._asked: set[str] = set()
         self._styles: tuple[Style, Style, Style, Style, Style] | None = None
 
     def show(self, filename: str | None, lineno: int | None) -> None:
-        """Show `filename` with `lineno` highlighted."""
+        """Show `filename` with `lineno` highlighted (asking for its text, `Wanted`, when the pane has none)."""
         self.filename = filename
         self.lineno = lineno
+        if filename and filename not in self._sources and filename not in self._asked:
+            self._asked.add(filename)
+            # made in this pane's own loop: a message made while the app handles one (a stop) would not bubble
+            # back up to the app, its sender
+            self.call_later(lambda: self.post_message(self.Wanted(self, filename)))
 
     def watch_filename(self, filename: str | None) -> None:
         self.cursor = None
         self.scroll_to(0, 0, animate=False, immediate=True, force=True)
-        self._lines = read_lines(filename) if filename else ()
+        self._set_lines(self._sources.get(filename, ()) if filename else ())
+        self.border_subtitle = os.path.basename(filename) if filename else ""
+
+    def source_failed(self, filename: str, *, again: bool) -> None:
+        """The engine could not give `filename`'s text: ask again the next time it is shown (`again`: it was not
+        paused), or never (the file cannot be read)."""
+        self._asked.discard(filename)
+        if not again:
+            self._sources[filename] = ()
+
+    def set_source(self, filename: str, lines: tuple[str, ...]) -> None:
+        """The text of `filename` (`Engine.source(whole_file=True)`); shown when it is the file the pane shows."""
+        self._asked.discard(filename)
+        self._sources[filename] = _lexed(tuple(lines))
+        if filename == self.filename:
+            self._set_lines(self._sources[filename])
+            if self.lineno is not None:
+                self._center()
+                if not self.has_focus or self.cursor is None:
+                    self.cursor = self.lineno
+
+    def _set_lines(self, lines: tuple[tuple[Segment, ...], ...]) -> None:
+        self._lines = lines
         width = max((sum(len(s.text) for s in line) for line in self._lines), default=0) + 7
         self.virtual_size = Size(width, max(1, len(self._lines)))
-        self.border_subtitle = os.path.basename(filename) if filename else ""
         self.refresh()
 
     def watch_lineno(self, old: int | None, new: int | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.reactive import reactive
 
+from dynadbg.core import format as fmt
 from dynadbg.core.model import FrameView, Provenance, SlotOrigin, ValueSummary
 
 from . import highlight
@@ -40,6 +41,17 @@ class StackView(LinesView):
     provenance: reactive[Provenance | None] = reactive(None, repaint=False)
     """Who pushed each slot (shown when it covers exactly the frame's slots at its instruction)."""
 
+    def show(self, frame: FrameView | None, provenance: Provenance | None,
+             return_value: ValueSummary | None) -> None:
+        """A new stop's frame, the provenance of its slots and its return value: one build, one repaint."""
+        old = self.frame
+        self.set_reactive(StackView.frame, frame)
+        self.set_reactive(StackView.provenance, provenance)
+        self.set_reactive(StackView.return_value, return_value)
+        if old is None or frame is None or old.code.key != frame.code.key:
+            self.reset_virtual_height()
+        self._show(self._build())
+
     def watch_frame(self, old: FrameView | None, new: FrameView | None) -> None:
         if old is None or new is None or old.code.key != new.code.key:
             self.reset_virtual_height()
@@ -68,11 +80,14 @@ class StackView(LinesView):
         if frame is None:
             return [*lines, Text("(not in a frame)", empty)]
         if not frame.stack:
-            return [*lines, Text(f"(empty {frame.stack_note.split(',')[0]})" if frame.stack_note else "(empty)", empty)]
+            where = " below the pending call" if frame.below_call else " (depth from the code's flow)" \
+                if frame.depth_from_flow else ""
+            return [*lines, Text(f"(empty{where})", empty)]
         if len(frame.stack) == 1 and frame.stack[0].unknown:
             return [*lines, Text("(not known: this frame was not traced from its start, or it has unwound)", empty)]
-        if frame.stack_note:
-            lines.append(Text(f"({frame.stack_note})", empty))
+        note = fmt.stack_note(frame)
+        if note:
+            lines.append(Text(f"({note})", empty))
         tos = self.get_component_rich_style("stack--tos", partial=True)
         depth_style = self.get_component_rich_style("stack--depth", partial=True)
         width = len(str(len(frame.stack) - 1))

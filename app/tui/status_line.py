@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -45,6 +45,8 @@ class StatusLine(Static):
         """How the quit key is shown (the app sets it from the keymap)."""
         self.forward_key = "]"
         """How the key of `forward` (history) is shown (the app sets it from the keymap)."""
+        self.stderr_key = "8"
+        """How the key of the Stderr view is shown (the app sets it from the keymap)."""
         self.stderr_lines = 0
         """Lines the program wrote to stderr so far (they are in the Stderr view, key 8)."""
         self.aliases: dict[str, str] = {}
@@ -55,73 +57,110 @@ class StatusLine(Static):
         super().notify_style_update()
         self._styles = None
 
+    def _stderr_part(self, dim: Style) -> Text | None:
+        if not self.stderr_lines:
+            return None
+        lines = "line" if self.stderr_lines == 1 else "lines"
+        return Text.assemble((" · ", dim), (f"stderr: {self.stderr_lines} {lines} (key {self.stderr_key})", "bold"))
+
     def render(self) -> Text:
+        """The status line, fitted to the width: when it does not fit, the least needed fields go first (the
+        stop's message, the entry's lookup position, the frame count, the file and line, the compile id); the
+        state, the code name, the instruction and the stderr count are never dropped (a long code name is cut
+        short instead)."""
         if self._styles is None:
             self._styles = tuple(self.get_component_rich_style(f"status--{name}", partial=True)
                                  for name in ("kind", "dim", "error", "history"))
         kind_style, dim, error, history = self._styles
-        text = Text(no_wrap=True, overflow="ellipsis")
+        #: (text, priority): lower numbers are kept longer; 0 is never dropped
+        parts: list[tuple[Text, int]] = []
         result = self.exit_result
         if result is not None:
-            if result.quit:
-                text.append(" ■ program ended (quit) ", kind_style)
-            else:
-                text.append(f" ■ program exited with status {result.status} ", kind_style)
+            head = " ■ program ended (quit) " if result.quit else f" ■ program exited with status {result.status} "
+            parts.append((Text(head, kind_style), 0))
             if result.exception:
-                text.append(" ")
-                text.append(result.exception, error)
-            text.append(f"  · {self.quit_key} to leave", dim)
-            if self.stderr_lines:
-                text.append(f" · stderr {self.stderr_lines} (8)", dim)
-            return text
-        if self.activity is not None or self.stop is None:
-            activity = self.activity or "starting"
-            text.append(f" ▶ {activity}… ", kind_style)
-            text.append(f"  · {self.interrupt_key} to interrupt", dim)
-            if self.stderr_lines:
-                text.append(f" · stderr {self.stderr_lines} (8)", dim)
-            return text
-        stop = self.stop
+                parts.append((Text.assemble(" ", (result.exception, error)), 1))
+            parts.append((Text(f"  · {self.quit_key} to leave", dim), 0))
+        elif self.activity is not None or self.stop is None:
+            parts.append((Text(f" ▶ {self.activity or 'starting'}… ", kind_style), 0))
+            parts.append((Text(f"  · {self.interrupt_key} to interrupt", dim), 1))
+        else:
+            parts.extend(self._stop_parts(self.stop, kind_style, dim, error, history))
+        stderr = self._stderr_part(dim)
+        if stderr is not None:
+            # after the stop's fields, before its message (the message is the first thing dropped)
+            at = next((k for k, (_, priority) in enumerate(parts) if priority >= 9), len(parts))
+            parts.insert(at, (stderr, 0))
+        return _fit(parts, self.size.width)
+
+    def _stop_parts(self, stop: Stop, kind_style: Style, dim: Style, error: Style,
+                    history: Style) -> list[tuple[Text, int]]:
+        parts: list[tuple[Text, int]] = []
         if stop.history is not None:
-            # a recorded stop: said first, so its values are never read as the live ones
-            text.append(f" ⏮ HISTORY {stop.history.position}/{stop.history.total} ", history)
-            # how to leave it, said before the fields a narrow terminal cuts off
-            text.append(f" {self.forward_key} later · any step: back to the present ", dim)
-        text.append(f" ⏸ {stop.kind.value} ", kind_style)
+            # a recorded stop: said first, so its values are never read as the live ones; how to leave it, said
+            # before the fields a narrow terminal drops
+            parts.append((Text(f" ⏮ HISTORY {stop.history.position}/{stop.history.total} ", history), 0))
+            parts.append((Text(f" {self.forward_key} later · any step: back to the present ", dim), 0))
+        parts.append((Text(f" ⏸ {stop.kind.value} ", kind_style), 0))
         frame = stop.selected_frame
-        fields: list[str] = []
+        fields: list[tuple[str, int]] = []
         if frame is not None:
             alias = self.aliases.get(frame.code.name)
-            fields.append(frame.code.name + (f" (= {alias})" if alias else ""))
+            fields.append((frame.code.name + (f" (= {alias})" if alias else ""), 0))
         # after u: the selected caller's own compile (its code says which); the lookup position is the newest's
         newest = frame is None or frame is stop.frame
         compile_id = stop.compile_id if newest else (frame.code.compile_id or stop.compile_id)
         if compile_id:
-            fields.append(f"compile {compile_id}")
+            fields.append((f"compile {compile_id}", 5))
         if newest and stop.entry_index is not None and stop.entry_count is not None:
             # torch's lookup order (most recently used first): the Entries view names entries by compile id
-            fields.append(entry_position_text(stop.entry_index, stop.entry_count))
+            fields.append((entry_position_text(stop.entry_index, stop.entry_count), 8))
         if frame is not None:
             if frame.index >= 0:
-                fields.append(f"instr {frame.index}/{len(frame.code.instructions)}")
+                fields.append((f"instr {frame.index}/{len(frame.code.instructions)}", 0))
             if frame.lineno is not None:
-                fields.append(f"{os.path.basename(frame.code.filename)}:{frame.lineno}")
+                fields.append((f"{os.path.basename(frame.code.filename)}:{frame.lineno}", 6))
         if len(stop.frames) > 1:
             position = stop.selected + 1 if 0 <= stop.selected < len(stop.frames) else len(stop.frames)
-            fields.append(f"frame {position} of {len(stop.frames)}")
-        for i, field in enumerate(fields):
-            text.append(" · " if i else "", dim)
-            text.append(field)
-        if self.stderr_lines:
-            text.append(" · ", dim)
-            text.append(f"stderr {self.stderr_lines}", "bold")
-        if stop.history is not None:
-            pass  # how to leave it is said after the HISTORY label
-        elif stop.exception:
-            text.append("  ")
-            text.append(stop.exception, error)
-        elif stop.message and stop.message != stop.kind.value:
-            text.append("  — ", dim)
-            text.append(stop.message, dim)
-        return text
+            fields.append((f"frame {position} of {len(stop.frames)}", 7))
+        for i, (field, priority) in enumerate(fields):
+            part = Text.assemble((" · " if i else "", dim), field)
+            if i == 0 and frame is not None:
+                part.spans.append(Span(0, 0, _NAME))  # the part `_fit` may cut short
+            parts.append((part, priority))
+        if stop.history is None and stop.exception:
+            parts.append((Text.assemble("  ", (stop.exception, error)), 9))
+        elif stop.history is None and stop.message and stop.message != stop.kind.value:
+            parts.append((Text.assemble(("  — ", dim), (stop.message, dim)), 10))
+        return parts
 
+
+#: An empty style that marks the code-name field (the part `_fit` cuts short when nothing else can go).
+_NAME = Style(meta={"status": "name"})
+
+
+def _fit(parts: list[tuple[Text, int]], width: int) -> Text:
+    """Join `parts` within `width` cells: drop the parts of the highest priority number first (never those of
+    priority 0), then cut the line short with an ellipsis."""
+    kept = list(parts)
+    if width > 0:
+        while sum(p.cell_len for p, _ in kept) > width:
+            droppable = [k for k, (_, priority) in enumerate(kept) if priority > 0]
+            if not droppable:
+                break
+            # the highest number goes first; among equals, the last one shown
+            drop = max(droppable, key=lambda k: (kept[k][1], k))
+            del kept[drop]
+    over = sum(p.cell_len for p, _ in kept) - width if width > 0 else 0
+    if over > 0:
+        # still too wide: cut the code name (the first field after the state) short, not the fields after it
+        k = next((k for k, (p, _) in enumerate(kept) if any(span.style == _NAME for span in p.spans)), None)
+        if k is not None:
+            part = kept[k][0]
+            part.truncate(max(8, part.cell_len - over), overflow="ellipsis")
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for part, _ in kept:
+        text.append_text(part)
+    if width > 0 and text.cell_len > width:
+        text.truncate(width, overflow="ellipsis")
+    return text

@@ -4,35 +4,54 @@ golden tests; JSON is `report`'s.
 
 One formatting path (like `dis.Formatter`): the TUI renders the same dataclasses with widgets, everything else
 prints these strings. Output is deterministic for a given snapshot. Recompile records are in `format.recompile`,
-edits in `format.edits`; guard trees keep their renderer beside the tree model (`guards.format_guard_tree`) and
-are reached through here.
+edits in `format.edits`, guard trees in `format.guards`; an instruction's argument is `arg_text`'s everywhere.
 """
 
 from __future__ import annotations
 
+import dis
 from typing import Sequence
 
-from ..guards import format_failing, format_guard_tree
 from ..model import (
+    BreakContext,
     BreakpointView,
     CodeRoles,
     CodeView,
     EditOutcome,
     FrameView,
     GraphView,
+    GuardEditKind,
+    GuardEditView,
     GuardTree,
     Instr,
     PatchView,
     Provenance,
     RecompileChoice,
+    ResumeAction,
+    Resumed,
     Stop,
     StopKind,
     ValueSummary,
     WatchValue,
 )
+from ..values import cut
 from .edits import format_diff, format_stack
+from .guards import format_failing, format_guard_tree
 from .history import history_info_text, history_line, history_view_text
-from .recompile import choices_lines, compiles_text, diffs_text, entries_text, record_text
+from .recompile import (
+    choices_lines,
+    compiles_text,
+    diffs_text,
+    drop_result_text,
+    drop_warning_text,
+    entries_text,
+    guard_ref_text,
+    permanent_text,
+    record_text,
+    recompile_blocks,
+    stack_arg_text,
+    warning_line,
+)
 from .teach import (
     ROLE_WIDTH,
     explanation_text,
@@ -46,12 +65,15 @@ from .teach import (
 )
 
 __all__ = [
+    "arg_text",
     "backtrace_text",
     "breakpoint_set_text",
     "breakpoints_text",
     "choices_lines",
     "compiles_text",
     "diffs_text",
+    "drop_result_text",
+    "drop_warning_text",
     "edit_outcome_text",
     "entries_text",
     "explanation_text",
@@ -59,7 +81,9 @@ __all__ = [
     "format_diff",
     "format_stack",
     "globals_text",
+    "graph_break_text",
     "graphs_text",
+    "guard_edit_line",
     "guard_trees_text",
     "guard_types_text",
     "history_info_text",
@@ -69,15 +93,22 @@ __all__ = [
     "listing",
     "locals_text",
     "patches_text",
+    "permanent_text",
     "provenance_lines",
     "provenance_note",
     "record_text",
+    "recompile_blocks",
     "recompile_choices_text",
+    "resumed_head",
+    "resumed_text",
     "role_legend",
     "source_text",
+    "stack_note",
     "stack_text",
+    "stop_blocks",
     "stop_text",
     "value_text",
+    "warning_line",
     "watch_line",
     "watches_text",
     "whatif_text",
@@ -86,6 +117,17 @@ __all__ = [
 
 #: Width of the opname column in listings.
 OPNAME_WIDTH = 22
+
+
+def arg_text(ins: "Instr | dis.Instruction", *, raw: bool = False) -> str:
+    """An instruction's argument, as every listing of dynadbg shows it (line mode, ``report``, the TUI's bytecode
+    pane, verbose mode): `dis`'s reading of it (``x``, ``to 24``, ``NULL + __compiled_fn_1``), else the raw oparg
+    (``COPY 1``, ``CALL 2``); empty for none. `raw`: the oparg, then its reading in parentheses (``2 (x)``), as
+    ``report --full`` lists code for a reader of raw bytecode."""
+    number = "" if ins.arg is None else str(ins.arg)
+    if raw:
+        return f"{number} ({ins.argrepr})" if number and ins.argrepr else ins.argrepr or number
+    return ins.argrepr or number
 
 
 def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False, tag: str | None = None) -> str:
@@ -97,7 +139,7 @@ def instr_line(ins: Instr, *, current: bool = False, breakpoint: bool = False, t
     mark = "▶" if current else " "
     bp = "●" if breakpoint else " "
     line = f"L{ins.lineno}" if ins.lineno is not None else ""
-    arg = ins.argrepr if ins.argrepr else ("" if ins.arg is None else str(ins.arg))
+    arg = arg_text(ins)
     if ins.jump_target is not None and "to " not in arg:
         arg = f"{arg} → {ins.jump_target}".strip()
     elif ins.jump_target is not None:
@@ -149,21 +191,34 @@ def value_text(v: ValueSummary) -> str:
     return f"{v.type_name:<10} {v.text}"
 
 
+def stack_note(frame: FrameView) -> str:
+    """Which slots a frame's `stack` holds and how their depth is known, when it is not the running frame's
+    tracked stack: ``"below the pending call, whose operands are consumed"``, ``"depth from the code's flow: not
+    traced from its start"``; empty otherwise."""
+    parts = []
+    if frame.below_call:
+        parts.append("below the pending call, whose operands are consumed")
+    if frame.depth_from_flow:
+        parts.append("depth from the code's flow: not traced from its start")
+    return "; ".join(parts)
+
+
 def stack_text(frame: FrameView, provenance: Provenance | None = None) -> str:
     """The value stack, bottom first, TOS marked; with `provenance` (`Engine.stack_provenance()`), after each
     slot the instruction that pushed it and what it stands for (``<- pushed by 12 LOAD_FAST x``)."""
+    note = stack_note(frame)
     if not frame.stack:
-        return "value stack: empty" + (f" ({frame.stack_note})" if frame.stack_note else "")
+        return "value stack: empty" + (f" ({note})" if note else "")
     if len(frame.stack) == 1 and frame.stack[0].unknown:
         return "value stack: unknown (this frame was not traced from its start, or it has unwound: post-mortem)"
-    note = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
-    if frame.stack_note:
-        note = f" ({frame.stack_note})"
+    shown = "" if frame.stack_exact else " (depth tracked per instruction: this Python exposes no stack top)"
+    if note:
+        shown = f" ({note})"
     n = len(frame.stack)
-    lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{note}"]
+    lines = [f"value stack: {n} slot{'s' if n != 1 else ''}, TOS last{shown}"]
     for i, v in enumerate(frame.stack):
         lines.append(f"  [{i}] {value_text(v)}{slot_suffix(provenance, i, n)}")
-    if provenance is not None and not frame.stack_note:  # a caller's origins are those before its call
+    if provenance is not None and not note:  # a caller's origins are those before its call
         if len(provenance.slots) != n:
             lines.append(f"(no origins: the code's flow gives {len(provenance.slots)} slots here)")
         elif provenance_note(provenance):
@@ -201,6 +256,67 @@ def where_line(stop: Stop) -> str:
     return "  ".join(parts)
 
 
+def graph_break_text(gb: BreakContext) -> str:
+    """Why a resume function runs, as the stop shows it: the resume function and where it continues the
+    original function, the graph break that made it (where, torch's reason and notes), and what was handed to
+    it: the ``___stack*`` arguments (what was on the original frame's value stack at the break, each with what it
+    carries) and the locals carried over."""
+    if not gb.known:
+        return f"{gb.resume_name}: graph-break details are not available"
+    lines: list[str] = []
+    head = f"resume function {gb.resume_name} (compile {gb.compile_id})"
+    point = gb.resumes
+    if point is not None:
+        at = ""
+        if point.offset is not None:
+            at = f" at offset {point.offset}"
+            if point.opname is not None:
+                line = point.lineno if point.lineno is not None else "?"
+                at += f" ({point.opname} {point.argrepr or ''}".rstrip() + f", line {line})"
+        head += f" continues {point.function} ({point.filename}:{point.firstlineno}){at}"
+    lines.append(head)
+    brk = gb.brk
+    if brk is not None:
+        loc = f"{brk.filename}:{brk.lineno}" if brk.filename else "(location unknown)"
+        lines.append(f"graph break in {gb.break_frame} during compile {gb.break_compile_id}, at {loc}")
+        if brk.user_line:
+            lines.append(f"  {brk.lineno} | {brk.user_line.strip()}")
+        lines.append(f"reason: {cut(brk.summary, 200)}")
+        lines += [f"  {cut(note, 240)}" for note in brk.notes[:4]]
+        if brk.duplicate:
+            lines.append("  (torch logged it as a duplicate and suppressed its user stack)")
+    else:
+        lines.append("graph break: no record (the break happened before the debugger attached?)")
+    if gb.stack:
+        lines.append("stack passed to it (what was on the original frame's stack at the break, bottom first):")
+        lines += [f"  {h.name} = {h.value.text}" + (f"  ({stack_arg_text(h.carries)})" if h.carries else "")
+                  for h in gb.stack]
+    else:
+        lines.append("stack passed to it: nothing")
+    if gb.carried:
+        lines.append("locals carried over:")
+        lines += [f"  {h.name} = {h.value.text}" for h in gb.carried]
+    if gb.bookkeeping:
+        lines.append(f"(Dynamo bookkeeping arguments: {', '.join(gb.bookkeeping)})")
+    return "\n".join(lines)
+
+
+def stop_blocks(stop: Stop, *, graph_break: bool | None = None) -> list[tuple[str, str]]:
+    """The (title, text) blocks a stop's kind carries, in the order line mode prints them: the recompile
+    record's (`recompile_blocks`), the graph break behind a resume function (at a graph-break stop and a resume
+    function's entry; `graph_break`: True at every stop that has one, False never), the exception."""
+    blocks: list[tuple[str, str]] = []
+    if stop.recompile is not None:
+        blocks += recompile_blocks(stop.recompile, stop.choices, stop.hints)
+    if graph_break is None:
+        graph_break = stop.kind in (StopKind.GRAPH_BREAK, StopKind.ENTRY)
+    if graph_break and stop.graph_break is not None:
+        blocks.append(("graph break", graph_break_text(stop.graph_break)))
+    if stop.exception_lines:
+        blocks.append(("exception", "\n".join(stop.exception_lines)))
+    return blocks
+
+
 def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -> str:
     """What the plain front end prints when the program stops: where, why, and the instructions around it; with
     `roles` (`Engine.roles()` of the stop's code) the same role column and region headers as `ll`."""
@@ -209,12 +325,12 @@ def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -
 
         return trace_stop_text(stop)
     lines = [f"--- {stop.message}", where_line(stop)]
-    for title, text in stop.detail:
+    for title, text in stop_blocks(stop):
         lines.append(f"{title}:")
         lines.extend("  " + t for t in text.splitlines())
     if stop.return_value is not None:
         lines.append(f"return value: {value_text(stop.return_value)}")
-    if stop.exception and not any(t == "exception" for t, _ in stop.detail):
+    if stop.exception and not stop.exception_lines:
         lines.append(f"exception: {stop.exception}")
     frame = stop.frame
     if frame is not None and frame.index >= 0:
@@ -228,6 +344,49 @@ def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -
     if watches:
         lines.append(watches)
     return "\n".join(lines)
+
+
+def resumed_head(result: Resumed) -> str:
+    """What a resuming command or a decision did, before its warnings and permanent fix: ``"recompiling
+    without: g18 EQUALS_MATCH L['self'].counter == 0"``, ``"marked x dimension 0 dynamic (size now 5);
+    recompiling"``, the decision's name; ``"back to the present"`` first when history was shown. Empty for a
+    plain step or a detach."""
+    action = result.action
+    if action is ResumeAction.DROP:
+        head = "recompiling without: " + ", ".join(guard_ref_text(g) for g in result.dropped)
+    elif action is ResumeAction.DYNAMIC:
+        head = "\n".join(f"marked {d.name} dimension {d.dim} dynamic"
+                         + (f" (size now {d.size})" if d.size is not None else "") + "; recompiling"
+                         for d in result.dynamic)
+    elif action in (ResumeAction.RECOMPILE, ResumeAction.EAGER, ResumeAction.SKIP, ResumeAction.QUIT):
+        head = action.value
+    elif action is ResumeAction.TRACE_REWIND and result.rewind is not None:
+        r = result.rewind
+        head = f"rewinding: Dynamo traces {r.code_name} again from its start (attempt {r.attempt})"
+    else:
+        head = ""
+    if result.left_history:
+        return "back to the present" + (f"; {head}" if head else "")
+    return head
+
+
+def resumed_text(result: Resumed) -> str:
+    """Everything a resuming command or a decision says, each thing once: `resumed_head`, one ``WARNING:``
+    line per warning, then ``permanently:`` and the code that gets the decision's effect for good."""
+    lines = [resumed_head(result)] if resumed_head(result) else []
+    lines += [warning_line(w) for w in result.warnings]
+    if result.permanent is not None:
+        lines += ["permanently:", permanent_text(result.permanent)]
+    return "\n".join(lines)
+
+
+def guard_edit_line(edit: GuardEditView) -> str:
+    """One guard edit as ``guard`` lists it (``"1. drop forward 0/0: EQUALS_MATCH L['n'] == 3"``)."""
+    state = "" if edit.active else "  (undone)"
+    where = f"{edit.code_name} {edit.compile_id or ''}".strip()
+    if edit.kind is GuardEditKind.ADD:
+        return f"{edit.number}. add  {where}: {edit.text}{state}"
+    return f"{edit.number}. drop {where}: {edit.guard_type} {edit.text}{state}"
 
 
 def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None = None) -> str:
@@ -310,7 +469,7 @@ def source_text(filename: str, start: int, lines: Sequence[str], current: int | 
 
 
 def guard_trees_text(trees: Sequence[GuardTree], *, explain: bool = False) -> str:
-    """Each guard tree (`guards.format_guard_tree`); `explain`: then one line per guard type present saying
+    """Each guard tree (`format.guards.format_guard_tree`); `explain`: then one line per guard type present saying
     what it checks and what change of input makes it fail."""
     text = "\n\n".join(format_guard_tree(t) for t in trees)
     legend = guard_types_text(trees) if explain else ""
@@ -322,13 +481,17 @@ def failing_guards_text(trees: Sequence[GuardTree]) -> str:
 
 
 def whatif_text(trees: Sequence[GuardTree]) -> str:
+    """``whatif`` (the command and the TUI's ``w`` key): each entry's verdict on this call's inputs, with its
+    guard count, then every failing guard by id (what ``drop`` and ``guard drop`` take), type and code."""
     lines = []
     for t in trees:
-        verdict = "PASS (would serve this call)" if t.passed else f"FAIL ({len(t.failing)} failing guard(s))"
+        n = len(t.failing)
+        verdict = (f"PASS (would serve this call; {t.leaf_count:,} guards)" if t.passed
+                   else f"FAIL ({n} failing guard{'s' if n != 1 else ''} of {t.leaf_count:,})")
         lines.append(f"entry {t.compile_id}: {verdict}")
         for leaf in t.failing:
             where = f"   # {leaf.user_line}" if leaf.user_line else ""
-            lines.append(f"    {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
+            lines.append(f"    {leaf.id} {leaf.guard_type:<14} {' and '.join(leaf.code)}{where}")
     return "\n".join(lines) if lines else "no cache entries"
 
 

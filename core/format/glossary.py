@@ -1,47 +1,95 @@
-"""One-line glosses of Dynamo's terms, for a first-time reader of line mode's stop output.
+"""One-line glosses of Dynamo's terms, for a first-time reader of a stop's output (line mode, the TUI console).
 
-`Glossary.new_terms` picks the terms a text uses that this session has not glossed yet, so each is explained
-once, where the user first meets it.
+`stop_terms` says which terms a stop's text (`format.stop_text`) uses, from the stop's data, as the text is made
+from it: its kind and where it is, its compile id and cache entry, its recompile record, the graph break behind a
+resume function, and the instructions (and role headers) the listing around the current one shows.
+`Glossary.new_terms` picks the terms this session has not glossed yet, so each is explained once, where the
+user first meets it.
 """
 
 from __future__ import annotations
 
-import re
+from typing import Iterable
 
-#: term → (what in a stop's text shows it is used, the gloss in one line). In the order a user meets them.
-TERMS: dict[str, tuple[re.Pattern[str], str]] = {
-    "generated code": (re.compile(r"generated code"),
-                       "the bytecode Dynamo wrote in place of your function's: it calls the "
-                       "compiled graph(s) and runs what could not be traced"),
-    "compile id": (re.compile(r"\bcompile \d+/\d+"),
-                   "compile 0/1 is frame #0's second compile (frame # / compile # of that frame)"),
-    "cache entry": (re.compile(r"\bentr(?:y|ies)\b"),
-                    "one compiled version of a function; torch reuses it for a call whose guards all pass "
-                    "(`entries` lists them)"),
-    "guard": (re.compile(r"\bguards?\b"),
-              "a check on the inputs (type, shape, value) that an entry was compiled for; when one fails on every "
-              "entry, the function recompiles (`guards` shows them)"),
-    "graph break": (re.compile(r"graph break"),
-                    "where Dynamo stopped tracing your code (something it cannot put in a graph); "
-                    "the rest runs in a resume function"),
-    "resume function": (re.compile(r"resume function|torch_dynamo_resume_in_"),
-                        "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, "
-                        "held in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and "
-                        "the live locals"),
-    "FX graph": (re.compile(r"FX (?:graph|node|placeholder)|__compiled_fn_"),
-                 "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node "
-                 "is one operation in it, `graph` prints it)"),
+from .. import facts
+from ..model import CodeRoles, Role, Stop, StopKind
+from .recompile import WARNING_TERMS
+
+#: term → the gloss in one line. In the order a user meets them (and the glosses are printed).
+TERMS: dict[str, str] = {
+    "generated code": "the bytecode Dynamo wrote in place of your function's: it calls the compiled graph(s) and "
+                      "runs what could not be traced",
+    "compile id": "compile 0/1 is frame #0's second compile (frame # / compile # of that frame)",
+    "cache entry": "one compiled version of a function; torch reuses it for a call whose guards all pass "
+                   "(`entries` lists them)",
+    "guard": "a check on the inputs (type, shape, value) that an entry was compiled for; when one fails on every "
+             "entry, the function recompiles (`guards` shows them)",
+    "graph break": "where Dynamo stopped tracing your code (something it cannot put in a graph); the rest runs in "
+                   "a resume function",
+    "resume function": "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, held "
+                       "in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and the "
+                       "live locals",
+    "FX graph": "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node is "
+                "one operation in it, `graph` prints it)",
     # terms of the trace stops (compile time, inside Dynamo's own tracing)
-    "variable tracker": (re.compile(r"\b(?:Tensor|Constant|SymNode|GetAttr|Null)Variable\b"),
-                         "what Dynamo holds for each value while it traces your code: a TensorVariable stands for a "
-                         "fake tensor and its FX node, a ConstantVariable for a value known at trace time"),
-    "unrealized": (re.compile(r"\bunrealized\b"),
-                   "an input Dynamo has not looked at yet (a lazy tracker); looking would add graph inputs and "
-                   "guards, so dynadbg shows only its source and type"),
-    "fake tensor": (re.compile(r"fake tensor|FakeTensor"),
-                    "a tensor with a shape, strides, dtype and device but no data: what Dynamo runs each operation on "
-                    "while it traces (`fake NAME`)"),
+    "variable tracker": "what Dynamo holds for each value while it traces your code: a TensorVariable stands for a "
+                        "fake tensor and its FX node, a ConstantVariable for a value known at trace time",
+    "unrealized": "an input Dynamo has not looked at yet (a lazy tracker); looking would add graph inputs and guards, "
+                  "so dynadbg shows only its source and type",
+    "fake tensor": "a tensor with a shape, strides, dtype and device but no data: what Dynamo runs each operation on "
+                   "while it traces (`fake NAME`)",
 }
+
+#: Roles whose region headers in a listing name a term (``call of the FX graph ...``, ``call of the resume
+#: function ...``).
+_ROLE_TERMS: dict[Role, str] = {
+    Role.GRAPH_CALL: "FX graph",
+    Role.RESUME_CALL: "resume function",
+}
+
+
+def stop_terms(stop: Stop, roles: CodeRoles | None = None, *, context: int = 2) -> frozenset[str]:
+    """The `TERMS` the text of `stop` uses (`format.stop_text` with the same `roles` and `context`), read off
+    the data the text is made from."""
+    if stop.trace is not None:  # inside Dynamo's tracing: the trace stop's own text (`format.trace`)
+        from .trace import trace_stop_terms
+
+        return frozenset(trace_stop_terms(stop.trace))
+    used: set[str] = set()
+    frame = stop.frame
+    at_instruction = frame is not None and frame.index >= 0
+    if at_instruction and frame.code.generated:
+        used.add("generated code")
+    if stop.compile_id is not None:
+        used.add("compile id")
+    if stop.entry_index and stop.entry_count:
+        used.add("cache entry")
+    record = stop.recompile
+    if record is not None:
+        used |= {"cache entry", "guard"}
+        for choice in stop.choices:
+            for warning in choice.warnings[:3]:    # as many as line mode prints (`format.choices_lines`)
+                used |= WARNING_TERMS.get(warning.risk, frozenset())
+        if record.stack_args or record.scalar_break:
+            used.add("graph break")
+        if record.is_resume:
+            used.add("resume function")
+    if stop.kind is StopKind.GRAPH_BREAK:
+        used |= {"graph break", "resume function"}
+    if stop.graph_break is not None and stop.kind in (StopKind.GRAPH_BREAK, StopKind.ENTRY):
+        used |= {"graph break", "resume function", "compile id"}
+    if frame is not None and frame.code.is_resume:
+        used.add("resume function")
+    if at_instruction:
+        rows = frame.code.instructions
+        lo, hi = max(0, frame.index - context), min(len(rows), frame.index + context + 1)
+        if any(ins.name is not None and facts.is_graph_global(ins.name) for ins in rows[lo:hi]):
+            used.add("FX graph")
+        if roles is not None and roles.key == frame.code.key:
+            for region in roles.regions:
+                if region.start < hi and region.end >= lo and region.role in _ROLE_TERMS:
+                    used.add(_ROLE_TERMS[region.role])
+    return frozenset(used)
 
 
 class Glossary:
@@ -55,11 +103,13 @@ class Glossary:
         """Every term was glossed: nothing is left to look for."""
         return len(self._said) == len(TERMS)
 
-    def new_terms(self, text: str) -> list[str]:
-        """``"(?) term: gloss"`` for each term `text` uses that was not glossed yet (then marked as glossed)."""
+    def new_terms(self, terms: Iterable[str]) -> list[str]:
+        """``"(?) term: gloss"`` for each of `terms` (`stop_terms`) not glossed yet, in `TERMS` order (then
+        marked as glossed)."""
+        wanted = set(terms)
         out = []
-        for term, (pattern, gloss) in TERMS.items():
-            if term not in self._said and pattern.search(text):
+        for term, gloss in TERMS.items():
+            if term in wanted and term not in self._said:
                 self._said.add(term)
                 out.append(f"(?) {term}: {gloss}")
         return out

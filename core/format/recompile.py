@@ -1,58 +1,241 @@
-"""Plain text of recompile records: the recompile stop's blocks, ``why``, ``entries``, ``compiles``, ``report``."""
+"""Plain text of recompile records: the recompile stop's blocks, ``why``, ``entries``, ``compiles``, ``report``;
+and of what a decision did: its warnings (`drop_warning_text`), its permanent fix (`permanent_text`), what the
+guard filter of ``drop`` left out (`drop_result_text`), what came of a miss (`outcome_text`)."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from .. import compat
-from ..decisions import (
-    LIMIT_WHY_NOT,
-    config_hints,
-    recompile_choices,
-)
+from ..decisions import LIMIT_WHY_NOT
 from ..model import (
-    GuardCostView,
     CompilesData,
     DecisionKind,
+    DiffKind,
+    DropResult,
+    DropRisk,
+    DropWarning,
     EntryDiff,
     FrameRecompiles,
-    GuardStatus,
+    GuardCostView,
+    GuardRef,
     LeafGuardView,
+    LimitStatus,
+    OutcomeKind,
+    PermanentFix,
     RecompileChoice,
     RecompileRecord,
+    StackArg,
 )
-from ..guards import expected_actual_text
-from ..recompile import analyze_miss, failure_kind, reason_head, stack_arg_variable
+from ..guards import location_text
+from ..recompile import reason_head
 from ..values import cut
-
-if TYPE_CHECKING:
-    from ..protocol import Host
-    from ..state import PauseContext
-
+from .guards import failing_leaf_lines
 
 _IND = "  "
 
 
-def _leaf_lines(leaf: LeafGuardView, torch_leaf: str | None) -> list[str]:
-    shown = "no value" if leaf.status is GuardStatus.NO_VALUE else leaf.status.value
-    status = "" if leaf.status is GuardStatus.FAIL else f" [{shown}]"
-    mark = "  <- torch reports this one" if leaf.id == torch_leaf else ""
-    kind = failure_kind(leaf)
-    kind_text = "" if kind == "input" else f" ({kind})"
-    lines = [f"{_IND}{leaf.id} {leaf.guard_type}{status}{kind_text}  {cut('; '.join(leaf.code), 300)}{mark}"]
+# --------------------------------------------------------------------------------------------------------------
+# Guards, locations, warnings and fixes
+# --------------------------------------------------------------------------------------------------------------
+
+
+def where_text(leaf: LeafGuardView) -> str:
+    """The user line a guard came from and its location: ``"y = y + n  (demo.py:18 in f)"``; empty if unknown."""
     where = leaf.user_line or ""
-    if leaf.location:
-        where = f"{where}  ({leaf.location})" if where else f"({leaf.location})"
-    if where:
-        lines.append(f"{_IND}   line: {where}")
-    if leaf.expected is not None or leaf.actual is not None:
-        lines.append(f"{_IND}   {expected_actual_text(leaf)}")
-    if leaf.reason and leaf.reason not in leaf.code:
-        lines.append(f"{_IND}   reason: {cut(leaf.reason, 300)}")
-    if leaf.note:
-        lines.append(f"{_IND}   note: {cut(leaf.note, 400)}")
-    return lines
+    if leaf.location is not None:
+        loc = location_text(leaf.location)
+        where = f"{where}  ({loc})" if where else f"({loc})"
+    return where
+
+
+def guard_ref_text(ref: GuardRef, *, limit: int = 120) -> str:
+    """``"g18 EQUALS_MATCH L['self'].counter == 0"``: the leaf, its type and its code (cut to `limit`)."""
+    return f"{ref.leaf_id} {ref.guard_type} {'; '.join(ref.code)[:limit]}"
+
+
+def drop_warning_text(w: DropWarning) -> str:
+    """What dropping the guard costs, one paragraph (no ``WARNING:`` prefix; `warning_line` adds it)."""
+    g = w.guard
+    code = "; ".join(g.code)
+    if w.risk is DropRisk.CONSTANT_FOLDED:
+        pinned = f"{g.source} == {w.expected}" if w.expected else code
+        served = f"the entry compiled for {w.actual}" if w.actual else "this code"
+        return (f"{g.source} is a constant to Dynamo: {g.guard_type} pins {pinned}. Dynamo specialised the code on "
+                f"that value and may have baked it into the FX graph or the generated code (constant folding). "
+                f"Without this guard {served} serves every later value unchecked and can give silently wrong "
+                f"results — RESULTS MAY BE WRONG")
+    if w.risk is DropRisk.TRACED_FOR:
+        return (f"{g.guard_type} on {g.source} ({code}) is what the graph was traced for: calls where it does not "
+                f"hold reuse code traced for other dtypes, devices, shapes, types or keys — results may be wrong or "
+                f"the code may fail")
+    if w.risk is DropRisk.SHAPE_RELATIONS:
+        return ("symbolic-shape guard: dropping SHAPE_ENV drops every shape relation of the new entry; a call with "
+                "other sizes may run a graph traced for these — results may be wrong")
+    if w.risk is DropRisk.GLOBAL_STATE:
+        return ("global-state guard: the new entry will also serve calls under other global state (grad mode, "
+                "autocast, ...) with a graph traced under this one — results may be wrong")
+    return (f"the compiled code assumes {g.guard_type} ({code}) holds; without it calls where it does not can give "
+            f"wrong results")
+
+
+#: The terms of `format.glossary` each warning's text uses (`drop_warning_text`).
+WARNING_TERMS: dict[DropRisk, frozenset[str]] = {
+    DropRisk.CONSTANT_FOLDED: frozenset({"FX graph", "generated code"}),
+}
+
+
+def warning_line(w: DropWarning) -> str:
+    """``"WARNING: <drop_warning_text>"``: how every front end shows a warning."""
+    return f"WARNING: {drop_warning_text(w)}"
+
+
+def filter_snippet(fix: PermanentFix) -> str:
+    """The ``torch.compile(...)`` line of a drop's permanent fix: a ``guard_filter_fn`` leaving out its terms.
+
+    >>> filter_snippet(PermanentFix(DecisionKind.DROP, "model", (FilterTerm("s.counter", ("CONSTANT_MATCH",
+    ...     "EQUALS_MATCH")),)))
+    'torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "s.counter" and \
+e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})'
+    """
+    terms = []
+    for term in fix.filter_terms:
+        shown = term.guard_types
+        types = f'e.guard_type == "{shown[0]}"' if len(shown) == 1 else \
+            "e.guard_type in (" + ", ".join(f'"{t}"' for t in shown) + ")"
+        terms.append(f'(e.name == "{term.name}" and {types})')
+    unique = list(dict.fromkeys(terms))
+    cond = unique[0] if len(unique) == 1 else "(" + " or ".join(unique) + ")"
+    return (f'torch.compile({fix.fn_name}, options={{"guard_filter_fn": lambda entries: '
+            f'[not {cond} for e in entries]}})')
+
+
+def permanent_lines(fix: PermanentFix) -> list[str]:
+    """The Python a user writes to get `fix`'s decision for good, comment-annotated, then torch's own hints."""
+    kind = fix.kind
+    if kind is DecisionKind.RECOMPILE:
+        lines = ["# nothing to write: recompiling on a guard failure is torch's default"]
+    elif kind is DecisionKind.EAGER:
+        lines = ['torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed',
+                 '# or, around one call: with torch.compiler.set_stance("force_eager"): ...']
+    elif kind is DecisionKind.SKIP:
+        # Not eager's stance line first: skip stops compiling for good, which is what the entry limit does.
+        n = fix.recompile_limit
+        entries = "entry" if n == 1 else "entries"
+        lines = [f"torch._dynamo.config.recompile_limit = {n}   # every code object: at most {n} {entries}, then "
+                 f"existing entries only (global)"] if n else []
+        lines.append(f'{"# or: " if n else ""}torch.compiler.set_stance("eager_on_recompile")   # keep the entries, '
+                     f'never compile again (every function)')
+    elif kind is DecisionKind.DROP:
+        lines = [filter_snippet(fix)]
+    else:
+        lines = [f"torch._dynamo.mark_dynamic({d.name}, {d.dim})   # before calling {fix.fn_name}" for d in fix.dims]
+    return lines + [f"{hint}   # torch's own hint" for hint in fix.hints]
+
+
+def permanent_text(fix: PermanentFix) -> str:
+    """`permanent_lines` as one block."""
+    return "\n".join(permanent_lines(fix))
+
+
+def limit_text(limit: LimitStatus) -> str:
+    """One line, e.g. ``"2 of recompile_limit 8 used; after this compile 3 of 8"``."""
+    head = f"{limit.counted} of recompile_limit {limit.limit} used"
+    if limit.counted != limit.entries:
+        head += f" ({limit.entries} entries; only those for the same ID_MATCH'd objects count)"
+    if limit.limit_source != "torch._dynamo.config.recompile_limit":
+        head += f" (set by {limit.limit_source})"
+    if limit.exceeds is not None:
+        if limit.exceeds == "recompile_limit":
+            where = (limit.limit_source if limit.limit_source != "torch._dynamo.config.recompile_limit"
+                     else f"torch._dynamo.config.recompile_limit ({limit.limit})")
+        else:
+            where = f"torch._dynamo.config.accumulated_recompile_limit ({limit.accumulated_limit})"
+        if limit.raises is not None:
+            return (f"{head}: LIMIT HIT — this compile exceeds {where}; Dynamo will not compile and RAISES "
+                    f"FailOnRecompileLimitHit in the program ({limit.raises})")
+        return (f"{head}: LIMIT HIT — this compile exceeds {where}; "
+                f"Dynamo will not compile: the code runs its existing entries only, else eagerly, from now on")
+    if limit.hit_next:
+        return (f"{head}; after this compile {limit.counted + 1} of {limit.limit}: "
+                f"the NEXT recompile of this code hits the limit")
+    return f"{head}; after this compile {limit.counted + 1} of {limit.limit}"
+
+
+def _drop_head(r: DropResult) -> str:
+    """What the filter of a drop did, one line without the ``drop:`` lead."""
+    if not r.fired:
+        return f"the guard filter did not run for {r.compile_id}; nothing was dropped"
+    if not r.dropped:
+        asked = ", ".join(f"{g.guard_type} {g.source}" for g in r.requested)
+        return f"no guard of {r.compile_id} matched {asked} (the new compile guards other values); nothing was dropped"
+    what = ", ".join(f"{gtype} {source}" for source, gtype in r.dropped)
+    return f"compiled {r.compile_id} without {len(r.dropped)} guard(s): {what}"
+
+
+def drop_result_text(r: DropResult) -> str:
+    """What the guard filter of ``drop`` left out of the compile that followed the stop (the session's message
+    when that compile is done): the guards dropped, those the new compile did not build, and the numbers the new
+    code carries as constants where a dropped value guard risks constant folding."""
+    lines = [f"drop: {_drop_head(r)}"]
+    if r.missed:
+        lines.append(f"{_IND}not guarded in the new compile, nothing to drop (e.g. automatic dynamic made them "
+                     f"symbolic): " + ", ".join(f"{g.guard_type} {g.source}" for g in r.missed))
+    if r.constants:
+        lines.append(f"{_IND}numbers the new code carries as constants (e.g. a replayed attribute update): "
+                     + "; ".join(f"LOAD_CONST {text} at offset {offset}" for text, offset in r.constants))
+    return "\n".join(lines)
+
+
+def action_text(record: RecompileRecord) -> str:
+    """What the user did on top of the decision: ``"drop g4 g5"``, ``"mark_dynamic(x, 0)"``; empty for none."""
+    action = record.action
+    if action is None:
+        return ""
+    if action.kind is DecisionKind.DYNAMIC:
+        return f"mark_dynamic({action.name}, {action.dim})"
+    return action.command
+
+
+def outcome_text(record: RecompileRecord) -> str:
+    """``"compiled 0/2"``, ``"recompile limit hit: not compiled"``, ``"ran eagerly"``, ``"compiling stopped"``,
+    ``"no entry"`` (the compile gave none: a failure or a skip) or ``"pending"``."""
+    outcome = record.outcome
+    if outcome is not None:
+        if outcome.kind is OutcomeKind.AFTER_LIMIT:
+            return ("ran eagerly: the recompile limit was hit earlier, torch compiles this code no more (its "
+                    "entries still serve calls they accept)")
+        drop = outcome.drop
+        if drop is not None:
+            head = _drop_head(drop)
+            return head if drop.dropped else f"compiled {outcome.compile_id}; {head}"
+        return f"compiled {outcome.compile_id}"
+    if record.pending:
+        return "pending (the program is paused at this recompile stop)"
+    if record.decision is DecisionKind.EAGER:
+        return "ran eagerly (not compiled)"
+    if record.decision is DecisionKind.SKIP:
+        return "compiling stopped for this code; existing entries still serve"
+    if record.limit_hit:
+        if record.limit is not None and record.limit.raises is not None:
+            return f"recompile limit hit: not compiled; torch raised FailOnRecompileLimitHit ({record.limit.raises})"
+        return "recompile limit hit: not compiled"
+    return "no entry (the compile gave none)"
+
+
+def stack_arg_text(arg: StackArg) -> str:
+    """What a ``___stack*`` argument carries: ``"peak in forward: the value of `h.abs().max().item()` (line 26)"``."""
+    line = f" (line {arg.line})" if arg.line else ""
+    if arg.top and arg.variable is not None:
+        return f"{arg.variable} in {arg.function}: the value of `{arg.expression or ''}`{line}"
+    if arg.top and arg.expression:
+        return f"the value on top of {arg.function}'s stack at line {arg.line}: part of `{arg.expression}`"
+    return f"value {arg.position} of {arg.function}'s value stack at the graph break{line}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------------------
 
 
 _HINT = re.compile(r"\s*\(HINT: (?P<hint>.*)\)\s*$", re.S)
@@ -86,7 +269,7 @@ def failing_text(record: RecompileRecord) -> str:
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
                  f"{_IND}torch reports: {cut(_without_repeated_hint(v.torch_reason or '?', v.failing), 800)}"]
         for leaf in v.failing:
-            lines += _leaf_lines(leaf, v.torch_leaf)
+            lines += failing_leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
     return "\n".join(blocks) or "no entries"
 
@@ -101,10 +284,10 @@ def diffs_text(diffs: Iterable[EntryDiff], *, max_per_pair: int = 20) -> str:
         summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "same guards"
         lines = [f"{d.old} → {d.new}: {summary}"]
         for x in d.diffs[:max_per_pair]:
-            if x.kind == "changed":
+            if x.kind is DiffKind.CHANGED:
                 lines.append(f"{_IND}changed {x.guard_type} {x.source}: "
                              f"{cut(x.old_code or '', 160)} → {cut(x.new_code or '', 160)}")
-            elif x.kind == "added":
+            elif x.kind is DiffKind.ADDED:
                 lines.append(f"{_IND}added   {x.guard_type} {x.source}: {cut(x.new_code or '', 160)}")
             else:
                 lines.append(f"{_IND}removed {x.guard_type} {x.source}: {cut(x.old_code or '', 160)}")
@@ -117,30 +300,19 @@ def diffs_text(diffs: Iterable[EntryDiff], *, max_per_pair: int = 20) -> str:
 def inputs_text(record: RecompileRecord) -> str:
     """The call's inputs, one per line (``n = int 2``); the values failing guards saw, first."""
     lines = [f"{name} = {text}" for name, text in record.inputs]
-    newest = record.entries[0] if record.entries else None
     changed = []
-    if newest is not None:
-        seen: set[str] = set()
-        for leaf in newest.failing:
-            # one line per input: its first failing guard with both values (a tensor input can fail several)
-            if leaf.actual is None or failure_kind(leaf) not in ("input", "global", "shape"):
-                continue
-            name = compat.strip_local_scope(leaf.source if not leaf.epilogue else "; ".join(leaf.code))
-            if name in seen:
-                continue
-            seen.add(name)
-            before = leaf.expected if leaf.expected is not None else "(not readable off the guard)"
-            variable = stack_arg_variable(record, name)
-            shown = f"{name} ({variable})" if variable else name
-            changed.append(f"{shown}: {before} → {leaf.actual}")
-    head = (["changed since " + newest.compile_id + ":"] + [_IND + c for c in changed]) if changed else []
+    for change in record.changed:
+        before = change.expected if change.expected is not None else "(not readable off the guard)"
+        shown = f"{change.name} ({change.variable})" if change.variable else change.name
+        changed.append(f"{shown}: {before} → {change.actual}")
+    head = (["changed since " + record.entries[0].compile_id + ":"] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 
 
 def stack_args_text(record: RecompileRecord) -> str:
     """What a resume function's ``___stack*`` arguments carry, and why a ``.item()`` value recompiles (empty for
     any other code object)."""
-    lines = [f"{name} is {what}" for name, what in record.stack_args]
+    lines = [f"{arg.name} is {stack_arg_text(arg)}" for arg in record.stack_args]
     if lines:
         lines.append(f"{_IND}(handed over from the original frame's value stack at the graph break)")
     if record.scalar_break:
@@ -149,12 +321,6 @@ def stack_args_text(record: RecompileRecord) -> str:
                   f"{_IND}torch._dynamo.config.capture_scalar_outputs = True keeps .item() in the graph as a symbolic",
                   f"{_IND}value: no graph break, no guard on the number."]
     return "\n".join(lines)
-
-
-def choices_text(record: RecompileRecord) -> str:
-    """The commands available at the recompile stop, each with the code that gets its effect permanently
-    (`recompile_choices` as text)."""
-    return choices_lines(recompile_choices(record), config_hints(record))
 
 
 def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> str:
@@ -166,19 +332,21 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
             if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
-                codes.append(f"{c.kind.value} permanently: {c.permanent.splitlines()[0]}")
+                codes.append(f"{c.kind.value} permanently: {permanent_lines(c.permanent)[0]}")
         elif not c.available:
             if c.why_not == LIMIT_WHY_NOT and not limit_said:
                 lines.append(f"drop, dynamic  not available: {c.why_not}")
                 limit_said = True
         elif c.kind is DecisionKind.DROP:
-            lines.append(f"drop [ID...]   {c.summary} ({c.detail.replace('default: ', 'default: ', 1)})")
-            lines.append(f"{_IND}permanently: {c.permanent}")
+            lines.append(f"drop [ID...]   {c.summary} ({c.detail})")
+            if c.permanent:
+                lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
             for w in c.warnings[:3]:
-                lines.append(f"{_IND}WARNING: {w}")
+                lines.append(f"{_IND}{warning_line(w)}")
         elif c.kind is DecisionKind.DYNAMIC and c.decision.name is not None:
             lines.append(f"dynamic {c.decision.name} {c.decision.dim}   {c.summary}")
-            lines.append(f"{_IND}permanently: {c.permanent}")
+            if c.permanent:
+                lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
     lines += codes
     for hint in hints:
         lines.append(f"torch suggests: {hint}")
@@ -187,32 +355,33 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
 
 def record_text(record: RecompileRecord) -> str:
     """The whole record as one block (``report`` text, the ``why`` command)."""
-    head = f"#{record.seq} {record.frame_name} → {record.compile_id or '?'}: {record.decision}"
-    if record.action:
-        head += f" ({record.action})"
-    head += f"; {record.outcome_text()}"
+    head = f"#{record.seq} {record.frame_name} → {record.compile_id or '?'}: {record.decision.value}"
+    action = action_text(record)
+    if action:
+        head += f" ({action})"
+    head += f"; {outcome_text(record)}"
     parts = [head, "failing guards:"] + [_IND + ln for ln in failing_text(record).splitlines()]
     if record.non_input:
         parts.append("not about the inputs:")
         parts += [f"{_IND}{f.compile_id}: {f.text}" for f in record.non_input]
     if record.limit is not None:
-        parts.append(f"recompile limit: {record.limit.text()}")
+        parts.append(f"recompile limit: {limit_text(record.limit)}")
     if record.diffs:
         parts.append("guard diffs of the entries (compile order):")
         parts += [_IND + ln for ln in diffs_text(record.diffs).splitlines()]
     return "\n".join(parts)
 
 
-def stop_detail(session: "Host", ctx: "PauseContext") -> list[tuple[str, str]]:
-    """The (title, text) blocks of a recompile stop: failing guards, non-input failures, inputs, guard diffs,
-    recompile limit, choices. Falls back to a fresh analysis when the session kept no record."""
-    record = ctx.extra.get("recompile")
-    ev = ctx.miss_event
-    if record is None and ev is not None:
-        record = analyze_miss(ev.code, ev.f_locals, ev.entries)
-        ctx.extra["recompile"] = record
-    if record is None:
-        return []
+def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice] | None = None,
+                     hints: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """The (title, text) blocks line mode prints at a recompile stop: failing guards, non-input failures, what a
+    resume function's ``___stack*`` arguments are, inputs, recompile limit, guard diffs, choices (`choices` and
+    `hints` as the stop carries them; by default the ones `decisions.recompile_choices` gives the record)."""
+    if choices is None or hints is None:
+        from ..decisions import config_hints, recompile_choices
+
+        choices = recompile_choices(record) if choices is None else choices
+        hints = config_hints(record) if hints is None else hints
     title = f"next compile: {record.compile_id or '?'}; entries in torch's order (most recently used first)"
     blocks = [("failing guards", title + "\n" + failing_text(record))]
     if record.non_input:
@@ -223,9 +392,9 @@ def stop_detail(session: "Host", ctx: "PauseContext") -> list[tuple[str, str]]:
         blocks.append(("what the ___stack arguments are", carried))
     blocks.append(("inputs", inputs_text(record)))
     if record.limit is not None:
-        blocks.append(("recompile limit", record.limit.text()))
+        blocks.append(("recompile limit", limit_text(record.limit)))
     blocks.append(("guard diffs", diffs_text(record.diffs)))
-    blocks.append(("choices", choices_text(record)))
+    blocks.append(("choices", choices_lines(choices, hints)))
     return blocks
 
 
@@ -284,10 +453,11 @@ def timeline_lines(records: Sequence[RecompileRecord], recompiles: Sequence[Any]
         lines.append("recompiles (in the order they happened):")
         for r in records:
             who = f"{r.frame_name} " if with_frame else ""
-            nearly = r.limit is not None and r.limit.hit_next and r.decision == "recompile"
+            nearly = r.limit is not None and r.limit.hit_next and r.decision is DecisionKind.RECOMPILE
             flag = "  [RECOMPILE LIMIT HIT]" if r.limit_hit else ("  [next recompile hits the limit]" if nearly else "")
-            lines.append(f"  #{r.seq} {who}→ {r.compile_id or '?'}: {r.decision}"
-                         f"{f' ({r.action})' if r.action else ''}; {r.outcome_text()}{flag}")
+            action = action_text(r)
+            lines.append(f"  #{r.seq} {who}→ {r.compile_id or '?'}: {r.decision.value}"
+                         f"{f' ({action})' if action else ''}; {outcome_text(r)}{flag}")
             for reason in r.torch_reasons:
                 lines.append(f"      {cut(reason_head(reason), 200)}")
             n_fail = sum(len(v.failing) for v in r.entries)
@@ -315,7 +485,7 @@ def compiles_text(data: CompilesData) -> str:
         for e in f.entries:
             lines.append(f"    {e.compile_id:<6} hits={_hits(e.hits)}" + ("  (invalidated)" if e.invalidated else ""))
         for gb in f.graph_breaks:
-            lines.append(f"    graph break [{gb.compile_id}] line {gb.lineno}: {short_reason(gb.reason)}")
+            lines.append(f"    graph break [{gb.compile_id}] line {gb.lineno}: {cut(gb.summary, 200)}")
     if data.without_entries:
         lines.append("tried, no cache entry: " + ", ".join(
             n + (f" ({cut(r, 60)})" if r else "") for n, r in data.without_entries[:12])
@@ -332,10 +502,3 @@ def compiles_text(data: CompilesData) -> str:
         lines.append(f"recompile limit hit {len(data.limit_hits)} time(s): " +
                      ", ".join(f"{r.frame_name} at {r.compile_id}" for r in data.limit_hits))
     return "\n".join(lines)
-
-
-def short_reason(reason: str | None) -> str:
-    if not reason:
-        return ""
-    head = re.split(r"\n\s*Explanation:", reason, maxsplit=1)[0]
-    return cut(" ".join(head.split()), 200)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..model import CodeView, Stop
+from . import instr_line
 from ..trace_model import (
     BreakPath,
     EmitPlan,
@@ -183,7 +184,7 @@ def _history_head(view: TraceStopView) -> str:
 
 def listing_text(view: TraceStopView, around: int | None = 2) -> str:
     """The user's bytecode of the frame being traced (``dis`` offsets), the instruction Dynamo traces next
-    marked ``▶`` (all of it when `around` is None)."""
+    marked ``▶`` (all of it when `around` is None); rows as every listing has them (`format.instr_line`)."""
     code = view.code
     if code is None:
         return "(no listing of this code)"
@@ -194,10 +195,7 @@ def listing_text(view: TraceStopView, around: int | None = 2) -> str:
     else:
         first, last = 0, len(rows)
     lines = [f"{code.name} ({code.filename}:{code.firstlineno}), the user's bytecode as `dis` shows it:"]
-    for ins in rows[first:last]:
-        mark = "▶" if ins.index == current else " "
-        line = f"L{ins.lineno}" if ins.lineno is not None else ""
-        lines.append(f"{mark} {ins.offset:>5}  {line:<5} {ins.opname:<22} {ins.argrepr}".rstrip())
+    lines += [instr_line(ins, current=ins.index == current) for ins in rows[first:last]]
     if current is None:
         lines.append(f"  (Dynamo traces {view.step.opname}: an instruction it added, not in your bytecode)")
     elif view.step.rewrite is RewriteKind.REWRITE:
@@ -274,7 +272,7 @@ def trace_stop_text(stop: Stop) -> str:
         lines.append(f"({LOCK_NOTE})")
     if view.brk is not None and view.reason is TraceStopReason.GRAPH_BREAK:
         lines += break_lines(view.brk)
-    elif any(a.attempt == s.attempt and a.replay_until == s.ordinal for a in view.attempts) and view.brk is not None:
+    elif _at_restart_point(view) and view.brk is not None:
         lines.append(f"the re-trace is back at the instruction that restarted it: Dynamo handles the graph break "
                      f"({view.brk.gb_type or view.brk.reason}) here now (`why`)")
     if view.error is not None:
@@ -286,6 +284,35 @@ def trace_stop_text(stop: Stop) -> str:
     lines.append(listing_text(view).split("\n", 1)[1] if view.code is not None else "")
     lines.append(stack_text(view))
     return "\n".join(line for line in lines if line != "")
+
+
+def trace_stop_terms(view: TraceStopView) -> set[str]:
+    """The glossary terms (`format.glossary.TERMS`) `trace_stop_text` uses for `view`, read off the same data."""
+    used = {"compile id", "guard"}  # the where line: compile X/Y attempt N ... · N guards
+    values = view.stack or ()
+    if any(v.node for v in values):  # "FX node add" after a value
+        used.add("FX graph")
+    if any(v.kind not in (TraceValueKind.NULL, TraceValueKind.UNREALIZED) for v in values):
+        used.add("variable tracker")
+    if any(v.kind is TraceValueKind.UNREALIZED for v in values):
+        used.add("unrealized")
+    if any(v.kind is TraceValueKind.TENSOR for v in values):
+        used.add("fake tensor")
+    brk = view.brk
+    if brk is not None and (view.reason is TraceStopReason.GRAPH_BREAK or _at_restart_point(view)):
+        used.add("graph break")
+        if view.reason is TraceStopReason.GRAPH_BREAK:  # the plan's lines (`plan_lines`)
+            if brk.plan.resume_code or brk.plan.returns or brk.plan.rest_eager:
+                used.add("resume function")
+            if brk.plan.graph_nodes and brk.path is not BreakPath.FRAME:
+                used.add("FX graph")
+    return used
+
+
+def _at_restart_point(view: TraceStopView) -> bool:
+    """The re-trace after a restart is back at the instruction that restarted it."""
+    s = view.step
+    return any(a.attempt == s.attempt and a.replay_until == s.ordinal for a in view.attempts)
 
 
 def bt_text(view: TraceStopView) -> str:
@@ -524,6 +551,17 @@ def compile_lines(c: TraceCompileView) -> list[str]:
     if c.evicted:
         lines.append(f"  ({c.evicted} of its steps were dropped to stay within the trace bounds)")
     return lines
+
+
+def report_lines(compiles: Sequence[TraceCompileView]) -> list[str]:
+    """The report's trace section: a head line, then `compile_lines` of each compile id (nothing without any)."""
+    if not compiles:
+        return []
+    out = ["Dynamo's tracing, per compile (instructions traced at every inline depth; `dynadbg run --break-on "
+           "trace` steps them)"]
+    for c in compiles:
+        out += compile_lines(c)
+    return out
 
 
 def compiles_text(compiles: Sequence[TraceCompileView]) -> str:

@@ -23,14 +23,15 @@ else:
 
 
 async def settle(pilot: Any) -> None:
-    """Wait until the app's workers and engine calls finished and every message they posted was handled."""
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        for _ in range(6000):  # at most about 30 s
-            if not getattr(pilot.app, "engine_busy", False):
-                break
-            await pilot.pause(0.005)
+    """Wait until the app is settled (`DebuggerApp.settled`: stopped or ended, no engine call in flight, no program
+    output waiting) and every message and zero-delay timer that led there was handled."""
+    app = pilot.app
+    for _ in range(30_000):  # at most about a minute on a busy machine
+        await app.workers.wait_for_complete()
         await pilot.pause()
+        if getattr(app, "settled", True) and all(w.is_finished for w in app.workers):
+            break
+    await pilot.pause()
 
 
 def make_app(scenario: Scenario | None = None, *, keymap: dict[str, str] | None = None,

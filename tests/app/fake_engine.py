@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -28,15 +29,16 @@ from dynadbg.core import commands
 from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
-                                DecisionKind, EditError, EditOp, EditOutcome, EditPreview, EngineError, EvalResult,
-                                Explanation, GuardEditOutcome, HistoryInfo, HistoryMark, HistoryView, Provenance,
-                                Resumed, SlotOrigin, StackEffectView, Stop, StopKind, WatchValue)
+                                DecisionKind, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
+                                EvalResult, Explanation, HistoryInfo, HistoryMark, HistoryView,
+                                PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
+                                WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
 _QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
                       "preview_edit", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
-                      "stack_provenance"})
+                      "stack_provenance", "source"})
 
 
 def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,7 +142,15 @@ class FakeEngine:
         frames = tuple(replace(f, breakpoints=tuple(sorted(b.index for b in self._breakpoints.values()
                                                            if b.code_key == f.code.key))) for f in stop.frames)
         stop = replace(stop, frames=frames)
-        self._stop = replace(stop, watches=watch_values(self._watches, stop, self._watch_memory))
+        self._stop = replace(stop, watches=watch_values(self._watches, stop, self._watch_memory), teaching=None)
+        if getattr(self.listener, "wants_teaching", False):
+            # as the real engine's `snapshot.stop_teaching`: what `roles()` and `stack_provenance()` answer here
+            frame = self._stop.selected_frame
+            if frame is not None and frame.code.generated:
+                roles, provenance = self.roles(), self.stack_provenance()
+                self._stop = replace(self._stop, teaching=StopTeaching(
+                    roles if isinstance(roles, CodeRoles) else None,
+                    provenance if isinstance(provenance, Provenance) else None))
 
     def _finish(self, result: ExitResult) -> None:
         if self._finished.is_set():
@@ -232,20 +242,23 @@ class FakeEngine:
 
     # Control -----------------------------------------------------------------------------------------------------
 
-    def _resume(self, action: str, count: int = 1, *, message: str = "", permanent: str | None = None,
-                warnings: tuple[str, ...] = ()) -> Resumed | EngineError:
+    def _resume(self, action: str, count: int = 1, **data: Any) -> Resumed | EngineError:
+        """Go on `count` stops (the scenario's next ones); `data`: the `Resumed` fields of a decision."""
         stop = self._paused()
         if isinstance(stop, EngineError) or count < 1:
             return stop if isinstance(stop, EngineError) else EngineError("count must be at least 1")
         held = self._pos in self.scenario.run_after
-        if self.history_cursor.position is not None:
-            self.history_cursor.position = None
-            message = "back to the present" + (f"; {message}" if message else "")
+        left_history = self.history_cursor.position is not None
+        self.history_cursor.position = None
         self._stop = None
+        resumed = Resumed(action, left_history=left_history, **data)
+        notify = getattr(self.listener, "on_resumed", None)
+        if notify is not None:  # as the real engine: the answer is shown before the program goes on
+            notify(resumed)
         self.listener.on_running("running")
         if not held:
             self._advance(count)
-        return Resumed(action, message, permanent, warnings)
+        return resumed
 
     set_step, set_next = _control("step", counted=True), _control("next", counted=True)
     set_return, set_continue, set_until = _control("return"), _control("continue"), _control("until")
@@ -262,14 +275,16 @@ class FakeEngine:
         choice = next((c for c in stop.choices if c.kind is decision.kind and c.available), None)
         if choice is None:
             return EngineError(f"{decision.kind.value} is not available here", "rejected")
-        permanent = choice.permanent
+        permanent, dims = choice.permanent, ()
         if decision.kind is DecisionKind.DYNAMIC:
             value = dict(stop.frame.locals if stop.frame else ()).get(decision.name or "")
             if value is None or value.shape is None:
                 return EngineError(f"no tensor input named {decision.name!r}")
-            permanent = f"torch._dynamo.mark_dynamic({decision.name}, {decision.dim})"
-        return self._resume(decision.kind.value, message=decision.command, permanent=permanent,
-                            warnings=choice.warnings)
+            dims = (DynamicDim(decision.name or "", decision.dim or 0, value.shape[decision.dim or 0]),)
+            permanent = PermanentFix(DecisionKind.DYNAMIC, "model", dims=dims)
+        dropped = tuple(w.guard for w in choice.warnings) if decision.kind is DecisionKind.DROP else ()
+        return self._resume(decision.kind.value, permanent=permanent, warnings=choice.warnings, dropped=dropped,
+                            dynamic=dims)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 
@@ -340,7 +355,7 @@ class FakeEngine:
         value = None if isinstance(code, EngineError) else dict(self._stop.selected_frame.locals).get(expr.strip())
         if value is None:
             return code if isinstance(code, EngineError) else EngineError(
-                f"NameError: name {expr.strip()!r} is not defined", "eval")
+                f"NameError: name {expr.strip()!r} is not defined", "eval", "NameError")
         return EvalResult(value.text, value)
 
     # Watches -----------------------------------------------------------------------------------------------------
@@ -504,9 +519,25 @@ class FakeEngine:
         return EditOutcome(None, "Dynamo's code restored for forward")
 
     # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
-    exec_statement = set_local = source = save_patches = load_patches = (
+    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
+        """The stop's source file (the fake listings point at a real file): whole, or from the function's line."""
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        if frame is None:
+            return EngineError("no source here", "not here")
+        try:
+            lines = tuple(Path(frame.code.filename).read_text(encoding="utf-8").splitlines())
+        except OSError:
+            return EngineError(f"{frame.code.filename} cannot be read", "not here")
+        start = 1 if whole_file else frame.code.firstlineno
+        return frame.code.filename, start, lines[start - 1:]
+
+    exec_statement = set_local = save_patches = load_patches = (
         lambda self, *args: EngineError("not in the fake engine", "internal"))
-    add_guard = drop_guard = undo_guard_edit = lambda self, *args: GuardEditOutcome("not in the fake engine")
+    add_guard = drop_guard = undo_guard_edit = (
+        lambda self, *args: EditOutcome(EditError("unsupported", "not in the fake engine")))
     patches = guard_edits = lambda self: ()
     export_guard_filter = lambda self: ""  # noqa: E731
 

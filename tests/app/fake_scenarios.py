@@ -29,13 +29,17 @@ from dynadbg.core.model import (
     Decision,
     DecisionKind,
     DiffLine,
+    DropRisk,
+    DropWarning,
     EditError,
     EditOp,
     EntryDiff,
     EntryVerdict,
+    FilterTerm,
     FrameRecompiles,
     FrameView,
     GraphView,
+    GuardRef,
     GuardNodeView,
     GuardStatus,
     GraphCallInfo,
@@ -45,11 +49,13 @@ from dynadbg.core.model import (
     LeafGuardView,
     LimitStatus,
     PatchDiff,
+    PermanentFix,
     RecompileChoice,
     RecompileRecord,
     ResumeCallInfo,
     Role,
     RoleRegion,
+    SourceLocation,
     StackAnalysis,
     StackRow,
     Stop,
@@ -57,6 +63,7 @@ from dynadbg.core.model import (
     ValueSummary,
     WatchValue,
 )
+from dynadbg.core.recompile import changed_inputs
 from dynadbg.core.runner import ExitResult
 
 #: The file the fake listings point at (its lines are real).
@@ -120,9 +127,20 @@ def listing(ops: Sequence[Op], *, name: str, key: int, filename: str = PROGRAM, 
     for i, op in enumerate(ops):
         lineno = op.lineno if op.lineno is not None else lineno
         arg = op.arg if op.arg is not None else (0 if op.argrepr or op.opname.startswith(("LOAD", "STORE")) else None)
-        rows.append(Instr(i, offset, op.opname, arg, op.argrepr, lineno, op.jump, i in targets))
+        rows.append(Instr(i, offset, op.opname, arg, op.argrepr, lineno, op.jump, i in targets, _name(op)))
         offset += _SIZES.get(op.opname, 2)
     return CodeView(key, name, filename, firstlineno, tuple(rows), generated, compile_id)
+
+
+#: Opcodes whose argument is a name (`Instr.name`), as `dis` groups them.
+_NAMED = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfree)
+
+
+def _name(op: Op) -> str | None:
+    """The name a fake instruction's argument stands for (its argrepr without ``NULL + ``), as `dis` resolves it."""
+    if dis.opmap.get(op.opname) not in _NAMED or not op.argrepr:
+        return None
+    return op.argrepr.removeprefix("NULL|self + ").removeprefix("NULL + ")
 
 
 def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
@@ -246,8 +264,9 @@ def big_ops(count: int = 2000) -> list[Op]:
 
 def _leaf(i: int, guard_type: str, source: str, code: str, user_line: str | None, status: GuardStatus,
           **kw: Any) -> LeafGuardView:
-    return LeafGuardView(f"g{i}", guard_type, source, (code,), user_line,
-                         f"fake_program.py:{kw.pop('line', 16)} in forward", status=status, **kw)
+    return LeafGuardView(f"g{i}", guard_type, source, (code,),
+                         SourceLocation("fake_program.py", kw.pop("line", 16), "forward", user_line), status=status,
+                         **kw)
 
 
 def _node(i: int, source: str, accessor: str | None, value_type: str, leaves: Sequence[LeafGuardView],
@@ -408,9 +427,14 @@ _FORWARD_ROLES: tuple[tuple[int, int, Role, str], ...] = (
 )
 
 
+#: What the graph-break instructions of `_FORWARD_ROLES` run eagerly (`InstrRole.eager_call`).
+_EAGER_CALLS = {23: "print()"}
+
+
 def forward_roles(code: CodeView) -> CodeRoles:
     """The roles of `forward_ops`' listing (`_FORWARD_ROLES`), regions as maximal runs of one role."""
-    roles = [InstrRole(i, role, "capture" if role in (Role.GRAPH_CALL, Role.GRAPH_BREAK) else "shape", detail)
+    roles = [InstrRole(i, role, "capture" if role in (Role.GRAPH_CALL, Role.GRAPH_BREAK) else "shape", detail,
+                       eager_call=_EAGER_CALLS.get(i, ""))
              for first, last, role, detail in _FORWARD_ROLES for i in range(first, last + 1)]
     regions: list[RoleRegion] = []
     for r in roles:
@@ -449,7 +473,8 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
     original = listing(original_ops(), name="forward", key=0xF1, generated=False, compile_id=None)
     graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6,
                       (("l_x_", None), ("l_n_", None), ("mul", 16), ("add", 16), ("relu", 18), ("output", None))
-                      if teach else ())
+                      if teach else (), placeholders=("L_x_", "L_n_"), outputs=("relu",),
+                      code_lines=(("l_x_", 2), ("mul", 3), ("add", 4), ("relu", 5)))
     entries = (
         CacheEntryView("0/0", code, "eager", hits=3, graphs=("__compiled_fn_1",),
                        resume_functions=("__resume_at_38_2",)),
@@ -517,10 +542,14 @@ def recompile_scenario() -> Scenario:
     """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``), then entry 0/1."""
     base = forward_scenario(n_fails=True)
     first = base.stops[0]
-    report = ("forward (fake_program.py:15): 1 cache entry, none serves this call\n"
-              "  entry 0/0 FAIL: EQUALS_MATCH L['n'] == 3  (expected 3, actual 4)  # if n > 2:")
+    tree = base.guard_tree
+    assert tree is not None
+    record = RecompileRecord(1, 0xF1, "forward", "fake_program.py", 15, "0/1", (
+        EntryVerdict("0/0", False, tree.failing, tree.first_failure, "0/0: n == 3", tree.failing[0].id,
+                     leaf_count=tree.leaf_count),), inputs=(("n", "4"),), pending=True, code_name="forward")
+    record = replace(record, changed=changed_inputs(record))
     recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
-                     detail=(("recompile reasons", report),), seq=2)
+                     recompile=record, seq=2)
     second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
                      message="entering forward (compile 0/1)")
     base.stops = [first, recompile, second]
@@ -551,32 +580,32 @@ def counter_ops() -> list[Op]:
 def counter_guard_tree(entry: str = "0/1", expected: int = 1, actual: int = 2) -> GuardTree:
     """Entry `entry` of case 002's ``forward`` (abridged), evaluated for a call whose ``self.counter`` is `actual`."""
     p, f = GuardStatus.PASS, GuardStatus.FAIL
-    where = f"{COUNTER_FILE}:45 in forward"
+    where = SourceLocation(COUNTER_FILE, 45, "forward", "self.counter += 1")
     counter_leaf = LeafGuardView("g6", "EQUALS_MATCH", "L['self'].counter", (f"L['self'].counter == {expected}",),
-                                 "self.counter += 1", where, status=f, expected=str(expected), actual=str(actual),
+                                 where, status=f, expected=str(expected), actual=str(actual),
                                  reason=f"L['self'].counter == {expected}", note=COUNTER_HINT)
     counter = _node(4, "L['self'].counter", "DictGetItemGuardAccessor('counter')", "<class 'int'>", [counter_leaf])
     dict_ = _node(3, "L['self'].__dict__", "GetGenericDictGuardAccessor", "<class 'dict'>", [
         LeafGuardView("g5", "DICT_CONTAINS", "L['self'].__dict__", ("not ___dict_contains('forward', "
-                      "L['self'].__dict__)",), "self.counter += 1", where, status=p),
+                      "L['self'].__dict__)",), where, status=p),
     ], [counter])
     self_ = _node(2, "L['self']", "FrameLocalsGuardAccessor(key='self')",
                   "<class '__main__.WarmupScaled'>", [
                       LeafGuardView("g4", "TYPE_MATCH", "L['self']", ("___check_type_id(L['self'], 94355214112320)",),
-                                    "self.counter += 1", where, status=p),
+                                    where, status=p),
                   ], [dict_])
     x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
         LeafGuardView("g2", "TENSOR_MATCH", "L['x']",
                       ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
                        "AutogradCPU), torch.float32, device=None, requires_grad=False, size=[2, 4], "
-                       "stride=[4, 1])",), "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward",
+                       "stride=[4, 1])",), SourceLocation(COUNTER_FILE, 47, "forward", "return self.proj(x) * warm"),
                       status=p),
         LeafGuardView("g3", "NO_HASATTR", "L['x']", ("hasattr(L['x'], '_dynamo_dynamic_indices') == False",),
-                      "return self.proj(x) * warm", f"{COUNTER_FILE}:47 in forward", status=p),
+                      SourceLocation(COUNTER_FILE, 47, "forward", "return self.proj(x) * warm"), status=p),
     ])
     root = _node(0, "L", None, "<class 'dict'>", [
-        LeafGuardView("g0", "GLOBAL_STATE", "L", ("___check_global_state()",), None, None, status=p),
-        LeafGuardView("g1", "DEFAULT_DEVICE", "L", ("utils_device.CURRENT_DEVICE == None",), None, None, status=p),
+        LeafGuardView("g0", "GLOBAL_STATE", "L", ("___check_global_state()",), None, status=p),
+        LeafGuardView("g1", "DEFAULT_DEVICE", "L", ("utils_device.CURRENT_DEVICE == None",), None, status=p),
     ], [x, self_], manager="RootGuardManager")
     return GuardTree(entry, root, (), root.leaf_count, True, (counter_leaf,), f"L['self'].counter == {expected}",
                      "TREE_GUARD_MANAGER: ...")
@@ -594,21 +623,24 @@ def counter_recompile_record() -> RecompileRecord:
     )
     diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
                                               "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
-    return RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
-                           inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
-                                            "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
-                           diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True)
+    record = RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
+                             inputs=(("self", "WarmupScaled(\\n  (proj): Linear(in_features=4, out_features=4, "
+                                              "bias=True)\\n)"), ("x", "Tensor[2, 4] float32 cpu")),
+                             diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True, code_name="forward")
+    return replace(record, changed=changed_inputs(record))
 
 
 #: torch's own suggestion at that stop (`Stop.hints`).
 COUNTER_HINTS = ("torch._dynamo.config.allow_unspec_int_on_nn_module = True",)
 #: The guard filter that drops ``self.counter``'s value guard for good.
+DROP_FIX = PermanentFix(DecisionKind.DROP, "model",
+                        filter_terms=(FilterTerm("self.counter", ("CONSTANT_MATCH", "EQUALS_MATCH")),))
 DROP_SNIPPET = ('torch.compile(model, options={"guard_filter_fn": lambda entries: [not (e.name == "self.counter" '
                 'and e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH")) for e in entries]})')
 EAGER_SNIPPET = 'torch.compiler.set_stance("eager_on_recompile")   # run eagerly whenever a recompile is needed'
-DROP_WARNING = ("L['self'].counter is a constant to Dynamo: it traced L['self'].counter == 1 by value and baked it "
-                "into the FX graph / the generated code. Without this guard the entry compiled for 2 serves every "
-                "later value unchecked — RESULTS MAY BE WRONG")
+#: Dropping ``self.counter``'s value guard: Dynamo folded the value into the graph.
+DROP_WARNING = DropWarning(DropRisk.CONSTANT_FOLDED, GuardRef("0/1", "g6", "EQUALS_MATCH", "L['self'].counter",
+                                                              ("L['self'].counter == 1",)), "1", "2")
 
 
 def counter_choices() -> tuple[RecompileChoice, ...]:
@@ -617,16 +649,13 @@ def counter_choices() -> tuple[RecompileChoice, ...]:
     k = DecisionKind
     return (
         RecompileChoice(k.RECOMPILE, Decision(k.RECOMPILE), "recompile", "compile a new entry (what torch does)",
-                        permanent="# nothing to write: recompiling on a guard failure is torch's default"),
+                        permanent=PermanentFix(k.RECOMPILE)),
         RecompileChoice(k.EAGER, Decision(k.EAGER), "eager", "run this call uncompiled",
-                        permanent=EAGER_SNIPPET + '\n# or, around one call: with torch.compiler.set_stance('
-                                                  '"force_eager"): ...'),
+                        permanent=PermanentFix(k.EAGER)),
         RecompileChoice(k.SKIP, Decision(k.SKIP), "skip", "stop compiling this code; existing entries still serve",
-                        permanent='torch._dynamo.config.recompile_limit = 2   # every code object: at most 2 '
-                                  'entries, then existing entries only (global)\n# or: torch.compiler.set_stance('
-                                  '"eager_on_recompile")   # keep the entries, never compile again (every function)'),
+                        permanent=PermanentFix(k.SKIP, "model", recompile_limit=2)),
         RecompileChoice(k.DROP, Decision(k.DROP, ("g6",)), "drop [ID...]",
-                        "drop guards from the new entry and recompile", permanent=DROP_SNIPPET,
+                        "drop guards from the new entry and recompile", permanent=DROP_FIX,
                         warnings=(DROP_WARNING,), detail="default: g6 of 0/1"),
         RecompileChoice(k.DYNAMIC, Decision(k.DYNAMIC), "dynamic NAME DIM", "mark that dimension dynamic and "
                         "recompile", detail="no input tensor changed size at one dimension"),
@@ -642,19 +671,9 @@ def counter_recompile_scenario() -> Scenario:
                        generated=False, compile_id=None)
     inputs = (("self", obj("WarmupScaled", "WarmupScaled(\n  (proj): Linear(in_features=4, out_features=4, "
                                            "bias=True)\n)")), ("x", tensor(2, 4)))
-    n = record.entries[0].leaf_count
-    failing = ("next compile: 0/2; entries in torch's order (most recently used first)\n"
-               f"0/1: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 1\n    expected 1, actual 2\n"
-               f"0/0: 1 failing guard of {n}\n  g6 EQUALS_MATCH  L['self'].counter == 0\n    expected 0, actual 2")
-    detail = (("failing guards", failing),
-              ("inputs", "changed since 0/1:\n  self.counter: 1 → 2\nself = WarmupScaled(...)\n"
-                         "x = Tensor[2, 4] float32 cpu"),
-              ("recompile limit", "2 of recompile_limit 8 used; after this compile 3 of 8"),
-              ("guard diffs", "0/0 → 0/1: 1 changed\n  changed EQUALS_MATCH L['self'].counter: "
-                              "L['self'].counter == 0 → L['self'].counter == 1"))
     frame = FrameView(original, -1, None, (), False, inputs)
     stop = Stop(StopKind.RECOMPILE, "forward is about to recompile: its 2 cache entries rejected this call",
-                (frame,), None, None, 2, detail=detail, seq=1, choices=counter_choices(), hints=COUNTER_HINTS)
+                (frame,), None, None, 2, recompile=record, seq=1, choices=counter_choices(), hints=COUNTER_HINTS)
     ops = forward_ops()
     code = listing(ops, name="forward", key=0xC2, compile_id="0/2")
     after = simulate(code, ops, [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))],

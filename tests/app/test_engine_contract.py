@@ -18,6 +18,7 @@ import pytest
 from fake_engine import FakeEngine
 from fake_scenarios import forward_scenario
 
+from dynadbg.core import format as fmt
 from dynadbg.core.model import (
     BreakpointView,
     CodeRoles,
@@ -224,7 +225,8 @@ def test_back_shows_the_recorded_stop_read_only_and_a_step_returns_to_the_presen
     assert _stop(session).history is None
     session.back()
     resumed = session.set_step()
-    assert isinstance(resumed, Resumed) and resumed.message.startswith("back to the present")
+    assert isinstance(resumed, Resumed) and resumed.left_history
+    assert fmt.resumed_text(resumed).startswith("back to the present")
     kind, third = listener.next()
     assert kind == "stop" and third.frame.index > second.frame.index and third.history is None
 
@@ -289,18 +291,19 @@ def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # 
     by_kind = {c.kind: c for c in stop.choices}
     assert all(by_kind[k].available for k in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP))
     assert by_kind[DecisionKind.DROP].syntax == "drop [ID...]"
-    assert 'set_stance("eager_on_recompile")' in (by_kind[DecisionKind.EAGER].permanent or "")
-    assert by_kind[DecisionKind.SKIP].permanent != by_kind[DecisionKind.EAGER].permanent
+    code = {k: fmt.permanent_text(c.permanent) if c.permanent else "" for k, c in by_kind.items()}
+    assert 'set_stance("eager_on_recompile")' in code[DecisionKind.EAGER]
+    assert code[DecisionKind.SKIP] != code[DecisionKind.EAGER]
     # what the Recompile view shows first for each: skip's code is not eager's stance line
-    first = {k: (by_kind[k].permanent or "").splitlines()[0] for k in (DecisionKind.EAGER, DecisionKind.SKIP)}
+    first = {k: code[k].splitlines()[0] for k in (DecisionKind.EAGER, DecisionKind.SKIP)}
     assert first[DecisionKind.EAGER] != first[DecisionKind.SKIP]
     assert "recompile_limit" in first[DecisionKind.SKIP]
     records = session.recompile_records()
     assert isinstance(records, tuple) and len(records) == 1 and isinstance(records[0], RecompileRecord)
     assert records[0].entries and records[0].entries[0].failing
     resumed = session.decide(Decision(DecisionKind.EAGER))
-    assert isinstance(resumed, Resumed) and resumed.action == "eager"
-    assert 'set_stance("eager_on_recompile")' in (resumed.permanent or "")
+    assert isinstance(resumed, Resumed) and resumed.action == "eager" and resumed.permanent is not None
+    assert 'set_stance("eager_on_recompile")' in fmt.permanent_text(resumed.permanent)
 
 
 def test_roles_cover_every_instruction_and_explain_refuses_a_bad_index(engine) -> None:  # noqa: ANN001

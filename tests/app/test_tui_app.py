@@ -220,10 +220,10 @@ async def test_q_ends_program_and_exits_within_a_second() -> None:
         await settle(pilot)
         started = time.monotonic()
         await pilot.press("q")
-        for _ in range(50):
+        for _ in range(500):
             if app._exit_renderables is not None or not app.is_running:  # noqa: SLF001
                 break
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.002)  # polls the app's exit
         assert time.monotonic() - started < 1.0
     assert app.session.quit_called == 1
     assert app.return_code == 0
@@ -346,8 +346,7 @@ async def test_ctrl_c_interrupts_a_running_program() -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        assert app.phase == "running"
-        await pilot.pause(0.15)  # a program that runs on is shown as running (a quick step is not)
+        assert app.phase == "running"  # (a quick step is never shown as running: RUNNING_SHOWN_AFTER, 0 here)
         assert "running" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("s")  # ignored while running: the UI stays responsive and sends nothing
         await settle(pilot)
@@ -578,7 +577,9 @@ async def test_scenario_without_guard_tree() -> None:
         await settle(pilot)
         view = app.main_screen.query_one(GuardTreeView)
         assert view.guards is None and "no guard tree" in str(view.root.label)
-        await pilot.press("s", "wait:50", "s")
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("s")
         await settle(pilot)
         assert app.phase == "exited"
         assert "status 0" in rendered(app.main_screen.query_one(StatusLine))
@@ -590,7 +591,6 @@ async def test_program_output_goes_to_the_log() -> None:
     app = make_app(scenario)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.pause(0.1)  # prints are batched every 50 ms
         assert "hello from the program\nsecond line" in log_text(app)
 
 
@@ -658,7 +658,7 @@ async def test_ctrl_q_ends_the_program_cleanly() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+q")
-        await pilot.pause(0.1)
+        await settle(pilot)
     assert app.session.quit_called == 1
 
 
@@ -678,10 +678,9 @@ async def test_collections_skip_the_paused_programs_objects_until_it_runs_on() -
         assert gc.get_freeze_count() > 0  # a quick step keeps them there
         await pilot.press("c")  # held running until interrupted
         await settle(pilot)
-        await pilot.pause(0.15)
         assert app.phase == "running" and gc.get_freeze_count() == 0
         await pilot.press("q")
-        await pilot.pause(0.2)
+        await settle(pilot)
     assert gc.get_freeze_count() == 0
 
 
@@ -710,8 +709,13 @@ async def test_whatif_key_logs_every_entry_verdict() -> None:
         await pilot.press("w")
         await settle(pilot)
         log = log_text(app)
-        assert "> whatif" in log and "entry 0/0: 8 guards, 1 failing" in log
-        assert "g4 EQUALS_MATCH  L['n'] == 3" in log
+        # the same text typing `whatif` prints
+        assert "> whatif" in log and "entry 0/0: FAIL (1 failing guard of 8)" in log
+        assert "g4 EQUALS_MATCH   L['n'] == 3" in log
+        app.submit("whatif")
+        await settle(pilot)
+        by_key, typed = log_text(app).split("> whatif")[1:3]
+        assert by_key.strip() == typed.strip()
 
 
 
@@ -720,8 +724,8 @@ async def test_q_typed_in_the_console_ends_the_program_and_the_app() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("colon", "q", "enter")
-        for _ in range(40):
-            await pilot.pause(0.05)
+        for _ in range(1000):
+            await pilot.pause()
             if not app.is_running:
                 break
         assert not app.is_running
@@ -741,11 +745,10 @@ async def test_stderr_goes_to_its_own_view_with_a_count_not_to_the_console() -> 
         print("W1130 12:00:00.000 torch/_dynamo/convert_frame.py graph break", file=sys.stderr)
         print("Failed to initialize NumPy", file=sys.stderr)
         print("result 42")
-        await pilot.pause(0.2)
         await settle(pilot)
         assert "graph break" not in log_text(app) and "NumPy" not in log_text(app)
         assert "result 42" in log_text(app)
-        assert "stderr 2" in rendered(app.main_screen.query_one(StatusLine))
+        assert "stderr: 2 lines (key 8)" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("8")
         await settle(pilot)
         view = app.main_screen.query_one("#stderr", RichLog)
@@ -756,35 +759,67 @@ async def test_stderr_goes_to_its_own_view_with_a_count_not_to_the_console() -> 
 
 async def test_stop_view_explains_the_graph_break_at_a_resume_function_entry() -> None:
     """Stopped at the entry of a resume function (no ``--break-on graph-break``): the Stop view says which graph
-    break made it, where it resumes the original code and what was handed over."""
+    break made it, where it resumes the original code and what was handed over (`Stop.graph_break`, as line mode
+    prints it)."""
     import dataclasses
 
     from rich.console import Console as RichConsole
 
-    from dynadbg.core.model import CompilesData, GraphBreakView
+    from dynadbg.core.facts import parse_break_reason
+    from dynadbg.core.model import BreakContext, GraphBreakView, HandedOver, ResumePoint
 
     name = "torch_dynamo_resume_in_forward_at_26"
+    reason = "Unsupported Tensor.item() call\n  Explanation: Dynamo does not trace it"
+    brk = GraphBreakView("0/0", reason, "prog.py", 26, "    k = x.sum().item()", ("__resume_at_38_2",),
+                         False, *parse_break_reason(reason))
     scenario = forward_scenario()
-    stops = tuple(dataclasses.replace(st, frames=tuple(dataclasses.replace(f, code=dataclasses.replace(
-        f.code, name=name)) for f in st.frames)) for st in scenario.stops)
-    first, second = scenario.compiled.entries
-    parent = dataclasses.replace(
-        scenario.compiled, entries=(dataclasses.replace(first, resume_keys=(0xAB,)), second),
-        graph_breaks=(GraphBreakView("0/0", "Unsupported Tensor.item() call\nmore", "prog.py", 26,
-                                     "    k = x.sum().item()", ("__resume_at_38_2",)),))
-    resume = dataclasses.replace(scenario.compiled, key=0xAB, name=name, is_resume=True,
-                                 resume_origin="forward (prog.py:15)", resume_offset=38)
+    frame = scenario.stops[0].frame
+    assert frame is not None
+    context = BreakContext(name, "1/0", resumes=ResumePoint("forward", "prog.py", 15, 38, "STORE_FAST", "k", 26),
+                           brk=brk, break_compile_id="0/0", break_frame="forward",
+                           carried=tuple(HandedOver(n, v) for n, v in frame.locals), globals=("__resume_at_38_2",))
+    stops = tuple(dataclasses.replace(st, graph_break=context, frames=tuple(dataclasses.replace(
+        f, code=dataclasses.replace(f.code, name=name, is_resume=True)) for f in st.frames)) for st in scenario.stops)
     app = make_app(dataclasses.replace(scenario, stops=stops))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.session.compiles = lambda: CompilesData((parent, resume))
         await pilot.press("5")
         await settle(pilot)
         console = RichConsole(width=200, record=True, file=io.StringIO())
         console.print(app.main_screen.query_one("#stop-detail").content)
         text = console.export_text()
-        assert "graph break: why this resume function runs" in text
-        assert "compile 0/0 stopped tracing: Unsupported Tensor.item() call" in text
-        assert "prog.py:26" in text and "k = x.sum().item()" in text
-        assert "resumes forward (prog.py:15) at offset 38 (global __resume_at_38_2)" in text
-        assert "locals carried over: self, x, n" in text
+        assert "graph break" in text
+        assert f"resume function {name} (compile 1/0) continues forward (prog.py:15) at offset 38 (STORE_FAST k, " \
+               "line 26)" in text
+        assert "graph break in forward during compile 0/0, at prog.py:26" in text and "k = x.sum().item()" in text
+        assert "reason: Unsupported Tensor.item() call" in text and "Explanation: Dynamo does not trace it" in text
+        assert "locals carried over:" in text and "self = Scale()" in text
+
+
+async def test_the_source_pane_reads_its_file_through_the_engine(monkeypatch) -> None:  # noqa: ANN001
+    """The source pane asks `Engine.source(whole_file=True)` for a file it has not shown (read on the program's
+    thread, not the UI's), once per file, and shows the stop's line in it."""
+    from pathlib import Path
+
+    from fake_scenarios import PROGRAM
+
+    from dynadbg.tui.source_view import SourceView
+
+    asked: list[bool] = []
+    real = FakeEngine.source
+
+    def source(self, whole_file: bool = False):  # noqa: ANN001, ANN202
+        asked.append(whole_file)
+        return real(self, whole_file)
+
+    monkeypatch.setattr(FakeEngine, "source", source)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(SourceView)
+        assert asked == [True]
+        assert view.filename == PROGRAM and view.virtual_size.height == len(Path(PROGRAM).read_text().splitlines())
+        assert view.lineno == app.last_stop.frame.lineno
+        await pilot.press("s")
+        await settle(pilot)
+        assert asked == [True]  # the same file: not asked again

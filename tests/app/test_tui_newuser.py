@@ -4,6 +4,8 @@ focus nobody could see, view keys and Escape that lost the view, the Recompile v
 
 from __future__ import annotations
 
+import asyncio
+
 import io
 import sys
 from dataclasses import replace
@@ -14,7 +16,7 @@ from fake_scenarios import counter_recompile_scenario
 from rich.console import Console
 from textual.widgets import Input, RichLog
 
-from dynadbg.core.model import StopKind
+from dynadbg.core.model import StackArg, StopKind
 
 SMALL = (80, 24)
 
@@ -164,7 +166,7 @@ async def test_the_recompile_view_names_a_stack_argument_and_suggests_capture_sc
     scenario = counter_recompile_scenario()
     scenario.recompile_record = replace(
         scenario.recompile_record, scalar_break=True,
-        stack_args=(("___stack0", "peak in forward: the value of `h.abs().max().item()` (line 26)"),))
+        stack_args=(StackArg("___stack0", 0, "forward", True, 26, "peak", "h.abs().max().item()"),))
     app = make_app(scenario)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -191,7 +193,7 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
     async def until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
         start = time.monotonic()
         while not condition() and time.monotonic() - start < timeout:
-            await pilot.pause(0.05)
+            await asyncio.sleep(0.01)
         await settle(pilot)
 
     async def tab_to(pilot, test) -> None:  # noqa: ANN001
@@ -286,7 +288,6 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
         assert "___stack0 is peak in forward" in text and "capture_scalar_outputs = True" in text
         assert "⟳ torch_dynamo_resume_in_forward_at_26 is about to recompile" in text  # not MLP.torch_dynamo_...
         await pilot.press("q")
-        await pilot.pause(0.2)
 
 
 NESTED = '''
@@ -322,7 +323,7 @@ async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tm
         async def until(condition) -> None:  # noqa: ANN001
             start = time.monotonic()
             while not condition() and time.monotonic() - start < 120:
-                await pilot.pause(0.05)
+                await asyncio.sleep(0.01)
             await settle(pilot)
 
         await until(lambda: app.phase == "stopped")
@@ -340,4 +341,3 @@ async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tm
         assert caller.code.name == "f" and f"compile {inner_compile}" not in status, status
         assert "compile 0/0" in status and inner_compile == "1/0", status
         await pilot.press("q")
-        await pilot.pause(0.2)

@@ -5,6 +5,8 @@ Slow (they import torch and compile); the fast behaviour tests use the fake engi
 
 from __future__ import annotations
 
+import asyncio
+
 import textwrap
 import time
 
@@ -42,7 +44,7 @@ CRASH = textwrap.dedent(
 async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
     start = time.monotonic()
     while not condition() and time.monotonic() - start < timeout:
-        await pilot.pause(0.05)
+        await asyncio.sleep(0.01)  # polls a real program (compiling, running): no fixed wait
     await settle(pilot)
 
 
@@ -84,10 +86,8 @@ async def test_real_program_stops_steps_and_runs_to_the_end(tmp_path) -> None:  
         await pilot.press("1", "c")
         await _until(pilot, lambda: app.phase == "exited")
         assert app.exit_result is not None and app.exit_result.status == 0
-        await pilot.pause(0.2)
         assert "result 9.0" in _log(app)
         await pilot.press("q")
-        await pilot.pause(0.2)
     assert app.return_code == 0
 
 
@@ -132,12 +132,11 @@ async def test_real_program_that_raises_stays_open(tmp_path) -> None:  # noqa: A
         # the entry stop of f first, then the exception at top level ends the script
         while app.phase == "stopped":
             await pilot.press("c")
-            await _until(pilot, lambda: app.phase != "running" and not app._awaiting_resume)  # noqa: SLF001
+            await _until(pilot, lambda: app.phase != "running" and not app.awaiting_resume)
         assert app.phase == "exited" and app.exit_result.status == 1
         assert "boom after compile" in _log(app)
         assert app.is_running
         await pilot.press("q")
-        await pilot.pause(0.2)
     assert app.return_code == 1
 
 
@@ -182,7 +181,6 @@ async def test_real_edit_dialog_previews_on_the_program_thread_and_applies(tmp_p
         await _until(pilot, lambda: "NOP" in app.main_screen.query_one(DiffView).text, 30)
         assert "+" in app.main_screen.query_one(DiffView).text
         await pilot.press("q")
-        await pilot.pause(0.2)
 
 
 async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) -> None:  # noqa: ANN001
@@ -196,7 +194,7 @@ async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) 
         await _until(pilot, lambda: app.phase in ("stopped", "exited"))
         while app.phase == "stopped" and app.last_stop.kind is not StopKind.RECOMPILE:
             await pilot.press("c")
-            await _until(pilot, lambda: app.phase != "running" and not app._awaiting_resume)  # noqa: SLF001
+            await _until(pilot, lambda: app.phase != "running" and not app.awaiting_resume)
         assert app.last_stop.kind is StopKind.RECOMPILE
         view = app.main_screen.recompile_view
         await _until(pilot, lambda: view.record is not None, 30)
@@ -209,7 +207,6 @@ async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) 
         assert "> eager" in log and 'set_stance("eager_on_recompile")' in log
         assert "result 9.0" in log and "result 12.0" in log
         await pilot.press("q")
-        await pilot.pause(0.2)
 
 
 def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
@@ -251,7 +248,6 @@ async def test_the_compiled_graph_on_the_stack_is_labelled_as_the_graph(tmp_path
         assert f"of {app.last_stop.compile_id}>" in stack.text
         assert "<function" not in stack.text
         await pilot.press("q")
-        await pilot.pause(0.2)
 
 
 async def test_the_demo_from_the_keyboard_at_80x24() -> None:
@@ -320,8 +316,7 @@ async def test_the_demo_from_the_keyboard_at_80x24() -> None:
                 break
         assert app.phase == "stopped"
         await pilot.press("5")
-        await settle(pilot)
-        await pilot.pause(0.3)
+        await _until(pilot, lambda: "continues forward" in str(app.main_screen.stop_detail.content), 30)
         import io
 
         from rich.console import Console
@@ -331,4 +326,3 @@ async def test_the_demo_from_the_keyboard_at_80x24() -> None:
         text = console.export_text()
         assert "graph break" in text and "continues forward" in text, text
         await pilot.press("q")
-        await pilot.pause(0.2)

@@ -36,8 +36,7 @@ def footer_ids(app) -> set[str]:  # noqa: ANN001
 
 
 async def _settled(pilot) -> None:  # noqa: ANN001
-    await settle(pilot)
-    await pilot.pause(0.35)  # past the footer's settle delay and the edit dialog's debounce
+    await settle(pilot)  # the footer and the edit preview wait no time in tests
     await settle(pilot)
 
 
@@ -115,12 +114,12 @@ def _size_changed_scenario():  # noqa: ANN202
     """Case 002's recompile stop as if ``x`` had changed size at dimension 1 (the engine then names it)."""
     from dataclasses import replace
 
-    from dynadbg.core.model import Decision, DecisionKind
+    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, PermanentFix
 
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
     choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=1), detail="",
-                            permanent="torch._dynamo.mark_dynamic(x, 1)   # before calling model")
+                            permanent=PermanentFix(DecisionKind.DYNAMIC, "model", dims=(DynamicDim("x", 1),)))
                     if c.kind is DecisionKind.DYNAMIC else c for c in stop.choices)
     scenario.stops[0] = replace(stop, choices=choices)
     return scenario

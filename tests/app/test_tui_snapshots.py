@@ -26,7 +26,6 @@ def _after(*keys: str):  # noqa: ANN202
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
-        await pilot.pause(0.3)  # past the footer's settle delay
         await settle(pilot)
 
     return run_before
@@ -57,7 +56,6 @@ def test_guard_tree_expanded_on_failing_guard(snap_compare) -> None:  # noqa: AN
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -93,7 +91,7 @@ def test_edit_dialog_previews_a_stack_underflow(snap_compare) -> None:  # noqa: 
     async def run_before(pilot) -> None:  # noqa: ANN001
         await _after(*["down"] * 8, "e")(pilot)
         await pilot.press("ctrl+u", *"POP_TOP")
-        await pilot.pause(0.4)  # the preview's debounce
+        await settle(pilot)  # the preview (no debounce in tests)
         await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)

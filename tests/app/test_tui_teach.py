@@ -8,6 +8,8 @@ resume call); the last one runs the bundled demo on the real engine.
 
 from __future__ import annotations
 
+import asyncio
+
 import io
 import time
 
@@ -295,11 +297,11 @@ async def test_the_demo_on_the_real_engine_names_the_graph_call_the_break_and_th
     async with app.run_test(size=SIZE) as pilot:
         start = time.monotonic()
         while app.phase not in ("stopped", "exited") and time.monotonic() - start < 120:
-            await pilot.pause(0.05)
+            await asyncio.sleep(0.01)
         await settle(pilot)
         view = app.main_screen.bytecode
         while view.roles is None and time.monotonic() - start < 120:
-            await pilot.pause(0.05)
+            await asyncio.sleep(0.01)
         headers = [r.strip() for r in _rows(view) if "── " in r]
         assert any(h.startswith("▌ ── call graph __compiled_fn_") for h in headers), headers
         assert "▌ ── the graph-break instruction, run eagerly: .item() ──" in headers

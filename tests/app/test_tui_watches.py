@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import textwrap
 import time
 
@@ -88,7 +90,7 @@ async def test_watches_on_the_real_engine(tmp_path) -> None:  # noqa: ANN001
     async with app.run_test(size=SIZE) as pilot:
         start = time.monotonic()
         while app.phase not in ("stopped", "exited") and time.monotonic() - start < 120:
-            await pilot.pause(0.05)
+            await asyncio.sleep(0.01)
         await settle(pilot)
         assert app.phase == "stopped"
         pane = app.main_screen.query_one(WatchesView)
@@ -103,8 +105,7 @@ async def test_watches_on_the_real_engine(tmp_path) -> None:  # noqa: ANN001
         await pilot.press("s")
         start = time.monotonic()
         while (app.phase != "stopped" or app.stops_seen < 2) and time.monotonic() - start < 30:
-            await pilot.pause(0.05)
+            await asyncio.sleep(0.01)
         await settle(pilot)
         assert "20" in _row(pane, "n * 10") and not _row(pane, "n * 10").startswith("*")
         await pilot.press("q")
-        await pilot.pause(0.2)

@@ -34,6 +34,7 @@ class _Listener:
 
 def main(argv: list[str]) -> int:
     out_json, script, *args = argv
+    from dynadbg.core import format as fmt
     from dynadbg.core.report import record_json
     from dynadbg.core.session import Session
 
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
         stops.append({
             "message": payload.message,
             "entry_count": payload.entry_count,
-            "detail": dict(payload.detail),
+            "detail": dict(fmt.stop_blocks(payload)),
             "why": why.output,
             "record": record_json(why.data) if why.data is not None else None,
         })

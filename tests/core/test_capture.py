@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from dynadbg.core import compat  # noqa: E402
 from dynadbg.core.capture import CacheMissEvent, Capture, CompileEvent  # noqa: E402
-from dynadbg.core.report import NO_FRAMES, format_report, report_json, run_report, short_reason  # noqa: E402
+from dynadbg.core.report import NO_FRAMES, format_report, report_json, run_report  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +61,7 @@ def test_graph_break_makes_a_resume_function_with_its_origin(capture, capsys):
 
     (brk,) = main.graph_breaks
     assert brk.compile_id == entry.compile_id
-    assert "Failed to trace builtin operator" in short_reason(brk.reason)
+    assert "Failed to trace builtin operator" in brk.summary and brk.notes  # torch's reason, parsed once
     assert brk.filename == __file__ and brk.user_line == 'print("graph break here")'
     assert brk.lineno == gb_fn.__code__.co_firstlineno + 2
     assert brk.resume_functions == entry.resume_functions and not brk.duplicate
@@ -98,7 +98,7 @@ def test_resume_functions_keyed_by_identity_not_name(capture):
     assert resumes[0].resume_offset != resumes[1].resume_offset
     main = frame_named(capture, "gate")
     (brk,) = main.graph_breaks
-    assert short_reason(brk.reason) == "Data-dependent branching"
+    assert brk.summary == "Data-dependent branching"
     assert set(main.entries[0].resume_keys) == {r.key for r in resumes}
 
 
@@ -562,3 +562,29 @@ def test_on_compiled_can_replace_the_guard_manager():
         assert "L['n']" not in frame.entries[0].guards_text and "L['x']" in frame.entries[0].guards_text
     finally:
         cap.uninstall()
+
+
+def test_patches_restored_out_of_order_leave_the_original_in_place():
+    """A Capture uninstalled while another patch (dynadbg.toolkit's call-site recorder) sits above it: when that
+    one is restored too, torch's own function is back, not the Capture's wrapper."""
+    import types
+
+    owner = types.SimpleNamespace(fn=lambda: "torch")
+    original = owner.fn
+    lower = compat.AttrPatch(owner, "fn", lambda: "lower")
+    lower.apply()
+    upper = compat.AttrPatch(owner, "fn", lambda: "upper")
+    upper.apply()
+    lower.restore()                       # out of order: upper still installed
+    assert owner.fn() == "upper"
+    upper.restore()
+    assert owner.fn is original
+
+    # and in order, as before
+    first = compat.AttrPatch(owner, "fn", lambda: "first")
+    first.apply()
+    second = compat.AttrPatch(owner, "fn", lambda: "second")
+    second.apply()
+    second.restore()
+    first.restore()
+    assert owner.fn is original

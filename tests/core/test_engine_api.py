@@ -12,13 +12,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 
+from dataclasses import replace
+
 from dynadbg.core import commands
+from dynadbg.core import format as fmt
 from dynadbg.core.model import (
     BreakpointView,
     CodeView,
     DecisionKind,
     EngineError,
     EvalResult,
+    ResumeAction,
     Resumed,
     Stop,
     StopKind,
@@ -152,19 +156,22 @@ def test_a_recompile_stop_carries_its_choices_as_data():
         kinds = [c.kind for c in stop.choices]
         assert kinds[:4] == [DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP, DecisionKind.DROP]
         drop = stop.choices[3]
-        assert drop.available and drop.decision.guard_ids and "guard_filter_fn" in drop.permanent
+        assert drop.available and drop.decision.guard_ids and "guard_filter_fn" in fmt.permanent_text(drop.permanent)
         assert drop.decision.command.startswith("drop g")
         eager = stop.choices[1]
-        assert "set_stance" in eager.permanent
+        assert "set_stance" in fmt.permanent_text(eager.permanent)
         seen["drop"] = drop
         result = s.decide(drop.decision)
-        assert isinstance(result, Resumed) and result.action == "drop" and result.permanent == drop.permanent
+        assert isinstance(result, Resumed) and result.action is ResumeAction.DROP
+        # the fix the choice offered, with torch's own hints after it
+        assert replace(result.permanent, hints=()) == drop.permanent and result.permanent.hints
+        assert [g.leaf_id for g in result.dropped] == list(drop.decision.guard_ids)
         return result
 
     _stops, session, result = drive_typed(lambda s: s.start_callable(progs.run_counter, results, 2), at_stop,
                                           break_on=("recompile",))
     assert result.status == 0 and seen
-    assert session.recompiles.records()[0].action.startswith("drop g")
+    assert session.recompiles.records()[0].action.command.startswith("drop g")
 
 
 def test_decisions_and_edits_elsewhere_are_refused_with_a_reason():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from dynadbg.core.decisions import recompile_choices
-from dynadbg.core.format.recompile import failing_text, inputs_text, record_text
+from dynadbg.core.format.recompile import failing_text, inputs_text, limit_text, outcome_text, record_text
 from dynadbg.core.recompile import failure_kind
 from dynadbg.core.report import record_json
 
@@ -96,11 +96,11 @@ def test_per_compile_recompile_limit_is_the_one_reported():
     hit = records[1]
     assert hit.limit.exceeds == "recompile_limit" and hit.limit_hit
     assert hit.limit.limit_source == "torch.compile(recompile_limit=2)"
-    assert "exceeds torch.compile(recompile_limit=2)" in hit.limit.text()
+    assert "exceeds torch.compile(recompile_limit=2)" in limit_text(hit.limit)
     assert hit.limit.raises is None
     # the misses served eagerly after the limit are in the timeline too (torch answers them without Python)
     assert [(r.decision, r.compile_id) for r in records[2:]] == [("eager", None), ("eager", None)]
-    assert all("recompile limit was hit earlier" in r.outcome_text() for r in records[2:])
+    assert all("recompile limit was hit earlier" in outcome_text(r) for r in records[2:])
     assert len(run.stops) == 2                            # and they are not recompile stops
     # at the LIMIT HIT stop, going on is not offered as a compile: torch runs the call eagerly
     go_on = recompile_choices(hit)[0]
@@ -114,7 +114,7 @@ def test_fail_on_recompile_limit_hit_says_torch_raises():
     _run, records = _records("recompile_limit_raises.py")
     last = records[-1]
     assert last.limit_hit and last.limit.raises == "fail_on_recompile_limit_hit=True"
-    assert "RAISES FailOnRecompileLimitHit" in last.limit.text() and "eagerly" not in last.limit.text()
+    assert "RAISES FailOnRecompileLimitHit" in limit_text(last.limit) and "eagerly" not in limit_text(last.limit)
     assert record_json(last)["limit"]["raises"] == "fail_on_recompile_limit_hit=True"
     go_on = recompile_choices(last)[0]
     assert "RAISES FailOnRecompileLimitHit" in go_on.summary and "eagerly" not in go_on.summary

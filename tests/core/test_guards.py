@@ -15,13 +15,13 @@ from dynadbg.core.guards import (
     closure_locals,
     diff_guard_trees,
     entry_guard_tree,
-    format_failing,
-    format_guard_tree,
     iter_leaves,
     iter_managers,
+    location_text,
     parse_code_part,
 )
-from dynadbg.core.model import GuardStatus, GuardTree, LeafGuardView
+from dynadbg.core.format.guards import format_failing, format_guard_tree
+from dynadbg.core.model import GuardStatus, GuardTree, LeafGuardView, SourceLocation
 
 compat.load()
 
@@ -108,7 +108,8 @@ def test_tree_structure_ids_and_counts():
     n = leaf_by(tree, "L['n']", "EQUALS_MATCH")
     assert n.code == ("L['n'] == 3",)
     assert n.user_line == "y = x + n"
-    assert n.location is not None and re.fullmatch(r".*test_guards\.py:\d+ in f", n.location)
+    assert n.location is not None and n.location.filename.endswith("test_guards.py") and n.location.function == "f"
+    assert re.fullmatch(r".*test_guards\.py:\d+ in f", location_text(n.location))
     assert n.expected == "3" and n.actual is None
 
     dims = leaf_by(tree, "L['x']", "DIMENSION_DYNAMIC_MARKING_GUARD")
@@ -124,14 +125,19 @@ def test_tree_structure_ids_and_counts():
 
 def test_parse_code_part_forms():
     assert parse_code_part("L['n'] == 3                                                   # y = x + n  # a/demo.py:18 in f") \
-        == ("L['n'] == 3", "y = x + n", "a/demo.py:18 in f", None)
+        == ("L['n'] == 3", SourceLocation("a/demo.py", 18, "f", "y = x + n"), None)
     assert parse_code_part("utils_device.CURRENT_DEVICE == None     # _dynamo/output_graph.py:1122 in init_ambient_guards") \
-        == ("utils_device.CURRENT_DEVICE == None", None, "_dynamo/output_graph.py:1122 in init_ambient_guards", None)
+        == ("utils_device.CURRENT_DEVICE == None",
+            SourceLocation("_dynamo/output_graph.py", 1122, "init_ambient_guards"), None)
     assert parse_code_part("___check_type_id(L['cfg'], 1), type=<class 'dict'>  # if cfg[\"flag\"]:  # d.py:8 in f (HINT: type dict)") \
-        == ("___check_type_id(L['cfg'], 1), type=<class 'dict'>", 'if cfg["flag"]:', "d.py:8 in f", "HINT: type dict")
+        == ("___check_type_id(L['cfg'], 1), type=<class 'dict'>", SourceLocation("d.py", 8, "f", 'if cfg["flag"]:'),
+            "HINT: type dict")
     assert parse_code_part("L['y'].size()[0] == L['x'].size()[1]  # duck sizing added this equality (to avoid x)") \
-        == ("L['y'].size()[0] == L['x'].size()[1]", None, None, "duck sizing added this equality (to avoid x)")
-    assert parse_code_part("___check_torch_function_mode_stack()") == ("___check_torch_function_mode_stack()", None, None, None)
+        == ("L['y'].size()[0] == L['x'].size()[1]", None, "duck sizing added this equality (to avoid x)")
+    assert parse_code_part("___check_torch_function_mode_stack()") == ("___check_torch_function_mode_stack()", None, None)
+    # the location's text is torch's spelling again
+    assert location_text(SourceLocation("a/demo.py", 18, "f", "y = x + n")) == "a/demo.py:18 in f"
+    assert location_text(SourceLocation("a/demo.py", 18, "f"), short=True) == "demo.py:18"
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -133,7 +133,14 @@ def test_exception_stops_at_the_faulting_instruction_while_continuing():
     assert stop.frame.code.instructions[stop.frame.index].opname in ("CALL", "PRECALL")
     assert "x" in run.output_of("locals").output
     assert run.output_of("1 + 1").output == "2"
-    assert "post-mortem" in run.output_of("stack").output  # not "empty": the stack is gone, not empty
+    if sys.version_info >= (3, 12):
+        # sys.monitoring's RAISE event stops in the live frame: the slots below the call that raised are there
+        assert "post-mortem" not in stop.message and "value stack: " in run.output_of("stack").output
+        assert stop.frame.stack and not any(v.unknown for v in stop.frame.stack)
+    else:
+        # 3.11 sees it as it leaves the compiled call (its return was reported already in this run, so the
+        # frame was not traced): not "empty": the stack is gone, not empty
+        assert "post-mortem" in run.output_of("stack").output
     # the stop came before the program's own `except`, and the program went on unchanged
     assert results == [[4.0, 4.0], "caught 31415 / 0", [4.0, 4.0]]
     assert run.session.traced_instructions == 0  # nothing was traced to get there
@@ -308,25 +315,6 @@ def test_set_trace_under_scripted_commands_keeps_them_and_sees_the_new_values():
 
 if sys.version_info >= (3, 12):  # pragma: no cover - the CPU machine runs 3.11
     pytestmark = pytest.mark.filterwarnings("ignore")
-
-
-def test_nested_debug_regions_share_the_outer_session():
-    torch._dynamo.reset()
-    import dynadbg
-
-    out = io.StringIO()
-    cf = torch.compile(parity.inner, backend="eager")
-    cg = torch.compile(parity.two_stage, backend="eager")
-    with dynadbg.debug(commands=["c", "bt", "c", "c"], out=out) as outer:
-        first = cf(torch.ones(2))
-        with dynadbg.debug(commands=["q"], out=io.StringIO()) as inner:
-            assert inner is outer  # the inner region is served by the outer session and its commands
-            second = cg(torch.ones(2))
-        third = cf(torch.ones(2))  # still debugged after the inner region ended: hooks not torn down
-        assert outer.quitting is False
-    text = out.getvalue()
-    assert first.tolist() == [-2.0, -2.0] and second.tolist() == [3.0, 3.0] and third.tolist() == [-2.0, -2.0]
-    assert "[entry]  inner" in text and "[entry]  two_stage" in text
 
 
 def test_set_trace_session_knows_the_compiles_made_before_it(monkeypatch):

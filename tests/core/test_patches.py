@@ -394,7 +394,7 @@ def _save_patch(tmp_path) -> str:
 def test_patch_file_round_trips_into_a_fresh_run(tmp_path):
     path = _save_patch(tmp_path)
     doc = json.loads(open(path).read())
-    assert doc["format"] == "dynadbg-patch" and doc["version"] == 1
+    assert doc["format"] == "dynadbg-patch" and doc["version"] == P.PATCH_FILE_VERSION == 2
     (item,) = doc["patches"]
     assert item["name"] == "double_sum" and item["firstlineno"] == double_sum.__code__.co_firstlineno
     specs = P.read_patch_file(path)

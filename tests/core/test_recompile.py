@@ -11,9 +11,11 @@ import torch
 
 from dynadbg.core import decisions
 from dynadbg.core import recompile as rc
+from dynadbg.core import format as fmt
 from dynadbg.core.format import recompile as fmt_rc
 from dynadbg.core.commands import help_text
-from dynadbg.core.model import CompiledFrameView, GuardStatus, LeafGuardView, StopKind
+from dynadbg.core.model import (CompiledFrameView, Decision, DecisionKind, DropRisk, GuardStatus, LeafGuardView,
+                                StopKind)
 from dynadbg.core.report import run_report
 from helpers import drive
 from programs import recompiles as progs
@@ -23,7 +25,8 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def detail(stop) -> dict[str, str]:
-    return dict(stop.detail)
+    """The stop's text blocks by title, as line mode prints them (`format.stop_blocks`)."""
+    return dict(fmt.stop_blocks(stop))
 
 
 def start(fn, *args):
@@ -75,7 +78,7 @@ def test_each_stop_lists_every_entry_diffs_and_the_recompile_limit():
     assert 'torch._dynamo.config.allow_unspec_int_on_nn_module = True' in choices
     assert '"guard_filter_fn"' in choices and "RESULTS MAY BE WRONG" in choices
     records = run.session.recompiles.records()
-    assert [(r.seq, r.compile_id, r.decision, r.outcome_text()) for r in records] == [
+    assert [(r.seq, r.compile_id, r.decision, fmt_rc.outcome_text(r)) for r in records] == [
         (1, "0/1", "recompile", "compiled 0/1"), (2, "0/2", "recompile", "compiled 0/2")]
 
 
@@ -139,7 +142,11 @@ def test_drop_filters_the_failing_guard_out_of_the_next_compile_and_warns():
     # the counter was baked in as a constant: the dropped guard gives the wrong results the warning announced
     assert results[-1] == ("counter", 2)
     record = run.session.recompiles.records()[0]
-    assert record.action.startswith("drop g") and record.outcome.startswith("compiled 0/1")
+    assert record.action.kind is DecisionKind.DROP and record.action.guard_ids[0].startswith("g")
+    assert record.outcome.compile_id == "0/1" and record.outcome.drop.dropped
+    assert fmt_rc.outcome_text(record).startswith("compiled 0/1 without 2 guard(s)")
+    # the constant-folding warning is said once, with the decision; the compile's report does not repeat it
+    assert not any("RESULTS MAY BE WRONG" in m for m in run.messages), run.messages
     # the guard filter patch is gone after the run
     import torch._dynamo.convert_frame as cf
     from torch._dynamo.guards import CheckFunctionManager
@@ -163,7 +170,10 @@ def test_drop_says_which_guards_the_new_compile_no_longer_has():
     assert message.startswith("drop: compiled 0/1 without 1 guard(s): CONSTANT_MATCH L['flag']")
     assert "nothing to drop (e.g. automatic dynamic made them symbolic): EQUALS_MATCH L['cfg']['scale'], " \
            "EQUALS_MATCH L['n']" in message
-    assert message.count("WARNING") == 1 and "L['flag'] is a constant" in message
+    # the warnings were said with the decision, each once; the compile's report does not repeat them
+    assert "WARNING" not in message
+    decided = run.output_of("drop").output
+    assert decided.count("WARNING") == 3 and "L['flag'] is a constant" in decided
 
 
 @pytest.mark.parametrize("line, message", [
@@ -208,7 +218,8 @@ def test_dynamic_marks_the_dimension_and_later_sizes_reuse_the_entry():
     (frame,) = entries_of(run.session, "scale_rows")
     assert [e.compile_id for e in frame.entries] == ["0/0", "0/1"]
     assert results == [6.0, 8.0, 10.0, 12.0]
-    assert run.session.recompiles.records()[0].action == "mark_dynamic(x, 0)"
+    assert run.session.recompiles.records()[0].action == Decision(DecisionKind.DYNAMIC, name="x", dim=0)
+    assert fmt_rc.action_text(run.session.recompiles.records()[0]) == "mark_dynamic(x, 0)"
 
 
 def test_without_dynamic_every_size_recompiles():
@@ -283,7 +294,8 @@ def test_relational_and_pseudo_guards_cannot_be_dropped():
     with pytest.raises(ValueError, match="not a guard"):
         decisions.drop_spec(LeafGuardView("g0", "CACHE_ENTRY_INVALIDATED", "L", ("gone",)))
     spec = decisions.drop_spec(LeafGuardView("g2", "GLOBAL_STATE", "L", ("___check_global_state()",)))
-    assert spec.source == "" and spec.filter_types == ("GLOBAL_STATE",) and "global-state" in spec.warning
+    assert spec.source == "" and spec.filter_types == ("GLOBAL_STATE",)
+    assert spec.warning.risk is DropRisk.GLOBAL_STATE and "global-state" in fmt_rc.drop_warning_text(spec.warning)
 
 
 # ------------------------------------------------------------------------------------------------------------

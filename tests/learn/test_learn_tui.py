@@ -22,8 +22,14 @@ async def _until(pilot, condition, timeout: float = 60.0) -> bool:  # noqa: ANN0
     while not condition():
         if time.monotonic() - start > timeout:
             return False
-        await pilot.pause(0.02)
+        await asyncio.sleep(0.01)  # polls the real engine: no fixed wait
     return True
+
+
+async def _settle(pilot) -> None:  # noqa: ANN001
+    """Until no engine call is in flight and no worker runs (a settled app), then its messages handled."""
+    await _until(pilot, lambda: pilot.app.settled and all(w.is_finished for w in pilot.app.workers))
+    await pilot.pause()
 
 
 def _idle(app) -> bool:  # noqa: ANN001
@@ -49,12 +55,12 @@ async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  
                     break
                 line = await asyncio.to_thread(resolve_action, app.session, command)
                 app.submit(line)
-                await pilot.pause(0.05)
+                await _settle(pilot)
             await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
             assert app.coach.index == step.number, (
                 f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` did "
                 f"not make it true in the TUI (it needs: {step.done.describe()})")
-        await pilot.pause(0.1)
+        await _settle(pilot)
         assert "· done" in str(narration.border_title)
         await pilot.press("q")
     assert lesson.number in Progress().done
@@ -73,6 +79,6 @@ async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypat
         assert await _until(pilot, lambda: app.coach.hint is not None)
         assert "Hint:" in str(app.narration.render())
         await pilot.press("f8")
-        await pilot.pause(0.1)
+        await _settle(pilot)
         assert app.coach.index == 1 and f"step 2 of {len(lesson.steps)}" in str(app.narration.border_title)
         await pilot.press("q")

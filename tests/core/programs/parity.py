@@ -94,3 +94,34 @@ def with_builtin_breakpoint(x):
     y = x + 4
     breakpoint()
     return y * 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the last gaps against torch's debugger: returns of every generated frame, markers after the graph, re-entry
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def scale(x):
+    return x * 3
+
+
+def make_many(n):
+    """n functions with code objects of their own (each compiles to its own generated code)."""
+    fns = []
+    for k in range(n):
+        scope = {}
+        exec(f"def many_{k}(x):\n    return x + {k}\n", scope)  # noqa: S102 - test programs
+        fns.append(scope[f"many_{k}"])
+    return fns
+
+
+def run_each(fns, x, results=None):
+    out = [torch.compile(fn, backend="eager")(x) for fn in fns]
+    if results is not None:
+        results.extend(out)
+    return out
+
+
+def marker_only(x):
+    torch_debugger.breakpoint()
+    return x

@@ -1,0 +1,153 @@
+"""The TUI's one path to the engine: `EngineClient` makes every engine call in a Textual thread worker.
+
+Every method of `dynadbg.core.protocol.Engine` blocks until the program's worker thread answered, so none may run
+on the UI thread. `EngineClient.call` takes a function that calls the engine and a function that handles its
+answer: the first runs in a thread worker (group ``"engine"``), the second on the UI thread once the answer is
+back (`EngineClient.Answered`, posted to the app). Calls run one at a time, in the order they were made: a
+breakpoint toggled twice, or a query sent behind an edit, reaches the engine in that order. An exception raised by
+the engine is answered as an ``EngineError(kind="internal")``: an engine bug never kills the UI.
+
+`EngineClient.quit` and `EngineClient.interrupt` do not wait their turn: both return at once on the engine
+(`Session.quit`, `Session.interrupt`), and a user who presses ``q`` or Ctrl+C while a long call runs must be heard.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from dynadbg.core.model import EngineError
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from dynadbg.core.runner import ExitResult
+
+    from .bridge import EngineSession
+
+
+@dataclass(frozen=True)
+class Call:
+    """One engine call.
+
+    Attributes:
+        fn: calls the engine (in a thread worker) and returns its answer.
+        done: handles the answer on the UI thread.
+        what: what it is, for an internal-error line.
+    """
+
+    fn: Callable[[], Any]
+    done: Callable[[Any], None]
+    what: str
+
+
+class EngineClient:
+    """Engine calls from the UI thread, made in Textual thread workers one at a time (see the module docstring).
+
+    Args:
+        app: the app whose workers make the calls and which receives `Answered`.
+        engine: the engine session (`dynadbg.core.protocol.Engine`).
+    """
+
+    class Answered(Message):
+        """An engine call came back; the app hands it to `EngineClient.answered` on the UI thread."""
+
+        def __init__(self, call: Call, result: Any) -> None:
+            self.call = call
+            """The call."""
+            self.result = result
+            """What the engine returned (an `EngineError` when the call raised)."""
+            super().__init__()
+
+    def __init__(self, app: App[Any], engine: EngineSession, on_idle: Callable[[], None] | None = None) -> None:
+        self.app = app
+        self.engine = engine
+        """The engine session every call goes to."""
+        self.on_idle = on_idle
+        """Called on the UI thread when the last call waiting was answered."""
+        self._waiting: deque[Call] = deque()
+        self._in_flight: Call | None = None
+        self._closed = False
+
+    @property
+    def busy(self) -> bool:
+        """A call is running or waiting, or its answer is not handled yet."""
+        return self._in_flight is not None or bool(self._waiting)
+
+    def call(self, fn: Callable[[], Any], done: Callable[[Any], None], what: str) -> None:
+        """Make the engine call `fn` after the ones already made; `done(answer)` runs on the UI thread."""
+        if self._closed:
+            return
+        self._waiting.append(Call(fn, done, what))
+        self._next()
+
+    def _next(self) -> None:
+        if self._in_flight is not None or not self._waiting or self._closed:
+            return
+        call = self._in_flight = self._waiting.popleft()
+        self.app.run_worker(lambda: self._make(call), name=call.what, group="engine", thread=True,
+                            exit_on_error=False)
+
+    def _make(self, call: Call) -> None:
+        """In the thread worker: the engine call, then its answer posted to the app (thread-safe)."""
+        try:
+            result = call.fn()
+        except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
+            result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", "internal")
+        if not self.app.post_message(self.Answered(call, result)):
+            self._in_flight = None  # the app is closing: nobody handles it
+
+    def answered(self, event: Answered) -> None:
+        """Handle an answer on the UI thread (the app forwards `Answered` here), then make the next call."""
+        if event.call is self._in_flight:
+            self._in_flight = None
+        try:
+            if not self._closed:
+                event.call.done(event.result)
+        finally:
+            self._next()
+            if not self.busy and self.on_idle is not None and not self._closed:
+                self.on_idle()
+
+    def close(self) -> None:
+        """Make no further calls (the app is going away); calls waiting are dropped."""
+        self._closed = True
+        self._waiting.clear()
+
+    # Calls that never wait their turn -------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Ask the engine to stop the running program at its next generated instruction (returns at once)."""
+        try:
+            self.engine.interrupt()
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+    def quit(self, timeout: float) -> None:
+        """End the program (`Session.quit` returns at once) and wait up to `timeout` seconds for its end in a
+        thread worker, then post `Ended` to the app. Calls still waiting are dropped."""
+        engine = self.engine
+
+        def end() -> None:
+            result = None
+            try:
+                engine.quit()
+                result = engine.wait(timeout=timeout)
+            except Exception:  # noqa: BLE001 - the app exits regardless
+                pass
+            self.app.post_message(self.Ended(result))
+
+        self.close()
+        self.app.run_worker(end, name="quit", group="quit", thread=True, exit_on_error=False)
+
+    class Ended(Message):
+        """`quit` returned: the program ended, or the wait for it gave up."""
+
+        def __init__(self, result: ExitResult | None) -> None:
+            self.result = result
+            """The program's exit result, if it arrived in time."""
+            super().__init__()
