@@ -4,7 +4,7 @@ Each name records the torch and Python versions it was verified on. A missing AP
 it: `FEATURES` says which are available and `missing_features()` gives the messages a front end shows at start-up;
 nothing here raises at import time.
 
-Verified on: Python 3.11.7 with torch 2.13.0+cpu (see ../shared/notes/torch-internals.md for the facts).
+Verified on: Python 3.11.7 with torch 2.13.0+cpu (see docs/torch-internals.md for the facts).
 Also run on: torch 2.14.1 and torch 2.15.0+cu132 on CPU (Python 3.11.7): every probe below finds its API and the
 engine and case tests pass unchanged (2026-11-30, CI lanes torch214 and torch215).
 """
@@ -591,7 +591,7 @@ def tracing_user_stack() -> list[Any]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# guards — torch 2.13.0, Python 3.11.7 (notes/torch-internals.md §1-§4). Used by `dynadbg.core.guards`.
+# guards — torch 2.13.0, Python 3.11.7 (docs/torch-internals.md §1-§4). Used by `dynadbg.core.guards`.
 # Reads the C++ guard tree (``torch._C._dynamo.guards``) into plain Python objects; never calls ``check()``,
 # which mutates the tree (fail counts, child order).
 # --------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Guard edits: add a guard to a live cache entry, drop guards from one code object, export the drops as a
-``guard_filter_fn``, undo each (notes/torch-internals.md §3, §11).
+``guard_filter_fn``, undo each (docs/torch-internals.md §3, §11).
 
 * ``guard add EXPR`` — a Python expression over ``L`` (the frame's f_locals dict, free variables included) and
   ``G`` (its globals). It must compile and evaluate without error on this call's inputs. It becomes a root lambda

@@ -7,7 +7,7 @@ that tree into the frozen `GuardTree` snapshot of `dynadbg.core.model`:
 
 * `build_guard_tree` / `entry_guard_tree` read the tree and, given the frame's ``f_locals``, evaluate *every*
   leaf (torch's ``check_verbose`` stops at the first failure). It never calls ``check()``, which mutates the
-  live tree (fail counts, child order; notes/torch-internals.md §2).
+  live tree (fail counts, child order; docs/torch-internals.md §2).
 * `all_failing_guards` does it for every entry of a code object (the recompile stop).
 * `diff_guard_trees` compares two trees; their plain text (``--plain``, ``report``, golden tests) is
   `dynadbg.core.format.guards`'s.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from . import compat
-from .guard_filter import VALUE_GUARD_TYPES
+from .facts import PINNING_GUARDS
 from .guards import parse_code_part
 from .toolkit_guards import Scope, add_guard, add_lambda, carry, find_raw
 from .toolkit_model import AddedGuard, GuardOp, GuardOpKind, Problem, ProblemKind
@@ -57,7 +57,7 @@ def apply_guard_ops(base_root: Any, guard_ops: Sequence[GuardOp], scope: Scope, 
             dropped.append((op.source, op.guard_type))
             for leaf in _leaves_below(node):
                 if check_baked and (op.guard_type is None or (leaf[0] == op.source and leaf[1] == op.guard_type)) \
-                        and leaf[1] in VALUE_GUARD_TYPES:
+                        and leaf[1] in PINNING_GUARDS:
                     problems.append(Problem(ProblemKind.BAKED_VALUE, leaf[0], leaf[1], leaf[2],
                                             detail="Dynamo specialised the code on this value"))
         elif op.kind is GuardOpKind.TRANSPORT:
