@@ -233,6 +233,28 @@ class TraceMethods:
                                ErrorKind.USAGE)
         return super().set_until(index)  # type: ignore[misc]
 
+    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
+        """At a trace stop: the source of the step shown, the inlined callee's at depth > 0 (`whole_file`: its
+        whole file, else its function from its first line); elsewhere `Engine.source`."""
+        if not self._at_trace_stop():
+            return super().source(whole_file)  # type: ignore[misc]
+        return self._trace_source(whole_file)
+
+    @engine_method()
+    def _trace_source(self, whole_file: bool) -> tuple[str, int, tuple[str, ...]] | EngineError:
+        import inspect
+        import linecache
+
+        step = self._call(self._at_trace().view).step
+        lines = [line.rstrip("\n") for line in linecache.getlines(step.filename)]
+        if not lines:
+            refuse(f"{step.filename} cannot be read", ErrorKind.NOT_HERE)
+        if whole_file:
+            return step.filename, 1, tuple(lines)
+        start = max(1, step.firstlineno)
+        block = inspect.getblock([line + "\n" for line in lines[start - 1:]])
+        return step.filename, start, tuple(line.rstrip("\n") for line in block)
+
     def detach(self) -> Resumed | EngineError:
         """`detach` also ends trace stops: trace breakpoints are cleared and stepping stops."""
         stops = getattr(self, "trace_stops", None)

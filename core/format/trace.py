@@ -37,8 +37,10 @@ LOCK_NOTE = ("paused inside torch.compile, on the program's thread: torch's comp
              "that compile wait; `c` lets Dynamo go on")
 
 
-def _plural(n: int, word: str, many: str | None = None) -> str:
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 node"``, ``"2 nodes"`` (`many`: the plural when it is not `word` + s)."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
 
 
 def step_where(step: TraceStep) -> str:
@@ -65,7 +67,7 @@ def status_line(view: TraceStopView) -> str:
     line = f" L{s.line}" if s.line is not None else ""
     head = "TRACE" if view.mark is None else f"TRACE HISTORY {view.mark.position}/{view.mark.total}"
     return (f"{head} compile {s.compile_id} attempt {s.attempt}{replay} d{s.depth} {s.code_name}{line} "
-            f"step {s.ordinal} · {_plural(view.nodes_total, 'node')} · {_plural(view.guards_total, 'guard')}")
+            f"step {s.ordinal} · {plural(view.nodes_total, 'node')} · {plural(view.guards_total, 'guard')}")
 
 
 def trace_stop_message(view: TraceStopView) -> str:
@@ -124,7 +126,7 @@ def stack_text(view: TraceStopView) -> str:
     if not view.stack:
         return head + f"{title}: empty"
     n = len(view.stack)
-    lines = [f"{title}: {_plural(n, 'slot')}, TOS last"]
+    lines = [f"{title}: {plural(n, 'slot')}, TOS last"]
     for i, v in enumerate(view.stack):
         lines.append(f"  [{i}] {value_line(v)}" + ("  <- TOS" if i == n - 1 else ""))
     return head + "\n".join(lines)
@@ -182,21 +184,30 @@ def _history_head(view: TraceStopView) -> str:
             "`present` return, any step goes on from the present)\n")
 
 
-def listing_text(view: TraceStopView, around: int | None = 2) -> str:
-    """The user's bytecode of the frame being traced (``dis`` offsets), the instruction Dynamo traces next
-    marked ``▶`` (all of it when `around` is None); rows as every listing has them (`format.instr_line`)."""
+def listing_rows(view: TraceStopView, around: int | None = 2) -> list[str]:
+    """The rows of `listing_text` (no head line, no note), `around` instructions either side of the one Dynamo
+    traces next (all of them when `around` is None or that instruction is not the user's)."""
     code = view.code
     if code is None:
-        return "(no listing of this code)"
+        return []
     current = view.user_index
     rows = code.instructions
     if around is not None and current is not None:
         first, last = max(0, current - around), min(len(rows), current + around + 1)
     else:
         first, last = 0, len(rows)
+    return [instr_line(ins, current=ins.index == current) for ins in rows[first:last]]
+
+
+def listing_text(view: TraceStopView, around: int | None = 2) -> str:
+    """The user's bytecode of the frame being traced (``dis`` offsets), the instruction Dynamo traces next
+    marked ``▶`` (all of it when `around` is None); rows as every listing has them (`format.instr_line`)."""
+    code = view.code
+    if code is None:
+        return "(no listing of this code)"
     lines = [f"{code.name} ({code.filename}:{code.firstlineno}), the user's bytecode as `dis` shows it:"]
-    lines += [instr_line(ins, current=ins.index == current) for ins in rows[first:last]]
-    if current is None:
+    lines += listing_rows(view, around)
+    if view.user_index is None:
         lines.append(f"  (Dynamo traces {view.step.opname}: an instruction it added, not in your bytecode)")
     elif view.step.rewrite is RewriteKind.REWRITE:
         lines.append(f"  (Dynamo traces {view.step.opname}, its rewrite of {view.step.rewrite_of} at offset "
@@ -213,7 +224,7 @@ def plan_lines(plan: EmitPlan, path: BreakPath) -> list[str]:
     if path is BreakPath.FRAME:
         out.append("Dynamo gives up on this frame: it runs eagerly (no graph)")
         return out
-    graph = ("the graph traced so far" + (f" ({_plural(plan.graph_nodes, 'FX node')})" if plan.graph_nodes else "")
+    graph = ("the graph traced so far" + (f" ({plural(plan.graph_nodes, 'FX node')})" if plan.graph_nodes else "")
              + " is compiled and called first" + (f": {', '.join(plan.graph_names)}" if plan.graph_names else ""))
     out.append(graph if plan.graph_nodes else "no graph call (nothing was traced into the graph before it)")
     if plan.eager:
@@ -266,8 +277,8 @@ def trace_stop_text(stop: Stop) -> str:
     """What line mode prints at a trace stop."""
     view: TraceStopView = stop.trace
     s = view.step
-    lines = [f"--- {stop.message}", f"[{stop.kind.value}] {step_where(s)}  · {_plural(view.nodes_total, 'node')} · "
-             f"{_plural(view.guards_total, 'guard')}"]
+    lines = [f"--- {stop.message}", f"[{stop.kind.value}] {step_where(s)}  · {plural(view.nodes_total, 'node')} · "
+             f"{plural(view.guards_total, 'guard')}"]
     if view.holds_compile_lock:
         lines.append(f"({LOCK_NOTE})")
     if view.brk is not None and view.reason is TraceStopReason.GRAPH_BREAK:
@@ -331,11 +342,11 @@ def graph_text(view: TraceStopView) -> str:
     head = _history_head(view)
     if not view.nodes:
         if view.mark is not None:
-            return head + f"FX graph at that step: {_plural(view.nodes_total, 'node')} (listed only for the attempt " \
+            return head + f"FX graph at that step: {plural(view.nodes_total, 'node')} (listed only for the attempt " \
                           "being traced)"
         return head + "FX graph so far: empty"
     more = view.nodes_total - len(view.nodes)
-    lines = [f"FX graph so far: {_plural(view.nodes_total, 'node')}" + (f" (the last {len(view.nodes)} listed)"
+    lines = [f"FX graph so far: {plural(view.nodes_total, 'node')}" + (f" (the last {len(view.nodes)} listed)"
                                                                         if more > 0 else "")
              + "; + marks what the last instruction added"]
     for n in view.nodes:
@@ -366,7 +377,7 @@ def guards_text(view: TraceStopView) -> str:
 def attempts_lines(attempts: Sequence[TraceAttemptView]) -> list[str]:
     out = []
     for a in attempts:
-        line = (f"  attempt {a.attempt}: {_plural(a.steps, 'instruction')} traced, deepest inline {a.max_depth}, "
+        line = (f"  attempt {a.attempt}: {plural(a.steps, 'instruction')} traced, deepest inline {a.max_depth}, "
                 f"{a.outcome}")
         if a.replay_until is not None:
             line += f" (replay of the first {a.replay_until})"
@@ -526,7 +537,7 @@ def settings_text(s: TraceSettings) -> str:
     lines = [f"trace recording: {s.record}" + (" (asked with `trace record full`)" if s.forced_full else
                                               " (full while trace stops are armed)"),
              f"replay after a restart: {'stops' if s.replay else 'runs through (`trace replay on` stops in it)'}",
-             f"kept: {_plural(s.steps, 'step')}, about {s.nbytes // 1024} KiB (bounds: {s.limit} steps, "
+             f"kept: {plural(s.steps, 'step')}, about {s.nbytes // 1024} KiB (bounds: {s.limit} steps, "
              f"{s.max_bytes // 1024} KiB; {s.evicted} dropped)",
              "armed: " + (", ".join(s.armed) or "none")]
     lines += [f"  {breakpoint_text(bp)}" for bp in s.breakpoints]
@@ -538,8 +549,8 @@ def compile_lines(c: TraceCompileView) -> list[str]:
     """One compile's trace summary (the report and ``trace``)."""
     restarts = c.restarts
     lines = [f"compile {c.compile_id} {c.code_name} ({c.filename}:{c.firstlineno}): "
-             f"{_plural(c.steps, 'instruction')} traced in {_plural(len(c.attempts), 'attempt')}"
-             + (f", {_plural(len(restarts), 'restart')}" if restarts else "")]
+             f"{plural(c.steps, 'instruction')} traced in {plural(len(c.attempts), 'attempt')}"
+             + (f", {plural(len(restarts), 'restart')}" if restarts else "")]
     lines += attempts_lines(c.attempts)
     for b in c.breaks:
         ins = f"{b.step.opname} {b.step.argrepr}".rstrip() if b.step is not None else "?"
@@ -547,7 +558,7 @@ def compile_lines(c: TraceCompileView) -> list[str]:
         lines.append(f"  breaking instruction: {ins} at {where} (depth {b.step.depth if b.step else '?'}, "
                      f"{b.path.value} path): {b.gb_type or b.reason}")
     for cut in c.cuts:
-        lines.append(f"  graph cut: {_plural(cut.nodes, 'node')} ({cut.reason})")
+        lines.append(f"  graph cut: {plural(cut.nodes, 'node')} ({cut.reason})")
     if c.evicted:
         lines.append(f"  ({c.evicted} of its steps were dropped to stay within the trace bounds)")
     return lines
