@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from dynadbg.core import flow
-from dynadbg.core.model import EngineError, Stop, StopKind
+from dynadbg.core.format.glossary import stop_terms
+from dynadbg.core.model import EngineError, ResumeAction, Stop, StopKind
 from dynadbg.core.trace_model import TraceStopReason, TraceValueKind
 from helpers import Run, drive_answering
 
@@ -107,6 +108,9 @@ def test_an_unrealized_input_is_shown_as_such_with_its_source() -> None:
     assert second.step.opname in ("LOAD_METHOD", "LOAD_ATTR")  # x.sin: 3.11 / 3.12+
     tos = second.stack[-1]
     assert tos.kind is TraceValueKind.UNREALIZED and tos.source == "L['x']" and tos.type_name == "Tensor"
+    # the glossary reads the stop's terms off the same data: the line shows an unrealized input
+    terms = stop_terms(trace_stops(run)[1])
+    assert "unrealized" in terms and "compile id" in terms and "graph break" not in terms
     # summarising it did not realize it: the step before still showed no guard on it (TENSOR_MATCH comes when
     # the attribute load looks at it)
     assert second.guards_total == trace_stops(run)[0].trace.guards_total
@@ -279,8 +283,11 @@ def test_back_and_forward_walk_the_recorded_trace_read_only() -> None:
     stops = trace_stops(run)
     assert view.step.ordinal == stops[1].trace.step.ordinal - 2
     assert "TRACE HISTORY" in run.output_of("stack").output
-    # any step goes on from the live stop, not from the recorded one
+    # any step goes on from the live stop, not from the recorded one, and says so
     assert stops[2].trace.step.ordinal == stops[1].trace.step.ordinal + 1
+    stepped = run.output_of("s")
+    assert stepped.resumed and stepped.data.action is ResumeAction.TRACE_STEP and stepped.data.left_history
+    assert stepped.output == "back to the present"
 
 
 def test_rewind_re_traces_to_an_earlier_instruction() -> None:
@@ -290,6 +297,10 @@ def test_rewind_re_traces_to_an_earlier_instruction() -> None:
     here, rewound, after = stops[1].trace, stops[2].trace, stops[3].trace
     assert rewound.reason is TraceStopReason.REWIND
     assert rewound.step.attempt == here.step.attempt + 1
+    said = run.output_of("rewind 5")
+    assert said.data.action is ResumeAction.TRACE_REWIND and said.data.rewind.attempt == rewound.step.attempt
+    assert said.output == (f"rewinding: Dynamo traces {here.chain[0].code_name} again from its start (attempt "
+                           f"{rewound.step.attempt})")
     assert rewound.step.ordinal == here.step.ordinal - 5
     # the re-trace after a rewind is there to be stepped: `s` goes one instruction on, not past the replay
     assert after.step.attempt == rewound.step.attempt and after.step.ordinal == rewound.step.ordinal + 1
