@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from . import compat
 from .trace_model import FakeTensorView, SizeView, TraceFrame, TraceGuard, TraceNode, TraceValue, TraceValueKind
+from .values import cut
 
 #: longest `TraceValue.text` (characters)
 MAX_TEXT = 120
@@ -26,8 +27,9 @@ MAX_ITEMS = 4
 MAX_LISTED = 2000
 
 
-def _cut(text: str, limit: int = MAX_TEXT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _cut(text: str) -> str:
+    """`values.cut` (one line, an ellipsis where it is cut) at this module's length."""
+    return cut(text, MAX_TEXT)
 
 
 def _safe_repr(value: Any) -> str:
