@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
+from . import trace_commands
 from .model import (
     BREAK_ON_KINDS,
     CommandResult,
@@ -132,7 +133,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
        "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
-       "graph-break, exception, reentry: the next call of a code object you stepped in).", anytime=True),
+       "graph-break, exception, reentry: the next call of a code object you stepped in; trace, trace-break, "
+       "trace-error inside Dynamo's tracing).", anytime=True),
     _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
        resumes=True),
     _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "
@@ -148,7 +150,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("h", "help ?", "h [CMD]: help on every command, or on one.", anytime=True),
     _c("q", "quit exit", "q: end the program and restore every hook the debugger installed.", resumes=True,
        anytime=True),
-)
+) + tuple(_c(name, aliases, text, resumes=resumes, anytime=anytime)  # trace stops: Dynamo's own tracing
+          for name, aliases, text, resumes, anytime in trace_commands.SPECS)
 
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 #: alias -> verb
@@ -216,6 +219,9 @@ def execute(engine: "Engine", line: str) -> CommandResult:
             return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
     if engine.finished and name not in ("h", "compiles"):
         return CommandResult(error="the program has finished")
+    at_trace = trace_commands.at_trace_stop(engine, name, arg)  # inside Dynamo's tracing: the trace verbs
+    if at_trace is not None:
+        return at_trace
     handler = _HANDLERS[name]
     if not spec.resumes and name not in HISTORY_OK or (name in ("watch", "b") and arg):
         mark = _history_mark(engine)
@@ -781,6 +787,6 @@ _HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
     "why": _why, "diff": _diff, "edit": _edit_verb("edit"), "insert": _edit_verb("insert"),
     "delete": _edit_verb("delete"), "patch": _patch, "guard": _guard, "break-on": _break_on, "h": _help,
     "globals": _globals, "v": _verbose, "explain": _explain, "back": _back, "forward": _forward,
-    "present": _present, "history": _history,
+    "present": _present, "history": _history, **trace_commands.HANDLERS,
 }
 assert set(_HANDLERS) == set(BY_NAME), "every verb of COMMANDS has a handler"

@@ -1586,6 +1586,220 @@ def graph_break_dup_record() -> Any:
         return None
 
 
+# --------------------------------------------------------------------------------------------------------------
+# trace — Dynamo's own symbolic tracing, behind `dynadbg.core.trace` (torch-internals §13). VERIFIED on torch
+# 2.13.0 (Python 3.11.7, 3.12, 3.13), 2.14.1 and 2.15.0 (Python 3.11.7), CPU. Every target is a private function
+# of Dynamo found by name (its line numbers move between releases; the bodies of ``step``, ``run``,
+# ``speculate``, ``fail_and_restart_analysis``, ``SpeculationLog.next`` and ``inline_call`` are the same in the
+# three). ``trace: steps`` and ``trace: attempts`` are the feature itself: without them nothing of it is installed;
+# each other target missing disables only its part, with a message in `FEATURES`.
+#
+# Reading a translator's state can change the compile: ``isinstance(vt, TensorVariable)`` realizes a
+# ``LazyVariableTracker`` (its metaclass's ``__instancecheck__``), and so do attribute reads on a lazy tracker
+# (``__getattr__``), ``as_python_constant()`` on containers, ``python_type()`` on a ``LazyConstantVariable`` (it
+# installs a TYPE_MATCH guard) and ``SideEffects.load_cell``. The readers below look only at ``type(vt)`` (its
+# ``__mro__`` by class name) and at instance dicts (``vars(vt)``), never at methods of a tracker.
+# --------------------------------------------------------------------------------------------------------------
+
+#: Trace feature name -> (module path, attribute path) of the function or method it patches.
+TRACE_PATCH_TARGETS: dict[str, tuple[str, str]] = {
+    # one call per traced instruction, at every inline depth (inlining translators inherit it)
+    "trace: steps": ("torch._dynamo.symbolic_convert", "InstructionTranslatorBase.step"),
+    # one tracing attempt of one frame (the attempt loop in compile_frame calls the module global)
+    "trace: attempts": ("torch._dynamo.convert_frame", "trace_frame"),
+    # the graph-break reason and exception (gb_type), the three graph-break paths call it
+    "trace: graph breaks": ("torch._dynamo.symbolic_convert", "InstructionTranslatorBase.log_graph_break"),
+    # a speculation that failed: where the restart re-traces to
+    "trace: restarts": ("torch._dynamo.symbolic_convert", "SpeculationEntry.fail_and_restart_analysis"),
+    # the graph cut: the graph so far becomes a compiled graph call
+    "trace: graph cuts": ("torch._dynamo.output_graph", "OutputGraph.compile_subgraph"),
+    # the resume function Dynamo makes for the code after a graph break (a classmethod)
+    "trace: resume functions": ("torch._dynamo.resume_execution", "ContinueExecutionCache.lookup"),
+}
+
+#: The trace features without which nothing of the trace service is installed.
+TRACE_ESSENTIAL: tuple[str, ...] = ("trace: steps", "trace: attempts")
+
+#: Qualified names (``co_qualname``, 3.11+) of the Dynamo functions that call ``log_graph_break``, by graph-break
+#: path (torch 2.13.0 / 2.14.1 / 2.15.0): the caller's frame says which path a break took.
+GRAPH_BREAK_CALLERS: tuple[tuple[str, str], ...] = (
+    ("break_graph_if_unsupported.", "call"),       # an instruction Dynamo cannot trace: restart, then cut there
+    ("generic_jump.", "jump"),                     # a branch on a traced value: cut at the jump, no restart
+    ("InstructionTranslatorBase.step", "step"),    # no resumable point here: restart, cut at an earlier one
+    ("InstructionTranslatorBase.run", "frame"),    # the break cannot be handled: the whole frame runs eagerly
+)
+
+
+def trace_targets() -> dict[str, tuple[Any, str] | None]:
+    """Probe every trace patch target: feature name -> (owner, attribute name), or None when missing (the
+    message is in `FEATURES`, ``"trace: graph cuts disabled: AttributeError: ..."``). Also probes the classes
+    and helpers the readers use (``"trace: readers"``)."""
+    load()
+    found: dict[str, tuple[Any, str] | None] = {}
+    for feature, (module, path) in TRACE_PATCH_TARGETS.items():
+        found[feature] = _probe(feature, lambda m=module, p=path: _resolve_attr(m, p))
+    _probe("trace: readers", _trace_classes)
+    return found
+
+
+_TRACE_CLASSES: dict[str, Any] = {}
+
+
+def _trace_classes() -> dict[str, Any]:
+    """The Dynamo classes the trace readers and the attempt hook compare against (by identity, never with
+    ``isinstance`` on a tracker)."""
+    if _TRACE_CLASSES:
+        return _TRACE_CLASSES
+    from torch._dynamo import exc as _exc
+    from torch._dynamo.variables.lazy import LazyVariableTracker
+
+    _TRACE_CLASSES.update(
+        lazy=LazyVariableTracker,
+        restart=_exc.RestartAnalysis,
+        unsupported=_exc.Unsupported,
+        skip_frame=_exc.SkipFrame,
+    )
+    return _TRACE_CLASSES
+
+
+def trace_compile_state() -> tuple[str | None, int]:
+    """(compile id as text, attempt number) of the compile running on this thread (``CompileContext``,
+    thread-local; its ``attempt`` is set by the attempt loop of ``convert_frame.compile_frame``); (None, 0)
+    outside a compile."""
+    ctx = torch._guards.CompileContext.try_get()
+    if ctx is None:
+        return None, 0
+    cid = ctx.compile_id
+    return (None if cid is None else str(cid)), int(getattr(ctx, "attempt", 0) or 0)
+
+
+def is_restart(exc: BaseException) -> bool:
+    """Whether `exc` ends a tracing attempt to start another one (``torch._dynamo.exc.RestartAnalysis`` and its
+    subclasses: a failed speculation, an unspecialization, a tensorified scalar)."""
+    classes = _trace_classes()
+    return isinstance(exc, classes["restart"])
+
+
+def restart_reason(exc: BaseException) -> str:
+    """torch's reason for a restart (``RestartAnalysis.restart_reason``), or the exception's type name."""
+    reason = getattr(exc, "restart_reason", None)
+    return str(reason) if reason else type(exc).__name__
+
+
+def graph_break_path(caller_qualname: str) -> str:
+    """The graph-break path (``"call"``, ``"jump"``, ``"step"``, ``"frame"``; ``"other"``) from the qualified
+    name of the function that called ``log_graph_break`` (`GRAPH_BREAK_CALLERS`)."""
+    for prefix, path in GRAPH_BREAK_CALLERS:
+        if caller_qualname.startswith(prefix):
+            return path
+    return "other"
+
+
+def code_qualname(code: CodeType) -> str:
+    """``co_qualname`` (3.11+), else ``co_name``."""
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def break_exception_fields(exc: Any) -> tuple[str | None, str, tuple[str, ...], bool]:
+    """(gb_type, message, hints, skip_frame) of a graph-break exception (``Unsupported`` from torch's
+    ``unimplemented(gb_type=..., hints=...)``: ``gb_type`` and ``msg`` are attributes; the hints are only in the
+    message, after ``Hint:`` lines, torch 2.13-2.15; read by `facts.parse_break_reason`, the one reader of a
+    graph-break reason's layout)."""
+    from .facts import parse_break_reason
+
+    gb_type = getattr(exc, "gb_type", None)
+    msg = str(getattr(exc, "msg", None) or exc)
+    hints = tuple(note[len("Hint:"):].strip() for note in parse_break_reason(msg)[1] if note.startswith("Hint:"))
+    return (None if gb_type is None else str(gb_type)), msg, hints, bool(getattr(exc, "skip_frame", False))
+
+
+def translator_fields(tx: Any) -> dict[str, Any]:
+    """The plain instance attributes of an instruction translator the trace service reads (no property runs)."""
+    return vars(tx)
+
+
+def output_graph_of(tx: Any) -> Any:
+    """``tx.output`` (the ``OutputGraph`` shared by a root translator and every translator it inlines)."""
+    return vars(tx).get("output")
+
+
+def fx_graph_of(output: Any) -> Any:
+    """The FX graph being built (``OutputGraph.graph``: the current sub-tracer's graph, torch 2.13-2.15)."""
+    return output.graph
+
+
+def guards_of(output: Any) -> Any:
+    """The guards installed so far (``OutputGraph.guards``: a ``GuardsSet`` over an insertion-ordered set)."""
+    return output.guards
+
+
+def guard_set_reversed(guards: Any) -> Any:
+    """The newest guards first (``GuardsSet.inner`` is an ``OrderedSet``, which is ``Reversible``)."""
+    return reversed(guards.inner)
+
+
+def shape_guard_count(output: Any) -> int:
+    """Symbolic-shape guards recorded so far (``ShapeEnv.guards``, a list; 0 without a shape env)."""
+    env = getattr(output, "shape_env", None)
+    guards = getattr(env, "guards", None) if env is not None else None
+    return len(guards) if guards is not None else 0
+
+
+def shape_guards_text(output: Any, limit: int = 50) -> list[str]:
+    """The symbolic-shape guards so far as text (``str(guard.expr)`` of each ``ShapeGuard``), newest last."""
+    env = getattr(output, "shape_env", None)
+    guards = list(getattr(env, "guards", None) or []) if env is not None else []
+    return [str(getattr(g, "expr", g)) for g in guards[-limit:]]
+
+
+def guard_fields(guard: Any) -> tuple[str, str, str | None]:
+    """(guard type name, source name, user line) of a ``torch._guards.Guard`` being collected while tracing
+    (``create_fn_name()``, ``name``, the innermost frame of ``user_stack``); no guard is built."""
+    try:
+        kind = guard.create_fn_name()
+    except Exception:  # noqa: BLE001
+        kind = "?"
+    try:
+        name = guard.name
+    except Exception:  # noqa: BLE001
+        name = "?"
+    line = None
+    stack = getattr(guard, "user_stack", None)
+    if stack:
+        try:
+            last = stack[-1]
+            line = f"{last.filename}:{last.lineno}"
+        except Exception:  # noqa: BLE001
+            line = None
+    return str(kind), str(name), line
+
+
+def is_lazy_tracker(vt: Any) -> bool:
+    """Whether `vt` is a ``LazyVariableTracker`` (or subclass), by its type only: no realization."""
+    return _trace_classes()["lazy"] in type(vt).__mro__
+
+
+def lazy_state(vt: Any) -> tuple[Any, Any, Any]:
+    """(realized tracker or None, the python value not yet wrapped, its source) of a lazy tracker, read from its
+    ``LazyCache`` without realizing it (``LazyCache.vt`` / ``.value`` / ``.source``; after realization torch
+    deletes ``value`` and ``source``)."""
+    cache = vars(vt).get("_cache")
+    if cache is None:
+        return None, None, None
+    fields = vars(cache)
+    return fields.get("vt"), fields.get("value"), fields.get("source")
+
+
+def source_name(source: Any) -> str | None:
+    """A Dynamo ``Source``'s name (``L['x']``, ``G['w']``), or None."""
+    if source is None:
+        return None
+    try:
+        return str(source.name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def graph_break_log_on() -> bool:
     """Whether torch logs graph breaks now (``TORCH_LOGS=graph_breaks``: the ``torch._dynamo.graph_breaks``
     artifact logger at DEBUG), i.e. whether torch itself adds to its duplicate record."""
@@ -1597,6 +1811,91 @@ def graph_break_log_on() -> bool:
         return False
 
 
+def symbolic_text(value: Any) -> tuple[str, int | None, bool]:
+    """(text, hint, is symbolic) of one size, stride or SymInt/SymFloat/SymBool of a fake tensor: ``str()`` and
+    the node's ``hint`` (None for an unbacked symbol), which add no guard; a plain int is itself."""
+    node = getattr(value, "node", None)
+    if node is None:
+        return str(value), (value if isinstance(value, int) else None), False
+    hint = getattr(node, "hint", None)
+    try:
+        text = str(node.expr) if hasattr(node, "expr") else str(value)
+    except Exception:  # noqa: BLE001
+        text = "?"
+    return text, (hint if isinstance(hint, int) else None), True
+
+
+def fake_value_of(vt: Any) -> Any:
+    """The fake value Dynamo traced for a tensor or symbolic tracker (``vt.proxy.node.meta["example_value"]``),
+    or None; read from the instance dict (never through a lazy tracker)."""
+    proxy = vars(vt).get("proxy")
+    node = getattr(proxy, "node", None)
+    meta = getattr(node, "meta", None)
+    return meta.get("example_value") if isinstance(meta, dict) else None
+
+
+def proxy_node_name(vt: Any) -> str | None:
+    """The FX node name of a tracker's proxy (``vt.proxy.node.name``), or None."""
+    proxy = vars(vt).get("proxy")
+    node = getattr(proxy, "node", None)
+    name = getattr(node, "name", None)
+    return None if name is None else str(name)
+
+
+def resume_prologue(tx: Any) -> bool:
+    """Whether `tx` is tracing the prologue Dynamo put at the start of a resume function
+    (``is_tracing_resume_prologue``, torch 2.13-2.15), not the user's code after it."""
+    return bool(vars(tx).get("is_tracing_resume_prologue", False))
+
+
+def speculation_fields(entry: Any) -> tuple[str | None, int | None, int | None]:
+    """(filename, lineno, instruction index) of a ``SpeculationEntry`` (where a restart re-traces to)."""
+    return (getattr(entry, "filename", None), getattr(entry, "lineno", None),
+            getattr(entry, "instruction_pointer", None))
+
+
+def fullgraph_of(tx: Any) -> bool:
+    """Whether the translator errors on a graph break (``one_graph`` for ``fullgraph=True``, or
+    ``error_on_graph_break``)."""
+    fields = vars(tx)
+    return bool(fields.get("one_graph") or fields.get("error_on_graph_break"))
+
+
+def compiled_graph_globals(output: Any) -> set[str]:
+    """The ``__compiled_fn_*`` names installed so far in the globals of the frame being compiled
+    (``OutputGraph.global_scope``, where ``install_global`` puts each compiled graph, torch 2.13-2.15)."""
+    scope = getattr(output, "global_scope", None)
+    if not isinstance(scope, dict):
+        return set()
+    return {k for k in scope if isinstance(k, str) and k.startswith("__compiled_fn")}
+
+
+def make_restart(reason: str) -> BaseException:
+    """A ``torch._dynamo.exc.RestartAnalysis`` with `reason`: raised inside a traced step, Dynamo's attempt loop
+    traces the frame again from its start (an attempt is counted; past 100 Dynamo gives up)."""
+    return _trace_classes()["restart"](restart_reason=reason)
+
+
+#: Dynamo gives up on a frame after this many attempts (``attempt > 100`` in ``compile_frame``, torch 2.13-2.15).
+TRACE_ATTEMPT_LIMIT = 100
+
+
+def trace_counts_public(output: Any) -> tuple[int, int]:
+    """(FX nodes, guards) an ``OutputGraph`` holds so far, through its public properties (``graph.nodes``,
+    ``guards``)."""
+    return len(output.graph.nodes), len(output.guards)
+
+
+def trace_counts_fast(output: Any) -> tuple[int, int]:
+    """The same counts from the fields behind those properties (torch 2.13-2.15: ``tracers[-1].graph._len`` and
+    ``tracing_context.guards_context.dynamo_guards.inner._dict``): a few attribute reads instead of five Python
+    calls, at every traced instruction. The trace recorder checks it against `trace_counts_public` at the start of
+    each attempt and falls back to that when they differ or a field is missing."""
+    return (output.tracers[-1].graph._len,  # noqa: SLF001 - see the docstring
+            len(output.tracing_context.guards_context.dynamo_guards.inner._dict))  # noqa: SLF001
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Quiet start — torch's NumPy warning (verified on torch 2.13.0 without numpy installed: importing torch warns
 # "Failed to initialize NumPy: No module named 'numpy'" from torch/_subclasses/functional_tensor.py)
 # --------------------------------------------------------------------------------------------------------------

@@ -26,10 +26,17 @@ class StopKind(str, Enum):
     STEP = "step"
     RETURN = "return"
     INTERRUPT = "interrupt"
+    #: inside Dynamo's compile, at an instruction it is about to trace (`Stop.trace` has the details)
+    TRACE = "trace"
+    TRACE_BREAK = "trace-break"
+    TRACE_ERROR = "trace-error"
 
 
 #: Stop kinds a user can switch with `--break-on` / `break-on KIND on|off`.
-BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "reentry")
+BREAK_ON_KINDS: tuple[str, ...] = ("compile", "entry", "recompile", "graph-break", "exception", "reentry", "trace",
+                                   "trace-break", "trace-error")
+#: The stop kinds that pause inside Dynamo's symbolic tracing (compile time, `dynadbg.core.trace_stops`).
+TRACE_STOP_KINDS: frozenset[StopKind] = frozenset({StopKind.TRACE, StopKind.TRACE_BREAK, StopKind.TRACE_ERROR})
 #: The kinds active when the user names none (DESIGN.md).
 DEFAULT_BREAK_ON: frozenset[str] = frozenset({"entry", "recompile", "exception", "reentry"})
 
@@ -246,6 +253,8 @@ class Stop:
     marker: "MarkerView | None" = None
     #: at an entry stop: True when it is the next call of a code object the user stepped in (``reentry``)
     reentry: bool = False
+    #: at a trace stop (`TRACE_STOP_KINDS`): everything it shows (`trace_model.TraceStopView`), else None
+    trace: "Any" = None
 
     @property
     def frame(self) -> FrameView | None:
@@ -829,6 +838,7 @@ class ErrorKind(StrEnum):
     EVAL = "eval"                # the user's expression raised
     REJECTED = "rejected"        # an edit or a decision torch would not take
     INTERNAL = "internal"        # a debugger bug, reported as a value
+    UNAVAILABLE = "unavailable"  # a feature this torch lacks the hooks for (or one not installed yet)
 
 
 @dataclass(frozen=True)
@@ -872,6 +882,13 @@ class ResumeAction(StrEnum):
     SKIP = "skip"
     DROP = "drop"
     DYNAMIC = "dynamic"
+    # at a trace stop (inside Dynamo's tracing, `dynadbg.core.trace_engine`): Dynamo traces on
+    TRACE_STEP = "trace step"
+    TRACE_NEXT = "trace next"
+    TRACE_RETURN = "trace return"
+    TRACE_CONTINUE = "trace continue"
+    TRACE_UNTIL = "trace until"
+    TRACE_REWIND = "trace rewind"
 
 
 @dataclass(frozen=True)
@@ -1023,6 +1040,7 @@ class Resumed:
         dynamic: for dynamic: the dimensions marked dynamic.
         warnings: why results may be wrong after the decision (one per dropped guard that risks it).
         permanent: for a decision: what a user writes to get its effect for good, else None.
+        rewind: for trace rewind: the re-trace it starts (`trace_model.TraceRewind`), else None.
     """
 
     action: ResumeAction
@@ -1035,6 +1053,7 @@ class Resumed:
     #: for drop: the filter checked on the dropped guards' compiles (`filter_entries.FilterPlan`), None when
     #: nothing was checked; `permanent` is set only when it is ok
     plan: Any = field(default=None, compare=False)
+    rewind: "Any" = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, ResumeAction):

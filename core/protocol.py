@@ -314,3 +314,54 @@ class TraceHandler(Protocol):
 
     def is_generated(self, code: CodeType) -> bool:
         """Whether `code` is Dynamo-generated code the session knows (the exception and return filters)."""
+
+
+class TraceEngine(Protocol):
+    """Trace stops: what a front end calls to step Dynamo's own tracing (implemented by `Session`, through
+    `dynadbg.core.trace_engine`). Results are `dynadbg.core.trace_model` values, `model.Resumed` or
+    `model.EngineError` (``ErrorKind.NOT_HERE`` away from a trace stop, ``ErrorKind.UNAVAILABLE`` when this
+    torch lacks the trace hooks). A trace stop is a `model.Stop` whose ``trace`` is the `TraceStopView` and whose
+    kind is one of `model.TRACE_STOP_KINDS`; the program is paused inside torch's compile, on its worker thread."""
+
+    def trace_view(self) -> Any:
+        """`TraceStopView`: everything a trace stop shows, in one call (a Trace view is built on this)."""
+
+    def trace_step(self, count: int = 1) -> "Resumed | EngineError": ...
+
+    def trace_next(self, count: int = 1) -> "Resumed | EngineError": ...
+
+    def trace_return(self) -> "Resumed | EngineError": ...
+
+    def trace_continue(self) -> "Resumed | EngineError": ...
+
+    def trace_until(self, line: int | None = None) -> "Resumed | EngineError": ...
+
+    def trace_rewind(self, count: int) -> "Resumed | EngineError": ...
+
+    def trace_back(self, count: int = 1) -> Any:
+        """`TraceStopView` of a recorded step (read-only: ``live`` False, ``mark`` set)."""
+
+    def trace_forward(self, count: int = 1) -> Any: ...
+
+    def trace_present(self) -> Any: ...
+
+    def trace_fake(self, name: str) -> Any:
+        """`FakeTensorView` of a symbolic local or stack slot at the live trace stop."""
+
+    def trace_explain(self) -> Any:
+        """`TraceExplanation` of the instruction shown."""
+
+    def trace_break(self, filename: str, line: int, condition: str | None = None) -> Any:
+        """`TraceBreakpointView`; any time."""
+
+    def trace_clear(self, number: int | None = None) -> Any: ...
+
+    def trace_settings(self, record: str | None = None, replay: bool | None = None, limit: int | None = None,
+                       max_bytes: int | None = None) -> Any:
+        """`TraceSettings`; any time."""
+
+    def trace_compiles(self) -> Any:
+        """tuple of `TraceCompileView`, one per compile id so far; any time."""
+
+    def trace_steps(self, compile_id: str | None = None, attempt: int | None = None) -> Any:
+        """tuple of `TraceStep`: the kept steps of one attempt."""

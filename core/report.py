@@ -6,13 +6,15 @@
 prints: the front end writes the program's traceback (if any) to stderr and the report after the program's
 output, and exits with `ReportResult.status` (the script's own status).
 
-JSON shape (``report_json``; ``"schema": "dynadbg.report/2"``; keys are always present, unknown values are null).
+JSON shape (``report_json``; ``"schema": "dynadbg.report/3"``; keys are always present, unknown values are null).
 Schema history: ``/1`` → ``/2`` added ``summary.guards``, ``summary.guard_eval_us``, ``entries[].guard_cost``,
-``guard_cost_advice`` and (from ``run_report(...).json()``) ``rank``/``world_size``; nothing was removed or renamed,
-so a reader of ``/1`` reads ``/2``::
+``guard_cost_advice`` and (from ``run_report(...).json()``) ``rank``/``world_size``; ``/2`` → ``/3`` added
+``"trace"``, the per-compile summaries of Dynamo's own tracing (its shape is in `dynadbg.core.trace_report`:
+instructions traced, attempts, restarts with reasons, the breaking instruction of each graph break); nothing was
+removed or renamed, so a reader of ``/1`` or ``/2`` reads ``/3``::
 
     {
-      "schema": "dynadbg.report/2",
+      "schema": "dynadbg.report/3",
       "summary": {"frames": int, "entries": int, "graph_breaks": int, "recompiles": int, "graphs": int,
                   "skipped_frames": int,
                   "misses": int,                   # cache misses of code with entries (recompile_timeline)
@@ -143,7 +145,7 @@ from .report_summary import (
 )
 from .runner import ExitResult, check_script, run_script
 
-SCHEMA = "dynadbg.report/2"
+SCHEMA = "dynadbg.report/3"
 SUMMARY_SCHEMA = "dynadbg.report-summary/1"
 #: The summary's line width when stdout is no terminal (the CLI uses the terminal's width when it is one).
 SUMMARY_WIDTH = 120
@@ -168,6 +170,8 @@ class ReportResult:
         recompile_records: every cache miss of code with entries, analysed when it happened
             (`recompile.RecompileRecord`, in order).
         guard_costs: torch's guard-eval latency per compile id (`guard_cost.EntryCost`).
+        trace: per compile id, the summary of Dynamo's tracing (`trace_model.TraceCompileView`; empty when this
+            torch lacks the trace hooks).
     """
 
     exit: ExitResult
@@ -177,6 +181,7 @@ class ReportResult:
     errors: tuple[str, ...] = ()
     recompile_records: tuple[Any, ...] = ()
     guard_costs: Any = None
+    trace: tuple[Any, ...] = ()
 
     @property
     def status(self) -> int:
@@ -200,7 +205,7 @@ class ReportResult:
         if full:
             return format_report(self.frames, skipped_frames=self.skipped_frames, disabled=self.disabled,
                                  recompile_records=self.recompile_records, guard_costs=self.guard_costs,
-                                 width=FULL_WIDTH if width is None else width)
+                                 trace=self.trace, width=FULL_WIDTH if width is None else width)
         from .format.report import summary_text
 
         return summary_text(self.summary(), width=SUMMARY_WIDTH if width is None else width)
@@ -222,6 +227,9 @@ class ReportResult:
     def json(self) -> dict[str, Any]:
         data = report_json(self.frames, skipped_frames=self.skipped_frames, recompile_records=self.recompile_records,
                            guard_costs=self.guard_costs)
+        from .trace_report import trace_json
+
+        data["trace"] = trace_json(self.trace)
         data["exit_status"] = self.exit.status
         data["exception"] = self.exit.exception
         data["disabled"] = list(self.disabled)
@@ -253,8 +261,12 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
 
     from .guard_cost import GuardCostLog
 
+    from .trace import TraceRecorder
+
     log = RecompileLog()
     costs = GuardCostLog()
+    # Dynamo's tracing, light records (its patches go under the capture's, and come off after them)
+    tracer = TraceRecorder().install()
     on_compiled, on_cache_miss = log.on_compiled, log.on_cache_miss
     if progress is not None:
         on_compiled, on_cache_miss = _with_progress(log, progress)
@@ -266,6 +278,7 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
     finally:
         costs.uninstall()
         capture.uninstall()
+        tracer.uninstall()
     return ReportResult(
         exit=result,
         frames=tuple(capture.frames(guards=guards)),
@@ -274,6 +287,7 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
         errors=tuple(capture.errors),
         recompile_records=log.records(),
         guard_costs=costs.costs(),
+        trace=tracer.compile_views() if tracer.available else (),
     )
 
 
@@ -453,6 +467,7 @@ def format_report(
     guard_costs: Any = None,
     only: int | None = None,
     width: int = 0,
+    trace: Sequence[Any] = (),
 ) -> str:
     """The full text report: one section per compiled frame, then skipped frames, the recompile timeline, then
     a summary line. `recompile_records` (`recompile.RecompileRecord`s) add every failing guard of every entry to
@@ -484,6 +499,10 @@ def format_report(
 
         out += ["", _THIN, "recompile timeline (every cache miss of code with entries, in order)", _THIN]
         out += timeline_lines(recompile_records)[1:]
+    if trace:
+        from .trace_report import trace_lines
+
+        out += ["", _THIN] + trace_lines(trace)[:1] + [_THIN] + trace_lines(trace)[1:]
     counts = summary_counts(frames)
     distinct = distinct_breaks(frames)
     out += [

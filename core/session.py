@@ -36,6 +36,7 @@ from .model import (
 from . import commands
 from . import format as fmt
 from .engine import EngineMethods, _Watch
+from .trace_engine import TraceMethods
 from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
@@ -121,7 +122,7 @@ def session_on_thread(ident: int | None = None) -> "Session | None":
     return _BY_THREAD.get(threading.get_ident() if ident is None else ident)
 
 
-class Session(EngineMethods):
+class Session(TraceMethods, EngineMethods):
     """One debugging session over one program run.
 
     Args:
@@ -134,6 +135,8 @@ class Session(EngineMethods):
         history_every: also record every instruction a stepping command runs through without stopping (``s N``,
             ``n N``, ``until``, ``r``, in the frame being stepped): value stack and locals summarised at each
             (costs a summary per instruction; off by default, ``history every on``).
+        trace: install the trace service (Dynamo's own tracing recorded, trace stops; `trace_stops`); False
+            leaves Dynamo's symbolic interpreter unpatched (a baseline for tests and benchmarks).
 
     Raises:
         ValueError: an unknown stop kind in `break_on`.
@@ -142,7 +145,7 @@ class Session(EngineMethods):
     def __init__(
         self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False,
         history_limit: int = DEFAULT_HISTORY_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
-        history_every: bool = False,
+        history_every: bool = False, trace: bool = True,
     ) -> None:
         self.listener = listener
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
@@ -245,6 +248,9 @@ class Session(EngineMethods):
         self._guard_editor: Any = None
         self._guard_dropper: GuardDropper | None = None
         self._guard_filter: GuardFilter | None = None
+        #: Dynamo's own tracing: the trace recorder and the trace stops (`trace_stops.TraceStops`), once installed
+        self.trace_stops: Any = None
+        self._trace_wanted = trace
 
     # ==========================================================================================================
     # Services and what they may use of the session (`protocol.Host`)
@@ -544,6 +550,9 @@ class Session(EngineMethods):
                 self._done.set()
                 self.listener.on_exit(result)
 
+    def _on_worker_thread(self) -> bool:
+        return threading.get_ident() == self._worker_ident
+
     def capture_has_frames(self) -> bool:
         try:
             return bool(self.capture.frames())
@@ -560,6 +569,12 @@ class Session(EngineMethods):
         from .tracing import make_backend
 
         self.backend = make_backend(self)
+        # Dynamo's tracing, before the capture: its patches sit under the capture's and come off after them
+        from .trace_stops import TraceStops
+
+        if self._trace_wanted:
+            self.trace_stops = TraceStops(self, pause=self._pause, on_worker=self._on_worker_thread,
+                                          break_on=self.break_on, stop_seq=lambda: self.stop_seq).install()
         try:
             from .capture import Capture
 

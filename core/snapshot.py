@@ -252,6 +252,9 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
             code.co_name, code.co_filename, code.co_firstlineno, fallback.skip_reason, tuple(fallback.breaks),
             (origin.co_name, origin.co_filename, origin.co_firstlineno) if origin is not None else None)
     graph_break = break_context(session, ctx.frames) if ctx.frames and not ctx.post_mortem else None
+    trace = ctx.extra.get("trace")  # a trace stop's view (`trace_stops`): built where the compile paused
+    if trace is not None:
+        compile_id = trace.step.compile_id
     if ctx.kind is StopKind.EXCEPTION and ctx.exception is not None:
         import traceback
 
@@ -276,6 +279,7 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
         watches=session.watch_values(ctx),
         marker=ctx.extra.get("marker"),
         reentry=bool(ctx.extra.get("reentry")),
+        trace=trace,
     )
     if getattr(getattr(session, "listener", None), "wants_teaching", False):
         stop = replace(stop, teaching=stop_teaching(session, ctx, stop))

@@ -18,6 +18,7 @@ the same in the console (shown in the help, the palette and the README).
 | view_diff, view_recompile | ``6``, ``7`` | ``patch_diff()``, ``recompile_records()`` |
 | view_bytecode, view_stop | ``1``, ``5`` | - (the stop itself) |
 | view_stderr | ``8`` | - (the program's stderr, captured by the app) |
+| view_trace | ``9`` | - (the trace stop itself: `Stop.trace`) |
 | recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``decide(choice.decision)`` (recompile stop only) |
 | dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
 | edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
@@ -134,6 +135,8 @@ ACTIONS: tuple[Action, ...] = (
            "why", footer=False, group="Views"),
     Action("view_stderr", "8", "Stderr", "Show what the program and torch wrote to stderr (warnings)",
            footer=False, group="Views"),
+    Action("view_trace", "9", "Trace", "Show the trace stop: Dynamo's symbolic stack and locals, the graph and "
+           "guards so far, the break", footer=False, group="Views"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
     Action("explain", "X", "Explain", "Show or hide the Explain pane: what the cursor's instruction does, its "
            "stack effect, its role in Dynamo's code", "explain {cursor}", footer=False, group="Views"),

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -63,6 +64,7 @@ from dynadbg.core.format.edits import format_diff
 from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
+from dynadbg.core.trace_model import TraceStopView
 
 from . import actions
 from .bridge import Bridge, EngineSession
@@ -76,12 +78,16 @@ from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
 from .screen import MainScreen
 from .teaching import Teaching
+from .trace_view import KEYS_LINE
 from .views import View
 from .source_view import SourceView
 
 #: Stop kinds that stay in the call of the previous stop when code object and compile id did not change, so its
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
+
+#: Registry actions that do not apply at a trace stop (no frame, breakpoint or cache entry there).
+_NOT_AT_TRACE = frozenset({"breakpoint", "up", "down", "whatif"})
 
 #: The engine query that fills each view when it is opened (`MainScreen.show_query` shows the answer).
 _VIEW_QUERIES: dict[View, Callable[[EngineSession], Any]] = {
@@ -234,7 +240,7 @@ class DebuggerApp(App[int]):
             "next": lambda: self._control("next", lambda engine: engine.set_next()),
             "return": lambda: self._control("return", lambda engine: engine.set_return()),
             "continue": lambda: self._control("continue", lambda engine: engine.set_continue()),
-            "until": lambda: self._control("until", lambda engine, index=self._cursor(): engine.set_until(index)),
+            "until": self._until,
         }
         """Registry action id → what it does (the views and the recompile choices are added below)."""
         for view in View:
@@ -266,6 +272,11 @@ class DebuggerApp(App[int]):
         status.forward_key = actions.display_keys(keys["forward"])
         status.stderr_key = actions.display_keys(keys["view_stderr"])
         self._main.recompile_view.keys = keys
+        self._main.trace_view.keys_line = KEYS_LINE.format(
+            step=actions.display_keys(keys["step"]), next=actions.display_keys(keys["next"]),
+            ret=actions.display_keys(keys["return"]), cont=actions.display_keys(keys["continue"]),
+            back=actions.display_keys(keys["back"]), forward=actions.display_keys(keys["forward"]),
+            until=actions.display_keys(keys["until"]))
         # The program's prints (any thread) come to the app itself, queued with the engine's events.
         self.begin_capture_print(self, stdout=True, stderr=True)
         for warning in self._keymap_warnings:
@@ -335,6 +346,11 @@ class DebuggerApp(App[int]):
             return True if stopped else None
         if when == "frame" and at_recompile:
             return False
+        at_trace = stop is not None and stop.trace is not None
+        if at_trace and entry.id in _NOT_AT_TRACE:
+            return False  # inside Dynamo's tracing there is no frame to select, nor a breakpoint or guard to check
+        if entry.id == View.TRACE.action and not at_trace:
+            return False  # the Trace view (and its tab) is there at a trace stop only
         if when in ("stopped", "frame"):
             return True if stopped else None
         return True
@@ -351,6 +367,20 @@ class DebuggerApp(App[int]):
     def _cursor(self) -> int:
         instr = self._main.bytecode.cursor_instruction
         return instr.index if instr is not None else 0
+
+    @property
+    def at_trace_stop(self) -> bool:
+        """The program is paused at a trace stop (inside Dynamo's tracing: `Stop.trace`)."""
+        return self.phase == "stopped" and self.last_stop is not None and self.last_stop.trace is not None
+
+    def _until(self) -> None:
+        """``t``: run until the cursor's instruction; at a trace stop, let Dynamo trace until the cursor's line."""
+        if self.at_trace_stop:
+            instr = self._cursor_instr()
+            line = instr.lineno if instr is not None else None
+            self._control("until", lambda engine: engine.trace_until(line))
+            return
+        self._control("until", lambda engine, index=self._cursor(): engine.set_until(index))
 
     def _open_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -452,8 +482,21 @@ class DebuggerApp(App[int]):
         if not self.stopped:
             return
         engine = self.session
+        if self.at_trace_stop:  # the recorded steps of Dynamo's trace (`Engine.trace_back` / `trace_forward`)
+            call = (lambda: engine.trace_back()) if direction == "back" else (lambda: engine.trace_forward())
+            self.client.call(call, self._trace_moved, direction)
+            return
         call = (lambda: engine.back()) if direction == "back" else (lambda: engine.forward())
         self.client.call(call, self._history_moved, direction)
+
+    def _trace_moved(self, result: Any) -> None:
+        stop = self.last_stop
+        if isinstance(result, TraceStopView) and stop is not None and stop.trace is not None:
+            if result.mark is None and stop.trace.mark is not None:
+                self._main.console.info("back to the present")
+            self._show_same_stop(replace(stop, trace=result))
+        else:
+            self._log_error(result)
 
     def _history_moved(self, result: Any) -> None:
         if isinstance(result, HistoryView):
@@ -741,6 +784,7 @@ class DebuggerApp(App[int]):
         # show its report instead. The next stop in a frame goes back to the listing.
         shows_report = stop.graph_break or stop.eager_fallback or stop.exception_lines
         auto = (View.RECOMPILE if stop.kind is StopKind.RECOMPILE
+                else View.TRACE if stop.trace is not None
                 else View.STOP if stop.frame is None and shows_report else None)
         active = screen.active_view
         # A recompile stop always opens its view (whatever view was open: the choices are there); the Stop view
@@ -762,6 +806,9 @@ class DebuggerApp(App[int]):
         if stop.kind is StopKind.RECOMPILE:
             console.info(f"  every failing guard, the guard diffs and the choices: Recompile view (key "
                          f"{actions.display_keys(keys['view_recompile'])})")
+        elif stop.trace is not None:
+            console.info(f"  Dynamo's symbolic stack and locals, the graph and guards so far: Trace view (key "
+                         f"{actions.display_keys(keys['view_trace'])})")
         else:
             for title, _ in fmt.stop_blocks(stop):
                 console.info(f"  {title} (Stop view, key {actions.display_keys(keys['view_stop'])})")

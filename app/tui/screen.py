@@ -59,6 +59,7 @@ from .stack_view import StackView
 from .status_line import StatusLine
 from .stderr_view import StderrView
 from .synced_views import SyncedViews
+from .trace_view import TraceView
 from .views import View
 from .watches_view import WatchesView
 
@@ -167,6 +168,8 @@ class MainScreen(Screen[None]):
         """The Recompile view."""
         self.stderr = StderrView(id="stderr")
         """The Stderr view."""
+        self.trace_view = TraceView("not at a trace stop", id="trace-view")
+        """The Trace view (a trace stop: Dynamo's symbolic state)."""
         self.source = SourceView(id="source")
         """The source pane."""
         self.stack = StackView(id="stack", classes="pane")
@@ -182,10 +185,11 @@ class MainScreen(Screen[None]):
         self.synced = SyncedViews(self.views, self.bytecode, self.original, self.source, self.graph)
         """The views in step with a cursor."""
         self._stop_detail_stale = False
+        self._trace_tab = False
         self._focus_of: dict[View, Widget] = {
             View.BYTECODE: self.bytecode, View.STOP: self.stop_detail, View.DIFF: self.diff_view,
             View.RECOMPILE: self.recompile_view, View.GRAPH: self.graph, View.ENTRIES: self.entries,
-            View.STDERR: self.stderr,
+            View.STDERR: self.stderr, View.TRACE: self.trace_view,
         }
         self.resume_aliases: dict[str, str] = {}
         """A resume function's global name (``__resume_at_196_3``) → its code name
@@ -225,6 +229,8 @@ class MainScreen(Screen[None]):
                         yield self.recompile_view
                     with TabPane("Stderr", id=View.STDERR.pane_id):
                         yield self.stderr
+                    with TabPane("Trace", id=View.TRACE.pane_id):
+                        yield self.trace_view
                 yield self.source
             with Vertical(id="right"):
                 yield self.stack
@@ -241,9 +247,12 @@ class MainScreen(Screen[None]):
                               (self.recompile_view, "why it recompiles"),
                               (self.stderr, "the program's stderr (torch warnings, library messages)"),
                               (self.explain, "explain"), (self.stop_detail, "why it stopped"),
-                              (self.graph, "FX graph"), (self.entries, "cache entries")):
+                              (self.graph, "FX graph"), (self.entries, "cache entries"),
+                              (self.trace_view, "Dynamo's trace (compile time)")):
             widget.border_title = title
         self.original.display = False
+        self._trace_tab = True
+        self._show_trace_tab(False)
         self.bytecode.focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
         self.call_after_refresh(self.post_message, self.Ready())
@@ -262,6 +271,10 @@ class MainScreen(Screen[None]):
         self.watches.stop = stop
         self.set_class(stop is not None and stop.kind is StopKind.RECOMPILE, "-recompile")
         self.set_class(stop is not None and stop.history is not None, "-history")
+        trace = stop.trace if stop is not None else None
+        self.set_class(trace is not None, "-trace")
+        self.trace_view.show(trace)
+        self._show_trace_tab(trace is not None)
         self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
@@ -273,9 +286,23 @@ class MainScreen(Screen[None]):
             _subtitle(self.locals, recorded)
             frame = stop.selected_frame
             _subtitle(self.stack, recorded or (
-                "" if frame is None else "below the pending call" if frame.below_call
+                "trace stop: the symbolic stack is in the Trace view" if stop.trace is not None
+                else "" if frame is None else "below the pending call" if frame.below_call
                 else "depth from the code's flow" if frame.depth_from_flow
                 else "" if frame.stack_exact else "tracked depth"))
+
+    def _show_trace_tab(self, shown: bool) -> None:
+        """The Trace view's tab is there only at a trace stop (elsewhere it has nothing to show, and the tab row
+        keeps its width for the others)."""
+        if shown == self._trace_tab:
+            return
+        self._trace_tab = shown
+        if shown:
+            self.views.show_tab(View.TRACE.pane_id)
+            return
+        if self.active_view is View.TRACE:
+            self.views.active = View.BYTECODE.pane_id
+        self.views.hide_tab(View.TRACE.pane_id)
 
     def watch_activity(self, activity: str | None) -> None:
         self.status.activity = activity
@@ -310,7 +337,16 @@ class MainScreen(Screen[None]):
         frame = stop.selected_frame if stop is not None else None
         self.frame = frame
         teaching = stop.teaching if stop is not None else None
-        if frame is None:
+        trace = stop.trace if stop is not None else None
+        if frame is None and trace is not None and trace.code is not None:
+            # a trace stop: the user's bytecode with the instruction Dynamo traces next, and its source (the
+            # inlined callee's at depth > 0)
+            current = trace.user_index if trace.user_index is not None else -1
+            self.bytecode.show(trace.code, current, frozenset(), roles=None)
+            _subtitle(self.bytecode, f"{trace.code.name} · your bytecode as Dynamo traces it · depth "
+                                     f"{trace.step.depth}")
+            self.source.show(trace.step.filename, trace.step.line)
+        elif frame is None:
             self.bytecode.show(None)
             _subtitle(self.bytecode, "")
             self.source.show(None, None)

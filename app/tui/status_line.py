@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from dynadbg.core.format import entry_position_text
+from dynadbg.core.format.trace import status_line as trace_status
 from dynadbg.core.model import Stop
 from dynadbg.core.runner import ExitResult
 
@@ -96,6 +97,15 @@ class StatusLine(Static):
     def _stop_parts(self, stop: Stop, kind_style: Style, dim: Style, error: Style,
                     history: Style) -> list[tuple[Text, int]]:
         parts: list[tuple[Text, int]] = []
+        if stop.trace is not None:
+            # inside Dynamo's tracing: where Dynamo is (compile, attempt, depth, line, step, graph and guards so far)
+            parts.append((Text(f" ⏸ {stop.kind.value} ", kind_style), 0))
+            head = Text(" " + trace_status(stop.trace), history if stop.trace.mark is not None else "")
+            head.spans.append(Span(0, 0, _NAME))
+            parts.append((head, 0))
+            if stop.message:
+                parts.append((Text.assemble(("  — ", dim), (stop.message, dim)), 10))
+            return parts
         if stop.history is not None:
             # a recorded stop: said first, so its values are never read as the live ones; how to leave it, said
             # before the fields a narrow terminal drops

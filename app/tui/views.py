@@ -25,6 +25,8 @@ class View(Enum):
     """Why the code recompiled (`Engine.recompile_records`, `Engine.guard_diffs`)."""
     STDERR = "stderr"
     """What the program wrote to stderr (captured by the app)."""
+    TRACE = "trace"
+    """A trace stop inside Dynamo's tracing (the stop itself: `Stop.trace`)."""
 
     @property
     def pane_id(self) -> str:

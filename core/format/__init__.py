@@ -325,6 +325,10 @@ def stop_blocks(stop: Stop, *, graph_break: bool | None = None) -> list[tuple[st
 def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -> str:
     """What the plain front end prints when the program stops: where, why, and the instructions around it; with
     `roles` (`Engine.roles()` of the stop's code) the same role column and region headers as `ll`."""
+    if stop.trace is not None:  # inside Dynamo's tracing: the symbolic state, not a frame (format.trace)
+        from .trace import trace_stop_text
+
+        return trace_stop_text(stop)
     lines = [f"--- {stop.message}", where_line(stop)]
     for title, text in stop_blocks(stop):
         lines.append(f"{title}:")
@@ -362,6 +366,9 @@ def resumed_head(result: Resumed) -> str:
                          for d in result.dynamic)
     elif action in (ResumeAction.RECOMPILE, ResumeAction.EAGER, ResumeAction.SKIP, ResumeAction.QUIT):
         head = action.value
+    elif action is ResumeAction.TRACE_REWIND and result.rewind is not None:
+        r = result.rewind
+        head = f"rewinding: Dynamo traces {r.code_name} again from its start (attempt {r.attempt})"
     else:
         head = ""
     if result.left_history:

@@ -32,6 +32,13 @@ TERMS: dict[str, str] = {
                        "live locals",
     "FX graph": "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node is "
                 "one operation in it, `graph` prints it)",
+    # terms of the trace stops (compile time, inside Dynamo's own tracing)
+    "variable tracker": "what Dynamo holds for each value while it traces your code: a TensorVariable stands for a "
+                        "fake tensor and its FX node, a ConstantVariable for a value known at trace time",
+    "unrealized": "an input Dynamo has not looked at yet (a lazy tracker); looking would add graph inputs and guards, "
+                  "so dynadbg shows only its source and type",
+    "fake tensor": "a tensor with a shape, strides, dtype and device but no data: what Dynamo runs each operation on "
+                   "while it traces (`fake NAME`)",
 }
 
 #: Roles whose region headers in a listing name a term (``call of the FX graph ...``, ``call of the resume
@@ -45,6 +52,10 @@ _ROLE_TERMS: dict[Role, str] = {
 def stop_terms(stop: Stop, roles: CodeRoles | None = None, *, context: int = 2) -> frozenset[str]:
     """The `TERMS` the text of `stop` uses (`format.stop_text` with the same `roles` and `context`), read off
     the data the text is made from."""
+    if stop.trace is not None:  # inside Dynamo's tracing: the trace stop's own text (`format.trace`)
+        from .trace import trace_stop_terms
+
+        return frozenset(trace_stop_terms(stop.trace))
     used: set[str] = set()
     frame = stop.frame
     at_instruction = frame is not None and frame.index >= 0

@@ -474,7 +474,7 @@ def test_report_text_and_json(capture):
     assert "summary: 2 frames, 3 cache entries, 2 graph breaks (1 distinct), 1 recompile" in text
     data = report_json(frames)
     json.dumps(data)
-    assert data["schema"] == "dynadbg.report/2"
+    assert data["schema"] == "dynadbg.report/3"
     assert data["summary"]["entries"] == 3
     f0 = data["frames"][0]
     assert f0["entries"][0]["resume_functions"][0]["frame"] == 1

@@ -75,7 +75,7 @@ def test_full_and_one_frame_give_the_detail() -> None:
 
 def test_json_is_the_whole_report_and_json_summary_the_summary() -> None:
     whole = json.loads(report("--json", PROGRAM).stdout)
-    assert whole["schema"] == "dynadbg.report/2"
+    assert whole["schema"] == "dynadbg.report/3"
     assert whole["summary"]["graph_breaks"] == 4                     # torch's count, as before
     assert all("original" in f and "entries" in f for f in whole["frames"])
     short = json.loads(report("--json", "--summary", PROGRAM).stdout)

@@ -1,0 +1,72 @@
+"""Make the README's Trace-view screenshot from the real app: ``python screenshots/make_trace_screenshot.py``.
+
+Runs ``tests/programs/item_graph_break.py`` (``.item()`` breaks the graph) under the real engine with
+``--break-on trace-break`` in `DebuggerApp`, headless at 120x40, waits for the graph-break trace stop (inside
+Dynamo's tracing, at the breaking ``CALL`` with its operands) and writes ``trace-break.svg`` next to this file:
+the status line, the Trace view with its Break pane, the source pane on the traced line. Shares the `Driver` of
+``make_screenshots.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from make_screenshots import Driver  # noqa: E402
+
+PROGRAM = HERE.parent / "tests" / "programs" / "item_graph_break.py"
+
+
+async def drive(driver: Driver) -> None:
+    from dynadbg.core.model import StopKind
+
+    app, pilot = driver.app, driver.pilot
+    screen = app.main_screen
+    await driver.until(lambda: screen.is_mounted and bool(screen.query("#command")), "the main screen")
+    screen.console.input.cursor_blink = False
+    await driver.until(lambda: app.stopped and app.last_stop.kind is StopKind.TRACE_BREAK, "the trace-break stop")
+    await driver.until(lambda: screen.source.filename == str(PROGRAM) and screen.source.virtual_size.height > 1,
+                       "the traced file in the source pane")
+    await driver.shoot("trace-break")
+    await pilot.press("q")
+
+
+def main() -> int:
+    from dynadbg.core.session import Session
+    from dynadbg.tui.app import DebuggerApp
+
+    os.environ.setdefault("TORCH_LOGS", "-dynamo")
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    app = DebuggerApp(lambda listener: Session(listener, break_on={"trace-break"}),
+                      lambda session: session.start_script(str(PROGRAM), []))
+    errors: list[BaseException] = []
+    written: list[Path] = []
+
+    async def auto_pilot(pilot: Any) -> None:
+        driver = Driver(pilot, HERE, 120.0)
+        driver.written = written
+        try:
+            await drive(driver)
+        except BaseException as exc:  # noqa: BLE001 - reported after the app closed
+            errors.append(exc)
+            app.session.quit()
+            app.exit(1)
+
+    app.run(headless=True, size=(120, 40), auto_pilot=auto_pilot)
+    for path in written:
+        print(path)
+    app.session.wait(timeout=10)
+    if errors:
+        print(f"make_trace_screenshot: {type(errors[0]).__name__}: {errors[0]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""The TUI at a trace stop (compile time, `--break-on trace`) on the real engine: the Trace view opens with the
+stop (Dynamo's symbolic stack and locals, the graph and guards so far, the attempts, at a break the Break pane),
+the bytecode pane shows the user's code with the instruction Dynamo traces next, and the run keys step Dynamo's
+tracing (``s``/``n``/``c``; ``[``/``]`` browse the recorded steps), at 80×24 and 140×45."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from rich.text import Text
+
+pytestmark = pytest.mark.slow
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+PROGRAM = PROGRAMS / "item_graph_break.py"
+
+
+async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
+    start = time.monotonic()
+    while not condition() and time.monotonic() - start < timeout:
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
+def _trace_text(app) -> str:  # noqa: ANN001
+    """What the Trace view shows, as plain text."""
+    content = app.main_screen.trace_view.content
+    parts = getattr(content, "renderables", [content])
+    return "\n".join(p.plain for p in parts if isinstance(p, Text))
+
+
+def _app(break_on: set[str], program: Path = PROGRAM):  # noqa: ANN202
+    from dynadbg.core.session import Session
+    from dynadbg.tui.app import DebuggerApp
+
+    return DebuggerApp(lambda listener: Session(listener, break_on=break_on),
+                       lambda session: session.start_script(str(program), []))
+
+
+async def _run_to_end(app, pilot) -> None:  # noqa: ANN001
+    from dynadbg.core.model import StopKind
+
+    for _ in range(12):  # the resume function and the recompile are traced too: a stop each
+        if app.phase == "exited":
+            break
+        seq = app.last_stop.seq
+        await pilot.press("c")
+        await _until(pilot, lambda: app.phase == "exited" or app.last_stop.seq != seq, 180)
+        assert app.phase == "exited" or app.last_stop.kind in (StopKind.TRACE, StopKind.TRACE_BREAK)
+    assert app.phase == "exited"
+
+
+async def test_the_run_keys_step_the_trace_and_the_console_shows_the_symbolic_stack() -> None:
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.views import View
+
+    app = _app({"trace"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        first = app.last_stop
+        assert app.phase == "stopped" and first.kind is StopKind.TRACE
+        screen = app.main_screen
+        # the stop opens the Trace view; the bytecode pane lists the user's code at the instruction traced next
+        assert screen.active_view is View.TRACE
+        # the status line says where Dynamo is: compile, attempt, depth, function, line, step, graph so far
+        status = screen.status.render().plain
+        assert f"TRACE compile {first.trace.step.compile_id} attempt 0 d0 span L" in status
+        assert f"step {first.trace.step.ordinal} · " in status and " guards" in status
+        text = _trace_text(app)
+        assert text.startswith(f"compile 0/0 attempt 0  d0 span line {first.trace.step.line}")
+        assert "symbolic stack (TOS last)" in text and "attempts of compile 0/0" in text
+        assert "torch's compile lock is held" in text
+        assert screen.bytecode.code.name == "span" and not screen.bytecode.code.generated
+        assert screen.bytecode.current == first.trace.user_index
+        assert "Trace view (key 9)" in "\n".join(s.text for s in screen.console.log_widget.lines)
+        await pilot.press("s")
+        await _until(pilot, lambda: app.phase == "stopped" and app.last_stop.seq != first.seq)
+        second = app.last_stop
+        assert second.kind is StopKind.TRACE and second.trace.step.ordinal == first.trace.step.ordinal + 1
+        assert f"step {second.trace.step.ordinal} · " in screen.status.render().plain
+        assert f"step {second.trace.step.ordinal} " in _trace_text(app).splitlines()[0]
+        assert screen.bytecode.current == second.trace.user_index
+        # the recorded steps: [ shows the one before (read-only), ] comes back to the live stop
+        await pilot.press("left_square_bracket")
+        await _until(pilot, lambda: app.last_stop.trace.mark is not None)
+        assert "TRACE HISTORY " in screen.status.render().plain
+        assert _trace_text(app).startswith("a recorded step (")
+        assert app.last_stop.trace.step.ordinal == first.trace.step.ordinal
+        await pilot.press("right_square_bracket")
+        await _until(pilot, lambda: app.last_stop.trace.mark is None)
+        assert app.last_stop.trace.step.ordinal == second.trace.step.ordinal
+        app.submit("stack")
+        await _until(pilot, lambda: not app.engine_busy)
+        log = "\n".join(strip.text for strip in screen.console.log_widget.lines)
+        assert "symbolic stack before" in log
+        await _run_to_end(app, pilot)
+        # away from trace stops the Trace view and its key are not there
+        assert app.main_screen.active_view is not View.TRACE
+        assert app.check_action("dbg", ("view_trace",)) is False
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 45)])
+async def test_a_graph_break_stop_shows_the_break_pane_and_the_keys_go_on(size: tuple[int, int]) -> None:
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.views import View
+
+    app = _app({"trace-break"})
+    async with app.run_test(size=size) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stop = app.last_stop
+        assert stop.kind is StopKind.TRACE_BREAK and app.main_screen.active_view is View.TRACE
+        # the source pane shows the traced line's file (read by the engine at the trace stop)
+        source = app.main_screen.source
+        lines = len(PROGRAM.read_text().splitlines())
+        await _until(pilot, lambda: source.filename == str(PROGRAM) and source.virtual_size.height == lines)
+        assert source.lineno == stop.trace.step.line and source.virtual_size.height == lines  # the whole file
+        text = _trace_text(app)
+        brk = stop.trace.brk
+        # the Break pane: where, torch's gb_type and hints, what Dynamo emits for it
+        assert "\ngraph break\n" in text and "symbolic stack before CALL (its operands)" in text
+        assert f"gb_type: {brk.gb_type}" in text and "capture_scalar_outputs" in text
+        assert "is compiled and called first" in text and "resume function" in text
+        # the frame actions do not apply inside Dynamo's tracing; stepping and the views do
+        assert app.check_action("dbg", ("up",)) is False and app.check_action("dbg", ("breakpoint",)) is False
+        assert app.check_action("dbg", ("step",)) is True and app.check_action("dbg", ("view_trace",)) is True
+        # the Trace view is a view like any other: 1 goes to the listing, 9 back
+        await pilot.press("1")
+        await settle(pilot)
+        assert app.main_screen.active_view is View.BYTECODE
+        await pilot.press("9")
+        await settle(pilot)
+        assert app.main_screen.active_view is View.TRACE
+        await _run_to_end(app, pilot)
