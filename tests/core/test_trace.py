@@ -390,5 +390,5 @@ def test_the_report_has_a_trace_summary_per_compile() -> None:
     assert brk["resume_function"] in resumes
     # the resume function is a compile of its own, and its trace is there too
     assert any(c["name"] == brk["resume_function"] for c in data["trace"])
-    text = result.text()
+    text = result.text(full=True)  # the detail (the default text is the summary)
     assert "Dynamo's tracing, per compile" in text and "breaking instruction: CALL" in text
