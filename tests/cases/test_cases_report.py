@@ -113,8 +113,9 @@ def guard_expression(reason: str) -> str:
 
 
 def mask_floats(text: str) -> str:
-    """Program output with decimals masked (some cases print timings)."""
-    return re.sub(r"\d+\.\d+", "<float>", text)
+    """Program output with decimals masked (some cases print timings, right-aligned: a slower run's wider number
+    takes a padding space, so the padding goes with the number)."""
+    return re.sub(r" *\d+\.\d+", " <float>", text)
 
 
 def reason_head(reason: str) -> str:
