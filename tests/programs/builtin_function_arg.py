@@ -1,6 +1,6 @@
 """A builtin function passed as an argument: ``apply(x, operator.add)`` then ``apply(x, operator.mul)``. Dynamo
-inlines the function it was called with and guards its identity: torch's guard filter entry calls that guard
-``BUILTIN_MATCH`` (the tree shows an ``ID_MATCH`` leaf), so a ``guard_filter_fn`` must name ``BUILTIN_MATCH``."""
+inlines the function and guards its identity (an ``ID_MATCH`` leaf); torch's filter entry calls it BUILTIN_MATCH
+on 2.13/2.14 and ID_MATCH on 2.15, so a ``guard_filter_fn`` must name the type the entries give it."""
 
 import operator
 
