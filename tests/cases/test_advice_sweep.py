@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import builtin_filter_type
 
 from corpus import PROGRAMS, PROGRAMS_DIR
 
@@ -232,28 +233,6 @@ def test_mark_dynamic_and_mark_unbacked_lines_remove_the_recompile(applied):
 # --------------------------------------------------------------------------------------------------------------
 
 
-
-def builtin_filter_type() -> str:
-    """The ``GuardFilterEntry.guard_type`` torch gives the identity guard of a builtin function passed as an
-    argument (``op`` in tests/programs/builtin_function_arg.py), read from this torch's own filter entries:
-    ``BUILTIN_MATCH`` on torch 2.13/2.14, ``ID_MATCH`` on 2.15."""
-    import operator
-
-    import torch
-
-    seen: list[str] = []
-
-    def record(entries):
-        seen.extend(e.guard_type for e in entries if e.name == "op")
-        return [True] * len(entries)
-
-    def apply(x, op):
-        return op(x, 2) + 1
-
-    torch._dynamo.reset()
-    torch.compile(apply, backend="eager", options={"guard_filter_fn": record})(torch.ones(3), operator.add)
-    torch._dynamo.reset()
-    return next(t for t in seen if t != "TYPE_MATCH")
 
 
 def test_builtin_function_argument_filter_names_builtin_match(sweep):

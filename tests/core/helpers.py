@@ -108,3 +108,26 @@ def stop_row(stop: Stop) -> tuple[str, str, int, str, tuple[str, ...]]:
     assert f is not None
     opname = f.code.instructions[f.index].opname if f.index >= 0 else ""
     return (stop.kind.value, f.code.name, f.index, opname, tuple(v.type_name for v in f.stack))
+
+
+def builtin_filter_type() -> str:
+    """The ``GuardFilterEntry.guard_type`` torch gives the identity guard of a builtin function passed as an
+    argument (``op`` in tests/programs/builtin_function_arg.py), read from this torch's own filter entries:
+    ``BUILTIN_MATCH`` on torch 2.13/2.14, ``ID_MATCH`` on 2.15."""
+    import operator
+
+    import torch
+
+    seen: list[str] = []
+
+    def record(entries):
+        seen.extend(e.guard_type for e in entries if e.name == "op")
+        return [True] * len(entries)
+
+    def apply(x, op):
+        return op(x, 2) + 1
+
+    torch._dynamo.reset()
+    torch.compile(apply, backend="eager", options={"guard_filter_fn": record})(torch.ones(3), operator.add)
+    torch._dynamo.reset()
+    return next(t for t in seen if t != "TYPE_MATCH")

@@ -30,7 +30,7 @@ from dynadbg.core.format.glossary import Glossary
 from dynadbg.core.format.recompile import choice_warning_texts
 from dynadbg.core.model import GuardStatus, LeafGuardView, StopKind
 
-from helpers import drive
+from helpers import builtin_filter_type, drive
 from programs import advice_cases as cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,28 +179,6 @@ def test_the_compile_id_gloss_is_about_the_id_on_screen():
 # on real programs
 # --------------------------------------------------------------------------------------------------------------
 
-
-def builtin_filter_type() -> str:
-    """The ``GuardFilterEntry.guard_type`` torch gives the identity guard of a builtin function passed as an
-    argument (``op`` in tests/programs/builtin_function_arg.py), read from this torch's own filter entries:
-    ``BUILTIN_MATCH`` on torch 2.13/2.14, ``ID_MATCH`` on 2.15."""
-    import operator
-
-    import torch
-
-    seen: list[str] = []
-
-    def record(entries):
-        seen.extend(e.guard_type for e in entries if e.name == "op")
-        return [True] * len(entries)
-
-    def apply(x, op):
-        return op(x, 2) + 1
-
-    torch._dynamo.reset()
-    torch.compile(apply, backend="eager", options={"guard_filter_fn": record})(torch.ones(3), operator.add)
-    torch._dynamo.reset()
-    return next(t for t in seen if t != "TYPE_MATCH")
 
 
 @pytest.mark.slow
