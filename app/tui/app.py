@@ -130,8 +130,11 @@ class DebuggerApp(App[int]):
     QUIT_DEADLINE: ClassVar[float] = 0.9
     """Seconds `q` waits for the program to end before the app exits anyway."""
     PRINT_FLUSH: ClassVar[float] = 0.05
-    """Seconds the program's output is gathered before it is logged while it runs (it is logged at once before a
-    stop or any other engine event)."""
+    """Seconds the program's output is gathered before its complete lines are logged while it runs (everything is
+    logged at once before a stop or any other engine event)."""
+    PARTIAL_LINE_FLUSH: ClassVar[float] = 0.5
+    """Seconds a line the program has begun but not ended (`print("a", "b")` writes "a", " ", "b", "\\n" one at a
+    time; a progress bar writes "\\r..." with no newline) waits for its end before it is logged as it stands."""
 
     class StopShown(Message):
         """A stop is on screen (a new stop, or the shown stop changed: another frame, a recorded stop)."""
@@ -217,6 +220,7 @@ class DebuggerApp(App[int]):
         self._printed: list[str] = []
         self._stderr: list[str] = []
         self._print_timer: Timer | None = None
+        self._print_waits_for_line_end = False
         self._paint_pending: Stop | None = None
         self._footer_wanted = False
         self._actions: dict[str, Callable[[], None]] = {
@@ -725,10 +729,31 @@ class DebuggerApp(App[int]):
         (self._stderr if event.stderr else self._printed).append(event.text)
         if self.PRINT_FLUSH <= 0:
             self.call_later(self._flush_printed)
-        elif self._print_timer is None:
-            self._print_timer = self.set_timer(self.PRINT_FLUSH, self._flush_printed)
+        elif self._print_timer is None or (self._print_waits_for_line_end and "\n" in event.text):
+            if self._print_timer is not None:
+                self._print_timer.stop()
+            self._print_waits_for_line_end = False
+            self._print_timer = self.set_timer(self.PRINT_FLUSH, self._flush_printed_lines)
+
+    def _flush_printed_lines(self) -> None:
+        """The timer's flush: the complete lines gathered so far. A line the program has begun and not ended (one
+        `print("a", 1)` is four writes) waits for its end up to `PARTIAL_LINE_FLUSH` seconds."""
+        self._print_timer = None
+        text = "".join(self._printed)
+        cut = text.rfind("\n") + 1
+        if cut == len(text):
+            self._flush_printed()
+            return
+        self._printed = [text[cut:]]
+        if text[:cut].strip():
+            self._main.console.program(text[:cut].rstrip("\n"))
+        if self._stderr:
+            self._flush_stderr()
+        self._print_waits_for_line_end = True
+        self._print_timer = self.set_timer(self.PARTIAL_LINE_FLUSH, self._flush_printed)
 
     def _flush_printed(self) -> None:
+        self._print_waits_for_line_end = False
         if self._print_timer is not None:
             self._print_timer.stop()
             self._print_timer = None
@@ -737,9 +762,12 @@ class DebuggerApp(App[int]):
             if text.strip():
                 self._main.console.program(text.rstrip("\n"))
         if self._stderr:
-            errors, self._stderr = "".join(self._stderr), []
-            if errors.strip():
-                self._main.on_console_stderr_written(Console.StderrWritten(errors.rstrip("\n")))
+            self._flush_stderr()
+
+    def _flush_stderr(self) -> None:
+        errors, self._stderr = "".join(self._stderr), []
+        if errors.strip():
+            self._main.on_console_stderr_written(Console.StderrWritten(errors.rstrip("\n")))
 
     # Engine events ---------------------------------------------------------------------------------------------
 
