@@ -112,7 +112,7 @@ class CallSiteLog:
     def __init__(self, own_dirs: tuple[str, ...] = ()) -> None:
         self.own_dirs = own_dirs
         self.installed = False
-        self._patches: list[compat.AttrPatch] = []
+        self._patches = compat.PatchSet()
         self._lock = threading.Lock()
         self._tls = threading.local()
         self._sites: list[CallSite] = []
@@ -134,14 +134,7 @@ class CallSiteLog:
             "Module.compile": self._make_module_compile,
             "torch._dynamo.optimize": self._make_optimize,
         }
-        for feature, target in compat.compile_call_targets().items():
-            if target is None:
-                continue
-            owner, name = target
-            patch = compat.AttrPatch(owner, name, None)
-            patch.replacement = makers[feature](patch.original)
-            patch.apply()
-            self._patches.append(patch)
+        self._patches.wrap(compat.compile_call_targets(), makers)
         self.installed = True
         return self
 
@@ -150,9 +143,7 @@ class CallSiteLog:
         if not self.installed:
             return
         self.installed = False
-        for patch in reversed(self._patches):
-            patch.restore()
-        self._patches.clear()
+        self._patches.restore()
 
     # -- queries -------------------------------------------------------------------------------------------
 

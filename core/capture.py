@@ -333,7 +333,7 @@ class Capture:
         self.disabled: list[str] = []
         #: Errors raised inside the recording code (never propagated into Dynamo): for diagnosis.
         self.errors: list[str] = []
-        self._patches: list[compat.AttrPatch] = []
+        self._patches = compat.PatchSet()
         self._prev_debugger_callback: Any = None
         self._callback_installed = False
         self._lock = threading.RLock()
@@ -379,14 +379,7 @@ class Capture:
         self.callsites.install()
         self.filter_entries.install()
         self.disabled = [msg for name, msg in compat.FEATURES.items() if msg and name.startswith("capture:")]
-        for feature, target in targets.items():
-            if target is None:
-                continue
-            owner, name = target
-            patch = compat.AttrPatch(owner, name, None)
-            patch.replacement = handlers[feature](patch.original)
-            patch.apply()
-            self._patches.append(patch)
+        self._patches.wrap(targets, handlers)
         if self.count_hits and compat.FEATURES.get("debugger callback", "x") is None:
             note = self._safe_note_call
             prev = self._prev_debugger_callback = compat.set_debugger_callback(note)
@@ -408,9 +401,7 @@ class Capture:
         if not self.installed:
             return
         self.installed = False
-        for patch in reversed(self._patches):
-            patch.restore()
-        self._patches.clear()
+        self._patches.restore()
         self.filter_entries.uninstall()
         self.callsites.uninstall()
         if self._callback_installed:

@@ -12,6 +12,7 @@ engine and case tests pass unchanged (2026-11-30, CI lanes torch214 and torch215
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from types import CodeType, FrameType
 from typing import Any, Callable
 
@@ -369,6 +370,35 @@ class AttrPatch:
 
 #: id(replacement) -> the AttrPatch restored while another patch sat above it (see `AttrPatch.restore`).
 _RESTORED_BELOW: dict[int, AttrPatch] = {}
+
+
+class PatchSet:
+    """The patches one dynadbg component installs: each available target wrapped by its maker, restored together
+    in reverse order (`AttrPatch.restore` handles another component's patch sitting above one of them)."""
+
+    __slots__ = ("patches",)
+
+    def __init__(self) -> None:
+        self.patches: list[AttrPatch] = []
+
+    def wrap(self, targets: Mapping[str, tuple[Any, str] | None],
+             makers: Mapping[str, Callable[[Any], Any]]) -> None:
+        """For each feature whose target torch has (``(owner, attribute name)``; None = missing, skipped), install
+        ``makers[feature](original)`` in place of the original."""
+        for feature, target in targets.items():
+            if target is None:
+                continue
+            owner, name = target
+            patch = AttrPatch(owner, name, None)
+            patch.replacement = makers[feature](patch.original)
+            patch.apply()
+            self.patches.append(patch)
+
+    def restore(self) -> None:
+        """Put every original back, the last installed first."""
+        for patch in reversed(self.patches):
+            patch.restore()
+        self.patches.clear()
 
 
 def current_compile_id() -> str | None:

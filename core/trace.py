@@ -374,7 +374,7 @@ class TraceRecorder:
         self.errors: list[str] = []
         self.compiles: dict[str, CompileRecord] = {}
         self.evicted_steps = 0
-        self._patches: list[compat.AttrPatch] = []
+        self._patches = compat.PatchSet()
         self._tls = threading.local()
         self._lock = threading.RLock()
 
@@ -417,14 +417,7 @@ class TraceRecorder:
             "trace: graph cuts": self._make_compile_subgraph,
             "trace: resume functions": self._make_lookup,
         }
-        for feature, target in targets.items():
-            if target is None:
-                continue
-            owner, name = target
-            patch = compat.AttrPatch(owner, name, None)
-            patch.replacement = makers[feature](patch.original)
-            patch.apply()
-            self._patches.append(patch)
+        self._patches.wrap(targets, makers)
         self.available = True
         self.installed = True
         return self
@@ -434,9 +427,7 @@ class TraceRecorder:
         if not self.installed:
             return
         self.installed = False
-        for patch in reversed(self._patches):
-            patch.restore()
-        self._patches.clear()
+        self._patches.restore()
 
     # ---------------------------------------------------------------------------------------------------------
     # queries (any thread; the records of a running attempt grow on the compiling thread)
