@@ -21,6 +21,7 @@ import asyncio
 import statistics
 import sys
 import time
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +32,29 @@ from fake_scenarios import big_scenario, guard_tree_of  # noqa: E402
 from textual import events  # noqa: E402
 
 SIZE = (120, 40)
+
+#: The program the real-engine TUI benchmarks step through: a stack of `{layers}` Linear layers, compiled
+#: (``PROGRAM.format(layers=N)``; the generated code grows with N).
+DEEP_PROGRAM = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    class Deep(nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(layers))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    model = torch.compile(Deep({layers}), backend="eager")
+    with torch.no_grad():
+        print("out", tuple(model(torch.randn(2, 8)).shape))
+    """
+)
 
 
 class DisplayWatch:

@@ -32,40 +32,20 @@ import pstats
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_tui import DisplayWatch, pct, summary  # noqa: E402
+from bench_tui import DEEP_PROGRAM, DisplayWatch, pct, summary  # noqa: E402
 from textual import events  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
 SIZE = (120, 40)
 
-PROGRAM = textwrap.dedent(
-    """
-    import torch
-    from torch import nn
-
-    class Deep(nn.Module):
-        def __init__(self, layers):
-            super().__init__()
-            self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(layers))
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
-    model = torch.compile(Deep({layers}), backend="eager")
-    with torch.no_grad():
-        print("out", tuple(model(torch.randn(2, 8)).shape))
-    """
-)
+PROGRAM = DEEP_PROGRAM
 
 
 class Bare(App[None]):

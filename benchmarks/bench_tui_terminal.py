@@ -45,26 +45,7 @@ QUIET = 0.3
 #: The status line's instruction field (dynadbg: ``instr 17/3853``; the bare app: ``instr 17``).
 STATUS = re.compile(rb"instr (\d+)")
 
-PROGRAM = textwrap.dedent(
-    """
-    import torch
-    from torch import nn
-
-    class Deep(nn.Module):
-        def __init__(self, layers):
-            super().__init__()
-            self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(layers))
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
-    model = torch.compile(Deep({layers}), backend="eager")
-    with torch.no_grad():
-        print("out", tuple(model(torch.randn(2, 8)).shape))
-    """
-)
+from bench_tui import DEEP_PROGRAM as PROGRAM  # noqa: E402
 
 BARE = textwrap.dedent(
     """

@@ -13,14 +13,12 @@ import asyncio
 import os
 import sys
 import tempfile
-import warnings
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from make_screenshots import Driver  # noqa: E402
+from make_screenshots import Driver, finish, quiet_torch, run_driven  # noqa: E402
 
 
 async def drive(driver: Driver) -> None:
@@ -46,32 +44,12 @@ def main() -> int:
     from dynadbg.learn.progress import DATA_DIR_ENV, Progress
     from dynadbg.learn.tui import LearnApp
 
-    os.environ.setdefault("TORCH_LOGS", "-dynamo")
-    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    quiet_torch()
     os.environ[DATA_DIR_ENV] = tempfile.mkdtemp(prefix="dynadbg-learn-shot-")
     lesson = next(lesson for lesson in load_lessons() if lesson.number == 3)
     app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
-    errors: list[BaseException] = []
-    written: list[Path] = []
-
-    async def auto_pilot(pilot: Any) -> None:
-        driver = Driver(pilot, HERE, 60.0)
-        driver.written = written
-        try:
-            await drive(driver)
-        except BaseException as exc:  # noqa: BLE001 - reported after the app closed
-            errors.append(exc)
-            app.session.quit()
-            app.exit(1)
-
-    app.run(headless=True, size=(120, 40), auto_pilot=auto_pilot)
-    for path in written:
-        print(path)
-    app.session.wait(timeout=10)
-    if errors:
-        print(f"make_learn_screenshot: {type(errors[0]).__name__}: {errors[0]}", file=sys.stderr)
-        return 1
-    return 0
+    errors = run_driven(app, drive, HERE, (120, 40), 60.0)
+    return finish(app, errors, "make_learn_screenshot")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -207,15 +207,16 @@ async def drive(driver: Driver) -> None:
     await pilot.press("q")
 
 
-def make_app(out: Path, size: tuple[int, int], timeout: float) -> tuple[Any, list[Path], list[BaseException]]:
-    """Run the demo under the TUI, headless, taking the screenshots: the app, the files written, and any error
-    the driver hit."""
-    from dynadbg.core.session import Session
-    from dynadbg.demos import demo_path
-    from dynadbg.tui.app import DebuggerApp
+def quiet_torch() -> None:
+    """torch's graph-break warning carries a timestamp and a pid; NumPy's absence is not the program's business."""
+    os.environ.setdefault("TORCH_LOGS", "-dynamo")
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
-    path = demo_path(None)
-    app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(path, []))
+
+def run_driven(app: Any, drive_app: Callable[[Driver], Awaitable[None]], out: Path, size: tuple[int, int],
+               timeout: float) -> list[BaseException]:
+    """Run `app` headless at `size` with `drive_app` taking the screenshots into `out`; print each file written.
+    Returns the error the driver hit, if any (the program is then told to quit and the app exits)."""
     errors: list[BaseException] = []
     written: list[Path] = []
 
@@ -223,17 +224,36 @@ def make_app(out: Path, size: tuple[int, int], timeout: float) -> tuple[Any, lis
         driver = Driver(pilot, out, timeout)
         driver.written = written
         try:
-            await drive(driver)
+            await drive_app(driver)
         except BaseException as exc:  # noqa: BLE001 - reported after the app closed
             errors.append(exc)
             app.session.quit()
             app.exit(1)
 
     app.run(headless=True, size=size, auto_pilot=auto_pilot)
-    return app, written, errors
+    for path in written:
+        print(path)
+    return errors
+
+
+def finish(app: Any, errors: list[BaseException], script: str, *, must_end: bool = False) -> int:
+    """The script's exit status: 1 with a message when the driver failed (or, with `must_end`, the program did
+    not end)."""
+    result = app.session.wait(timeout=10)
+    if errors:
+        print(f"{script}: {type(errors[0]).__name__}: {errors[0]}", file=sys.stderr)
+        return 1
+    if must_end and result is None:
+        print(f"{script}: the program did not end", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main() -> int:
+    from dynadbg.core.session import Session
+    from dynadbg.demos import demo_path
+    from dynadbg.tui.app import DebuggerApp
+
     parser = argparse.ArgumentParser(description="Make the TUI screenshots (SVG) from the real demo.")
     parser.add_argument("--out", type=Path, default=HERE, help="directory to write to (default: screenshots/)")
     parser.add_argument("--size", default="120x40", help="terminal size, COLUMNSxROWS (default 120x40)")
@@ -241,20 +261,11 @@ def main() -> int:
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
-    # torch's graph-break warning carries a timestamp and a pid; NumPy's absence is not the demo's business
-    os.environ.setdefault("TORCH_LOGS", "-dynamo")
-    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-    app, written, errors = make_app(args.out, (width, height), args.timeout)
-    for path in written:
-        print(path)
-    result = app.session.wait(timeout=10)
-    if errors:
-        print(f"make_screenshots: {type(errors[0]).__name__}: {errors[0]}", file=sys.stderr)
-        return 1
-    if result is None:
-        print("make_screenshots: the demo did not end", file=sys.stderr)
-        return 1
-    return 0
+    quiet_torch()
+    path = demo_path(None)
+    app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(path, []))
+    errors = run_driven(app, drive, args.out, (width, height), args.timeout)
+    return finish(app, errors, "make_screenshots", must_end=True)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,13 @@ the status line, the Trace view with its Break pane, the source pane on the trac
 
 from __future__ import annotations
 
-import os
 import sys
-import warnings
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from make_screenshots import Driver  # noqa: E402
+from make_screenshots import Driver, finish, quiet_torch, run_driven  # noqa: E402
 
 PROGRAM = HERE.parent / "tests" / "programs" / "item_graph_break.py"
 
@@ -41,31 +38,11 @@ def main() -> int:
     from dynadbg.core.session import Session
     from dynadbg.tui.app import DebuggerApp
 
-    os.environ.setdefault("TORCH_LOGS", "-dynamo")
-    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    quiet_torch()
     app = DebuggerApp(lambda listener: Session(listener, break_on={"trace-break"}),
                       lambda session: session.start_script(str(PROGRAM), []))
-    errors: list[BaseException] = []
-    written: list[Path] = []
-
-    async def auto_pilot(pilot: Any) -> None:
-        driver = Driver(pilot, HERE, 120.0)
-        driver.written = written
-        try:
-            await drive(driver)
-        except BaseException as exc:  # noqa: BLE001 - reported after the app closed
-            errors.append(exc)
-            app.session.quit()
-            app.exit(1)
-
-    app.run(headless=True, size=(120, 40), auto_pilot=auto_pilot)
-    for path in written:
-        print(path)
-    app.session.wait(timeout=10)
-    if errors:
-        print(f"make_trace_screenshot: {type(errors[0]).__name__}: {errors[0]}", file=sys.stderr)
-        return 1
-    return 0
+    errors = run_driven(app, drive, HERE, (120, 40), 120.0)
+    return finish(app, errors, "make_trace_screenshot")
 
 
 if __name__ == "__main__":
