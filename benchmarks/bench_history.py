@@ -14,14 +14,13 @@ Usage: python benchmarks/bench_history.py [--steps 600] [--rounds 5]
 from __future__ import annotations
 
 import argparse
-import queue
 import statistics
 import time
-from typing import Any
 
 import torch
 
 from dynadbg.core.session import Session
+from dynadbg.core.listeners import QueueListener
 
 
 def f(x, y, w):
@@ -35,23 +34,6 @@ X, Y, W = torch.randn(16, 16), torch.randn(16, 16), torch.randn(16, 16)
 CF = torch.compile(f, backend="eager")
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
-
-    def on_stop(self, stop: Any) -> None:
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        pass
-
-    def on_exit(self, result: Any) -> None:
-        self.events.put(("exit", result))
-
-
 def stepped(steps: int, **history: int) -> tuple[float, Session]:
     """µs per step (stop to stop, `s` each) over `steps` steps through calls of the compiled f."""
 
@@ -59,7 +41,7 @@ def stepped(steps: int, **history: int) -> tuple[float, Session]:
         for _ in range(100_000):
             CF(X, Y, W)
 
-    listener = _Listener()
+    listener = QueueListener()
     session = Session(listener, break_on=("entry",), **history)
     session.start_callable(program)
     kind, _ = listener.events.get(timeout=120)
@@ -85,7 +67,7 @@ def ran_through(count: int, every: bool) -> float:
         for _ in range(100_000):
             CF(X, Y, W)
 
-    listener = _Listener()
+    listener = QueueListener()
     session = Session(listener, break_on=("entry",), history_every=every)
     session.start_callable(program)
     kind, _ = listener.events.get(timeout=120)

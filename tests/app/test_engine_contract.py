@@ -8,7 +8,6 @@ errors) behaves the same on both.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Iterator
@@ -38,28 +37,7 @@ from dynadbg.core.model import (
     WatchValue,
 )
 from dynadbg.core.edits import parse_edit
-
-
-class Recorder:
-    """A `Listener` that queues every stop and the exit."""
-
-    def __init__(self) -> None:
-        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-    def on_stop(self, stop: Stop) -> None:
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        pass
-
-    def on_exit(self, result: Any) -> None:
-        self.events.put(("exit", result))
-
-    def next(self, timeout: float = 120.0) -> tuple[str, Any]:
-        return self.events.get(timeout=timeout)
+from dynadbg.core.listeners import QueueListener
 
 
 def _program() -> None:
@@ -74,9 +52,9 @@ def _program() -> None:
 
 
 @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
-def engine(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder]]:
+def engine(request: pytest.FixtureRequest) -> Iterator[tuple[Any, QueueListener]]:
     """A paused engine at the entry of ``forward``'s generated code (x: a 4x4 tensor, n: 3), and its listener."""
-    listener = Recorder()
+    listener = QueueListener()
     if request.param == "fake":
         session: Any = FakeEngine(listener, forward_scenario(teach=True))
         threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
@@ -258,11 +236,11 @@ def _recompiling_program() -> None:
 
 
 @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
-def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Recorder, Stop]]:
+def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, QueueListener, Stop]]:
     """An engine paused at a recompile stop (the fake: case 002's third call; the real one: ``n`` 1 → 2)."""
     from fake_scenarios import counter_recompile_scenario
 
-    listener = Recorder()
+    listener = QueueListener()
     if request.param == "fake":
         session: Any = FakeEngine(listener, counter_recompile_scenario())
         threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()

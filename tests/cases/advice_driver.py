@@ -11,26 +11,8 @@ detail and continues. At the end of each program: every compiled frame's entries
 from __future__ import annotations
 
 import json
-import queue
 import sys
-
-
-class _Listener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, object]]" = queue.Queue()
-        self.messages: list[str] = []
-
-    def on_stop(self, stop) -> None:  # noqa: ANN001
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def on_exit(self, result) -> None:  # noqa: ANN001
-        self.events.put(("exit", result))
+from dynadbg.core.listeners import QueueListener
 
 
 #: torch._dynamo.config as this process started: a program may change it (recompile_limit,
@@ -75,7 +57,7 @@ def run_one(program: str) -> dict:
 
     _restore_config()
     torch._dynamo.reset()
-    listener = _Listener()
+    listener = QueueListener()
     session = Session(listener, break_on=("recompile", "graph-break"))
     session.start_script(program, [])
     stops = []

@@ -10,26 +10,8 @@ status.
 from __future__ import annotations
 
 import json
-import queue
 import sys
-
-
-class _Listener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, object]]" = queue.Queue()
-        self.messages: list[str] = []
-
-    def on_stop(self, stop) -> None:  # noqa: ANN001
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def on_exit(self, result) -> None:  # noqa: ANN001
-        self.events.put(("exit", result))
+from dynadbg.core.listeners import QueueListener
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +20,7 @@ def main(argv: list[str]) -> int:
     from dynadbg.core.report import record_json
     from dynadbg.core.session import Session
 
-    listener = _Listener()
+    listener = QueueListener()
     session = Session(listener, break_on=("recompile",))
     session.start_script(script, args)
     stops = []

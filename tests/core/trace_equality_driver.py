@@ -15,12 +15,12 @@ from __future__ import annotations
 import dis
 import io
 import json
-import queue
 import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
+from dynadbg.core.listeners import QueueListener
 
 _UUID = re.compile(r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}")
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
@@ -29,23 +29,6 @@ _BIGINT = re.compile(r"(?<!\d)\d{9,}(?!\d)")  # object ids, also inside names (_
 
 def mask(text: str) -> str:
     return _BIGINT.sub("<id>", _ADDR.sub("0x?", _UUID.sub("_<uuid>", text)))
-
-
-class _Listener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
-
-    def on_stop(self, stop: Any) -> None:
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        pass
-
-    def on_exit(self, result: Any) -> None:
-        self.events.put(("exit", result))
 
 
 def _artifacts(session: Any) -> list[dict[str, Any]]:
@@ -72,7 +55,7 @@ def run_one(mode: str, program: str) -> dict[str, Any]:
     from dynadbg.core.session import Session
 
     torch._dynamo.reset()
-    listener = _Listener()
+    listener = QueueListener()
     on = mode == "on"
     session = Session(listener, break_on={"trace", "trace-break", "trace-error"} if on else set(), trace=on,
                       history_limit=0)

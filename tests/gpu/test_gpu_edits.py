@@ -14,13 +14,13 @@ What it does, at compile stops (``--break-on compile``):
 
 from __future__ import annotations
 
-import queue
 import re
 import runpy
 from typing import Any
 
 import pytest
 import torch
+from dynadbg.core.listeners import QueueListener
 
 pytestmark = [
     pytest.mark.gpu,
@@ -39,31 +39,13 @@ def _outputs(text: str) -> list[list[float]]:
     return rows
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
-        self.messages: list[str] = []
-
-    def on_stop(self, stop: Any) -> None:
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def on_exit(self, result: Any) -> None:
-        self.events.put(("exit", result))
-
-
 def run_demo_with_edits(path: str) -> dict[str, Any]:
     """Run the demo under a session that drops the scale guard and doubles the resume function's result.
     Works on CPU too (the test itself needs CUDA)."""
     from dynadbg.core import guards
     from dynadbg.core.session import Session
 
-    listener = _Listener()
+    listener = QueueListener()
     session = Session(listener, break_on=("compile",))
     said: dict[str, Any] = {"names": []}
     session.start_script(path, [])
