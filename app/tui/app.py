@@ -728,7 +728,7 @@ class DebuggerApp(App[int]):
         `PRINT_FLUSH` seconds, and logged at once before the next engine event."""
         (self._stderr if event.stderr else self._printed).append(event.text)
         if self.PRINT_FLUSH <= 0:
-            self.call_later(self._flush_printed)
+            self.call_later(self._flush_printed_lines)
         elif self._print_timer is None or (self._print_waits_for_line_end and "\n" in event.text):
             if self._print_timer is not None:
                 self._print_timer.stop()
@@ -738,7 +738,9 @@ class DebuggerApp(App[int]):
     def _flush_printed_lines(self) -> None:
         """The timer's flush: the complete lines gathered so far. A line the program has begun and not ended (one
         `print("a", 1)` is four writes) waits for its end up to `PARTIAL_LINE_FLUSH` seconds."""
-        self._print_timer = None
+        if self._print_timer is not None:
+            self._print_timer.stop()
+            self._print_timer = None
         text = "".join(self._printed)
         cut = text.rfind("\n") + 1
         if cut == len(text):

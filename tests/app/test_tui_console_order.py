@@ -124,32 +124,38 @@ async def test_stderr_view_wraps_at_its_width_when_maximised() -> None:
         assert view.text == long
 
 
-async def test_a_line_printed_in_pieces_is_one_console_line() -> None:
-    """`print("result", 9.0)` is four writes; when the flush timer fires between them the console showed "result"
-    and " 9.0" on two lines (seen in CI on the real engine). Complete lines are logged; a begun line waits for its
+@pytest.mark.parametrize("flush", [0.0, 0.05])
+async def test_a_line_printed_in_pieces_is_one_console_line(flush: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`print("result", 9.0)` is four writes; when the console was flushed between them it showed "result" and
+    " 9.0" on two lines (seen in CI on the real engine). Complete lines are logged; a begun line waits for its
     end, and is logged as it stands after `PARTIAL_LINE_FLUSH` seconds (a progress bar has no newline)."""
-    import asyncio
+    from dynadbg.tui.app import DebuggerApp
 
+    monkeypatch.setattr(DebuggerApp, "PRINT_FLUSH", flush)  # the tests' own setting (0) and the app's
+    monkeypatch.setattr(DebuggerApp, "PARTIAL_LINE_FLUSH", 600.0)
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         log = app.main_screen.console.log_widget
+
+        async def lines_once(condition) -> list[str]:  # noqa: ANN001
+            for _ in range(2000):
+                lines = [strip.text.rstrip() for strip in log.lines]
+                if condition(lines):
+                    return lines
+                await pilot.pause(0.01)
+            raise AssertionError(lines)
+
         sys.stdout.write("first line\nresult")
-        await asyncio.sleep(app.PRINT_FLUSH * 4)
-        await pilot.pause()
-        lines = [strip.text.rstrip() for strip in log.lines]
-        assert "first line" in lines and "result" not in lines, lines
+        lines = await lines_once(lambda lines: "first line" in lines)
+        assert "result" not in lines, lines
         sys.stdout.write(" 9.0")
         sys.stdout.write("\n")
-        await asyncio.sleep(app.PRINT_FLUSH * 4)
-        await pilot.pause()
-        lines = [strip.text.rstrip() for strip in log.lines]
-        assert "result 9.0" in lines, lines
+        lines = await lines_once(lambda lines: "result 9.0" in lines)
+        assert "result" not in lines and " 9.0" not in lines, lines
+        app.PARTIAL_LINE_FLUSH = 0.05
         sys.stdout.write("50% done")
-        await asyncio.sleep(app.PARTIAL_LINE_FLUSH + app.PRINT_FLUSH * 4)
-        await pilot.pause()
-        lines = [strip.text.rstrip() for strip in log.lines]
-        assert "50% done" in lines, lines
+        await lines_once(lambda lines: "50% done" in lines)
 
 
 async def test_help_names_the_lesson_keys() -> None:
