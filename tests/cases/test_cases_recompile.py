@@ -5,7 +5,7 @@ on compile id and guard expression (torch prints ``self.counter == 0`` where the
 each stop names the failing guard and the entry's compile id, and ``eager`` / ``drop`` do what they say.
 
 Each run is its own subprocess (torch state must not leak between cases), started together, as many at a time as
-there are CPUs, the first time a test needs one.
+there are CPUs, the first time a test needs one; the report runs are test_cases_report's (conftest.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from corpus import case_path, expected_path, file_stem
+from report_runs import driver_env, report_run
 from test_cases_report import CASES, CASES_DIR, RECORDED_ON_THIS_STACK, guard_expression, mask_floats, parse_expected
 
 HERE = Path(__file__).resolve().parent
-REPORT_DRIVER = HERE / "report_driver.py"
 STOP_DRIVER = HERE / "recompile_driver.py"
 TIMEOUT_S = 300
 CASE_002 = "002_module_int_counter_attr.py"
@@ -46,29 +46,20 @@ class Runs:
     stops_returncode: int
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("TORCH_LOGS", None)
-    return env
+@dataclass
+class StopRun:
+    stops: dict | None
+    stdout: str
+    stderr: str
+    returncode: int
 
 
-def _run_case(name: str, out_dir: Path) -> Runs:
-    stem = file_stem(name)
-    report_json, report_text, stops_json = (out_dir / f"{stem}.report.json", out_dir / f"{stem}.report.txt",
-                                            out_dir / f"{stem}.stops.json")
-    rep = subprocess.run([sys.executable, str(REPORT_DRIVER), str(report_json), str(report_text), str(case_path(name))],
-                         capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
+def _run_stops(name: str, out_dir: Path) -> StopRun:
+    stops_json = out_dir / f"{file_stem(name)}.stops.json"
     stops = subprocess.run([sys.executable, str(STOP_DRIVER), str(stops_json), str(case_path(name))],
-                           capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=_env())
-    return Runs(
-        report=json.loads(report_json.read_text()) if report_json.exists() else None,
-        report_text=report_text.read_text() if report_text.exists() else "",
-        report_stderr=rep.stderr,
-        stops=json.loads(stops_json.read_text()) if stops_json.exists() else None,
-        stops_stdout=stops.stdout,
-        stops_stderr=stops.stderr,
-        stops_returncode=stops.returncode,
-    )
+                           capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=driver_env())
+    return StopRun(json.loads(stops_json.read_text()) if stops_json.exists() else None, stops.stdout,
+                   stops.stderr, stops.returncode)
 
 
 @pytest.fixture(scope="module")
@@ -81,17 +72,19 @@ def case_runs(request, tmp_path_factory):
                 selected.append(callspec.params["case"])
     out_dir = tmp_path_factory.mktemp("case_recompiles")
     pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2))
-    futures: dict[str, Future] = {name: pool.submit(_run_case, name, out_dir) for name in selected}
+    futures: dict[str, Future] = {name: pool.submit(_run_stops, name, out_dir) for name in selected}
     yield futures
     pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture
-def runs(case_runs, case) -> Runs:
-    result = case_runs[case].result(timeout=2 * TIMEOUT_S + 60)
-    assert result.report is not None, f"no report written:\n{result.report_stderr[-3000:]}"
-    assert result.stops is not None, f"no stops written:\n{result.stops_stderr[-3000:]}"
-    return result
+def runs(report_runs, case_runs, case) -> Runs:
+    """`case` under ``report`` (the run test_cases_report reads too) and under ``--break-on recompile``."""
+    report = report_run(report_runs, case)
+    stops = case_runs[case].result(timeout=2 * TIMEOUT_S + 60)
+    assert stops.stops is not None, f"no stops written:\n{stops.stderr[-3000:]}"
+    return Runs(report=report.report, report_text=report.text, report_stderr=report.stderr, stops=stops.stops,
+                stops_stdout=stops.stdout, stops_stderr=stops.stderr, stops_returncode=stops.returncode)
 
 
 def _expression(reason: str) -> str:
@@ -190,7 +183,7 @@ def _plain(commands: str, tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "recompile", "-c", commands,
          str(CASES_DIR / CASE_002)],
-        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=_env())
+        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
 
 
 @pytest.mark.skipif(not (CASES_DIR / CASE_002).exists(), reason="case 002 missing")
@@ -247,7 +240,7 @@ def test_011_graph_break_stop_shows_the_break_and_the_stack_passed(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "graph-break", "-c", "c",
          str(CASES_DIR / CASE_011)],
-        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=_env())
+        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     first = proc.stdout.split("--- ")[1]
     assert "resume function torch_dynamo_resume_in_box_extent_at_48 (compile 1/0) continues box_extent" in first

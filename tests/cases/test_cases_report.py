@@ -2,30 +2,26 @@
 (the case's ``.expected.md``) must be in the report, the resume functions must be named after the breaks, and
 the program's own output and exit status must be unchanged.
 
-Each case runs in its own subprocess (`report_driver.py`) so torch state does not leak between cases; the
-selected cases are started together, as many at a time as there are CPUs, the first time a test needs one.
+Each case runs in its own subprocess (`report_driver.py`, started by conftest.py's `report_runs`, which
+test_cases_recompile shares) so torch state does not leak between cases.
 Compared on the stable parts only: compile ids, guard expressions (object ids masked), reason heads, file
 basenames and line numbers — never uuids, generated global names or absolute paths.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from corpus import CASES, SHARED_DIR, case_path, expected_path, file_stem
+from corpus import CASES, SHARED_DIR, case_path, expected_path
+from report_runs import ReportRun, report_run
 
 CASES_DIR = SHARED_DIR          # the shared corpus (cases named there by the tests of one shared case)
-DRIVER = Path(__file__).resolve().parent / "report_driver.py"
-TIMEOUT_S = 300
 
 
 def _recorded_on_this_stack() -> bool:
@@ -128,52 +124,9 @@ def reason_head(reason: str) -> str:
 # ------------------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class CaseRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    report: dict | None
-    text: str
-    summary: str = ""
-
-
-def _run_case(name: str, out_dir: Path) -> CaseRun:
-    out_json = out_dir / f"{file_stem(name)}.json"
-    out_text = out_dir / f"{file_stem(name)}.txt"
-    env = dict(os.environ)
-    env.pop("TORCH_LOGS", None)
-    proc = subprocess.run(
-        [sys.executable, str(DRIVER), str(out_json), str(out_text), str(case_path(name))],
-        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=env,
-    )
-    report = json.loads(out_json.read_text()) if out_json.exists() else None
-    text = out_text.read_text() if out_text.exists() else ""
-    summary_file = Path(str(out_text) + ".summary")
-    summary = summary_file.read_text() if summary_file.exists() else ""
-    return CaseRun(proc.returncode, proc.stdout, proc.stderr, report, text, summary)
-
-
-@pytest.fixture(scope="module")
-def case_runs(request, tmp_path_factory):
-    selected = []
-    for item in request.session.items:
-        callspec = getattr(item, "callspec", None)
-        if item.module is request.module and callspec is not None and "case" in callspec.params:
-            if callspec.params["case"] not in selected:
-                selected.append(callspec.params["case"])
-    out_dir = tmp_path_factory.mktemp("case_reports")
-    pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
-    futures: dict[str, Future] = {name: pool.submit(_run_case, name, out_dir) for name in selected}
-    yield futures
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
 @pytest.fixture
-def run(case_runs, case) -> CaseRun:
-    result = case_runs[case].result(timeout=TIMEOUT_S + 60)
-    assert result.report is not None, f"no report written:\n{result.stderr[-3000:]}"
-    return result
+def run(report_runs, case) -> ReportRun:
+    return report_run(report_runs, case)
 
 
 # ------------------------------------------------------------------------------------------------------------
