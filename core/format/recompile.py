@@ -252,7 +252,7 @@ def outcome_text(record: RecompileRecord) -> str:
             return head if drop.dropped else f"compiled {outcome.compile_id}; {head}"
         if outcome.auto_dynamic:
             checks = "; ".join(auto_dynamic_check_text(o) for o in outcome.auto_dynamic)
-            return f"compiled {outcome.compile_id} ({checks})"
+            return f"compiled {outcome.compile_id} (automatic dynamic read back: {checks})"
         return f"compiled {outcome.compile_id}"
     if record.pending:
         return "pending (the program is paused at this recompile stop)"
