@@ -486,10 +486,10 @@ def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:
 
 def _read_back(record: RecompileRecord, event: Any, compile_id: str) -> tuple[DynamicOutcome, ...]:
     """What the new entry made of each dimension `record` predicted automatic dynamic would make dynamic: its
-    ``TENSOR_MATCH`` on that input read back (`advice.tensor_match_sizes`)."""
+    ``TENSOR_MATCH`` on that input read back (`guards.tensor_match_sizes`)."""
     if not record.auto_dynamic:
         return ()
-    from .advice import tensor_match_sizes
+    from .guards import tensor_match_sizes
 
     out = []
     for d in record.auto_dynamic:
