@@ -61,7 +61,7 @@ from dynadbg.core.model import (
 )
 from dynadbg.core import format as fmt
 from dynadbg.core.format.edits import format_diff
-from dynadbg.core.format.advice import choice_why_not_text, plan_check_text
+from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.trace_model import TraceStopView
@@ -591,12 +591,6 @@ class DebuggerApp(App[int]):
         stop = self.last_stop
         suggested = [f"{c.decision.name} {c.decision.dim}" for c in (stop.choices if stop else ())
                      if c.kind is DecisionKind.DYNAMIC and c.available and c.decision.name is not None]
-        automatic = next((c for c in (stop.choices if stop else ())
-                          if c.kind is DecisionKind.DYNAMIC and c.automatic), None)
-        if not suggested and automatic is not None:
-            # torch makes the changed dimensions dynamic itself: nothing to mark
-            self._main.console.info(f"dynamic: {choice_why_not_text(automatic)}")
-            return
         if not suggested:
             # no size guard failed: marking a dimension dynamic would not avoid this recompile
             self._main.console.info("dynamic: no input tensor changed size at one dimension here "
