@@ -1136,6 +1136,7 @@ def mark_dynamic(tensor: Any, dim: int) -> None:
 # replaced, not merged, and every size recompiles. ``mark_static`` (``_dynamo_static_indices``) keeps a dimension
 # static whatever the record says; parameters and nn.Module attributes are static under
 # ``force_parameter_static_shapes`` / ``force_nn_module_property_static_shapes`` (both on by default).
+# torch 2.14.1: the same names and the same decision in its wheel's pgo.py and builder.py (read, not run).
 
 def _automatic_dynamic_api() -> Any:
     """Fails unless this torch keeps automatic dynamic's size records as `recorded_sizes` reads them."""

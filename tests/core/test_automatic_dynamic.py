@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from dynadbg.core import compat
 from dynadbg.core import format as fmt
 from dynadbg.core.model import AutoDynamicDim, DecisionKind
 from dynadbg.core.report import run_report
 from helpers import drive
 from programs import sequence_lengths as prog
+
+compat.load()
+#: torch's size record is private (torch/_dynamo/pgo.py): on a torch without it the feature is off, said at start-up
+needs_record = pytest.mark.skipif(compat.FEATURES.get("automatic dynamic") is not None,
+                                  reason=str(compat.FEATURES.get("automatic dynamic")))
 
 PROGRAM = Path(prog.__file__)
 SAID = ("torch makes L['tokens'] dim 1 dynamic in the new entry 0/1: sizes 8 then 16 were seen; "
@@ -36,6 +42,7 @@ def entries(run):
     return frame.entries
 
 
+@needs_record
 def test_the_stop_says_torch_makes_the_sequence_dimension_dynamic_and_offers_no_dynamic_for_it():
     run, results = run_program()
     assert results[:4] == [4.0, 8.0, 8.5, 16.0]                 # the program's results, unchanged
@@ -71,6 +78,7 @@ def test_nothing_new_is_said_when_torch_keeps_the_dimension_static(mode):
         assert "dynamic tokens 1   mark that dimension dynamic and recompile" in blocks["choices"]
 
 
+@needs_record
 def test_the_report_names_the_dimension_torch_made_dynamic():
     result = run_report(str(PROGRAM))
     assert result.status == 0
@@ -89,6 +97,17 @@ def test_the_report_names_the_dimension_torch_made_dynamic():
     (rec,) = frame["recompiles"]
     assert rec["analysis"]["automatic_dynamic"] == [{"source": "L['tokens']", "dim": 1, "seen": [8, 16],
                                                     "already": False}]
+
+
+def test_without_torch_s_size_record_nothing_is_said_and_dynamic_is_offered(monkeypatch):
+    """A torch without the record: the feature is listed as disabled, the stop offers ``dynamic`` as before."""
+    monkeypatch.setitem(compat.FEATURES, "automatic dynamic",
+                        "automatic dynamic disabled: AttributeError: torch._dynamo.pgo has no _CODE_STATE")
+    assert any(m.startswith("automatic dynamic disabled") for m in compat.missing_features())
+    run, _ = run_program("", ("c",))
+    stop = run.stops[0]
+    assert stop.recompile.auto_dynamic == ()
+    assert "dynamic tokens 1   mark that dimension dynamic and recompile" in dict(fmt.stop_blocks(stop))["choices"]
 
 
 def test_the_report_of_a_run_with_automatic_dynamic_off_names_no_dynamic_dimension():
