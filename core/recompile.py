@@ -543,7 +543,8 @@ class RecompileLog:
             limit = next((r.limit for r in reversed(self._records)
                           if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), record.limit)
             record = replace(record, seq=len(self._records) + 1, compile_id=None, limit=limit,
-                             decision=DecisionKind.EAGER, outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT))
+                             decision=DecisionKind.EAGER, outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT),
+                             auto_dynamic=())   # nothing compiles: no entry for torch to make dynamic
             self._records.append(record)
         return record
 

@@ -354,7 +354,10 @@ def inputs_text(record: RecompileRecord) -> str:
 
 
 def auto_dynamic_lines(record: RecompileRecord) -> list[str]:
-    """What torch's automatic dynamic shapes does at this miss, one line per dimension (empty when nothing)."""
+    """What torch's automatic dynamic shapes does at this miss, one line per dimension (empty when nothing, and
+    when the call ran eagerly or compiling stopped: then no new entry was made)."""
+    if record.decision is not DecisionKind.RECOMPILE:
+        return []
     return [auto_dynamic_text(d, record.compile_id) for d in record.auto_dynamic]
 
 
@@ -421,9 +424,10 @@ def record_text(record: RecompileRecord) -> str:
     if record.non_input:
         parts.append("not about the inputs:")
         parts += [f"{_IND}{f.compile_id}: {f.text}" for f in record.non_input]
-    if record.auto_dynamic:
+    automatic = auto_dynamic_lines(record)
+    if automatic:
         parts.append("automatic dynamic:")
-        parts += [_IND + ln for ln in auto_dynamic_lines(record)]
+        parts += [_IND + ln for ln in automatic]
     if record.limit is not None:
         parts.append(f"recompile limit: {limit_text(record.limit)}")
     if record.diffs:
@@ -451,8 +455,9 @@ def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice]
     if carried:
         blocks.append(("what the ___stack arguments are", carried))
     blocks.append(("inputs", inputs_text(record)))
-    if record.auto_dynamic:
-        blocks.append(("automatic dynamic", "\n".join(auto_dynamic_lines(record))))
+    automatic = auto_dynamic_lines(record)
+    if automatic:
+        blocks.append(("automatic dynamic", "\n".join(automatic)))
     if record.limit is not None:
         blocks.append(("recompile limit", limit_text(record.limit)))
     blocks.append(("guard diffs", diffs_text(record.diffs)))

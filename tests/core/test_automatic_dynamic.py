@@ -117,3 +117,16 @@ def test_the_report_of_a_run_with_automatic_dynamic_off_names_no_dynamic_dimensi
     assert "torch compiled graphs: 4" in proc.stdout
     assert "4 cache entries, 3 recompiles" in proc.stdout
     assert "serves any size" not in proc.stdout and "automatic dynamic" not in proc.stdout
+
+
+@needs_record
+def test_a_call_run_eagerly_at_the_stop_is_not_said_to_make_an_entry_dynamic():
+    """``eager`` at the stop: no compile, so ``why`` afterwards says nothing of a new dynamic entry; the next
+    length stops again (torch's record saw 8 and then 17 at the next compile)."""
+    run, results = run_program("", ("eager", "why", "c", "c", "c"))
+    assert results[:4] == [4.0, 8.0, 8.5, 16.0]
+    first = run.session.recompiles.records()[0]
+    assert first.decision is DecisionKind.EAGER and first.auto_dynamic   # predicted, then not taken
+    assert "automatic dynamic" not in fmt.recompile.record_text(first)
+    assert len(run.stops) == 2                                           # 17 misses again, then 32 hits
+
