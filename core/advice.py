@@ -18,7 +18,6 @@ Results are frozen records (`model.DynamicDim`, `model.DynamicOutcome`, `Recompi
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass
 from types import CodeType
@@ -26,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from .callsites import CallSite
 from .filter_entries import CompileFilterEntries, FilterPlan, NoFilter, entries_for_leaf, plan_filter
+from .guards import tensor_match_sizes
 from .model import DynamicDim, DynamicOutcome
 
 __all__ = ["DynamicCheck", "RecompileAdvice", "advise", "entries_of", "plan_for_leaves"]
@@ -160,38 +160,6 @@ def droppable_alone(leaf: Any, recorded: CompileFilterEntries | None) -> bool:
 # --------------------------------------------------------------------------------------------------------------
 # ``dynamic NAME DIM``: did the new entry really make that dimension dynamic?
 # --------------------------------------------------------------------------------------------------------------
-
-_TENSOR_SIZES = re.compile(r"size=\[([^\]]*)\]")
-
-
-def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...] | None:
-    """The sizes a new entry's ``TENSOR_MATCH`` on `source` pins (``check_tensor(..., size=[None, 3], ...)``:
-    None where the dimension is dynamic), read off the guard's code parts (`compat.read_guard_manager`); None when
-    the entry has no such guard or its tree cannot be read."""
-    from . import compat
-
-    try:
-        raw = compat.read_guard_manager(guard_manager.root)
-    except Exception:  # noqa: BLE001 - an unreadable tree: nothing to say
-        return None
-    stack = [raw]
-    while stack:
-        node = stack.pop()
-        if node.source == source:
-            for leaf in node.leaves:
-                if leaf.guard_type != "TENSOR_MATCH":
-                    continue
-                m = _TENSOR_SIZES.search(" ".join(leaf.parts))
-                if m is None:
-                    return None
-                out: list[int | None] = []
-                for part in m.group(1).split(","):
-                    part = part.strip()
-                    out.append(int(part) if part.lstrip("-").isdigit() else None)
-                return tuple(out)
-        stack.extend(node.children)
-    return None
-
 
 class DynamicCheck:
     """A compile hook: after ``dynamic NAME DIM``, read the next compile of that code object.

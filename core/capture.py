@@ -142,14 +142,18 @@ class CacheMissEvent:
         after_limit: the code already hit its recompile limit: torch will not compile, the call runs its
             entries or eagerly whatever the hook answers (the hook is told, for the record, and should not stop).
         capture: the `Capture` that saw the miss, or None.
+        closure: the frame's closure cells (``frame.closure``), None when unknown.
     """
 
     __slots__ = ("code", "f_locals", "cache_entries", "compile_ids", "frame_name", "backend", "callback",
-                 "after_limit", "capture")
+                 "after_limit", "capture", "closure")
 
     def __init__(self, code: CodeType, f_locals: dict[str, Any], cache_entries: list[Any],
                  backend: Any = None, callback: Any = None, *, after_limit: bool = False,
-                 capture: "Capture | None" = None) -> None:
+                 capture: "Capture | None" = None, closure: Any = None) -> None:
+        #: the frame's closure cells (``frame.closure``; part of the key of torch's automatic-dynamic size
+        #: record, `compat.recorded_sizes`), None when unknown
+        self.closure = closure
         self.after_limit = after_limit
         #: the capture that saw the miss: its call sites and guard filter entries (`advice.advise`)
         self.capture = capture
@@ -858,7 +862,8 @@ class Capture:
         if not entries:
             return None  # first time Dynamo sees this code: not a recompile
         backend = compat.innermost_backend(wrapper) if wrapper is not None else None
-        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper, capture=self)
+        event = CacheMissEvent(code, dict(frame.f_locals), entries, backend, wrapper, capture=self,
+                               closure=getattr(frame, "closure", None))
         action = self.on_cache_miss(event) if self.on_cache_miss is not None else None
         if action is None or action == "recompile":
             return None

@@ -89,6 +89,7 @@ def load() -> None:
     _probe("compile stop", lambda: _cf.wrap_guarded_code)
     _probe("recompile stop", lambda: _cf.CatchErrorsWrapper.__call__)
     _probe("reset code", lambda: _torch._C._dynamo.eval_frame.reset_code)
+    _probe("automatic dynamic", _automatic_dynamic_api)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1154,6 +1155,84 @@ def mark_dynamic(tensor: Any, dim: int) -> None:
     symbolic (VERIFIED torch 2.13 from the cache-miss hook, before the compile: the new entry's TENSOR_MATCH had
     ``size=[None]`` and later sizes reused it)."""
     torch._dynamo.mark_dynamic(tensor, dim)
+
+
+# automatic dynamic shapes — torch's per-code record of the sizes each input had (torch/_dynamo/pgo.py, PRIVATE).
+# VERIFIED on torch 2.13.0+cpu (Python 3.11.7), 2026-12-01: after a compile of f with x of size (2, 8),
+# ``pgo._CODE_STATE[CodeId.make(f.__code__, closure)].automatic_dynamic["L['x']"].size == (2, 8)``; the compile
+# after a miss on (2, 16) merges it to ``(2, auto_dynamic)`` and builds the entry with ``size=[2, None]``, which
+# then serves 17 and 32. With ``config.automatic_dynamic_shapes = False`` (also what ``torch.compile(...,
+# dynamic=False)`` patches in around each call of the compiled function, its miss hook included) the record is
+# replaced, not merged, and every size recompiles. ``mark_static`` (``_dynamo_static_indices``) keeps a dimension
+# static whatever the record says; parameters and nn.Module attributes are static under
+# ``force_parameter_static_shapes`` / ``force_nn_module_property_static_shapes`` (both on by default).
+# torch 2.14.1: the same names and the same decision in its wheel's pgo.py and builder.py (read, not run).
+
+def _automatic_dynamic_api() -> Any:
+    """Fails unless this torch keeps automatic dynamic's size records as `recorded_sizes` reads them."""
+    from torch._dynamo import pgo
+
+    for name in ("CodeId", "auto_dynamic", "FrameStateSizeEntry", "_CODE_STATE"):
+        if not hasattr(pgo, name):
+            raise AttributeError(f"torch._dynamo.pgo has no {name}")
+    if not hasattr(pgo.CodeState(), "automatic_dynamic") or not hasattr(torch._dynamo.config,
+                                                                        "automatic_dynamic_shapes"):
+        raise AttributeError("torch._dynamo.pgo.CodeState has no automatic_dynamic")
+    return pgo
+
+
+def automatic_dynamic_on() -> bool:
+    """``torch._dynamo.config.automatic_dynamic_shapes`` as the current call sees it (torch 2.13)."""
+    return bool(torch._dynamo.config.automatic_dynamic_shapes)
+
+
+def recorded_sizes(code: CodeType, closure: Any, source: str, rank: int) -> tuple[int | None, ...] | None:
+    """The sizes Dynamo recorded for the tensor at `source` (``"L['x']"``) of `code`'s earlier compiles: an int
+    where every compile so far saw that size, None where torch already made the dimension dynamic. None when
+    nothing is recorded (no compile saw it, another rank of tensor, or the record is not readable).
+
+    Reads ``torch._dynamo.pgo._CODE_STATE`` without creating anything (``get_code_state`` would initialise it
+    and may read a PGO profile). `closure` is the frame's closure cells (``frame.closure``, part of torch's
+    ``CodeId``); without it the record is found by the code's file, line and name when only one matches.
+    Raises AttributeError/ImportError when this torch has no such record (`FEATURES["automatic dynamic"]`).
+    """
+    from torch._dynamo import pgo
+
+    state = pgo._CODE_STATE
+    if not state:
+        return None
+    code_state = None
+    if closure is not None:
+        code_state = state.get(pgo.CodeId.make(code, tuple(closure) or None))
+    if code_state is None:
+        same = [cs for cid, cs in list(state.items())
+                if cid.name == code.co_name and cid.firstlineno == code.co_firstlineno
+                and cid.filename == code.co_filename]
+        code_state = same[0] if len(same) == 1 else None
+    if code_state is None:
+        return None
+    entry = code_state.automatic_dynamic.get(source)
+    if entry is None:
+        return None
+    size = entry.size
+    if size is pgo.auto_dynamic:
+        return (None,) * rank
+    if not isinstance(size, tuple) or len(size) != rank:
+        return None
+    return tuple(s if type(s) is int else None for s in size)
+
+
+def static_dims(tensor: Any, source: str) -> tuple[frozenset[int], bool]:
+    """Why Dynamo keeps dimensions of `tensor` static whatever its size record says: the dimensions
+    ``torch._dynamo.mark_static`` marked (``_dynamo_static_indices``), and whether the whole tensor is static
+    by config (an ``nn.Parameter`` under ``force_parameter_static_shapes``, an attribute of a module under
+    ``force_nn_module_property_static_shapes``; the source then reads an attribute)."""
+    marked = frozenset(getattr(tensor, "_dynamo_static_indices", ()) or ())
+    config = torch._dynamo.config
+    whole = bool(isinstance(tensor, torch.nn.Parameter) and config.force_parameter_static_shapes)
+    if "]." in source or source.startswith("G[") or source.startswith("L['self']"):
+        whole = whole or bool(config.force_nn_module_property_static_shapes)
+    return marked, whole
 
 
 class dynamo_off:  # noqa: N801 - used like a function: `with compat.dynamo_off():`

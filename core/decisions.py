@@ -281,12 +281,15 @@ def default_drop_leaves(record: RecompileRecord) -> list[LeafGuardView]:
 
 
 def dynamic_suggestions(record: RecompileRecord) -> list[tuple[str, int]]:
-    """(name, dim) pairs a ``mark_dynamic`` would cover: tensor inputs whose size changed at one index."""
+    """(name, dim) pairs a ``mark_dynamic`` would cover: tensor inputs whose size changed at one index, less the
+    dimensions torch's automatic dynamic shapes makes dynamic in the new entry anyway (`record.auto_dynamic`)."""
+    automatic = {(d.source, d.dim) for d in getattr(record, "auto_dynamic", ())}
     out: dict[tuple[str, int], None] = {}
     for v in record.entries:
         for leaf in v.failing:
             # the first changed dimension: the one torch's reason names (``size mismatch at index 0``)
-            if leaf.size_changed and leaf.source.startswith("L["):
+            if leaf.size_changed and leaf.source.startswith("L[") \
+                    and (leaf.source, leaf.size_changed[0]) not in automatic:
                 out.setdefault((compat.strip_local_scope(leaf.source), leaf.size_changed[0]), None)
     return list(out)
 
@@ -373,7 +376,11 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         out.append(RecompileChoice(
             DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC, name=name, dim=dim), "dynamic NAME DIM",
             dynamic_summary, permanent=PermanentFix(DecisionKind.DYNAMIC, fn, dims=(marked,), call_site=site)))
-    if not suggestions:
+    if not suggestions and record.auto_dynamic:
+        # torch makes every changed dimension dynamic itself: nothing for mark_dynamic to do
+        out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
+                                   dynamic_summary, available=False, automatic=record.auto_dynamic))
+    elif not suggestions:
         out.append(RecompileChoice(DecisionKind.DYNAMIC, Decision(DecisionKind.DYNAMIC), "dynamic NAME DIM",
                                    dynamic_summary, detail="no input tensor changed size at one dimension"))
     return tuple(out)

@@ -42,6 +42,7 @@ __all__ = [
     "iter_leaves",
     "iter_managers",
     "parse_code_part",
+    "tensor_match_sizes",
 ]
 
 #: Failures reading a guarded value that mean "the value is not there" (torch then fails the accessor).
@@ -1157,3 +1158,33 @@ _BUILTINS_ALIAS_RE = re.compile(r"__builtins_dict___\d+")
 
 def _unnumbered(text: str) -> str:
     return _BUILTINS_ALIAS_RE.sub("__builtins_dict___*", text) if "__builtins_dict___" in text else text
+
+
+_TENSOR_SIZES = re.compile(r"size=\[([^\]]*)\]")
+
+
+def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...] | None:
+    """The sizes a new entry's ``TENSOR_MATCH`` on `source` pins (``check_tensor(..., size=[None, 3], ...)``:
+    None where the dimension is dynamic), read off the guard's code parts (`compat.read_guard_manager`); None when
+    the entry has no such guard or its tree cannot be read."""
+    try:
+        raw = compat.read_guard_manager(guard_manager.root)
+    except Exception:  # noqa: BLE001 - an unreadable tree: nothing to say
+        return None
+    stack = [raw]
+    while stack:
+        node = stack.pop()
+        if node.source == source:
+            for leaf in node.leaves:
+                if leaf.guard_type != "TENSOR_MATCH":
+                    continue
+                m = _TENSOR_SIZES.search(" ".join(leaf.parts))
+                if m is None:
+                    return None
+                out: list[int | None] = []
+                for part in m.group(1).split(","):
+                    part = part.strip()
+                    out.append(int(part) if part.lstrip("-").isdigit() else None)
+                return tuple(out)
+        stack.extend(node.children)
+    return None

@@ -979,6 +979,33 @@ class DynamicDim:
 
 
 @dataclass(frozen=True)
+class AutoDynamicDim:
+    """A tensor dimension torch's automatic dynamic shapes makes dynamic in the compile that follows a cache miss.
+
+    With ``torch._dynamo.config.automatic_dynamic_shapes`` on (torch's default), Dynamo records per code object
+    the size each tensor input had in the compiles so far (`compat.recorded_sizes`); the compile that sees another
+    size at a dimension builds the new entry with that dimension dynamic, so later sizes there hit it. Not made
+    when the config is off (also ``torch.compile(dynamic=False)``), for a size of 0 or 1 (torch specialises
+    those), for a ``mark_static``ed dimension, or for a parameter or module attribute kept static by config.
+
+    Attributes:
+        source: torch's source of the tensor (``"L['x']"``).
+        name: the input as the user names it (``"x"``, ``"kwargs['input_ids']"``).
+        dim: the dimension (non-negative).
+        seen: the sizes seen there, in order: the size the earlier compiles recorded, then this call's
+            (``(8, 16)``); only this call's size when `already`.
+        already: torch's record already had the dimension dynamic (an earlier compile made it so; this miss
+            is about another guard or another entry).
+    """
+
+    source: str
+    name: str
+    dim: int
+    seen: tuple[int, ...]
+    already: bool = False
+
+
+@dataclass(frozen=True)
 class DynamicOutcome:
     """What the compile after ``dynamic NAME DIM`` made of that dimension (`advice.DynamicCheck`).
 
@@ -1143,6 +1170,8 @@ class RecompileChoice:
             None when nothing was checked.
         left_out: for drop: failing guards the default leaves out because no filter drops them alone
             (`filter_entries.NoFilter`, each with why).
+        automatic: for dynamic: the dimensions torch's automatic dynamic shapes makes dynamic in the new entry
+            itself (`RecompileRecord.auto_dynamic`); the choice is not available when they are all that changed.
     """
 
     kind: DecisionKind
@@ -1156,6 +1185,7 @@ class RecompileChoice:
     detail: str = ""
     plan: Any = field(default=None, compare=False)
     left_out: tuple[Any, ...] = ()
+    automatic: tuple[AutoDynamicDim, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1947,6 +1977,9 @@ class RecompileOutcome:
     drop: DropResult | None = None
     #: what the compile made of the dimension ``dynamic`` marked (checked on its TENSOR_MATCH), when marked
     dynamic: DynamicOutcome | None = None
+    #: what the compile made of each dimension the record predicted automatic dynamic would make dynamic
+    #: (`RecompileRecord.auto_dynamic`), read back off the new entry's TENSOR_MATCH
+    auto_dynamic: tuple[DynamicOutcome, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1979,6 +2012,9 @@ class RecompileRecord:
             method it resumes: ``MLP.torch_dynamo_resume_in_forward_at_26``).
         is_resume: True when the code object is a resume function.
         changed: the inputs the failing guards of the most recently used entry saw change, one per input.
+        auto_dynamic: the dimensions whose size changed that torch's automatic dynamic shapes makes dynamic in
+            the compile that follows (`AutoDynamicDim`); empty when it makes none (the config is off, the
+            dimension is kept static) or this torch keeps no size record (`compat.FEATURES`).
     """
 
     seq: int
@@ -2002,6 +2038,7 @@ class RecompileRecord:
     code_name: str = ""
     is_resume: bool = False
     changed: tuple[InputChange, ...] = ()
+    auto_dynamic: tuple[AutoDynamicDim, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.decision, DecisionKind):

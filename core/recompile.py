@@ -34,9 +34,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import compat, facts
 from .identity import IdentityCache
 from .model import (
+    AutoDynamicDim,
     CompiledFrameView,
     CompilesData,
     DecisionKind,
+    DynamicOutcome,
     EntryDiff,
     EntryVerdict,
     FrameRecompiles,
@@ -362,15 +364,76 @@ def changed_inputs(record: RecompileRecord) -> tuple[InputChange, ...]:
     return tuple(out.values())
 
 
+def _source_value(source: str, f_locals: dict[str, Any]) -> Any:
+    """The value at a guard source under the frame's locals (``L['kwargs']['input_ids']``), None when it cannot
+    be read."""
+    try:
+        return eval(compile(source, "<guard source>", "eval"), {"__builtins__": {}, "L": f_locals})  # noqa: S307
+    except Exception:  # noqa: BLE001 - a source that needs more than the locals: nothing to say about it
+        return None
+
+
+def automatic_dynamic_dims(code: CodeType, f_locals: dict[str, Any], entries: Sequence[EntryVerdict], *,
+                           closure: Any = None) -> tuple[AutoDynamicDim, ...]:
+    """The dimensions torch's automatic dynamic shapes makes dynamic in the compile after this miss: each
+    dimension a failing ``TENSOR_MATCH`` on an input saw change size (`LeafGuardView.size_changed`) where torch's
+    size record of `code` (`compat.recorded_sizes`) has another size, or already has it dynamic, and nothing
+    keeps it static (``automatic_dynamic_shapes`` off, as under ``torch.compile(dynamic=False)``; a size of 0 or
+    1; ``mark_static``; a parameter or module attribute under torch's ``force_*_static_shapes``).
+
+    Computed as Dynamo's ``_automatic_dynamic`` (torch/_dynamo/variables/builder.py) decides, before the compile;
+    `RecompileLog.on_compiled` reads the new entry back. Empty when this torch keeps no size record (the feature
+    is then listed in `compat.missing_features`). Never raises.
+    """
+    if compat.FEATURES.get("automatic dynamic") is not None:
+        return ()
+    try:
+        if not compat.automatic_dynamic_on():
+            return ()
+    except Exception:  # noqa: BLE001 - no such config: nothing is said
+        return ()
+    out: dict[tuple[str, int], AutoDynamicDim] = {}
+    for verdict in entries:
+        for leaf in verdict.failing:
+            if leaf.guard_type != "TENSOR_MATCH" or not leaf.size_changed or not leaf.source.startswith("L["):
+                continue
+            value = _source_value(leaf.source, f_locals)
+            shape = getattr(value, "shape", None)
+            if shape is None:
+                continue
+            try:
+                recorded = compat.recorded_sizes(code, closure, leaf.source, len(shape))
+                marked, whole = compat.static_dims(value, leaf.source)
+            except Exception:  # noqa: BLE001 - an unreadable record: say nothing rather than guess
+                continue
+            if recorded is None or whole:
+                continue
+            for dim in leaf.size_changed:
+                if (leaf.source, dim) in out or dim in marked or dim >= len(shape):
+                    continue
+                size = int(shape[dim])
+                if size in (0, 1):          # torch specialises these whatever the record says
+                    continue
+                before = recorded[dim]
+                name = compat.strip_local_scope(leaf.source)
+                if before is None:
+                    out[(leaf.source, dim)] = AutoDynamicDim(leaf.source, name, dim, (size,), already=True)
+                elif before != size:
+                    out[(leaf.source, dim)] = AutoDynamicDim(leaf.source, name, dim, (before, size))
+    return tuple(out.values())
+
+
 def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequence[Any], *, seq: int = 0,
                  diff_cache: dict[Any, tuple["GuardDiff", ...]] | None = None,
-                 backend: Any = None, callback: Any = None) -> RecompileRecord:
+                 backend: Any = None, callback: Any = None, closure: Any = None) -> RecompileRecord:
     """Everything `RecompileRecord` holds for one cache miss, computed now (worker thread, before the compile).
 
     `backend` is the backend object of the call that missed (``CacheMissEvent.backend``): entries compiled with
     another backend callable are reported as rejected for it (BACKEND_MATCH), with both backends named.
     `callback` is torch's callback that missed (``CacheMissEvent.callback``): the recompile limit is read from
     it when ``torch.compile(..., recompile_limit=N)`` set one for this region.
+    `closure` is the frame's closure cells (``CacheMissEvent.closure``): part of the key of torch's size record
+    (`automatic_dynamic_dims`).
 
     Never raises: a failure is kept in ``record.error`` with whatever could be computed.
     """
@@ -404,7 +467,9 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         stack_args, scalar = (), False
     record = replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
                      stack_args=stack_args, scalar_break=scalar)
-    return replace(record, changed=changed_inputs(record))
+    auto = () if limit is not None and limit.hit_now else automatic_dynamic_dims(code, f_locals, verdicts,
+                                                                                 closure=closure)
+    return replace(record, changed=changed_inputs(record), auto_dynamic=auto)
 
 
 def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:
@@ -417,6 +482,24 @@ def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:
         return replace(record, advice=advise(record, event.f_locals))
     except Exception:  # noqa: BLE001 - advice is checked or left out, never a broken program
         return record
+
+
+def _read_back(record: RecompileRecord, event: Any, compile_id: str) -> tuple[DynamicOutcome, ...]:
+    """What the new entry made of each dimension `record` predicted automatic dynamic would make dynamic: its
+    ``TENSOR_MATCH`` on that input read back (`guards.tensor_match_sizes`)."""
+    if not record.auto_dynamic:
+        return ()
+    from .guards import tensor_match_sizes
+
+    out = []
+    for d in record.auto_dynamic:
+        try:
+            sizes = tensor_match_sizes(event.guard_manager, d.source)
+        except Exception:  # noqa: BLE001 - unreadable: the outcome says it is unknown
+            sizes = None
+        dynamic = None if sizes is None or d.dim >= len(sizes) else sizes[d.dim] is None
+        out.append(DynamicOutcome(d.source, d.dim, compile_id, sizes, dynamic))
+    return tuple(out)
 
 
 class RecompileLog:
@@ -440,7 +523,8 @@ class RecompileLog:
         if getattr(event, "after_limit", False):
             return self._record_after_limit(event)
         record = analyze_miss(event.code, event.f_locals, event.cache_entries, seq=seq, diff_cache=self._diff_cache,
-                              backend=getattr(event, "backend", None), callback=getattr(event, "callback", None))
+                              backend=getattr(event, "backend", None), callback=getattr(event, "callback", None),
+                              closure=getattr(event, "closure", None))
         record = _with_advice(record, event)
         with self._lock:
             record = replace(record, seq=len(self._records) + 1, pending=pending)
@@ -459,7 +543,8 @@ class RecompileLog:
             limit = next((r.limit for r in reversed(self._records)
                           if r.code_key == id(code) and r.limit is not None and r.limit.hit_now), record.limit)
             record = replace(record, seq=len(self._records) + 1, compile_id=None, limit=limit,
-                             decision=DecisionKind.EAGER, outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT))
+                             decision=DecisionKind.EAGER, outcome=RecompileOutcome(OutcomeKind.AFTER_LIMIT),
+                             auto_dynamic=())   # nothing compiles: no entry for torch to make dynamic
             self._records.append(record)
         return record
 
@@ -478,7 +563,9 @@ class RecompileLog:
             for i in range(len(self._records) - 1, -1, -1):
                 rec = self._records[i]
                 if rec.code_key == key and rec.compile_id == cid and rec.outcome is None:
-                    self._records[i] = replace(rec, outcome=RecompileOutcome(OutcomeKind.COMPILED, cid))
+                    auto = _read_back(rec, event, cid)
+                    self._records[i] = replace(rec, outcome=RecompileOutcome(OutcomeKind.COMPILED, cid,
+                                                                             auto_dynamic=auto))
                     return
 
     # updates -------------------------------------------------------------------------------------------------

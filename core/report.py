@@ -92,6 +92,9 @@ removed or renamed, so a reader of ``/1`` or ``/2`` reads ``/3``::
       "not_about_inputs": [{"kind": str, "compile_id": str, "text": str}],  # global state, invalidated, ...
       "inputs": [{"name": str, "value": str}],     # the call's locals, summarised
       "guard_diffs": [GuardDiffs, ...],            # of the entries that existed then
+      "automatic_dynamic": [                       # dims torch's automatic dynamic shapes makes dynamic in the
+         {"source": str, "dim": int,                #   compile that follows ("L['x']", 1)
+          "seen": [int, ...], "already": bool}],    # sizes seen there (8, 16); already: an earlier compile did it
       "error": str | null
     }
     FailingGuard = {"id": "g6", "guard_type": str, "source": str, "code": [str, ...],
@@ -141,6 +144,7 @@ from .report_summary import (
     RecompileLine,
     ReportSummary,
     distinct_breaks,
+    dynamic_dims,
     look_at_first,
 )
 from .runner import ExitResult, check_script, run_script
@@ -329,12 +333,15 @@ def build_summary(frames: Sequence[CompiledFrameView], *, recompile_records: Seq
     every_break = distinct_breaks(frames)
     rows = []
     for number, frame in enumerate(frames, 1):
+        mine = [r for r in recompile_records if r.code_key == frame.key]
         entries = []
         for entry in frame.entries:
             cost = _entry_cost(entry, guard_costs)
             cuts = advice(cost["by_source"], entries=len(frame.entries), total=cost["guards"]) if cost["guards"] else []
-            entries.append(EntryCostLine(entry.compile_id, entry.hits, cost["guards"], cost["eval_us"], tuple(cuts)))
-        mine = [r for r in recompile_records if r.code_key == frame.key]
+            made_by = next((r for r in reversed(mine) if r.compile_id == entry.compile_id), None)
+            dynamic = dynamic_dims(entry.guard_tree, made_by.auto_dynamic if made_by is not None else ())
+            entries.append(EntryCostLine(entry.compile_id, entry.hits, cost["guards"], cost["eval_us"], tuple(cuts),
+                                         dynamic))
         recompiles = []
         for rec in frame.recompiles:
             record = next((r for r in reversed(mine) if r.compile_id == rec.compile_id), None)
@@ -384,7 +391,10 @@ def summary_json(summary: ReportSummary) -> dict[str, Any]:
                     "hits": f.hits, "guards": f.guards,
                     "guard_eval_us": round(f.eval_us, 3) if f.eval_us is not None else None,
                     "entries": [{"compile_id": e.compile_id, "hits": e.hits, "guards": e.guards,
-                                 "eval_us": e.eval_us, "cuts": list(e.cuts)} for e in f.entries],
+                                 "eval_us": e.eval_us, "cuts": list(e.cuts),
+                                 "dynamic": [{"source": d.source, "dims": list(d.dims),
+                                              "automatic": {str(dim): list(sizes) for dim, sizes in d.seen}}
+                                             for d in e.dynamic]} for e in f.entries],
                     "recompiles": [rec(r) for r in f.recompiles],
                     "graph_breaks": [index[b.key] for b in f.breaks], "torch_graph_breaks": f.graph_breaks}
                    for f in summary.frames],
@@ -524,7 +534,7 @@ def format_report(
 
 def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) -> list[str]:
     """Per frame: every failing guard of every entry for each recompile, and the guard diffs of its entries."""
-    from .format.recompile import diffs_text, failing_text, limit_text
+    from .format.recompile import auto_dynamic_lines, diffs_text, failing_text, limit_text
     from .recompile import frame_guard_diffs
 
     out: list[str] = []
@@ -537,6 +547,7 @@ def _format_recompile_insight(frame: CompiledFrameView, records: Sequence[Any]) 
             out += _indent(failing_text(r), "    ")
             for f in r.non_input:
                 out.append(f"    not about the inputs: {f.compile_id}: [{f.kind}] {f.text}")
+            out += [f"    automatic dynamic: {line}" for line in auto_dynamic_lines(r)]
             if r.limit is not None:
                 out.append(f"    recompile limit: {limit_text(r.limit)}")
     diffs = frame_guard_diffs(frame) if len(frame.entries) > 1 else ()
@@ -811,6 +822,8 @@ def record_json(record: RecompileRecord) -> dict[str, Any]:
         "not_about_inputs": [{"kind": f.kind, "compile_id": f.compile_id, "text": f.text} for f in record.non_input],
         "inputs": [{"name": n, "value": t} for n, t in record.inputs],
         "guard_diffs": [diff_json(d) for d in record.diffs],
+        "automatic_dynamic": [{"source": d.source, "dim": d.dim, "seen": list(d.seen), "already": d.already}
+                              for d in record.auto_dynamic],
         "error": record.error,
     }
 

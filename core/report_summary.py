@@ -8,14 +8,16 @@ Pure data and pure functions over `model` views: no torch, no text.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from .model import CompiledFrameView
+from .model import CompiledFrameView, GuardTree
 
-__all__ = ["BreakKey", "DistinctBreak", "EntryCostLine", "FrameSummary", "LookAt", "LookKind", "Progress",
-           "ProgressKind", "RecompileLine", "ReportSummary", "GUARDS_WORTH_A_LOOK", "distinct_breaks", "look_at_first"]
+__all__ = ["BreakKey", "DistinctBreak", "DynamicDims", "EntryCostLine", "FrameSummary", "LookAt", "LookKind",
+           "Progress", "ProgressKind", "RecompileLine", "ReportSummary", "GUARDS_WORTH_A_LOOK", "distinct_breaks",
+           "dynamic_dims", "look_at_first"]
 
 #: (filename, lineno, reason head): what makes two graph breaks the same break for a user.
 BreakKey = tuple[str | None, int | None, str]
@@ -94,6 +96,52 @@ class RecompileLine:
 
 
 @dataclass(frozen=True)
+class DynamicDims:
+    """The dimensions of one tensor an entry serves at any size: its ``TENSOR_MATCH`` pins ``None`` there.
+
+    Attributes:
+        source: the tensor (``"L['x']"``).
+        dims: the dynamic dimensions, in order.
+        seen: for the dimensions torch's automatic dynamic shapes made dynamic at the recompile that built this
+            entry (`model.AutoDynamicDim`, predicted at the miss and read back off the entry): (dim, sizes seen
+            there before it became dynamic) each; empty when another cause made them dynamic (``mark_dynamic``,
+            ``dynamic=True``, an earlier recompile) or it is not known.
+    """
+
+    source: str
+    dims: tuple[int, ...]
+    seen: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+
+_SIZES = re.compile(r"size=\[([^\]]*)\]")
+
+
+def dynamic_dims(tree: GuardTree | None, auto: Sequence[Any] = ()) -> tuple[DynamicDims, ...]:
+    """Each tensor of `tree` with dynamic dimensions, read off its ``TENSOR_MATCH`` code (``check_tensor(L['x'],
+    ..., size=[2, None], ...)``), in tree order. `auto`: the `model.AutoDynamicDim`s of the recompile that built
+    the entry (what automatic dynamic made dynamic there)."""
+    if tree is None:
+        return ()
+    out: list[DynamicDims] = []
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        for leaf in node.leaves:
+            if leaf.guard_type != "TENSOR_MATCH":
+                continue
+            m = _SIZES.search(" ".join(leaf.code))
+            if m is None:
+                continue
+            dims = tuple(i for i, part in enumerate(m.group(1).split(",")) if part.strip() == "None")
+            if dims:
+                seen = tuple((d.dim, tuple(d.seen)) for d in auto
+                             if d.source == leaf.source and d.dim in dims and not d.already)
+                out.append(DynamicDims(leaf.source, dims, seen))
+        stack.extend(reversed(node.children))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class EntryCostLine:
     """One cache entry's hits and guard cost.
 
@@ -103,6 +151,7 @@ class EntryCostLine:
         guards: leaf guards of its tree (None: no tree).
         eval_us: torch's µs per evaluation of the whole tree at compile time, cold cache (None: not measured).
         cuts: torch's documented guard-overhead cuts that fit it (`guard_cost.advice` names).
+        dynamic: the tensors it serves at any size in some dimension (`DynamicDims`), from its guard tree.
     """
 
     compile_id: str
@@ -110,6 +159,7 @@ class EntryCostLine:
     guards: int | None
     eval_us: float | None
     cuts: tuple[str, ...] = ()
+    dynamic: tuple[DynamicDims, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,13 @@ from textual import events
 from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core import format as fmt
 from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
-from dynadbg.core.format.recompile import action_text, choice_warning_texts, limit_text, outcome_text
+from dynadbg.core.format.recompile import (
+    action_text,
+    auto_dynamic_lines,
+    choice_warning_texts,
+    limit_text,
+    outcome_text,
+)
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import (
     DecisionKind,
@@ -214,6 +220,10 @@ class RecompileView(OutputView):
             lines.extend([Text(""), Text(f"inputs changed since {record.entries[0].compile_id}",
                                          self._style("recompile--section"))])
             lines.extend(changed)
+        automatic = auto_dynamic_lines(record)
+        if automatic:
+            lines.extend([Text(""), Text("automatic dynamic", self._style("recompile--section"))])
+            lines.extend(Text(f"  {line}", self._style("recompile--hint")) for line in automatic)
         if record.stack_args:
             lines.extend([Text(""), Text("what the ___stack arguments are", self._style("recompile--section"))])
             lines.extend(Text(f"  {arg.name} is {fmt.stack_arg_text(arg)}") for arg in record.stack_args)

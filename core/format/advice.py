@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..callsites import passes_mode, with_option
 from ..filter_entries import FilterPlan, NoFilter, NoFilterKind
-from ..model import DecisionKind, DynamicDim, DynamicOutcome, PermanentFix, RecompileChoice
+from ..model import AutoDynamicDim, DecisionKind, DynamicDim, DynamicOutcome, PermanentFix, RecompileChoice
 
 if TYPE_CHECKING:
     from ..callsites import CallSite
@@ -156,12 +156,39 @@ def choice_detail_text(c: RecompileChoice) -> str:
     return text
 
 
+def auto_dynamic_text(d: AutoDynamicDim, compile_id: str | None = None) -> str:
+    """What torch's automatic dynamic shapes does with one dimension at a recompile: ``"torch makes L['x'] dim 1
+    dynamic in the new entry: sizes 8 then 16 were seen; later sizes hit that entry"``."""
+    entry = f"the new entry {compile_id}" if compile_id else "the new entry"
+    if d.already:
+        return (f"torch makes {d.source} dim {d.dim} dynamic in {entry}: an earlier compile already saw it change "
+                f"size (now {d.seen[-1]}); later sizes hit that entry")
+    sizes = " then ".join(str(n) for n in d.seen)
+    return f"torch makes {d.source} dim {d.dim} dynamic in {entry}: sizes {sizes} were seen; later sizes hit that entry"
+
+
+def auto_dynamic_check_text(outcome: DynamicOutcome) -> str:
+    """The new entry read back after automatic dynamic (`RecompileOutcome.auto_dynamic`), one clause."""
+    sizes = "?" if outcome.sizes is None else "[" + ", ".join("None" if s is None else str(s)
+                                                               for s in outcome.sizes) + "]"
+    if outcome.dynamic is None:
+        return f"could not read {outcome.name}'s TENSOR_MATCH in {outcome.compile_id}"
+    if outcome.dynamic:
+        return f"its TENSOR_MATCH on {outcome.name} has size={sizes}: dim {outcome.dim} is dynamic"
+    return f"its TENSOR_MATCH on {outcome.name} pins size={sizes}: dim {outcome.dim} is NOT dynamic"
+
+
 def choice_why_not_text(c: RecompileChoice) -> str | None:
-    """Why a choice is not available (its `why_not`, or why no filter drops its guards), None when it is."""
+    """Why a choice is not available (its `why_not`, that torch makes the changed dimensions dynamic itself, or
+    why no filter drops its guards), None when it is."""
     if c.available:
         return None
     if c.why_not is not None:
         return c.why_not
+    if c.automatic:
+        dims = ", ".join(f"{d.name} {d.dim}" for d in c.automatic)
+        return (f"torch's automatic dynamic shapes makes {dims} dynamic in the new entry itself: "
+                f"nothing to mark (recompile does it)")
     return plan_check_text(c.plan) if c.plan is not None else None
 
 

@@ -31,7 +31,15 @@ from ..guards import location_text
 from ..recompile import reason_head
 from ..values import cut, cut_pair
 from .. import stances
-from .advice import choice_detail_text, choice_why_not_text, dynamic_outcome_text, dynamic_warning, fix_lines
+from .advice import (
+    auto_dynamic_check_text,
+    auto_dynamic_text,
+    choice_detail_text,
+    choice_why_not_text,
+    dynamic_outcome_text,
+    dynamic_warning,
+    fix_lines,
+)
 from .guards import failing_leaf_lines
 
 _IND = "  "
@@ -242,6 +250,9 @@ def outcome_text(record: RecompileRecord) -> str:
         if drop is not None:
             head = _drop_head(drop)
             return head if drop.dropped else f"compiled {outcome.compile_id}; {head}"
+        if outcome.auto_dynamic:
+            checks = "; ".join(auto_dynamic_check_text(o) for o in outcome.auto_dynamic)
+            return f"compiled {outcome.compile_id} (automatic dynamic read back: {checks})"
         return f"compiled {outcome.compile_id}"
     if record.pending:
         return "pending (the program is paused at this recompile stop)"
@@ -342,6 +353,14 @@ def inputs_text(record: RecompileRecord) -> str:
     return "\n".join(head + lines) or "(no inputs)"
 
 
+def auto_dynamic_lines(record: RecompileRecord) -> list[str]:
+    """What torch's automatic dynamic shapes does at this miss, one line per dimension (empty when nothing, and
+    when the call ran eagerly or compiling stopped: then no new entry was made)."""
+    if record.decision is not DecisionKind.RECOMPILE:
+        return []
+    return [auto_dynamic_text(d, record.compile_id) for d in record.auto_dynamic]
+
+
 def stack_args_text(record: RecompileRecord) -> str:
     """What a resume function's ``___stack*`` arguments carry, and why a ``.item()`` value recompiles (empty for
     any other code object)."""
@@ -405,6 +424,10 @@ def record_text(record: RecompileRecord) -> str:
     if record.non_input:
         parts.append("not about the inputs:")
         parts += [f"{_IND}{f.compile_id}: {f.text}" for f in record.non_input]
+    automatic = auto_dynamic_lines(record)
+    if automatic:
+        parts.append("automatic dynamic:")
+        parts += [_IND + ln for ln in automatic]
     if record.limit is not None:
         parts.append(f"recompile limit: {limit_text(record.limit)}")
     if record.diffs:
@@ -432,6 +455,9 @@ def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice]
     if carried:
         blocks.append(("what the ___stack arguments are", carried))
     blocks.append(("inputs", inputs_text(record)))
+    automatic = auto_dynamic_lines(record)
+    if automatic:
+        blocks.append(("automatic dynamic", "\n".join(automatic)))
     if record.limit is not None:
         blocks.append(("recompile limit", limit_text(record.limit)))
     blocks.append(("guard diffs", diffs_text(record.diffs)))

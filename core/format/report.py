@@ -107,6 +107,23 @@ def _entries_line(f: FrameSummary) -> str:
     return ", ".join(parts)
 
 
+def _dynamic_line(e: EntryCostLine) -> str:
+    """``entry 0/1 serves any size at L['x'] dim 1 (torch's automatic dynamic, after sizes 8 then 16)``."""
+    parts = []
+    for d in e.dynamic:
+        seen = dict(d.seen)
+        dims = ", ".join(str(dim) for dim in d.dims)
+        if len(d.dims) == 1:
+            why = [f"torch's automatic dynamic, after sizes {' then '.join(map(str, seen[dim]))}"
+                   for dim in d.dims if dim in seen]
+        else:
+            why = [f"dim {dim} by torch's automatic dynamic after sizes {' then '.join(map(str, seen[dim]))}"
+                   for dim in d.dims if dim in seen]
+        parts.append(f"{d.source} dim{'s' if len(d.dims) > 1 else ''} {dims}"
+                     + (f" ({'; '.join(why)})" if why else ""))
+    return f"entry {e.compile_id} serves any size at " + "; ".join(parts)
+
+
 def _recompile_line(r: RecompileLine) -> str:
     reason = " ".join(r.reason.split()) if r.reason is not None else "(torch gave no reason)"
     more = f" (+{_plural(r.more_reasons, 'reason')} for older entries)" if r.more_reasons else ""
@@ -201,6 +218,9 @@ def summary_text(summary: ReportSummary, *, width: int = 120) -> str:
         for r in f.recompiles:  # one line each: the whole reason is in "look at first" and --frame N
             one_line.add(len(out))
             out.append("    " + _recompile_line(r))
+        for e in f.entries:
+            if e.dynamic:
+                out.append("    " + _dynamic_line(e))
         for b in f.breaks:
             out += ["    " + line for line in _break_lines(b, first_frame, f.number)]
     if rest:

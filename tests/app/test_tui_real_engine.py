@@ -370,3 +370,45 @@ async def test_a_graph_break_with_no_resume_function_stops_in_the_tui_and_the_pr
         await pilot.press("c")
         await _until(pilot, lambda: app.phase == "exited", 120)
         assert app.exit_result.status == 0
+
+
+async def test_real_recompile_view_says_torch_makes_the_sequence_dimension_dynamic() -> None:
+    """Lengths 8, 16, 17, 32: the one recompile stop's view says automatic dynamic makes the sequence dimension
+    dynamic, ``M`` offers no dimension to mark and says why; 17 and 32 need no stop."""
+    import io
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.prompt_screen import PromptScreen
+
+    script = Path(__file__).resolve().parents[1] / "core" / "programs" / "sequence_lengths.py"
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        while app.phase == "stopped" and app.last_stop.kind is not StopKind.RECOMPILE:
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase != "running" and not app.awaiting_resume)
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        view = app.main_screen.recompile_view
+        await _until(pilot, lambda: view.record is not None, 30)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(view.content)
+        text = console.export_text()
+        assert ("automatic dynamic\n  torch makes L['tokens'] dim 1 dynamic in the new entry 0/1: sizes 8 then 16 "
+                "were seen; later sizes hit that entry") in text
+        assert "not available: torch's automatic dynamic shapes makes tokens 1 dynamic in the new entry" in text
+        shown = {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show and b.binding.id}
+        assert "dynamic" not in shown and "recompile" in shown       # nothing to mark: M is not offered
+        await pilot.press("M")
+        await settle(pilot)
+        assert not isinstance(app.screen, PromptScreen) and app.last_stop.kind is StopKind.RECOMPILE
+        await pilot.press("R")
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"), 60)
+        while app.phase == "stopped":
+            assert app.last_stop.kind is not StopKind.RECOMPILE       # no second recompile: 17 and 32 hit 0/1
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase != "running" and not app.awaiting_resume)
+        assert "torch compiled graphs: 2" in _log(app)
+        await pilot.press("q")
