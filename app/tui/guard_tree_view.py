@@ -295,7 +295,8 @@ class GuardTreeView(Tree[object]):
     def jump_failing(self, step: int = 1) -> FailingPath | None:
         """Put the cursor on the next (`step` 1) or previous (-1) failing guard, opening the path to it and
         scrolling it into view; past the last one it comes round to the first (and back). Starts from the
-        failing guard under the cursor when there is one, else from the last one jumped to.
+        failing guard under the cursor (on a manager's line: from just before the failing guards under it),
+        else from the last one jumped to.
 
         Posts `Jumped` (with `wrapped`), and returns the path gone to, or None when nothing fails here.
         """
@@ -305,14 +306,19 @@ class GuardTreeView(Tree[object]):
             self.post_message(self.Jumped(None, 0, False, forward, None))
             return None
         current = self._cursor_position()
-        if current is None:
+        first_below = self._first_below_cursor() if current is None else None
+        if current is None and first_below is None:
             current = self._position
-        if current is None:
-            target, wrapped = (0 if forward else len(paths) - 1), False
+        if first_below is not None:
+            # a manager's line comes just before everything under it: "next" is its first failing guard,
+            # "previous" the one before that
+            target = first_below if forward else first_below - 1
+        elif current is None:
+            target = 0 if forward else len(paths) - 1
         else:
             target = current + (1 if forward else -1)
-            wrapped = not 0 <= target < len(paths)
-            target %= len(paths)
+        wrapped = not 0 <= target < len(paths)
+        target %= len(paths)
         self._position = target
         path = paths[target]
         node = self._reveal(path)
@@ -335,6 +341,14 @@ class GuardTreeView(Tree[object]):
             return None
         leaf_id = node.data.id
         return next((i for i, p in enumerate(self._index.paths) if p.leaf.id == leaf_id), None)
+
+    def _first_below_cursor(self) -> int | None:
+        """When the cursor is on a manager with failing guards below it: the position of the first of them."""
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if not isinstance(data, GuardNodeView) or not self._index.count(data):
+            return None
+        return next((i for i, p in enumerate(self._index.paths) if any(m is data for m in p.managers)), None)
 
     def _reveal(self, path: FailingPath) -> TreeNode[object]:
         """Build and expand the nodes down to `path`'s leaf (bringing chunks out from behind ``… more`` where

@@ -102,6 +102,19 @@ async def test_f_goes_through_every_failing_guard_in_order_and_wraps_round() -> 
         await pilot.press("f")
         await pilot.pause()
         assert view.cursor_node.data is tree.failing[2]
+        # from a manager's line: f goes to the first failing guard under it, F to the one before that
+        view.move_cursor(node_of(view, "L['self']._modules['layers']._modules['13']"))
+        await pilot.press("f")
+        await pilot.pause()
+        assert view.cursor_node.data is tree.failing[2]
+        view.move_cursor(node_of(view, "L['self']._modules['layers']._modules['13']"))
+        await pilot.press("F")
+        await pilot.pause()
+        assert view.cursor_node.data is tree.failing[1]
+        view.move_cursor(node_of(view, "L['self']"))
+        await pilot.press("F")
+        await pilot.pause()
+        assert view.cursor_node.data is tree.failing[-1]      # before the first one: round to the last
 
 
 async def test_ctrl_f_shows_the_failing_paths_only_and_says_so() -> None:
