@@ -14,6 +14,8 @@ the same in the console (shown in the help, the palette and the README).
 | breakpoint | ``b``, ``F9`` | ``set_break(cursor)`` or ``clear_break(cursor)`` (toggles) |
 | up / down | ``u`` / ``d`` | ``up()`` / ``down()`` |
 | whatif | ``w`` | ``what_if()`` |
+| next_failing / previous_failing | ``f`` / ``F`` | - (the guard pane: the next / previous failing guard, wrapping) |
+| failing_only | ``Ctrl+F`` | - (the guard pane shows the paths to failing guards only, or all again) |
 | view_orig, view_graph, view_entries | ``2``, ``3``, ``4`` | ``original_code()``, ``graphs()``, ``entries()`` |
 | view_diff, view_recompile | ``6``, ``7`` | ``patch_diff()``, ``recompile_records()`` |
 | view_bytecode, view_stop | ``1``, ``5`` | - (the stop itself) |
@@ -106,6 +108,12 @@ ACTIONS: tuple[Action, ...] = (
            when="frame"),
     Action("whatif", "w", "What-if", "Evaluate every guard of every cache entry for this call", "whatif",
            footer=False, group="Guards", when="stopped"),
+    Action("next_failing", "f", "Next fail", "Guard pane: go to the next failing guard (opens its path; after the "
+           "last one, back to the first)", footer=False, group="Guards"),
+    Action("previous_failing", "F", "Prev fail", "Guard pane: go to the previous failing guard (before the first, "
+           "to the last)", footer=False, group="Guards"),
+    Action("failing_only", "ctrl+f", "Failing only", "Guard pane: show only the paths to failing guards, or "
+           "every guard again", "guards fail", footer=False, group="Guards"),
     Action("recompile", "R", "Recompile", "Compile a new cache entry for this call (the default)",
            "recompile", resumes=True, group="Recompile stop", when="recompile"),
     Action("eager", "E", "Eager", "Run this call eagerly, without compiling it", "eager", resumes=True,

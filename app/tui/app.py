@@ -73,6 +73,7 @@ from .commands import ActionCommands, LearnCommand
 from .console import Console
 from .edit_dialog import EditDialog
 from .engine_client import EngineClient
+from .guard_tree_view import GuardTreeView
 from .help_screen import HelpScreen
 from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
@@ -240,6 +241,9 @@ class DebuggerApp(App[int]):
             "back": lambda: self.move_in_history("back"),
             "forward": lambda: self.move_in_history("forward"),
             "whatif": self._what_if,
+            "next_failing": lambda: self._jump_failing(1),
+            "previous_failing": lambda: self._jump_failing(-1),
+            "failing_only": lambda: self._main.guard_tree.toggle_failing_only(),
             "step": lambda: self._control("step", lambda engine: engine.set_step()),
             "next": lambda: self._control("next", lambda engine: engine.set_next()),
             "return": lambda: self._control("return", lambda engine: engine.set_return()),
@@ -397,6 +401,33 @@ class DebuggerApp(App[int]):
     def _toggle_explain(self) -> None:
         if self._main.toggle_explain():
             self.teaching.explain_cursor()
+
+    def _jump_failing(self, step: int) -> None:
+        """``f`` / ``F``: the guard pane takes the focus (arrows then move in it) and goes to the next / previous
+        failing guard."""
+        view = self._main.guard_tree
+        view.focus()
+        view.jump_failing(step)
+
+    def on_guard_tree_view_jumped(self, event: GuardTreeView.Jumped) -> None:
+        """Say in the console when a jump came round, or found no failing guard to go to."""
+        console = self._main.console
+        if event.position is None:
+            tree = self._main.guard_tree.guards
+            if tree is None:
+                console.info("guards: no guard tree for this stop")
+            elif not tree.evaluated:
+                console.info("guards: this tree was not checked against a call's inputs, so nothing fails")
+            elif tree.failing:
+                n = len(tree.failing)
+                console.info(f"guards: {'the failing guard hangs' if n == 1 else f'the {n} failing guards hang'} "
+                             f"on no node of the tree (torch's own check fails; `guards fail` shows it)")
+            else:
+                console.info(f"guards: all {tree.leaf_count:,} guards of entry {tree.compile_id} pass")
+        elif event.wrapped:
+            where = "first" if event.forward else "last"
+            console.info(f"guards: wrapped round to the {where} failing guard "
+                         f"({event.position + 1} of {event.total})")
 
     def _choose(self, kind: DecisionKind) -> None:
         choice = choice_for(self.last_stop, kind)

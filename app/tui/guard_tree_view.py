@@ -4,19 +4,28 @@ A node's children become tree nodes only when the node is expanded, and at most 
 ``… N more`` node brings the next chunk; failing children are always shown), so first paint costs the same for
 20 guards or 20,000. After a tree is
 loaded, the path to the first failing guard is expanded and the cursor put on it.
+
+Failing guards, located once per tree (`dynadbg.core.guard_failures.failure_index`): every manager with failing
+guards below it says how many (``✗ 22 of 958 guards failing  L['self']``); `jump_failing` opens the path to the
+next or previous one (in the tree's order, wrapping around) and puts the cursor on it; `failing_only` hides every
+path that leads to no failing guard (the pane's subtitle and the root say the tree is filtered).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from dynadbg.core.format.guards import caveat_lines
+from dynadbg.core.guard_failures import EMPTY, FailingPath, FailureIndex, failure_index
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 
@@ -78,24 +87,81 @@ class GuardTreeView(Tree[object]):
     guards: reactive[GuardTree | None] = reactive(None, repaint=False, always_update=True)
     """The tree shown; None shows a note (no cache entry serves the current frame)."""
 
+    failing_only: reactive[bool] = reactive(False, init=False, repaint=False)
+    """Show only the paths that lead to a failing guard (kept across trees; `toggle_failing_only` flips it)."""
+
+    class Jumped(Message):
+        """`jump_failing` was asked for the next or previous failing guard.
+
+        Attributes:
+            position: the 0-based position of the guard the cursor went to among `total`, or None when the tree
+                has no failing guard to go to (not evaluated, all pass).
+            total: the failing guards that hang in the tree.
+            wrapped: True when the jump went past the last (or before the first) one and came round.
+            forward: True for "next", False for "previous".
+            leaf: the failing leaf the cursor is on, or None.
+        """
+
+        def __init__(self, position: int | None, total: int, wrapped: bool, forward: bool,
+                     leaf: LeafGuardView | None) -> None:
+            super().__init__()
+            self.position = position
+            self.total = total
+            self.wrapped = wrapped
+            self.forward = forward
+            self.leaf = leaf
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__("guards", name=name, id=id, classes=classes)
         self.auto_expand = True
         self.guide_depth = 2
         self._populated: set[int] = set()
+        self._index: FailureIndex = EMPTY
+        self._position: int | None = None
+        self._styles: dict[str, Style] = {}
 
     # Data ------------------------------------------------------------------------------------------------------
 
+    @property
+    def failures(self) -> FailureIndex:
+        """Where the shown tree's failing guards sit (computed once per tree; `EMPTY` for none)."""
+        return self._index
+
+    @property
+    def failing_position(self) -> int | None:
+        """The position (in `failures.paths`) of the failing guard the cursor was last put on, or None."""
+        return self._position
+
     def watch_guards(self, tree: GuardTree | None) -> None:
+        self._index = failure_index(tree) if tree is not None else EMPTY
+        self._position = None
+        self._fill(tree)
+
+    def watch_failing_only(self, failing_only: bool) -> None:
+        self.border_subtitle = "failing paths only" if failing_only else ""
+        keep = self._cursor_position()
+        self._fill(self.guards, keep if keep is not None else self._position)
+
+    def toggle_failing_only(self) -> None:
+        """Show only the paths to failing guards, or everything again."""
+        self.failing_only = not self.failing_only
+
+    def _fill(self, tree: GuardTree | None, position: int | None = None) -> None:
+        """Rebuild the nodes of `tree` (first chunks only) and put the cursor on failing guard `position` (the
+        first one by default)."""
         self._populated.clear()
+        self._styles.clear()
         self.reset(self._root_label(tree), tree)
         if tree is None:
             self.root.allow_expand = False
             return
         self._populate(self.root)
         self.root.expand()
-        target = self._expand_first_failure(tree)
-        if target is not None:
+        paths = self._index.paths
+        if paths:
+            self._position = position if position is not None and position < len(paths) else 0
+            target = self._reveal(paths[self._position])
+            self.root.set_label(self._root_label(tree))
             self.call_after_refresh(self.move_cursor, target)
 
     def _root_label(self, tree: GuardTree | None) -> Text:
@@ -107,21 +173,49 @@ class GuardTreeView(Tree[object]):
         if tree.evaluated:
             if tree.failing:
                 text.append(f"  {len(tree.failing):,} failing", self._style("guards--fail"))
+                total = len(self._index.paths)
+                if self._position is not None and total > 1:
+                    text.append(f"  at {self._position + 1:,} of {total:,}", dim)
             else:
                 text.append("  all pass", self._style("guards--pass"))
+        if self.failing_only:
+            text.append("  · failing paths only" if self._index.paths else "  · failing paths only: none fail",
+                        self._style("guards--fail"))
         return text
 
     def _items_of(self, data: object) -> tuple[GuardNodeView | LeafGuardView | _Items, ...]:
         if isinstance(data, GuardTree):
             items: tuple = (*data.root.leaves, *data.root.children)
-            if data.epilogue:
-                items += (_Items(data.epilogue, more=False),)
+            epilogue = data.epilogue
+            if self.failing_only:
+                items = self._on_failing_paths(items)
+                epilogue = self._on_failing_paths(epilogue)
+            if epilogue:
+                items += (_Items(epilogue, more=False),)
             return items
         if isinstance(data, GuardNodeView):
-            return (*data.leaves, *data.children)
-        if isinstance(data, _Items):
-            return data.items
-        return ()
+            items = (*data.leaves, *data.children)
+        elif isinstance(data, _Items):
+            items = data.items
+        else:
+            return ()
+        return self._on_failing_paths(items) if self.failing_only else items
+
+    def _on_failing_paths(self, items: tuple) -> tuple:
+        """The items that are, or lead to, a failing guard."""
+        index = self._index
+        return tuple(
+            item for item in items
+            if (isinstance(item, GuardNodeView) and index.count(item))
+            or (isinstance(item, LeafGuardView) and index.is_failing(item))
+        )
+
+    def _leads_to_failure(self, item: object) -> bool:
+        if isinstance(item, GuardNodeView):
+            return self._index.count(item) > 0
+        if isinstance(item, LeafGuardView):
+            return self._index.is_failing(item)
+        return _status_of(item) == GuardStatus.FAIL
 
     def _populate(self, node: TreeNode[object]) -> None:
         """Add `node`'s children (first `CHUNK` of them) if that was not done yet."""
@@ -138,7 +232,7 @@ class GuardTreeView(Tree[object]):
         """Add the first `CHUNK` items, then failing ones from further on (so failures are never hidden behind
         ``… more``; at most `CHUNK` of them), then a ``… N more`` node for the rest."""
         head, rest = items[:CHUNK], items[CHUNK:]
-        promoted = [item for item in rest if _status_of(item) == GuardStatus.FAIL][:CHUNK]
+        promoted = [item for item in rest if self._leads_to_failure(item)][:CHUNK]
         if promoted:
             chosen = {id(item) for item in promoted}
             rest = tuple(item for item in rest if id(item) not in chosen)
@@ -155,6 +249,8 @@ class GuardTreeView(Tree[object]):
             parent.add(self._leaf_label(item), item, allow_expand=True)
         elif isinstance(item, _Items):
             label = Text(f"epilogue guards ({len(item.items):,})", Style(bold=True))
+            if self._index.epilogue:
+                label.append(f"  {self._index.epilogue:,} failing", self._style("guards--fail"))
             parent.add(label, item)
 
     def _add_details(self, node: TreeNode[object], leaf: LeafGuardView) -> None:
@@ -181,38 +277,127 @@ class GuardTreeView(Tree[object]):
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[object]) -> None:
         node = event.node
         if isinstance(node.data, _Items) and node.data.more:
-            parent = node.parent
-            items = node.data.items
-            node.remove()
-            if parent is not None:
-                self._add_items(parent, items)
+            self._open_more(node)
             return
         self._populate(node)
 
-    def _expand_first_failure(self, tree: GuardTree) -> TreeNode[object] | None:
-        """Expand managers down to the first failing leaf; return that leaf's node (None if nothing fails)."""
-        if not tree.evaluated or not tree.failing:
+    def _open_more(self, node: TreeNode[object]) -> None:
+        """Replace a ``… N more`` node by the next chunk of its items."""
+        assert isinstance(node.data, _Items)
+        parent = node.parent
+        items = node.data.items
+        node.remove()
+        if parent is not None:
+            self._add_items(parent, items)
+
+    # Failing guards --------------------------------------------------------------------------------------------
+
+    def jump_failing(self, step: int = 1) -> FailingPath | None:
+        """Put the cursor on the next (`step` 1) or previous (-1) failing guard, opening the path to it and
+        scrolling it into view; past the last one it comes round to the first (and back). Starts from the
+        failing guard under the cursor (on a manager's line: from just before the failing guards under it),
+        else from the last one jumped to.
+
+        Posts `Jumped` (with `wrapped`), and returns the path gone to, or None when nothing fails here.
+        """
+        paths = self._index.paths
+        forward = step >= 0
+        if not paths:
+            self.post_message(self.Jumped(None, 0, False, forward, None))
             return None
+        current = self._cursor_position()
+        first_below = self._first_below_cursor() if current is None else None
+        if current is None and first_below is None:
+            current = self._position
+        if first_below is not None:
+            # a manager's line comes just before everything under it: "next" is its first failing guard,
+            # "previous" the one before that
+            target = first_below if forward else first_below - 1
+        elif current is None:
+            target = 0 if forward else len(paths) - 1
+        else:
+            target = current + (1 if forward else -1)
+        wrapped = not 0 <= target < len(paths)
+        target %= len(paths)
+        self._position = target
+        path = paths[target]
+        node = self._reveal(path)
+        self.root.set_label(self._root_label(self.guards))
+        self.last_line  # noqa: B018 - builds the tree lines now, so the node has its line for the cursor
+        self.center_scroll = True
+        try:
+            self.move_cursor(node)
+        finally:
+            self.center_scroll = False
+        self.post_message(self.Jumped(target, len(paths), wrapped, forward, path.leaf))
+        return path
+
+    def _cursor_position(self) -> int | None:
+        """The position of the failing guard under the cursor (on its line or one of its detail lines)."""
+        node = self.cursor_node
+        while node is not None and isinstance(node.data, _Detail):
+            node = node.parent
+        if node is None or not isinstance(node.data, LeafGuardView) or not self._index.is_failing(node.data):
+            return None
+        leaf_id = node.data.id
+        return next((i for i, p in enumerate(self._index.paths) if p.leaf.id == leaf_id), None)
+
+    def _first_below_cursor(self) -> int | None:
+        """When the cursor is on a manager with failing guards below it: the position of the first of them."""
+        node = self.cursor_node
+        data = node.data if node is not None else None
+        if not isinstance(data, GuardNodeView) or not self._index.count(data):
+            return None
+        return next((i for i, p in enumerate(self._index.paths) if any(m is data for m in p.managers)), None)
+
+    def _reveal(self, path: FailingPath) -> TreeNode[object]:
+        """Build and expand the nodes down to `path`'s leaf (bringing chunks out from behind ``… more`` where
+        needed); return the leaf's node."""
         node: TreeNode[object] = self.root
-        for _ in range(64):
-            child = next(
-                (c for c in node.children
-                 if isinstance(c.data, (GuardNodeView, LeafGuardView)) and c.data.status == GuardStatus.FAIL),
-                None,
-            )
-            if child is None:
-                return node if node is not self.root else None
-            if isinstance(child.data, LeafGuardView):
-                return child
-            self._populate(child)
-            child.expand()
-            node = child
-        return node
+        self._populate(node)
+        if path.epilogue:
+            node = self._child_for(node, lambda data: isinstance(data, _Items) and not data.more)
+        else:
+            for manager in path.managers[1:]:                  # managers[0] is the root's, shown as the root
+                node = self._child_for(node, lambda data, m=manager: data is m)
+        leaf = self._child_for(node, lambda data: data is path.leaf)
+        return leaf
+
+    def _child_for(self, parent: TreeNode[object], match: Callable[[object], bool]) -> TreeNode[object]:
+        """`parent`'s child whose data `match`es, expanding `parent` and opening ``… more`` chunks until it is
+        there. Falls back to `parent` itself (the data does not hang there)."""
+        self._populate(parent)
+        if not parent.is_expanded:
+            parent.expand()
+        while True:
+            more = None
+            for child in parent.children:
+                if match(child.data):
+                    return child
+                if isinstance(child.data, _Items) and child.data.more:
+                    more = child
+            if more is None:
+                return parent
+            self._open_more(more)
 
     # Labels ----------------------------------------------------------------------------------------------------
 
     def _style(self, component: str) -> Style:
-        return self.get_component_rich_style(component, partial=True)
+        # looked up once per tree: a label is built for every node added, and the lookup costs as much as the
+        # rest of a label (the styles cannot change under a tree's built labels anyway)
+        style = self._styles.get(component)
+        if style is None:
+            style = self._styles[component] = self.get_component_rich_style(component, partial=True)
+        return style
+
+    def get_label_width(self, node: TreeNode[object]) -> int:
+        """A node's width in cells, from its label's length and the expand icon (Textual's default renders every
+        label again each time a node is expanded or collapsed, which is most of a jump's time in a big tree)."""
+        label = node.label
+        width = label.cell_len if isinstance(label, Text) else cell_len(label)
+        if node.allow_expand:
+            width += cell_len(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+        return width
 
     def _status_style(self, status: GuardStatus) -> Style:
         if status == GuardStatus.PASS:
@@ -226,8 +411,15 @@ class GuardTreeView(Tree[object]):
     def _manager_label(self, node: GuardNodeView) -> Text:
         dim = self._style("guards--dim")
         text = Text(f"{_ICONS[node.status]} ", self._status_style(node.status))
-        text.append(node.source, Style(bold=True))
-        text.append(f"  {node.leaf_count:,} guard{'s' if node.leaf_count != 1 else ''}", dim)
+        plural = "s" if node.leaf_count != 1 else ""
+        failing = self._index.count(node)
+        if failing:
+            # the count first: a narrow pane cuts a long source, never what fails under it
+            text.append(f"{failing:,} of {node.leaf_count:,} guard{plural} failing  ", self._style("guards--fail"))
+            text.append(node.source, Style(bold=True))
+        else:
+            text.append(node.source, Style(bold=True))
+            text.append(f"  {node.leaf_count:,} guard{plural}", dim)
         if node.accessor:
             text.append(f"  {node.accessor}", dim)
         return text

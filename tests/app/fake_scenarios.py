@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import dis
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -307,19 +307,23 @@ def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
                      "L['n'] == 3" if n_fails else None, "TREE_GUARD_MANAGER: ...")
 
 
-def guard_tree_of(leaves: int = 20_000, *, modules: int = 500, fail_at: int | None = None) -> GuardTree:
+def guard_tree_of(leaves: int = 20_000, *, modules: int = 500,
+                  fail_at: int | Collection[int] | None = None, nest: bool = False) -> GuardTree:
     """A guard tree shaped like a `modules`-module model's, with about `leaves` leaves in all.
 
-    Each module manager has a TYPE_MATCH leaf and parameter managers holding the rest; `fail_at` makes that
-    module's last leaf fail.
+    Each module manager has a TYPE_MATCH leaf and parameter managers holding the rest; `fail_at` (a module's
+    index, or several) makes that module's last leaf fail. The module managers hang on the root, or with `nest`
+    as in torch's trees of a module: root → ``L['self']`` → ``L['self']._modules['layers']`` → modules (each of
+    the two with a TYPE_MATCH leaf: two leaves more).
     """
+    failing_modules = {fail_at} if isinstance(fail_at, int) else set(fail_at or ())
     per_module = max(2, leaves // modules)
     params = max(1, (per_module - 1) // 8)
     counter = iter(range(1, 10 ** 9))
     mods = []
     for m in range(modules):
         base = f"L['self']._modules['layers']._modules['{m}']"
-        fail = fail_at == m
+        fail = m in failing_modules
         children = []
         made = 1
         for p_i in range(params):
@@ -341,9 +345,19 @@ def guard_tree_of(leaves: int = 20_000, *, modules: int = 500, fail_at: int | No
             _leaf(next(counter), "TYPE_MATCH", base, f"___check_type_id({base}, 9435521411{m:04d})",
                   f"self.layers[{m}](x)", GuardStatus.PASS),
         ], children))
+    top: list[GuardNodeView] = mods
+    if nest:
+        layers = _node(next(counter), "L['self']._modules['layers']", "DictGetItemGuardAccessor('layers')",
+                       "<class 'torch.nn.ModuleList'>", [
+                           _leaf(next(counter), "TYPE_MATCH", "L['self']._modules['layers']",
+                                 "___check_type_id(L['self']._modules['layers'], 94355214100000)", None,
+                                 GuardStatus.PASS)], mods)
+        top = [_node(next(counter), "L['self']", "FrameLocalsGuardAccessor(key='self')", "<class 'Net'>", [
+            _leaf(next(counter), "TYPE_MATCH", "L['self']", "___check_type_id(L['self'], 94355214100001)", None,
+                  GuardStatus.PASS)], [layers])]
     root = _node(0, "L", None, "<class 'dict'>", [
         _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, GuardStatus.PASS),
-    ], mods, manager="RootGuardManager")
+    ], top, manager="RootGuardManager")
     failing = tuple(
         leaf for mod in mods if mod.status == GuardStatus.FAIL for c in mod.children for leaf in c.leaves
         if leaf.status == GuardStatus.FAIL

@@ -411,4 +411,68 @@ async def test_real_recompile_view_says_torch_makes_the_sequence_dimension_dynam
             await pilot.press("c")
             await _until(pilot, lambda: app.phase != "running" and not app.awaiting_resume)
         assert "torch compiled graphs: 2" in _log(app)
+
+
+TRAIN_EVAL = textwrap.dedent(
+    """
+    import torch
+
+    class Blocks(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList(
+                [torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)) for _ in range(4)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    net = torch.compile(Blocks(), backend="eager")
+    x = torch.randn(3, 4)
+    net(x)
+    net.eval()
+    print("eval", tuple(net(x).shape))
+    """
+)
+
+
+async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path) -> None:  # noqa: ANN001
+    """The train → eval recompile of four BatchNorm blocks, on the real engine: the guard pane's managers count the
+    failing ``.training`` guards under them and ``f`` visits each failing guard, then wraps round."""
+    from dynadbg.core.model import GuardNodeView, LeafGuardView, StopKind
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    script = tmp_path / "train_eval.py"
+    script.write_text(TRAIN_EVAL)
+    app = _app(script)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        for _ in range(5):
+            if app.phase != "stopped" or app.last_stop.kind is StopKind.RECOMPILE:
+                break
+            await pilot.press("c")
+            await _until(pilot, lambda: app.phase in ("stopped", "exited") and not app.awaiting_resume)
+        assert app.phase == "stopped" and app.last_stop.kind is StopKind.RECOMPILE
+        view = app.main_screen.query_one(GuardTreeView)
+        await _until(pilot, lambda: view.guards is not None and not view.loading, 60)
+        tree = view.guards
+        paths = view.failures.paths
+        assert [p.leaf.id for p in paths] == [leaf.id for leaf in tree.failing]
+        training = [p for p in paths if p.leaf.source.endswith(".training")]
+        assert len(training) == 4
+        # the ModuleList's manager (built on the way to the first failing guard) counts every failing guard below it
+        node, blocks = view.root, None
+        while blocks is None and node.children:
+            node = next(c for c in node.children if isinstance(c.data, GuardNodeView) and view.failures.count(c.data))
+            if node.data.source == "L['self']._modules['blocks']":
+                blocks = node
+        below = sum(1 for p in paths if blocks.data in p.managers)
+        assert below >= 4 and f"{below} of {blocks.data.leaf_count:,} guards failing" in str(blocks.label)
+        assert view.cursor_node is not None and view.cursor_node.data is paths[0].leaf
+        for path in (*paths[1:], paths[0]):
+            await pilot.press("f")
+            await pilot.pause()
+            assert isinstance(view.cursor_node.data, LeafGuardView) and view.cursor_node.data is path.leaf
+        assert f"guards: wrapped round to the first failing guard (1 of {len(paths)})" in _log(app)
         await pilot.press("q")
