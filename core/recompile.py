@@ -404,7 +404,15 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         stack_args, scalar = (), False
     record = replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
                      stack_args=stack_args, scalar_break=scalar)
-    return replace(record, changed=changed_inputs(record))
+    from .grouping import group_changes, group_failing
+
+    changed = changed_inputs(record)
+    try:
+        groups = group_failing(verdicts, trees)
+        changed_groups = group_changes(changed, groups)
+    except Exception:  # noqa: BLE001 - grouping is a reading aid: without it every guard is listed alone
+        groups, changed_groups = (), ()
+    return replace(record, changed=changed, groups=groups, changed_groups=changed_groups)
 
 
 def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:
