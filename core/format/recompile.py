@@ -5,6 +5,7 @@ guard filter of ``drop`` left out (`drop_result_text`), what came of a miss (`ou
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from ..decisions import LIMIT_WHY_NOT
@@ -304,8 +305,8 @@ def group_lines(group: GuardGroup, *, full: bool = False) -> list[str]:
                                               actual=group.actual))
     head = f"{_IND}{len(group.leaf_ids)} × {group.guard_type} on {group.pattern}{owners}: {pair}"
     if group.cause is not None:
-        head += (f": {CAUSE_TEXT[group.cause]} (every .training flag its guards read, {group.flags_total}, "
-                 f"is now {group.actual})")
+        head += (f": {CAUSE_TEXT[group.cause]} (all {group.flags_total} .training flags its guards read are now "
+                 f"{group.actual})")
     lines = [head]
     where = where_text(LeafGuardView("", "", "", (), location=group.location)) if group.location else ""
     if full:
@@ -345,6 +346,9 @@ def failing_text(record: RecompileRecord, *, full: bool = False) -> str:
             if leaf.id in first_of:
                 lines += group_lines(first_of[leaf.id], full=full)
             elif leaf.id not in grouped:
+                if (leaf.id == v.torch_leaf and leaf.reason and v.first_failure
+                        and leaf.reason.strip() == v.first_failure.strip()):
+                    leaf = replace(leaf, reason=None)      # the "torch reports" line above says it
                 lines += failing_leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
     return "\n".join(blocks) or "no entries"
@@ -444,13 +448,24 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str],
     lines = []
     limit_said = False
     codes: list[str] = []
+    said_under: list[tuple[str, str]] = []
     for c in choices:
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
             if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
                 first, *others = permanent_lines(c.permanent)
                 codes.append(f"{c.kind.value} permanently: {first}")
-                codes += [f"{_IND}or: {other}" for other in others if not other.endswith("# torch's own hint")]
+                for other in others:
+                    if other.endswith("# torch's own hint"):
+                        continue
+                    said = next((k for k, line in said_under if line == other), None)
+                    if said is None:
+                        codes.append(f"{_IND}or: {other}")
+                        said_under.append((c.kind.value, other))
+                    else:
+                        # the same line with the same description, under eager already: named, not repeated
+                        code = other.split("   # ", 1)[0]
+                        codes.append(f"{_IND}or: {code}   # as under {said} above")
         elif not c.available:
             why_not = choice_why_not_text(c)
             if why_not == LIMIT_WHY_NOT:
@@ -499,7 +514,8 @@ def record_text(record: RecompileRecord, *, full: bool = False) -> str:
 def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice] | None = None,
                      hints: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """The (title, text) blocks line mode prints at a recompile stop: failing guards, non-input failures, what a
-    resume function's ``___stack*`` arguments are, inputs, recompile limit, guard diffs, choices (`choices` and
+    resume function's ``___stack*`` arguments are, inputs, recompile limit, guard diffs (when there are two entries
+    or more to compare), choices (`choices` and
     `hints` as the stop carries them; by default the ones `decisions.recompile_choices` gives the record)."""
     if choices is None or hints is None:
         from ..decisions import config_hints, recompile_choices
@@ -517,7 +533,8 @@ def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice]
     blocks.append(("inputs", inputs_text(record)))
     if record.limit is not None:
         blocks.append(("recompile limit", limit_text(record.limit)))
-    blocks.append(("guard diffs", diffs_text(record.diffs)))
+    if record.diffs:
+        blocks.append(("guard diffs", diffs_text(record.diffs)))
     blocks.append(("choices", choices_lines(choices, hints, record.groups)))
     return blocks
 
