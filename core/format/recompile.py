@@ -392,7 +392,11 @@ def inputs_text(record: RecompileRecord) -> str:
         before = change.expected if change.expected is not None else "(not readable off the guard)"
         shown = f"{change.name} ({change.variable})" if change.variable else change.name
         changed.append(f"{shown}: {before} → {change.actual}")
-    head = (["changed since " + record.entries[0].compile_id + ":"] + [_IND + c for c in changed]) if changed else []
+    since = "changed since " + record.entries[0].compile_id + ":" if changed else ""
+    if len(changed) == 1 and len(changed[0]) <= 160:
+        head = [f"{since} {changed[0]}"]        # one change: on the line that says since when
+    else:
+        head = ([since] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 
 
@@ -448,7 +452,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str],
     lines = []
     limit_said = False
     codes: list[str] = []
-    said_under: list[tuple[str, str]] = []
+    said_under: list[str] = []
     for c in choices:
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
@@ -458,14 +462,10 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str],
                 for other in others:
                     if other.endswith("# torch's own hint"):
                         continue
-                    said = next((k for k, line in said_under if line == other), None)
-                    if said is None:
-                        codes.append(f"{_IND}or: {other}")
-                        said_under.append((c.kind.value, other))
-                    else:
-                        # the same line with the same description, under eager already: named, not repeated
-                        code = other.split("   # ", 1)[0]
-                        codes.append(f"{_IND}or: {code}   # as under {said} above")
+                    if other in said_under:
+                        continue            # the same line, described under eager already: said once
+                    codes.append(f"{_IND}or: {other}")
+                    said_under.append(other)
         elif not c.available:
             why_not = choice_why_not_text(c)
             if why_not == LIMIT_WHY_NOT:
@@ -522,8 +522,14 @@ def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice]
 
         choices = recompile_choices(record) if choices is None else choices
         hints = config_hints(record) if hints is None else hints
-    title = f"next compile: {record.compile_id or '?'}; entries in torch's order (most recently used first)"
-    blocks = [("failing guards", title + "\n" + failing_text(record))]
+    nxt = f"next compile: {record.compile_id or '?'}"
+    if len(record.entries) == 1:
+        # one entry: no order to explain; the next compile's id goes on the entry's own line
+        first, _, rest = failing_text(record).partition("\n")
+        text = f"{first}  ({nxt})" + (f"\n{rest}" if rest else "")
+    else:
+        text = f"{nxt}; entries in torch's order (most recently used first)\n{failing_text(record)}"
+    blocks = [("failing guards", text)]
     if record.non_input:
         blocks.append(("not about the inputs",
                        "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
