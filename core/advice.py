@@ -70,7 +70,7 @@ def plan_for_leaves(capture: Any, code_key: int, leaves_by_compile: dict[str, Se
     entries again (a term built for one compile must not drop something else in another)."""
     from dataclasses import replace
 
-    from .filter_entries import evaluate_filter, filter_source
+    from .filter_entries import checked_source, evaluate_filter
 
     parts = [plan_filter(leaves, entries_of(capture, code_key, cid), cid) for cid, leaves in leaves_by_compile.items()]
     if len(parts) == 1:
@@ -82,7 +82,8 @@ def plan_for_leaves(capture: Any, code_key: int, leaves_by_compile: dict[str, Se
                           unexpected=tuple(e for p in parts for e in p.unexpected),
                           missed=tuple(e for p in parts for e in p.missed))
     terms = tuple(dict.fromkeys(t for p in parts for t in p.terms))
-    source = filter_source(terms)
+    recorded_sets = [r.entries for cid in leaves_by_compile if (r := entries_of(capture, code_key, cid)) is not None]
+    source, rules = checked_source(terms, recorded_sets)
     dropped = []
     unexpected = []
     for cid, part in zip(leaves_by_compile, parts):
@@ -96,7 +97,7 @@ def plan_for_leaves(capture: Any, code_key: int, leaves_by_compile: dict[str, Se
                 if e.index not in mine:
                     unexpected.append(e)
     return replace(parts[0], leaf_ids=ids, terms=terms, source=source, dropped=tuple(dropped),
-                   ok=not unexpected, unexpected=tuple(unexpected))
+                   ok=not unexpected, unexpected=tuple(unexpected), rules=rules)
 
 
 def _size_at(value: Any, dim: int) -> int | None:

@@ -117,8 +117,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
        "(default: every failing guard of the first entry listed; IDs as `g5` or `0/1:g5`).", resumes=True),
     _c("dynamic", "", "dynamic NAME DIM: (recompile stop) mark dimension DIM of input tensor NAME dynamic "
        "(torch._dynamo.mark_dynamic), then recompile.", resumes=True),
-    _c("why", "", "why [COMPILE_ID]: why this code object recompiled: every failing guard of every entry, guard "
-       "diffs, recompile limit (at a recompile stop: this one)."),
+    _c("why", "", "why [COMPILE_ID] [--all]: why this code object recompiled: every failing guard of every "
+       "entry (guards that repeat on sibling sources as one group; --all lists each), guard diffs, recompile limit "
+       "(at a recompile stop: this one)."),
     _c("diff", "", "diff [OLD NEW]: guard differences between this code object's cache entries (consecutive ones, "
        "or OLD to NEW)."),
     _c("edit", "", "edit IDX OPNAME [ARG]: replace instruction IDX of this generated code (compile stop: this "
@@ -615,15 +616,18 @@ def _dynamic(engine: "Engine", arg: str) -> CommandResult:
 
 
 def _why(engine: "Engine", arg: str) -> CommandResult:
+    words = arg.split()
+    full = "--all" in words
+    arg = " ".join(w for w in words if w != "--all")
     records = _check(engine.recompile_records(arg or None))
     stop = _stop(engine)
     if stop.kind is StopKind.RECOMPILE and not arg:
-        return _ok(fmt.record_text(records[0]), data=records[0])
+        return _ok(fmt.record_text(records[0], full=full), data=records[0])
     if not records:
         orig = engine.original_code()
         name = orig.name if not isinstance(orig, EngineError) else "this code"
         return _ok(f"{name} has not recompiled in this run", data=())
-    return _ok("\n\n".join(fmt.record_text(r) for r in records), data=records)
+    return _ok("\n\n".join(fmt.record_text(r, full=full) for r in records), data=records)
 
 
 def _diff(engine: "Engine", arg: str) -> CommandResult:

@@ -32,8 +32,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 from . import compat, facts
 
-__all__ = ["CompileFilterEntries", "FilterEntry", "FilterEntryLog", "FilterPlan", "FilterTerm", "NoFilter",
-           "NoFilterKind", "entries_for_leaf", "evaluate_filter", "filter_source", "plan_filter"]
+__all__ = ["CompileFilterEntries", "FilterEntry", "FilterEntryLog", "FilterPlan", "FilterRule", "FilterTerm",
+           "NoFilter", "NoFilterKind", "checked_source", "entries_for_leaf", "evaluate_filter", "filter_source",
+           "plan_filter", "rules_of"]
 
 
 @dataclass(frozen=True)
@@ -420,6 +421,87 @@ def filter_source(terms: Sequence[FilterTerm]) -> str:
 
 
 @dataclass(frozen=True)
+class FilterRule:
+    """One clause of a printed filter that stands for several `FilterTerm`s on sibling names: ``(e.name.startswith
+    (HEAD) and e.name.endswith(TAIL) and e.guard_type == TYPE)`` (`grouping.spans` of the names).
+
+    Attributes:
+        head, tail: what every name starts and ends with (``"self._modules['blocks']._modules"``,
+            ``"._modules['bn'].training"``).
+        guard_types: the ``guard_type`` values to match (sorted).
+        names: the names it stands for (the terms' names, in order).
+        leaf_ids: the leaves of the planned compile those terms remove.
+    """
+
+    head: str
+    tail: str
+    guard_types: tuple[str, ...]
+    names: tuple[str, ...]
+    leaf_ids: tuple[str, ...] = ()
+    one_slot: bool = False
+
+    @property
+    def pattern(self) -> str:
+        """The names in one spelling (``"self._modules['blocks']._modules[*]._modules['bn'].training"``)."""
+        return f"{self.head}[*]{self.tail}" if self.one_slot else f"{self.head} … {self.tail}"
+
+    def source(self) -> str:
+        types = (f'e.guard_type == "{self.guard_types[0]}"' if len(self.guard_types) == 1 else
+                 "e.guard_type in (" + ", ".join(f'"{t}"' for t in self.guard_types) + ")")
+        return f'(e.name.startswith("{self.head}") and e.name.endswith("{self.tail}") and {types})'
+
+
+def rules_of(terms: Sequence[FilterTerm]) -> tuple[tuple[FilterRule, ...], tuple[FilterTerm, ...]]:
+    """(rules, the terms no rule stands for): terms with the same guard types whose names end in the same
+    accessor, three or more, become one `FilterRule` over their common head and tail. Unchecked: `checked_source`
+    keeps the rules only when their text drops exactly what the terms drop."""
+    from .grouping import accessors, spans
+
+    buckets: dict[tuple[tuple[str, ...], str], list[FilterTerm]] = {}
+    for t in terms:
+        parts = accessors(t.name) if t.name else ()
+        key = (t.guard_types, parts[-1] if len(parts) > 1 else "")
+        buckets.setdefault(key, []).append(t)
+    rules: list[FilterRule] = []
+    rest: list[FilterTerm] = []
+    for (types, last), members in buckets.items():
+        if not last or len(members) < 3:
+            rest += members
+            continue
+        head, tail, one_slot = spans([m.name for m in members])
+        if not head or not tail:
+            rest += members
+            continue
+        rules.append(FilterRule(head, tail, types, tuple(m.name for m in members),
+                                tuple(i for m in members for i in m.leaf_ids), one_slot))
+    return tuple(rules), tuple(t for t in terms if t in rest)
+
+
+def ruled_source(rules: Sequence[FilterRule], terms: Sequence[FilterTerm]) -> str:
+    """The ``guard_filter_fn`` lambda of `rules` and the `terms` no rule stands for."""
+    parts = list(dict.fromkeys([r.source() for r in rules] + [t.source() for t in terms]))
+    cond = parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
+    return f"lambda entries: [not {cond} for e in entries]"
+
+
+def checked_source(terms: Sequence[FilterTerm], entry_sets: Sequence[Sequence[FilterEntry]]
+                   ) -> tuple[str, tuple[FilterRule, ...]]:
+    """(the filter text to print, the rules it uses): the rule form of `terms` when, evaluated on every one of
+    `entry_sets` (the compiles it is meant for), it keeps and drops exactly what the one-term-per-name text does;
+    else that text (no rules)."""
+    plain = filter_source(terms)
+    rules, rest = rules_of(terms)
+    if not rules:
+        return plain, ()
+    ruled = ruled_source(rules, rest)
+    try:
+        same = all(evaluate_filter(ruled, es) == evaluate_filter(plain, es) for es in entry_sets)
+    except ValueError:
+        same = False
+    return (ruled, rules) if same else (plain, ())
+
+
+@dataclass(frozen=True)
 class _EntryShape:
     """What a ``GuardFilterEntry`` looks like to a filter (the recorded fields; no value)."""
 
@@ -464,6 +546,8 @@ class FilterPlan:
         why_not: for each leaf no filter can drop alone, why.
         unexpected: entries the text drops that stand for none of the leaves (``ok`` is then False).
         missed: entries that stand for a leaf but the text keeps (``ok`` is then False).
+        rules: the clauses of `source` that each stand for several terms on sibling names (`FilterRule`; empty
+            when the text has one clause per name).
     """
 
     compile_id: str
@@ -477,6 +561,7 @@ class FilterPlan:
     why_not: tuple[NoFilter, ...] = ()
     unexpected: tuple[FilterEntry, ...] = field(default=())
     missed: tuple[FilterEntry, ...] = field(default=())
+    rules: tuple[FilterRule, ...] = ()
 
 
 def plan_filter(leaves: Iterable[Any], recorded: CompileFilterEntries | None, compile_id: str = "") -> FilterPlan:
@@ -512,13 +597,13 @@ def plan_filter(leaves: Iterable[Any], recorded: CompileFilterEntries | None, co
     if why or not wanted:
         return FilterPlan(cid, ids, total=len(entries), why_not=tuple(why))
     term_list = tuple(FilterTerm(name, tuple(sorted(types)), tuple(lids)) for name, (types, lids) in terms.items())
-    source = filter_source(term_list)
+    source, rules = checked_source(term_list, [entries])
     flags = evaluate_filter(source, entries)
     dropped = tuple(e for e, keep in zip(entries, flags) if not keep)
     unexpected = tuple(e for e in dropped if e.index not in wanted)
     missed = tuple(e for i, e in wanted.items() if flags[i])
     return FilterPlan(cid, ids, term_list, source, dropped, sum(flags), len(entries),
-                      ok=not unexpected and not missed, unexpected=unexpected, missed=missed)
+                      ok=not unexpected and not missed, unexpected=unexpected, missed=missed, rules=rules)
 
 
 def match_terms(terms: Sequence[FilterTerm], name: str, guard_type: str) -> bool:

@@ -1928,6 +1928,81 @@ class InputChange:
     variable: str | None = None
 
 
+class GroupCause(StrEnum):
+    """What a group of failing guards shows happened, when the data shows it (`GuardGroup.cause`)."""
+
+    TRAIN_TO_EVAL = "train to eval"    # every guarded module ``.training`` flag of the entry went True → False
+    EVAL_TO_TRAIN = "eval to train"    # ... False → True
+
+
+@dataclass(frozen=True)
+class GuardGroup:
+    """Failing guards of one entry with one guard type and one expected/actual pair, on sibling sources (sources
+    that end in the same accessor under one common head: ``L['self']._modules['blocks']._modules['3']._modules['bn']
+    .training`` for ``N`` blocks), made from the record's leaves by `grouping.group_failing`.
+
+    Attributes:
+        compile_id: the entry (``"0/0"``).
+        guard_type: the leaves' type (``"TRUE_MATCH"``).
+        expected, actual: what every leaf of the group wants and sees (``"True"``, ``"False"``).
+        leaf_ids: the leaves, tree order (``("g45", "g88", ...)``; what ``drop`` takes).
+        sources: their sources, in the same order.
+        head: the longest run of accessors every source starts with (``"L['self']._modules['blocks']._modules"``).
+        tail: the longest run of accessors every source ends with, after `head` (``"._modules['bn'].training"``).
+        one_slot: every source is `head` + one accessor + `tail` (then ``head[*]tail`` spells them all).
+        location: the user line every leaf came from, when they share one, else None.
+        owner_types: the class names of the objects the sources are attributes of (``("BatchNorm2d",)``), read
+            off the guard tree's managers; empty when unknown.
+        cause: what the group shows happened, when the data shows it, else None.
+        flags_total: for a ``.training`` group: the guarded ``.training`` flags of the entry (failing or not).
+    """
+
+    compile_id: str
+    guard_type: str
+    expected: str | None
+    actual: str | None
+    leaf_ids: tuple[str, ...]
+    sources: tuple[str, ...]
+    head: str
+    tail: str
+    one_slot: bool = False
+    location: SourceLocation | None = None
+    owner_types: tuple[str, ...] = ()
+    cause: GroupCause | None = None
+    flags_total: int = 0
+
+    @property
+    def pattern(self) -> str:
+        """The sources in one spelling: ``"L['self']._modules['blocks']._modules[*]._modules['bn'].training"``
+        (`one_slot`), else ``"L['self'] … .training"``."""
+        return f"{self.head}[*]{self.tail}" if self.one_slot else f"{self.head} … {self.tail}"
+
+
+@dataclass(frozen=True)
+class ChangeGroup:
+    """`InputChange`s of sibling sources with one expected/actual pair (``10 × ....training: True → False``).
+
+    Attributes:
+        names: the inputs, as torch spells sources (``"self._modules['blocks']._modules['0']._modules['bn']
+            .training"``), in order.
+        expected, actual: the pair every one of them shows.
+        head, tail, one_slot: as in `GuardGroup`, over `names`.
+        cause: the cause of the failing-guard group these inputs are the sources of, when it has one.
+    """
+
+    names: tuple[str, ...]
+    expected: str | None
+    actual: str
+    head: str
+    tail: str
+    one_slot: bool = False
+    cause: GroupCause | None = None
+
+    @property
+    def pattern(self) -> str:
+        return f"{self.head}[*]{self.tail}" if self.one_slot else f"{self.head} … {self.tail}"
+
+
 @dataclass(frozen=True)
 class DropResult:
     """What the guard filter of ``drop`` did in the compile that followed the stop (`decisions.GuardDropper`).
@@ -2015,6 +2090,8 @@ class RecompileRecord:
         auto_dynamic: the dimensions whose size changed that torch's automatic dynamic shapes makes dynamic in
             the compile that follows (`AutoDynamicDim`); empty when it makes none (the config is off, the
             dimension is kept static) or this torch keeps no size record (`compat.FEATURES`).
+        groups: the failing guards that repeat, grouped (`GuardGroup`; `grouping.group_failing`).
+        changed_groups: the `changed` inputs that repeat, grouped (`ChangeGroup`).
     """
 
     seq: int
@@ -2039,6 +2116,11 @@ class RecompileRecord:
     is_resume: bool = False
     changed: tuple[InputChange, ...] = ()
     auto_dynamic: tuple[AutoDynamicDim, ...] = ()
+    #: failing guards of one type and one expected/actual pair on sibling sources, per entry (`GuardGroup`;
+    #: only groups of two or more; a leaf not in a group is listed alone)
+    groups: tuple[GuardGroup, ...] = ()
+    #: `changed` inputs of sibling sources with one pair (`ChangeGroup`; two or more each)
+    changed_groups: tuple[ChangeGroup, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.decision, DecisionKind):

@@ -467,9 +467,17 @@ def analyze_miss(code: CodeType, f_locals: dict[str, Any], cache_entries: Sequen
         stack_args, scalar = (), False
     record = replace(base, entries=verdicts, non_input=non_input, inputs=inputs, diffs=diffs, limit=limit,
                      stack_args=stack_args, scalar_break=scalar)
+    from .grouping import group_changes, group_failing
+
     auto = () if limit is not None and limit.hit_now else automatic_dynamic_dims(code, f_locals, verdicts,
                                                                                  closure=closure)
-    return replace(record, changed=changed_inputs(record), auto_dynamic=auto)
+    changed = changed_inputs(record)
+    try:
+        groups = group_failing(verdicts, trees)
+        changed_groups = group_changes(changed, groups)
+    except Exception:  # noqa: BLE001 - grouping is a reading aid: without it every guard is listed alone
+        groups, changed_groups = (), ()
+    return replace(record, changed=changed, auto_dynamic=auto, groups=groups, changed_groups=changed_groups)
 
 
 def _with_advice(record: RecompileRecord, event: Any) -> RecompileRecord:

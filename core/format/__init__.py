@@ -331,8 +331,12 @@ def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -
         return trace_stop_text(stop)
     lines = [f"--- {stop.message}", where_line(stop)]
     for title, text in stop_blocks(stop):
+        body = text.splitlines()
+        if len(body) == 1 and len(title) + len(body[0]) <= 118:
+            lines.append(f"{title}: {body[0]}")     # a one-line block on its title's line
+            continue
         lines.append(f"{title}:")
-        lines.extend("  " + t for t in text.splitlines())
+        lines.extend("  " + t for t in body)
     if stop.return_value is not None:
         lines.append(f"return value: {value_text(stop.return_value)}")
     if stop.exception and not stop.exception_lines:

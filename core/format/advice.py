@@ -70,9 +70,25 @@ _WHAT_IT_CHECKS = {
 def plan_check_text(plan: FilterPlan) -> str:
     """What the printed filter was checked on and what it drops (``plan.ok``), or why it is not printed."""
     if plan.ok:
-        drops = "; ".join(f"{e.label}" for e in plan.dropped)
+        # entries a rule of the filter stands for are said once, as that rule's count and pattern
+        items: list[str | int] = []
+        counts: dict[int, int] = {}
+        for e in plan.dropped:
+            k = next((k for k, r in enumerate(plan.rules) if e.name in r.names and e.guard_type in r.guard_types),
+                     None)
+            if k is None:
+                items.append(e.label)
+                continue
+            if k not in counts:
+                items.append(k)
+                counts[k] = len(set(plan.rules[k].names))
+        drops = "; ".join(x if isinstance(x, str) else
+                          f"{counts[x]} × {plan.rules[x].pattern} {'/'.join(plan.rules[x].guard_types)}"
+                          for x in items)
+        ids = plan.leaf_ids
+        shown = ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])}, … {ids[-1]}: {len(ids)} guards"
         return (f"checked on the {plan.total} guard filter entries of {plan.compile_id}: it drops {drops} "
-                f"({', '.join(plan.leaf_ids)}) and keeps the other {plan.kept}")
+                f"({shown}) and keeps the other {plan.kept}")
     if plan.why_not:
         return "no guard_filter_fn: " + "; ".join(no_filter_text(w) for w in plan.why_not)
     parts = []

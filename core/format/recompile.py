@@ -5,6 +5,7 @@ guard filter of ``drop`` left out (`drop_result_text`), what came of a miss (`ou
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from ..decisions import LIMIT_WHY_NOT
@@ -17,7 +18,9 @@ from ..model import (
     DropWarning,
     EntryDiff,
     FrameRecompiles,
+    GroupCause,
     GuardCostView,
+    GuardGroup,
     GuardRef,
     LeafGuardView,
     LimitStatus,
@@ -40,7 +43,7 @@ from .advice import (
     dynamic_warning,
     fix_lines,
 )
-from .guards import failing_leaf_lines
+from .guards import expected_actual_text, failing_leaf_lines
 
 _IND = "  "
 
@@ -293,8 +296,43 @@ def _without_repeated_hint(reason: str, failing: Sequence[LeafGuardView]) -> str
     return reason[:m.start()] + " (its hint is under the guard)"
 
 
-def failing_text(record: RecompileRecord) -> str:
-    """Every failing guard of every entry (torch's order), torch's own reason first for each entry."""
+#: What each `GroupCause` is, in words (only set when the entry's guards show it: `grouping`).
+CAUSE_TEXT: dict[GroupCause, str] = {
+    GroupCause.TRAIN_TO_EVAL: "the model switched from train() to eval()",
+    GroupCause.EVAL_TO_TRAIN: "the model switched from eval() to train()",
+}
+
+
+def _ids_text(ids: Sequence[str]) -> str:
+    """``"g45 g88 g131"``, or ``"g45 g88 … g432"`` for more than four."""
+    return " ".join(ids) if len(ids) <= 4 else f"{ids[0]} {ids[1]} … {ids[-1]}"
+
+
+def group_lines(group: GuardGroup, *, full: bool = False) -> list[str]:
+    """One group of failing guards: the count, type, sources in one spelling, the pair, the cause when the data
+    shows it; then the user line they share and their ids (`full`: every leaf's source, one per line)."""
+    owners = f" ({', '.join(group.owner_types)})" if group.owner_types else ""
+    pair = expected_actual_text(LeafGuardView("", group.guard_type, "", (), expected=group.expected,
+                                              actual=group.actual))
+    head = f"{_IND}{len(group.leaf_ids)} × {group.guard_type} on {group.pattern}{owners}: {pair}"
+    if group.cause is not None:
+        head += (f": {CAUSE_TEXT[group.cause]} (all {group.flags_total} .training flags its guards read are now "
+                 f"{group.actual})")
+    lines = [head]
+    where = where_text(LeafGuardView("", "", "", (), location=group.location)) if group.location else ""
+    if full:
+        if where:
+            lines.append(f"{_IND}   line: {where}")
+        lines += [f"{_IND}   {lid} {src}" for lid, src in zip(group.leaf_ids, group.sources)]
+    else:
+        ids = f"{_ids_text(group.leaf_ids)} (`why --all` lists each)"
+        lines.append(f"{_IND}   line: {where}; {ids}" if where else f"{_IND}   {ids}")
+    return lines
+
+
+def failing_text(record: RecompileRecord, *, full: bool = False) -> str:
+    """Every failing guard of every entry (torch's order), torch's own reason first for each entry; failing
+    guards that repeat (`RecompileRecord.groups`) as one group each (`full`: with every source listed)."""
     if record.error and not record.entries:
         return f"analysis failed: {record.error}"
     blocks = []
@@ -312,8 +350,17 @@ def failing_text(record: RecompileRecord) -> str:
         n = len(v.failing)
         lines = [f"{v.compile_id}: {n} failing guard{'s' if n != 1 else ''} of {v.leaf_count}",
                  f"{_IND}torch reports: {cut(_without_repeated_hint(v.torch_reason or '?', v.failing), 800)}"]
+        groups = [g for g in record.groups if g.compile_id == v.compile_id]
+        first_of = {g.leaf_ids[0]: g for g in groups}
+        grouped = {lid for g in groups for lid in g.leaf_ids}
         for leaf in v.failing:
-            lines += failing_leaf_lines(leaf, v.torch_leaf)
+            if leaf.id in first_of:
+                lines += group_lines(first_of[leaf.id], full=full)
+            elif leaf.id not in grouped:
+                if (leaf.id == v.torch_leaf and leaf.reason and v.first_failure
+                        and leaf.reason.strip() == v.first_failure.strip()):
+                    leaf = replace(leaf, reason=None)      # the "torch reports" line above says it
+                lines += failing_leaf_lines(leaf, v.torch_leaf)
         blocks.append("\n".join(lines))
     return "\n".join(blocks) or "no entries"
 
@@ -345,11 +392,22 @@ def inputs_text(record: RecompileRecord) -> str:
     """The call's inputs, one per line (``n = int 2``); the values failing guards saw, first."""
     lines = [f"{name} = {text}" for name, text in record.inputs]
     changed = []
+    grouped = {name for g in record.changed_groups for name in g.names}
+    for g in record.changed_groups:
+        cause = f" ({CAUSE_TEXT[g.cause]})" if g.cause is not None else ""
+        before = g.expected if g.expected is not None else "(not readable off the guard)"
+        changed.append(f"{len(g.names)} × {g.pattern}: {before} → {g.actual}{cause}")
     for change in record.changed:
+        if change.name in grouped:
+            continue
         before = change.expected if change.expected is not None else "(not readable off the guard)"
         shown = f"{change.name} ({change.variable})" if change.variable else change.name
         changed.append(f"{shown}: {before} → {change.actual}")
-    head = (["changed since " + record.entries[0].compile_id + ":"] + [_IND + c for c in changed]) if changed else []
+    since = "changed since " + record.entries[0].compile_id + ":" if changed else ""
+    if len(changed) == 1 and len(changed[0]) <= 160:
+        head = [f"{since} {changed[0]}"]        # one change: on the line that says since when
+    else:
+        head = ([since] + [_IND + c for c in changed]) if changed else []
     return "\n".join(head + lines) or "(no inputs)"
 
 
@@ -375,18 +433,58 @@ def stack_args_text(record: RecompileRecord) -> str:
     return "\n".join(lines)
 
 
-def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> str:
-    """Plain text of a recompile stop's choices (line mode)."""
+def group_warning_text(group: GuardGroup, w: DropWarning) -> str:
+    """One warning for the guards of a group that share a risk (`w` is one of theirs)."""
+    n = len(group.leaf_ids)
+    if w.risk is DropRisk.CONSTANT_FOLDED:
+        pinned = f" == {w.expected}" if w.expected else ""
+        served = f"the entry compiled for {w.actual}" if w.actual else "this code"
+        return (f"{n} × {group.pattern} are constants to Dynamo: {group.guard_type} pins each{pinned}. Dynamo "
+                f"specialised the code on those values and may have baked them into the FX graph or the generated "
+                f"code (constant folding). Without these guards {served} serves every later value unchecked and can "
+                f"give silently wrong results — RESULTS MAY BE WRONG")
+    return f"{n} × {group.pattern}: " + drop_warning_text(w)
+
+
+def warning_lines(warnings: Sequence[DropWarning], groups: Sequence[GuardGroup] = (), *, limit: int = 3) -> list[str]:
+    """``WARNING: ...`` lines of a choice: the warnings of a group's guards with one risk as one line, the
+    others one each; at most `limit` lines."""
+    by_leaf = {(g.compile_id, lid): g for g in groups for lid in g.leaf_ids}
+    seen: set[tuple[int, DropRisk]] = set()
+    lines = []
+    for w in warnings:
+        g = by_leaf.get((w.guard.compile_id or "", w.guard.leaf_id))
+        if g is not None:
+            if (id(g), w.risk) in seen:
+                continue
+            seen.add((id(g), w.risk))
+            lines.append(f"WARNING: {group_warning_text(g, w)}")
+        else:
+            lines.append(warning_line(w))
+    return lines[:limit]
+
+
+def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str],
+                  groups: Sequence[GuardGroup] = ()) -> str:
+    """Plain text of a recompile stop's choices (line mode); warnings about the guards of one of `groups` (the
+    record's `RecompileRecord.groups`) are one line per group."""
     lines = []
     limit_said = False
     codes: list[str] = []
+    said_under: list[str] = []
     for c in choices:
         if c.kind in (DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP):
             lines.append(f"{c.kind.value:<14} {c.summary}")
             if c.kind in (DecisionKind.EAGER, DecisionKind.SKIP) and c.permanent:
                 first, *others = permanent_lines(c.permanent)
                 codes.append(f"{c.kind.value} permanently: {first}")
-                codes += [f"{_IND}or: {other}" for other in others if not other.endswith("# torch's own hint")]
+                for other in others:
+                    if other.endswith("# torch's own hint"):
+                        continue
+                    if other in said_under:
+                        continue            # the same line, described under eager already: said once
+                    codes.append(f"{_IND}or: {other}")
+                    said_under.append(other)
         elif not c.available:
             why_not = choice_why_not_text(c)
             if why_not == LIMIT_WHY_NOT:
@@ -399,8 +497,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
             lines.append(f"drop [ID...]   {c.summary} ({choice_detail_text(c)})")
             if c.permanent:
                 lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
-            for w in c.warnings[:3]:
-                lines.append(f"{_IND}{warning_line(w)}")
+            lines += [f"{_IND}{text}" for text in warning_lines(c.warnings, groups)]
         elif c.kind is DecisionKind.DYNAMIC and c.decision.name is not None:
             lines.append(f"dynamic {c.decision.name} {c.decision.dim}   {c.summary}")
             if c.permanent:
@@ -413,14 +510,15 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
     return "\n".join(lines)
 
 
-def record_text(record: RecompileRecord) -> str:
-    """The whole record as one block (``report`` text, the ``why`` command)."""
+def record_text(record: RecompileRecord, *, full: bool = False) -> str:
+    """The whole record as one block (``report`` text, the ``why`` command; `full`: ``why --all``, every
+    grouped guard's source listed)."""
     head = f"#{record.seq} {record.frame_name} → {record.compile_id or 'not compiled'}: {record.decision.value}"
     action = action_text(record)
     if action:
         head += f" ({action})"
     head += f"; {outcome_text(record)}"
-    parts = [head, "failing guards:"] + [_IND + ln for ln in failing_text(record).splitlines()]
+    parts = [head, "failing guards:"] + [_IND + ln for ln in failing_text(record, full=full).splitlines()]
     if record.non_input:
         parts.append("not about the inputs:")
         parts += [f"{_IND}{f.compile_id}: {f.text}" for f in record.non_input]
@@ -439,15 +537,22 @@ def record_text(record: RecompileRecord) -> str:
 def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice] | None = None,
                      hints: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """The (title, text) blocks line mode prints at a recompile stop: failing guards, non-input failures, what a
-    resume function's ``___stack*`` arguments are, inputs, recompile limit, guard diffs, choices (`choices` and
+    resume function's ``___stack*`` arguments are, inputs, recompile limit, guard diffs (when there are two entries
+    or more to compare), choices (`choices` and
     `hints` as the stop carries them; by default the ones `decisions.recompile_choices` gives the record)."""
     if choices is None or hints is None:
         from ..decisions import config_hints, recompile_choices
 
         choices = recompile_choices(record) if choices is None else choices
         hints = config_hints(record) if hints is None else hints
-    title = f"next compile: {record.compile_id or '?'}; entries in torch's order (most recently used first)"
-    blocks = [("failing guards", title + "\n" + failing_text(record))]
+    nxt = f"next compile: {record.compile_id or '?'}"
+    if len(record.entries) == 1:
+        # one entry: no order to explain; the next compile's id goes on the entry's own line
+        first, _, rest = failing_text(record).partition("\n")
+        text = f"{first}  ({nxt})" + (f"\n{rest}" if rest else "")
+    else:
+        text = f"{nxt}; entries in torch's order (most recently used first)\n{failing_text(record)}"
+    blocks = [("failing guards", text)]
     if record.non_input:
         blocks.append(("not about the inputs",
                        "\n".join(f"{f.compile_id}: [{f.kind}] {f.text}" for f in record.non_input)))
@@ -460,8 +565,9 @@ def recompile_blocks(record: RecompileRecord, choices: Sequence[RecompileChoice]
         blocks.append(("automatic dynamic", "\n".join(automatic)))
     if record.limit is not None:
         blocks.append(("recompile limit", limit_text(record.limit)))
-    blocks.append(("guard diffs", diffs_text(record.diffs)))
-    blocks.append(("choices", choices_lines(choices, hints)))
+    if record.diffs:
+        blocks.append(("guard diffs", diffs_text(record.diffs)))
+    blocks.append(("choices", choices_lines(choices, hints, record.groups)))
     return blocks
 
 
