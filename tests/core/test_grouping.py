@@ -30,7 +30,7 @@ from dynadbg.core.model import (
 from helpers import drive
 
 ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = ROOT / "tests" / "programs"
+PROGRAMS = ROOT / "tests" / "core" / "programs"  # not tests/programs: that is the whole corpus, walked by every corpus test
 BN = [f"self._modules['blocks']._modules['{i}']._modules['bn'].training" for i in range(5)]
 
 
