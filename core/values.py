@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import reprlib
 import types
 import weakref
@@ -127,11 +128,39 @@ def summarize(value: Any, null_sentinel: Any = None) -> ValueSummary:
         label = _GRAPH_LABELS.get(value)
         if label is not None:
             return ValueSummary(type_name="function", text=label, identity=id(value))
+    module = _module_summary(value)
+    if module is not None:
+        return ValueSummary(type_name=type_name(value), text=cut(module), identity=id(value))
     try:
         text = _repr.repr(value)
     except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
         text = f"<{type_name(value)} (repr failed: {type(exc).__name__})>"
-    return ValueSummary(type_name=type_name(value), text=cut(text), identity=id(value))
+    # a multi-line repr (a table, a config) reads as one line with its layout folded, not as literal \n escapes
+    return ValueSummary(type_name=type_name(value), text=cut(_LAYOUT.sub(" ", text)), identity=id(value))
+
+
+#: a line break and the indentation after it, in a multi-line repr
+_LAYOUT = re.compile(r"\s*\n\s*")
+
+
+def _module_summary(value: Any) -> str | None:
+    """An ``nn.Module`` as its class, its mode and its direct children (``Net eval mode: blocks=Sequential,
+    head=Linear``): its own repr prints the whole module tree, thousands of lines for a real model. Reads
+    ``training`` and ``_modules`` only (no parameter is touched)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(value, torch.nn.Module):
+        return None
+    try:
+        children = vars(value).get("_modules") or {}
+        parts = [f"{name}={type(child).__name__}" for name, child in list(children.items())[:12]]
+        if len(children) > 12:
+            parts.append(f"… {len(children)} children")
+        mode = "train mode" if vars(value).get("training", True) else "eval mode"
+        return f"{type_name(value)} {mode}" + (": " + ", ".join(parts) if parts else "")
+    except Exception:  # noqa: BLE001 - an exotic module: its repr then
+        return None
 
 
 def _tensor_summary(value: Any) -> ValueSummary | None:
