@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..callsites import passes_mode, with_option
 from ..filter_entries import FilterPlan, NoFilter, NoFilterKind
+from .drop_default import listed_once
 from ..model import AutoDynamicDim, DecisionKind, DynamicDim, DynamicOutcome, PermanentFix, RecompileChoice
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ _WHAT_IT_CHECKS = {
 def plan_check_text(plan: FilterPlan) -> str:
     """What the printed filter was checked on and what it drops (``plan.ok``), or why it is not printed."""
     if plan.ok:
-        drops = "; ".join(f"{e.label}" for e in plan.dropped)
+        drops = "; ".join(listed_once(e.label for e in plan.dropped))
         return (f"checked on the {plan.total} guard filter entries of {plan.compile_id}: it drops {drops} "
                 f"({', '.join(plan.leaf_ids)}) and keeps the other {plan.kept}")
     if plan.why_not:
