@@ -89,6 +89,7 @@ __all__ = [
     "guard_edit_line",
     "guard_trees_text",
     "guard_types_text",
+    "held_back_lines",
     "history_info_text",
     "history_line",
     "history_view_text",

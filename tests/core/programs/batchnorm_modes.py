@@ -22,23 +22,24 @@ class Net(torch.nn.Module):
         return torch.relu(self.bn2(self.conv2(y))).mean(dim=(1, 2, 3)) * scale
 
 
-def run(results):
-    """A training call, then an eval call without grad, then another training call: outputs appended as lists of
-    floats (eval output depends on the running statistics, train output on the batch's own)."""
+def run(results, scales=(1, 2, 3)):
+    """A training call, then an eval call without grad, then another training call, with ``scale`` from `scales`
+    (all equal: only the mode guards fail): outputs appended as lists of floats (eval output depends on the
+    running statistics, train output on the batch's own)."""
     torch.manual_seed(0)
     net = Net()
     x = torch.randn(2, 3, 6, 6)
     cm = torch.compile(net, backend="eager")
     net.train()
-    results.append(cm(x, 1).tolist())
+    results.append(cm(x, scales[0]).tolist())
     net.eval()
     with torch.no_grad():
-        results.append(cm(x, 2).tolist())
+        results.append(cm(x, scales[1]).tolist())
     net.train()
-    results.append(cm(x * 2, 3).tolist())
+    results.append(cm(x * 2, scales[2]).tolist())
 
 
 if __name__ == "__main__":
     out: list = []
-    run(out)
+    run(out, tuple(int(a) for a in sys.argv[1:]) or (1, 2, 3))
     json.dump(out, sys.stdout)
