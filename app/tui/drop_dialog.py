@@ -36,11 +36,16 @@ ROW_CODE = 44
 def row_text(c: DropCandidate) -> Text:
     """One row: id, type and code, and for a guard the default leaves out, why (``left out: module mode flags``)."""
     code = c.guard.code[0] if c.guard.code else c.guard.source
-    if len(code) > ROW_CODE:
-        code = code[: ROW_CODE - 1] + "…"
-    text = Text(f"{c.guard.leaf_id} {c.guard.guard_type} {code}")
+    text = Text(f"{c.guard.leaf_id} {c.guard.guard_type} ")
     if c.held_back is not None:
-        text.append(f"  left out: {reason_text(c.held_back)[0]}", style="italic")
+        # the reason before the code: a long guard is cut at the row's end, its reason never
+        reason = f"[left out: {reason_text(c.held_back)[0]}] "
+        text.append(reason, style="italic")
+        room = max(12, ROW_CODE - len(reason) + 8)
+    else:
+        room = ROW_CODE + 8
+    # cut on the left: the end of a source (``…['bn1'].training == True``) tells sibling guards apart
+    text.append(code if len(code) <= room else "…" + code[len(code) - room + 1:])
     return text
 
 

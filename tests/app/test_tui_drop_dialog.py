@@ -52,8 +52,8 @@ async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs()
         assert rows["g6"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g6"][0]
         for gid in ("g1", "g9", "g11"):
             assert not rows[gid][1], gid
-        assert "left out: global state" in rows["g1"][0]
-        assert "left out: module mode flags" in rows["g9"][0]
+        assert "[left out: global state]" in rows["g1"][0]
+        assert "[left out: module mode flags]" in rows["g9"][0]
         details = _details(dialog)
         # the reasons, the warning and the permanent code of the current selection, before anything runs
         assert "left out (module mode flags): train() and eval() run different code" in details
