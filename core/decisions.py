@@ -407,14 +407,14 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
             choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
                                      drop_summary, available=False, plan=plan)
         out.append(choice)
+    elif advice is not None and advice.drop is not None and not advice.drop.ok and advice.drop.why_not:
+        # the guard filter entries of that compile say why no filter drops them
+        out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
+                                   available=False, plan=advice.drop, held_back=held))
     elif held:
         # every droppable failing guard is one the default leaves out: nothing by default, each selectable by id
         out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
                                    held_back=held))
-    elif advice is not None and advice.drop is not None and not advice.drop.ok and advice.drop.why_not:
-        # the guard filter entries of that compile say why no filter drops them
-        out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
-                                   available=False, plan=advice.drop))
     else:
         first = record.entries[0].compile_id if record.entries else "the newest entry"
         out.append(RecompileChoice(

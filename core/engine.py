@@ -841,10 +841,12 @@ class EngineMethods:
             first = record.entries[0].compile_id
             leaves = [(leaf, first) for leaf in default_drop_leaves(record)]
             held = held_back(record)
-            if not leaves and held:
-                # the default leaves out every droppable guard: drop nothing rather than all of them
-                refuse(drop_default_text.empty_default_text(held, first), ErrorKind.REJECTED)
             plan = record.advice.drop if record.advice is not None else None
+            if not leaves and held:
+                # the default leaves out every droppable guard: drop nothing rather than all of them (and say why
+                # no filter drops the others, when the compile's filter entries say so)
+                why = [advice_text.plan_check_text(plan)] if plan is not None and plan.why_not else []
+                refuse("\n".join([drop_default_text.empty_default_text(held, first), *why]), ErrorKind.REJECTED)
             if not leaves and plan is not None and plan.why_not:
                 # what the compile's guard filter entries say: why no filter drops them
                 refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)

@@ -398,6 +398,7 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str]) -> s
                     limit_said = True
             elif why_not:
                 lines.append(f"{c.kind.value:<14} not available: {why_not}")
+                lines += [f"{_IND}{line}" for line in held_back_lines(c.held_back)]
         elif c.kind is DecisionKind.DROP and not c.decision.guard_ids:
             # the default is empty: every droppable failing guard is one it leaves out (each still by id)
             lines.append(f"drop [ID...]   {c.summary} (default: nothing — name ids to drop)")
