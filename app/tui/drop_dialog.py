@@ -44,8 +44,12 @@ def row_text(c: DropCandidate) -> Text:
         room = max(12, ROW_CODE - len(reason) + 8)
     else:
         room = ROW_CODE + 8
-    # cut on the left: the end of a source (``…['bn1'].training == True``) tells sibling guards apart
-    text.append(code if len(code) <= room else "…" + code[len(code) - room + 1:])
+    if len(code) <= room:
+        text.append(code)
+    elif c.guard.source == "L":  # an ambient guard: its head names it (``___check_global_state() against …``)
+        text.append(code[: room - 1] + "…")
+    else:  # cut on the left: the end of a source (``…['bn1'].training == True``) tells sibling guards apart
+        text.append("…" + code[len(code) - room + 1:])
     return text
 
 
@@ -105,7 +109,7 @@ class DropDialog(ModalScreen[tuple[str, ...] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="drop-box"):
-            yield Static(Text("Guards the new entry would leave out (space toggles):"), id="drop-head")
+            yield Static(Text("Leave these guards out of the new entry? (Space toggles, Tab: details)"), id="drop-head")
             yield SelectionList[str](*(Selection(row_text(c), c.guard.leaf_id, c.guard.leaf_id in self.selected_ids)
                                        for c in self._candidates), id="drop-rows")
             with VerticalScroll(id="drop-details-box"):
