@@ -115,7 +115,7 @@ def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) ->
         capture: the run's `capture.Capture` (its ``callsites`` and ``filter_entries``), or None.
         f_locals: the call's inputs (for the sizes of ``dynamic`` suggestions).
     """
-    from .decisions import default_drop_leaves, dynamic_suggestions
+    from .decisions import default_drop_leaves, dynamic_suggestions, held_back_reason
 
     sites_log = getattr(capture, "callsites", None)
     entries_log = getattr(capture, "filter_entries", None)
@@ -132,7 +132,9 @@ def advise(record: Any, capture: Any, f_locals: dict[str, Any] | None = None) ->
         leaves = default_drop_leaves(record)
         if not leaves:
             # no guard filter drops any of them (the guard taxonomy says so): the plan says why, per guard
-            failing = [leaf for leaf in record.entries[0].failing if not leaf.epilogue]
+            # (the guards the default leaves out on purpose are not asked about: `decisions.held_back` says them)
+            failing = [leaf for leaf in record.entries[0].failing if not leaf.epilogue
+                       and held_back_reason(leaf) is None]
             if failing:
                 drop = plan_filter(failing, entries_of(capture, record.code_key, record.entries[0].compile_id),
                                    record.entries[0].compile_id)

@@ -28,6 +28,8 @@ from .model import (
     DynamicDim,
     FilterTerm,
     GuardRef,
+    HeldBack,
+    HeldBackReason,
     LeafGuardView,
     OutcomeKind,
     PermanentFix,
@@ -262,21 +264,66 @@ def choice_fix(decision: DecisionKind, record: RecompileRecord | None, *, hints:
     return PermanentFix(decision, fn, recompile_limit=limit, hints=shown, call_site=site, limit_hit=limit_hit)
 
 
+#: Ambient leaves of the thread's dispatch state (modes, default device, dispatch keys): the graph was traced
+#: under them, so a default drop leaves them out.
+_DISPATCH_MODE_TYPES = frozenset({"TORCH_FUNCTION_MODE_STACK", "DEFAULT_DEVICE", "DISPATCH_KEY_SET_MATCH"})
+
+
+def held_back_reason(leaf: LeafGuardView) -> HeldBackReason | None:
+    """Why the default ``drop`` leaves `leaf` out, None when it may be in it: the global state (grad mode,
+    autocast, ...), a module's ``.training`` flag (train() and eval() trace different code: BatchNorm and
+    Dropout), the dispatch/torch-function mode state, and a whole tensor's ``TENSOR_MATCH`` (shape, dtype,
+    device, requires_grad: without it any tensor would be served by a graph traced for one; a size change is
+    ``dynamic``'s job). A user can still name each by id."""
+    gtype = leaf.guard_type
+    if gtype == "GLOBAL_STATE":
+        return HeldBackReason.GLOBAL_STATE
+    if gtype in _DISPATCH_MODE_TYPES:
+        return HeldBackReason.DISPATCH_MODE
+    if gtype == "TENSOR_MATCH":
+        return HeldBackReason.WHOLE_TENSOR
+    if leaf.source.endswith(".training"):
+        return HeldBackReason.MODE_FLAG
+    return None
+
+
+def _droppable(leaf: LeafGuardView) -> bool:
+    try:
+        drop_spec(leaf)
+    except ValueError:
+        return False
+    return True
+
+
+def held_back(record: RecompileRecord) -> tuple[HeldBack, ...]:
+    """The failing guards of the most recently used entry a guard filter could drop that the default ``drop``
+    leaves out (`held_back_reason`), each once, in the entry's order."""
+    if not record.entries:
+        return ()
+    first = record.entries[0]
+    out: dict[str, HeldBack] = {}
+    for leaf in first.failing:
+        reason = held_back_reason(leaf)
+        if reason is not None and leaf.id not in out and _droppable(leaf):
+            out[leaf.id] = HeldBack(reason, GuardRef.of(leaf, first.compile_id))
+    return tuple(out.values())
+
+
 def default_drop_leaves(record: RecompileRecord) -> list[LeafGuardView]:
-    """The failing guards of the most recently used entry that a guard filter can drop (when the record's
-    advice checked a filter on that entry's filter entries: the ones that filter drops)."""
-    out = []
+    """The failing guards of the most recently used entry that a guard filter can drop, less the ones the
+    default leaves out (`held_back`), each once (when the record's advice checked a filter on that entry's filter
+    entries: the ones that filter drops)."""
+    out: list[LeafGuardView] = []
     if not record.entries:
         return out
     plan = getattr(getattr(record, "advice", None), "drop", None)
-    if plan is not None and plan.ok:
-        return [leaf for leaf in record.entries[0].failing if leaf.id in plan.leaf_ids]
+    seen: set[str] = set()
     for leaf in record.entries[0].failing:
-        try:
-            drop_spec(leaf)
-        except ValueError:
+        if leaf.id in seen or held_back_reason(leaf) is not None:
             continue
-        out.append(leaf)
+        if (leaf.id in plan.leaf_ids) if plan is not None and plan.ok else _droppable(leaf):
+            seen.add(leaf.id)
+            out.append(leaf)
     return out
 
 
@@ -330,6 +377,7 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     advice = getattr(record, "advice", None)
     site = advice.call_site if advice is not None else None
     first = record.entries[0].compile_id if record.entries else None
+    held = held_back(record)
     specs = []
     for leaf in default_drop_leaves(record):
         try:
@@ -345,15 +393,15 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
         if advice is None:
             # nothing recorded to build the fix from (an analysis without the capture): no unchecked filter
             choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
-                                     drop_summary, warnings=warnings, detail=default)
+                                     drop_summary, warnings=warnings, detail=default, held_back=held)
         elif plan is None or plan.ok:
             choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
                                      drop_summary, permanent=fix if plan is not None else None, warnings=warnings,
-                                     detail=default, plan=plan, left_out=advice.drop_left_out)
+                                     detail=default, plan=plan, left_out=advice.drop_left_out, held_back=held)
         elif plan.why_not and all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not):
             # nothing to check the filter on: the drop still works here, its permanent code is not printed
             choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
-                                     drop_summary, warnings=warnings, detail=default, plan=plan)
+                                     drop_summary, warnings=warnings, detail=default, plan=plan, held_back=held)
         else:
             # no filter drops exactly these guards: not offered (the plan says why)
             choice = RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP, ids), "drop [ID...]",
@@ -362,7 +410,11 @@ def recompile_choices(record: RecompileRecord) -> tuple[RecompileChoice, ...]:
     elif advice is not None and advice.drop is not None and not advice.drop.ok and advice.drop.why_not:
         # the guard filter entries of that compile say why no filter drops them
         out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
-                                   available=False, plan=advice.drop))
+                                   available=False, plan=advice.drop, held_back=held))
+    elif held:
+        # every droppable failing guard is one the default leaves out: nothing by default, each selectable by id
+        out.append(RecompileChoice(DecisionKind.DROP, Decision(DecisionKind.DROP), "drop [ID...]", drop_summary,
+                                   held_back=held))
     else:
         first = record.entries[0].compile_id if record.entries else "the newest entry"
         out.append(RecompileChoice(

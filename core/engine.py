@@ -31,6 +31,8 @@ from .model import (
     CompilesData,
     Decision,
     DecisionKind,
+    DropCandidate,
+    DropPreview,
     DynamicDim,
     EditError,
     EditOp,
@@ -46,6 +48,7 @@ from .model import (
     HistoryMark,
     HistoryView,
     GeneratedInfo,
+    GuardRef,
     GraphView,
     GuardEditView,
     CompiledFrameView,
@@ -70,8 +73,9 @@ from . import history as _history
 from . import provenance as _provenance
 from . import roles as _roles
 from . import facts
-from .decisions import choice_fix, config_hints, default_drop_leaves, drop_spec, filter_fix
+from .decisions import choice_fix, config_hints, default_drop_leaves, drop_spec, filter_fix, held_back
 from .format import advice as advice_text
+from .format import drop_default as drop_default_text
 from .format import recompile as format_recompile
 from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
@@ -780,18 +784,69 @@ class EngineMethods:
         return result
 
     def _decide_drop(self, guard_ids: tuple[str, ...]) -> Resumed:
+        record, specs, plan, fix, held = self._drop_of(guard_ids)
+        # everything validated: now change state
+        ctx = self._paused()
+        self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
+        ids = tuple(s.leaf.id for s in specs)
+        self.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
+        return self._resume_recompile(Resumed(
+            ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
+            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix, plan=plan,
+            held_back=held))
+
+    @engine_method()
+    def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:
+        """What ``drop`` would do at this recompile stop, before anything runs: every failing guard of the most
+        recently used entry a filter could drop (`DropCandidate`: in the default, or left out with why), and for
+        `guard_ids` (None: the default's) the warnings, the checked filter and the permanent code, or why that
+        selection would be refused (`DropPreview.error`). Changes nothing.
+
+        Errors: NOT_HERE away from a recompile stop or with no entry analysed, REJECTED at the recompile limit.
+        """
+        ctx = self._paused()
+        if ctx.kind is not StopKind.RECOMPILE:
+            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
+        record = self._record()
+        if not record.entries:
+            refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
+        first = record.entries[0].compile_id
+        held = {h.guard.leaf_id: h.reason for h in held_back(record)}
+        default = tuple(leaf.id for leaf in default_drop_leaves(record))
+        candidates = tuple(DropCandidate(GuardRef.of(leaf, first), held.get(leaf.id))
+                           for leaf in record.entries[0].failing if leaf.id in held or leaf.id in default)
+        ids = default if guard_ids is None else tuple(guard_ids)
+        if not ids:
+            return DropPreview(candidates, default, ids)
+        try:
+            _, specs, plan, fix, _ = self._drop_of(ids)
+        except Refused as exc:
+            return DropPreview(candidates, default, ids, error=exc.error.message)
+        return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
+                           fix, plan)
+
+    def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple]:
+        """(record, drop specs, checked plan, permanent fix or None, held-back guards) of a ``drop``; refuses what
+        cannot be dropped. Changes nothing."""
         record = self._record()
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile, "
                    f"so there is no new entry to drop guards from (eager or skip instead)", ErrorKind.REJECTED)
         if not record.entries:
             refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
+        held = ()
         if guard_ids:
             leaves = [self._leaf_by_id(record, tok) for tok in guard_ids]
         else:
             first = record.entries[0].compile_id
             leaves = [(leaf, first) for leaf in default_drop_leaves(record)]
+            held = held_back(record)
             plan = record.advice.drop if record.advice is not None else None
+            if not leaves and held:
+                # the default leaves out every droppable guard: drop nothing rather than all of them (and say why
+                # no filter drops the others, when the compile's filter entries say so)
+                why = [advice_text.plan_check_text(plan)] if plan is not None and plan.why_not else []
+                refuse("\n".join([drop_default_text.empty_default_text(held, first), *why]), ErrorKind.REJECTED)
             if not leaves and plan is not None and plan.why_not:
                 # what the compile's guard filter entries say: why no filter drops them
                 refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)
@@ -806,19 +861,12 @@ class EngineMethods:
                 refuse(str(exc), ErrorKind.REJECTED)
         # the same filter the permanent code prints, checked on each leaf's own compile (`advice.plan_for_leaves`)
         plan, specs = self._checked_drop(record, guard_ids, [leaf for leaf, _ in leaves], specs)
-        # everything validated: now change state
-        ctx = self._paused()
-        self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
-        ids = tuple(s.leaf.id for s in specs)
-        self.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
         advice = record.advice
         site = advice.call_site if advice is not None else None
         # the permanent code only where the filter was checked on the compile's recorded entries
         fix = (replace(filter_fix(specs, facts.callable_name(record.frame_name), config_hints(record)),
                        call_site=site, plan=plan) if plan is not None and plan.ok else None)
-        return self._resume_recompile(Resumed(
-            ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
-            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix, plan=plan))
+        return record, specs, plan, fix, held
 
     def _checked_drop(self, record: RecompileRecord, guard_ids: tuple[str, ...], leaves: list[Any],
                       specs: list[Any]) -> tuple[Any, list[Any]]:

@@ -943,6 +943,64 @@ class DropWarning:
     actual: str | None = None
 
 
+class HeldBackReason(StrEnum):
+    """Why the default ``drop`` leaves a failing guard out (`HeldBack.reason`); it stays selectable by id."""
+
+    GLOBAL_STATE = "global state"      # GLOBAL_STATE: grad mode, autocast, ... the whole call ran under
+    MODE_FLAG = "mode flag"            # a module's ``.training``: train() and eval() run different code
+    DISPATCH_MODE = "dispatch mode"    # torch-function mode stack, default device, dispatch keys
+    WHOLE_TENSOR = "whole tensor"      # TENSOR_MATCH: shape, dtype, device, ... of an input (``dynamic``'s job)
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A failing guard the default ``drop`` leaves out, and why (``drop ID`` still drops it).
+
+    Attributes:
+        reason: why it is not in the default.
+        guard: the guard (its entry, id, type, source, code).
+    """
+
+    reason: HeldBackReason
+    guard: GuardRef
+
+
+@dataclass(frozen=True)
+class DropCandidate:
+    """One failing guard ``drop`` can take (a row of the TUI's drop dialog).
+
+    Attributes:
+        guard: the guard.
+        held_back: why the default leaves it out, None when it is in the default.
+    """
+
+    guard: GuardRef
+    held_back: HeldBackReason | None = None
+
+
+@dataclass(frozen=True)
+class DropPreview:
+    """What ``drop`` would do, before anything runs (`Engine.preview_drop`).
+
+    Attributes:
+        candidates: the failing guards of the most recently used entry a filter could drop, in the entry's order.
+        default: the ids the default drops.
+        selected: the ids previewed (empty: nothing would be dropped).
+        warnings: why results may be wrong without the selected guards.
+        permanent: the code that drops them for good (checked on the compile's filter entries), else None.
+        plan: the checked filter (`filter_entries.FilterPlan`), None when nothing was checked.
+        error: why ``drop`` of that selection would be refused, else None.
+    """
+
+    candidates: tuple[DropCandidate, ...]
+    default: tuple[str, ...]
+    selected: tuple[str, ...]
+    warnings: tuple[DropWarning, ...] = ()
+    permanent: PermanentFix | None = None
+    plan: Any = field(default=None, compare=False)
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class FilterTerm:
     """One condition of a ``guard_filter_fn``: leave out the ``GuardFilterEntry``s with this name and type.
@@ -1081,6 +1139,8 @@ class Resumed:
     #: nothing was checked; `permanent` is set only when it is ok
     plan: Any = field(default=None, compare=False)
     rewind: "Any" = None
+    #: for a ``drop`` with no ids: the failing guards its default left out, each with why (`HeldBack`)
+    held_back: tuple["HeldBack", ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, ResumeAction):
@@ -1172,6 +1232,7 @@ class RecompileChoice:
             (`filter_entries.NoFilter`, each with why).
         automatic: for dynamic: the dimensions torch's automatic dynamic shapes makes dynamic in the new entry
             itself (`RecompileRecord.auto_dynamic`); the choice is not available when they are all that changed.
+        held_back: for drop: the failing guards the default leaves out (`HeldBack`, each with its reason).
     """
 
     kind: DecisionKind
@@ -1186,6 +1247,9 @@ class RecompileChoice:
     plan: Any = field(default=None, compare=False)
     left_out: tuple[Any, ...] = ()
     automatic: tuple[AutoDynamicDim, ...] = ()
+    #: for drop: failing guards a filter could drop that the default leaves out (global state, mode flags,
+    #: whole tensors), each with why; selectable by id
+    held_back: tuple[HeldBack, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         CommandResult,
         CompilesData,
         Decision,
+        DropPreview,
         EditError,
         EditOp,
         EditOutcome,
@@ -172,6 +173,9 @@ class Engine(Protocol):
     # -- recompile decision --------------------------------------------------------------------------------------
     def decide(self, decision: "Decision") -> "Resumed | EngineError":
         """At a recompile stop: recompile / eager / skip / drop guard ids / dynamic name dim, then resume."""
+
+    def preview_drop(self, guard_ids: "tuple[str, ...] | None" = None) -> "DropPreview | EngineError":
+        """At a recompile stop: what ``drop`` of `guard_ids` (None: the default) would do; changes nothing."""
 
     # -- queries -------------------------------------------------------------------------------------------------
     def listing(self) -> "CodeView | EngineError":

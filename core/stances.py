@@ -107,7 +107,9 @@ def choice_lines(choice: str, *, n: int | None = None, call_with_limit: str | No
 #: The two choices whose permanent code is built per stop (checked there), described for README's table.
 BUILT_PER_STOP: dict[str, tuple[str, str]] = {
     "drop [ID...]": (
-        "recompile without the failing guards (warns when a dropped guard pinned a value Dynamo baked in)",
+        "recompile without the named failing guards; with no ids, without the default's (global-state, mode-flag, "
+        "dispatch-mode and whole-tensor guards are left out, each said with why; when that leaves nothing, `drop` "
+        "drops nothing and the program stays paused); warns when a dropped guard pinned a value Dynamo baked in",
         "a `guard_filter_fn` on the user's own `torch.compile` call, built from that compile's guard filter entries "
         "and evaluated on them: printed only when it drops exactly those guards, else the stop says why no filter "
         "can"),

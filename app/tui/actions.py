@@ -21,7 +21,8 @@ the same in the console (shown in the help, the palette and the README).
 | view_bytecode, view_stop | ``1``, ``5`` | - (the stop itself) |
 | view_stderr | ``8`` | - (the program's stderr, captured by the app) |
 | view_trace | ``9`` | - (the trace stop itself: `Stop.trace`) |
-| recompile, eager, skip, drop | ``R``, ``E``, ``S``, ``D`` | ``decide(choice.decision)`` (recompile stop only) |
+| recompile, eager, skip | ``R``, ``E``, ``S`` | ``decide(choice.decision)`` (recompile stop only) |
+| drop | ``D`` | the drop dialog: ``preview_drop(ids)``, Enter ``decide(Decision(DROP, ids))`` |
 | dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
 | edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
 | console | ``:`` | focus the console input (``execute(line)``) |
@@ -120,7 +121,7 @@ ACTIONS: tuple[Action, ...] = (
            group="Recompile stop", when="recompile"),
     Action("skip", "S", "Skip", "Stop compiling this code; its entries still serve", "skip",
            resumes=True, group="Recompile stop", when="recompile"),
-    Action("drop", "D", "Drop", "Drop the failing guards from the new entry, recompile", "drop",
+    Action("drop", "D", "Drop", "Choose failing guards to drop from the new entry (asks first), recompile", "drop",
            resumes=True, group="Recompile stop", when="recompile"),
     Action("dynamic", "M", "Dynamic", "Mark a tensor dimension dynamic (NAME DIM), recompile",
            "dynamic NAME DIM", resumes=True, group="Recompile stop", when="recompile"),

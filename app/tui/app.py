@@ -49,6 +49,7 @@ from dynadbg.core.model import (
     CommandResult,
     Decision,
     DecisionKind,
+    DropPreview,
     EditOutcome,
     EditPreview,
     EngineError,
@@ -71,6 +72,7 @@ from .bridge import Bridge, EngineSession
 from .bytecode_view import BytecodeView
 from .commands import ActionCommands, LearnCommand
 from .console import Console
+from .drop_dialog import DropDialog
 from .edit_dialog import EditDialog
 from .engine_client import EngineClient
 from .guard_tree_view import GuardTreeView
@@ -236,6 +238,7 @@ class DebuggerApp(App[int]):
             "insert": lambda: self.open_edit_dialog("insert"),
             "delete": lambda: self.open_edit_dialog("delete"),
             "dynamic": self._ask_dynamic,
+            "drop": self._ask_drop,
             "up": lambda: self.select_frame(-1),
             "down": lambda: self.select_frame(1),
             "back": lambda: self.move_in_history("back"),
@@ -459,6 +462,8 @@ class DebuggerApp(App[int]):
         head = fmt.resumed_head(result)
         if head:
             console.output(head)
+        for line in fmt.held_back_lines(result.held_back):
+            console.output(line)
         for warning in result.warnings:
             console.error(fmt.warning_line(warning))
         if result.plan is not None:
@@ -616,6 +621,40 @@ class DebuggerApp(App[int]):
 
         engine = self.session
         self.client.call(lambda: engine.apply_edit(op), done, op.text)
+
+    def _ask_drop(self) -> None:
+        """The ``drop`` choice: the dialog of what it would leave out (`DropDialog`), before anything runs."""
+        if choice_for(self.last_stop, DecisionKind.DROP) is None or not self.stopped:
+            self._main.console.info("drop: not available at this stop (see the Recompile view, key 7)")
+            return
+        engine = self.session
+
+        def got(result: Any) -> None:
+            if isinstance(result, DropPreview) and self.stopped:
+                self.push_screen(DropDialog(result), self._drop_answered)
+            elif isinstance(result, EngineError):
+                self._log_error(result)
+
+        self.client.call(lambda: engine.preview_drop(), got, "preview drop")
+
+    def _drop_answered(self, ids: tuple[str, ...] | None) -> None:
+        if ids is None:
+            self._main.console.info("drop cancelled: nothing dropped, the program is still paused")
+        elif ids:
+            self.decide(Decision(DecisionKind.DROP, ids))
+        else:
+            # nothing selected: the new entry keeps every guard (what torch does)
+            self.decide(Decision(DecisionKind.RECOMPILE))
+
+    def on_drop_dialog_preview_wanted(self, event: DropDialog.PreviewWanted) -> None:
+        dialog, ids = event.dialog, event.ids
+        engine = self.session
+
+        def done(result: Any) -> None:
+            if dialog.is_attached:
+                dialog.show_preview(ids, result)
+
+        self.client.call(lambda: engine.preview_drop(ids), done, "preview drop")
 
     def _ask_dynamic(self) -> None:
         """The ``dynamic`` choice: ask for NAME DIM (the engine's suggestions, then every tensor input's dims)."""

@@ -26,6 +26,7 @@ from textual import events
 from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core import format as fmt
 from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
+from dynadbg.core.format.drop_default import held_back_lines
 from dynadbg.core.format.recompile import (
     action_text,
     auto_dynamic_lines,
@@ -371,6 +372,8 @@ class RecompileView(OutputView):
             row.add_column(ratio=1)
             description = Text(choice.summary or action.description, None if on else dim)
             detail = choice_detail_text(choice)
+            if choice.kind is DecisionKind.DROP and on and not choice.decision.guard_ids and choice.held_back:
+                detail = f"default: nothing; {key} lists the guards to choose from"
             if detail:
                 description.append(f" ({detail})", dim)
             if not on:
@@ -386,6 +389,9 @@ class RecompileView(OutputView):
                                      (0, 0, 0, indent)))
             for text in choice_warning_texts(choice):
                 lines.append(Padding(Text(f"⚠ {text}", warning), (0, 0, 0, indent)))
+            if choice.kind is DecisionKind.DROP and on:
+                # what the default leaves out, and why (the dialog the key opens lists them unselected)
+                lines += [Padding(Text(line, dim), (0, 0, 0, indent)) for line in held_back_lines(choice.held_back)]
         for hint in stop.hints if stop is not None else ():
             lines.append(Padding(self._code_line("torch suggests: ", hint), (0, 0, 0, 0 if self._narrow else 1)))
         return lines

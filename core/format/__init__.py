@@ -37,6 +37,7 @@ from ..model import (
 from ..values import cut
 from .advice import plan_check_text
 from .breaks import eager_fallback_text
+from .drop_default import held_back_lines
 from .edits import format_diff, format_stack
 from .guards import format_failing, format_guard_tree
 from .history import history_info_text, history_line, history_view_text
@@ -88,6 +89,7 @@ __all__ = [
     "guard_edit_line",
     "guard_trees_text",
     "guard_types_text",
+    "held_back_lines",
     "history_info_text",
     "history_line",
     "history_view_text",
@@ -384,6 +386,7 @@ def resumed_text(result: Resumed) -> str:
     """Everything a resuming command or a decision says, each thing once: `resumed_head`, one ``WARNING:``
     line per warning, then ``permanently:`` and the code that gets the decision's effect for good."""
     lines = [resumed_head(result)] if resumed_head(result) else []
+    lines += held_back_lines(result.held_back)
     lines += [warning_line(w) for w in result.warnings]
     if result.plan is not None:
         lines.append(plan_check_text(result.plan))

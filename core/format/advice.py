@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..callsites import passes_mode, with_option
 from ..filter_entries import FilterPlan, NoFilter, NoFilterKind
+from .drop_default import listed_once
 from ..model import AutoDynamicDim, DecisionKind, DynamicDim, DynamicOutcome, PermanentFix, RecompileChoice
 
 if TYPE_CHECKING:
@@ -77,14 +78,14 @@ def plan_check_text(plan: FilterPlan) -> str:
             k = next((k for k, r in enumerate(plan.rules) if e.name in r.names and e.guard_type in r.guard_types),
                      None)
             if k is None:
-                items.append(e.label)
+                items.append(e.label)  # a guard torch builds as several entries of one name: once, with ×N
                 continue
             if k not in counts:
                 items.append(k)
                 counts[k] = len(set(plan.rules[k].names))
-        drops = "; ".join(x if isinstance(x, str) else
-                          f"{counts[x]} × {plan.rules[x].pattern} {'/'.join(plan.rules[x].guard_types)}"
-                          for x in items)
+        drops = "; ".join(listed_once(x if isinstance(x, str) else
+                                      f"{counts[x]} × {plan.rules[x].pattern} {'/'.join(plan.rules[x].guard_types)}"
+                                      for x in items))
         ids = plan.leaf_ids
         shown = ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])}, … {ids[-1]}: {len(ids)} guards"
         return (f"checked on the {plan.total} guard filter entries of {plan.compile_id}: it drops {drops} "

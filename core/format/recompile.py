@@ -43,6 +43,7 @@ from .advice import (
     dynamic_warning,
     fix_lines,
 )
+from .drop_default import held_back_lines, listed_once
 from .guards import expected_actual_text, failing_leaf_lines
 
 _IND = "  "
@@ -207,7 +208,9 @@ def _drop_head(r: DropResult) -> str:
     if not r.dropped:
         asked = ", ".join(f"{g.leaf_id} {g.guard_type} {g.source}" for g in r.requested)
         return f"{r.compile_id} built none of the guards asked for ({asked}); nothing was dropped"
-    what = ", ".join(f"{gtype} {source}" for source, gtype in r.dropped)
+    # one guard may come as several filter entries of one name and type (a BatchNorm's `.training` as four):
+    # each is said once, with how many entries it was
+    what = ", ".join(listed_once(f"{gtype} {source}" for source, gtype in r.dropped))
     return f"compiled {r.compile_id} without {len(r.dropped)} guard(s): {what}"
 
 
@@ -493,8 +496,14 @@ def choices_lines(choices: Sequence[RecompileChoice], hints: Sequence[str],
                     limit_said = True
             elif why_not:
                 lines.append(f"{c.kind.value:<14} not available: {why_not}")
+                lines += [f"{_IND}{line}" for line in held_back_lines(c.held_back)]
+        elif c.kind is DecisionKind.DROP and not c.decision.guard_ids:
+            # the default is empty: every droppable failing guard is one it leaves out (each still by id)
+            lines.append(f"drop [ID...]   {c.summary} (default: nothing — name ids to drop)")
+            lines += [f"{_IND}{line}" for line in held_back_lines(c.held_back)]
         elif c.kind is DecisionKind.DROP:
             lines.append(f"drop [ID...]   {c.summary} ({choice_detail_text(c)})")
+            lines += [f"{_IND}{line}" for line in held_back_lines(c.held_back)]
             if c.permanent:
                 lines.append(f"{_IND}permanently: {permanent_text(c.permanent)}")
             lines += [f"{_IND}{text}" for text in warning_lines(c.warnings, groups)]

@@ -29,15 +29,15 @@ from dynadbg.core import commands
 from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
-                                DecisionKind, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
-                                EvalResult, Explanation, HistoryInfo, HistoryMark, HistoryView,
+                                DecisionKind, DropCandidate, DropPreview, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
+                                EvalResult, Explanation, GuardRef, HistoryInfo, HistoryMark, HistoryView,
                                 PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
                                 WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
 _QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
-                      "preview_edit", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
+                      "preview_edit", "preview_drop", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
                       "stack_provenance", "source"})
 
 
@@ -286,6 +286,33 @@ class FakeEngine:
         plan = choice.plan if decision.kind is DecisionKind.DROP else None
         return self._resume(decision.kind.value, permanent=permanent, warnings=choice.warnings, dropped=dropped,
                             dynamic=dims, plan=plan)
+
+    def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:
+        """At a recompile stop: the engine's own pure functions on the scenario's record (`decisions.held_back`,
+        `default_drop_leaves`, `drop_spec`, `filter_fix`): the rows, the default, the selection's warnings."""
+        from dynadbg.core.decisions import default_drop_leaves, drop_spec, filter_fix, held_back
+
+        stop = self._paused()
+        if isinstance(stop, EngineError) or stop.kind is not StopKind.RECOMPILE:
+            return stop if isinstance(stop, EngineError) else EngineError("only at a recompile stop", "not here")
+        record = self.scenario.recompile_record
+        if record is None or not record.entries:
+            return EngineError("no cache entry was analysed at this stop", "not here")
+        first = record.entries[0]
+        held = {h.guard.leaf_id: h.reason for h in held_back(record)}
+        default = tuple(leaf.id for leaf in default_drop_leaves(record))
+        candidates = tuple(DropCandidate(GuardRef.of(leaf, first.compile_id), held.get(leaf.id))
+                           for leaf in first.failing if leaf.id in held or leaf.id in default)
+        ids = default if guard_ids is None else tuple(guard_ids)
+        if not ids:
+            return DropPreview(candidates, default, ids)
+        by_id = {leaf.id: leaf for leaf in first.failing}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            return DropPreview(candidates, default, ids, error=f"{first.compile_id} has no guard {missing[0]}")
+        specs = [drop_spec(by_id[i], first.compile_id) for i in ids]
+        return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
+                           filter_fix(specs, "model"))
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 

@@ -691,6 +691,31 @@ def counter_recompile_scenario() -> Scenario:
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
+def mode_switch_recompile_scenario() -> Scenario:
+    """Case 002's stop where the call also switched the model to eval() under ``torch.no_grad()``: entry 0/1's
+    failing guards are the counter (in the default drop), the GLOBAL_STATE and two BatchNorm ``.training`` flags
+    (left out of the default, each selectable); the choices made by the engine's own `recompile_choices`."""
+    from dynadbg.core.decisions import recompile_choices
+
+    base = counter_recompile_scenario()
+    record = base.recompile_record
+    assert record is not None
+    first = record.entries[0]
+    fail = GuardStatus.FAIL
+    extra = (
+        LeafGuardView("g1", "GLOBAL_STATE", "L", ("___check_global_state()",), status=fail,
+                      reason="GLOBAL_STATE changed: grad_mode"),
+        LeafGuardView("g9", "TRUE_MATCH", "L['self']._modules['bn1'].training",
+                      ("L['self']._modules['bn1'].training == True",), status=fail, expected="True", actual="False"),
+        LeafGuardView("g11", "TRUE_MATCH", "L['self']._modules['bn2'].training",
+                      ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
+    )
+    verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
+    record = replace(record, entries=(verdict, *record.entries[1:]))
+    stop = replace(base.stops[0], recompile=record, choices=recompile_choices(record))
+    return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
+
+
 def crash_scenario() -> Scenario:
     """A script that raises before any stop."""
     tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'

@@ -161,6 +161,8 @@ def test_wrong_place_and_bad_input_are_error_values(engine) -> None:  # noqa: AN
     assert isinstance(up, EngineError) and "outermost" in up.message
     decision = session.decide(Decision(DecisionKind.EAGER))
     assert isinstance(decision, EngineError) and decision.kind == "not here"
+    preview = session.preview_drop()
+    assert isinstance(preview, EngineError) and preview.kind == "not here"
     assert _stop(session).choices == ()
     unknown = session.execute("frobnicate")
     assert unknown.error is not None and "unknown command 'frobnicate'" in unknown.error
@@ -276,6 +278,14 @@ def test_a_recompile_stop_carries_its_choices_as_data(at_recompile) -> None:  # 
     first = {k: code[k].splitlines()[0] for k in (DecisionKind.EAGER, DecisionKind.SKIP)}
     assert first[DecisionKind.EAGER] != first[DecisionKind.SKIP]
     assert "recompile_limit" in first[DecisionKind.SKIP]
+    # drop asks first: the preview of its default changes nothing and matches the choice's ids
+    from dynadbg.core.model import DropPreview
+
+    preview = session.preview_drop()
+    assert isinstance(preview, DropPreview) and preview.selected == by_kind[DecisionKind.DROP].decision.guard_ids
+    assert preview.default == preview.selected and preview.error is None and preview.permanent is not None
+    assert {c.guard.leaf_id for c in preview.candidates} >= set(preview.default)
+    assert isinstance(session.preview_drop(("g99999",)), DropPreview) and session.preview_drop(("g99999",)).error
     records = session.recompile_records()
     assert isinstance(records, tuple) and len(records) == 1 and isinstance(records[0], RecompileRecord)
     assert records[0].entries and records[0].entries[0].failing

@@ -71,6 +71,11 @@ async def test_tui_drop_at_a_recompile_stop_says_the_warning_and_the_filter_once
         assert app.phase == "stopped" and app.last_stop.kind is StopKind.RECOMPILE
         before = len(app.main_screen.console.log_widget.lines)
         await pilot.press("D")
+        # drop asks first: its dialog shows the default selection; Enter accepts it
+        from dynadbg.tui.drop_dialog import DropDialog
+
+        await _until(pilot, lambda: isinstance(app.screen, DropDialog), 60)
+        await pilot.press("enter")
         # the dropped entry serves the next call: no further recompile stop, the program ends
         await _until(pilot, lambda: app.phase == "exited", 120)
         after = "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines[before:])

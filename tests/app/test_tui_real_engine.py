@@ -226,7 +226,7 @@ def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
         "main-mid-step": ["⏸ step forward", "value stack", "TOS [3]", "guards", "all pass", "def forward"],
         "history": ["HISTORY 2/4", "recorded: history 2/4"],
         "guard-tree-expanded": ["EQUALS_MATCH", "L['scale'] == 1", "expected 1, actual 1"],
-        "help": ["dynadbg help", "Step into", "Drop the failing guards"],
+        "help": ["dynadbg help", "Step into", "Choose failing guards to drop"],
         "teach-roles-explain": ["call graph __compiled_fn", "explain", "Graph call"],
         "teach-provenance": ["the graph-break instruction, run eagerly: .item()", "Graph break"],
         "recompile": ["about to recompile", "EQUALS_MATCH", "expected 1", "actual 2", "scale: 1 → 2"],

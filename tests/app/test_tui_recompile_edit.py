@@ -104,6 +104,10 @@ async def test_recompile_choice_keys_send_their_command(key: str, command: str) 
         await _settled(pilot)
         await pilot.press(key)
         await _settled(pilot)
+        if key == "D":  # drop asks first (its dialog, test_tui_drop_dialog.py): Enter accepts the default
+            assert app.session.sent == []
+            await pilot.press("enter")
+            await _settled(pilot)
         assert app.session.sent == [f"decide({command})"]
         assert f"> {command}" in log_text(app)
         assert "permanently:" in log_text(app)  # the engine's code for good, in the log

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import textual
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
-from fake_scenarios import counter_recompile_scenario, crash_scenario, forward_scenario
+from fake_scenarios import counter_recompile_scenario, crash_scenario, forward_scenario, mode_switch_recompile_scenario
 
 pytestmark = pytest.mark.skipif(textual.__version__ != "8.2.8",
                                 reason="snapshots are pinned to the Textual version that made them")
@@ -82,6 +82,13 @@ def test_recompile_screen_answers_why_at_a_glance(snap_compare) -> None:  # noqa
     ``L['self'].counter == N`` guards (user line, expected/actual, torch's HINT once), the changed input; the
     inputs in the locals pane, the failing path open in the guard tree, the choices (R E S D M) in the footer."""
     assert snap_compare(make_app(counter_recompile_scenario()), terminal_size=SIZE, run_before=_after())
+
+
+def test_drop_dialog_asks_first_at_80x24(snap_compare) -> None:  # noqa: ANN001
+    """``D`` at a stop where the model also switched to eval() under no_grad: the drop dialog at 80x24, the
+    counter's guard selected, GLOBAL_STATE and the two ``.training`` guards unselected with their reason, the
+    warning and the permanent code of the selection below; nothing has run."""
+    assert snap_compare(make_app(mode_switch_recompile_scenario()), terminal_size=(80, 24), run_before=_after("D"))
 
 
 def test_edit_dialog_previews_a_stack_underflow(snap_compare) -> None:  # noqa: ANN001

@@ -1,0 +1,124 @@
+"""Pilot tests of the drop dialog (key ``D`` at a recompile stop), on the fake engine: what would be dropped is
+shown, with the guards the default leaves out unselected and their reason, before anything runs."""
+
+from __future__ import annotations
+
+from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from fake_scenarios import counter_recompile_scenario, mode_switch_recompile_scenario
+from textual.widgets import SelectionList, Static
+
+from dynadbg.core.model import StopKind
+from dynadbg.tui.drop_dialog import DropDialog
+
+SIZE = (80, 24)
+
+
+def log_text(app) -> str:  # noqa: ANN001
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+async def _settled(pilot) -> None:  # noqa: ANN001
+    await settle(pilot)
+    await settle(pilot)
+
+
+async def _open(pilot, app) -> DropDialog:  # noqa: ANN001
+    await _settled(pilot)
+    await pilot.press("D")
+    await _settled(pilot)
+    assert isinstance(app.screen, DropDialog), app.screen
+    return app.screen
+
+
+def _rows(dialog: DropDialog) -> dict[str, tuple[str, bool]]:
+    rows = dialog.query_one("#drop-rows", SelectionList)
+    chosen = set(rows.selected)
+    return {rows.get_option_at_index(i).value: (str(rows.get_option_at_index(i).prompt),
+                                                rows.get_option_at_index(i).value in chosen)
+            for i in range(rows.option_count)}
+
+
+def _details(dialog: DropDialog) -> str:
+    return str(dialog.query_one("#drop-details", Static).render())
+
+
+async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, app)
+        assert app.session.sent == []                       # asking is not deciding
+        rows = _rows(dialog)
+        assert list(rows) == ["g1", "g6", "g9", "g11"]
+        assert rows["g6"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g6"][0]
+        for gid in ("g1", "g9", "g11"):
+            assert not rows[gid][1], gid
+        assert "[left out: global state]" in rows["g1"][0]
+        assert "[left out: module mode flags]" in rows["g9"][0]
+        details = _details(dialog)
+        # the reasons, the warning and the permanent code of the current selection, before anything runs
+        assert "left out (module mode flags): train() and eval() run different code" in details
+        assert "left out (global state)" in details
+        assert "RESULTS MAY BE WRONG" in details and "L['self'].counter" in details
+        assert 'e.name == "self.counter"' in details and "permanently:" in details
+        assert "training" not in details.split("permanently:")[1]
+
+
+async def test_escape_cancels_and_the_program_stays_paused() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot, app)
+        await pilot.press("escape")
+        await _settled(pilot)
+        assert not isinstance(app.screen, DropDialog)
+        assert app.session.sent == []
+        assert app.last_stop.kind is StopKind.RECOMPILE and app.stopped
+        assert "drop cancelled" in log_text(app)
+
+
+async def test_enter_sends_the_drop_of_the_default_selection() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot, app)
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.sent == ["decide(drop g6)"]
+        assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/2"
+
+
+async def test_selecting_a_left_out_guard_updates_the_warnings_then_enter_sends_it() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, app)
+        await pilot.press("down", "down", "space")       # the highlight starts on g1: down twice is g9
+        await _settled(pilot)
+        assert _rows(dialog)["g9"][1]
+        assert dialog.selected_ids == ("g6", "g9")        # the preview shown is the new selection's
+        details = _details(dialog)
+        assert "bn1'].training is a constant to Dynamo" in details
+        assert "self._modules['bn1'].training" in details.split("permanently:")[1]
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.sent == ["decide(drop g6 g9)"]
+
+
+async def test_nothing_selected_recompiles_with_every_guard() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, app)
+        await pilot.press("down", "space")                 # g6 off: nothing selected
+        await _settled(pilot)
+        assert dialog.selected_ids == ()
+        assert "nothing selected: Enter recompiles with every guard kept" in _details(dialog)
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.sent == ["decide(recompile)"]
+
+
+async def test_the_dialog_fits_80_by_24() -> None:
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, app)
+        box = dialog.query_one("#drop-box")
+        assert box.region.right <= 80 and box.region.bottom <= 24 and box.region.y >= 0
+        rows = dialog.query_one("#drop-rows", SelectionList)
+        assert rows.region.height >= 1 and dialog.query_one("#drop-details-box").region.height >= 3
