@@ -793,7 +793,7 @@ class EngineMethods:
         return self._resume_recompile(Resumed(
             ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
             warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix, plan=plan,
-            held_back=held))
+            held_back=held, groups=record.groups))
 
     @engine_method()
     def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:

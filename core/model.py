@@ -1141,6 +1141,9 @@ class Resumed:
     rewind: "Any" = None
     #: for a ``drop`` with no ids: the failing guards its default left out, each with why (`HeldBack`)
     held_back: tuple["HeldBack", ...] = ()
+    #: for drop: the recompile record's groups of repeating failing guards (`GuardGroup`), so the dropped guards
+    #: and their warnings of one group are said once
+    groups: tuple["GuardGroup", ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, ResumeAction):

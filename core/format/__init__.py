@@ -47,13 +47,14 @@ from .recompile import (
     diffs_text,
     drop_result_text,
     drop_warning_text,
+    dropped_refs_texts,
     entries_text,
-    guard_ref_text,
     permanent_text,
     record_text,
     recompile_blocks,
     stack_arg_text,
     warning_line,
+    warning_lines,
 )
 from .teach import (
     ROLE_WIDTH,
@@ -364,7 +365,7 @@ def resumed_head(result: Resumed) -> str:
     plain step or a detach."""
     action = result.action
     if action is ResumeAction.DROP:
-        head = "recompiling without: " + ", ".join(guard_ref_text(g) for g in result.dropped)
+        head = "recompiling without: " + ", ".join(dropped_refs_texts(result.dropped, result.groups))
     elif action is ResumeAction.DYNAMIC:
         head = "\n".join(f"marked {d.name} dimension {d.dim} dynamic"
                          + (f" (size now {d.size})" if d.size is not None else "")
@@ -387,7 +388,7 @@ def resumed_text(result: Resumed) -> str:
     line per warning, then ``permanently:`` and the code that gets the decision's effect for good."""
     lines = [resumed_head(result)] if resumed_head(result) else []
     lines += held_back_lines(result.held_back)
-    lines += [warning_line(w) for w in result.warnings]
+    lines += warning_lines(result.warnings, result.groups, limit=len(result.warnings))
     if result.plan is not None:
         lines.append(plan_check_text(result.plan))
     if result.permanent is not None:

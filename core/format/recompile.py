@@ -68,6 +68,27 @@ def guard_ref_text(ref: GuardRef, *, limit: int = 120) -> str:
     return f"{ref.leaf_id} {ref.guard_type} {'; '.join(ref.code)[:limit]}"
 
 
+def dropped_refs_texts(refs: Sequence[GuardRef], groups: Sequence[GuardGroup] = ()) -> list[str]:
+    """The dropped guards, the leaves of one of `groups` (all of them dropped) as one item: ``"g45 g88 … g346:
+    8 × TRUE_MATCH L['self']._modules['blocks']._modules[*]._modules['bn'].training"``; the others as
+    `guard_ref_text`."""
+    by_leaf = {(g.compile_id, lid): g for g in groups for lid in g.leaf_ids}
+    dropped = {(r.compile_id or "", r.leaf_id) for r in refs}
+    out: list[str] = []
+    said: set[int] = set()
+    for r in refs:
+        g = by_leaf.get((r.compile_id or "", r.leaf_id))
+        if g is not None and all((g.compile_id, lid) in dropped for lid in g.leaf_ids):
+            if id(g) not in said:
+                said.add(id(g))
+                ids = (" ".join(g.leaf_ids) if len(g.leaf_ids) <= 4
+                       else f"{g.leaf_ids[0]} {g.leaf_ids[1]} … {g.leaf_ids[-1]}")
+                out.append(f"{ids}: {len(g.leaf_ids)} × {g.guard_type} {g.pattern}")
+            continue
+        out.append(guard_ref_text(r))
+    return out
+
+
 def drop_warning_text(w: DropWarning) -> str:
     """What dropping the guard costs, one paragraph (no ``WARNING:`` prefix; `warning_line` adds it)."""
     g = w.guard
