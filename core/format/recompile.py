@@ -471,9 +471,12 @@ def group_warning_text(group: GuardGroup, w: DropWarning) -> str:
 
 
 def warning_lines(warnings: Sequence[DropWarning], groups: Sequence[GuardGroup] = (), *, limit: int = 3) -> list[str]:
-    """``WARNING: ...`` lines of a choice: the warnings of a group's guards with one risk as one line, the
-    others one each; at most `limit` lines."""
-    by_leaf = {(g.compile_id, lid): g for g in groups for lid in g.leaf_ids}
+    """``WARNING: ...`` lines of a choice: the warnings of a group's guards with one risk as one line (when
+    every guard of the group has one: a drop of some of them says each), the others one each; at most `limit`
+    lines."""
+    warned = {(w.guard.compile_id or "", w.guard.leaf_id) for w in warnings}
+    by_leaf = {(g.compile_id, lid): g for g in groups for lid in g.leaf_ids
+               if all((g.compile_id, other) in warned for other in g.leaf_ids)}
     seen: set[tuple[int, DropRisk]] = set()
     lines = []
     for w in warnings:
