@@ -28,9 +28,11 @@ from dynadbg.core import format as fmt
 from dynadbg.core.format.advice import choice_detail_text, choice_why_not_text
 from dynadbg.core.format.drop_default import held_back_lines
 from dynadbg.core.format.recompile import (
+    CAUSE_TEXT,
     action_text,
     auto_dynamic_lines,
     choice_warning_texts,
+    group_lines,
     limit_text,
     outcome_text,
 )
@@ -212,7 +214,7 @@ class RecompileView(OutputView):
         notes: set[str] = set()
         for verdict in record.entries:
             lines.append(Text(""))
-            lines.extend(self._verdict(verdict, notes))
+            lines.extend(self._verdict(verdict, notes, record))
         for failure in record.non_input:
             lines.append(Text(f"  not about the inputs ({failure.kind}, {failure.compile_id}): {failure.text}",
                               self._style("recompile--hint")))
@@ -247,8 +249,10 @@ class RecompileView(OutputView):
         lines.extend(self._diffs(diffs))
         return lines
 
-    def _verdict(self, verdict: EntryVerdict, notes: set[str]) -> list[RenderableType]:
-        """One entry's verdict and its failing guards; a note already shown (in `notes`) is not repeated."""
+    def _verdict(self, verdict: EntryVerdict, notes: set[str],
+                 record: RecompileRecord | None = None) -> list[RenderableType]:
+        """One entry's verdict and its failing guards; a note already shown (in `notes`) is not repeated; the
+        guards of one of the record's groups (`RecompileRecord.groups`) as one group (`group_lines`)."""
         fail, ok, dim = self._style("recompile--fail"), self._style("recompile--pass"), self._style("recompile--dim")
         head = Text(f"entry {verdict.compile_id}  ", Style(bold=True))
         if verdict.error:
@@ -266,8 +270,16 @@ class RecompileView(OutputView):
         if verdict.torch_reason and not any(leaf.id == verdict.torch_leaf for leaf in verdict.failing):
             head.append("  · torch reports: ", dim)
             head.append(verdict.first_failure or verdict.torch_reason)
+        groups = [g for g in (record.groups if record is not None else ()) if g.compile_id == verdict.compile_id]
+        first_of = {g.leaf_ids[0]: g for g in groups}
+        grouped = {lid for g in groups for lid in g.leaf_ids}
         for leaf in verdict.failing:
-            lines.extend(self._leaf(leaf, verdict.torch_leaf, notes))
+            if leaf.id in first_of:
+                head_line, *rest = group_lines(first_of[leaf.id])
+                lines.append(Padding(Text("✗ " + head_line.strip(), fail), (0, 0, 0, 2)))
+                lines.extend(Padding(Text(line.strip(), self._style("recompile--dim")), (0, 0, 0, 6)) for line in rest)
+            elif leaf.id not in grouped:
+                lines.extend(self._leaf(leaf, verdict.torch_leaf, notes))
         return lines
 
     def _leaf(self, leaf: LeafGuardView, torch_leaf: str | None, notes: set[str]) -> list[RenderableType]:
@@ -313,7 +325,20 @@ class RecompileView(OutputView):
 
     def _changed_inputs(self, record: RecompileRecord) -> list[RenderableType]:
         lines: list[RenderableType] = []
+        grouped = {name for g in record.changed_groups for name in g.names}
+        for g in record.changed_groups:
+            line = Text(f"  {len(g.names)} × ")
+            line.append_text(_python(g.pattern))
+            line.append(": ")
+            line.append(g.expected if g.expected is not None else "?", self._style("recompile--expected"))
+            line.append(" → ")
+            line.append(g.actual, self._style("recompile--actual"))
+            if g.cause is not None:
+                line.append(f" ({CAUSE_TEXT[g.cause]})", self._style("recompile--hint"))
+            lines.append(line)
         for change in record.changed:
+            if change.name in grouped:
+                continue
             line = Text("  ")
             line.append_text(_python(change.name))
             if change.variable:

@@ -454,6 +454,17 @@ async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path
             await pilot.press("c")
             await _until(pilot, lambda: app.phase in ("stopped", "exited") and not app.awaiting_resume)
         assert app.phase == "stopped" and app.last_stop.kind is StopKind.RECOMPILE
+        # the Recompile view says the four flags once, with what happened, as line mode does
+        import io
+
+        from rich.console import Console
+
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.main_screen.recompile_view.content)
+        recompile = console.export_text()
+        assert "4 × TRUE_MATCH on L['self']._modules['blocks']._modules[*]" in recompile, recompile
+        assert "the model switched from train() to eval()" in recompile, recompile
+        assert "_modules['2']" not in recompile.split("choices")[0], recompile
         view = app.main_screen.query_one(GuardTreeView)
         await _until(pilot, lambda: view.guards is not None and not view.loading, 60)
         tree = view.guards
