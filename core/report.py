@@ -95,6 +95,12 @@ removed or renamed, so a reader of ``/1`` or ``/2`` reads ``/3``::
       "automatic_dynamic": [                       # dims torch's automatic dynamic shapes makes dynamic in the
          {"source": str, "dim": int,                #   compile that follows ("L['x']", 1)
           "seen": [int, ...], "already": bool}],    # sizes seen there (8, 16); already: an earlier compile did it
+      "guard_groups": [                            # failing guards that repeat (one type, one expected/actual pair,
+         {"compile_id": str, "guard_type": str,     #   sibling sources; two or more), as the stop says them once
+          "expected": str | null, "actual": str | null, "ids": [str, ...], "sources": [str, ...],
+          "pattern": str,                           # "L['self']._modules['blocks']._modules[*]._modules['bn'].training"
+          "owner_types": [str, ...],                # ["BatchNorm2d"]
+          "cause": "train to eval" | "eval to train" | null}],
       "error": str | null
     }
     FailingGuard = {"id": "g6", "guard_type": str, "source": str, "code": [str, ...],
@@ -824,6 +830,10 @@ def record_json(record: RecompileRecord) -> dict[str, Any]:
         "guard_diffs": [diff_json(d) for d in record.diffs],
         "automatic_dynamic": [{"source": d.source, "dim": d.dim, "seen": list(d.seen), "already": d.already}
                               for d in record.auto_dynamic],
+        "guard_groups": [{"compile_id": g.compile_id, "guard_type": g.guard_type, "expected": g.expected,
+                          "actual": g.actual, "ids": list(g.leaf_ids), "sources": list(g.sources),
+                          "pattern": g.pattern, "owner_types": list(g.owner_types),
+                          "cause": g.cause.value if g.cause is not None else None} for g in record.groups],
         "error": record.error,
     }
 

@@ -157,3 +157,16 @@ def test_train_to_eval_stop_groups_the_batchnorm_flags_and_its_filter_removes_th
     base, fixed = json.loads((tmp_path / "out.json").read_text())
     assert base["error"] is None and fixed["error"] is None, fixed["error"]
     assert base["frames"] == 2 and fixed["frames"] == 1
+
+
+@pytest.mark.slow
+def test_the_report_json_carries_the_group():
+    from dynadbg.core.report import run_report
+
+    result = run_report(str(PROGRAMS / "batchnorm_train_eval.py"), [])
+    assert result.status == 0
+    analyses = [r["analysis"] for f in result.json()["frames"] for r in f["recompiles"] if r["analysis"]]
+    (group,) = [g for a in analyses for g in a["guard_groups"] if g["guard_type"] == "TRUE_MATCH"]
+    assert group["cause"] == "train to eval" and group["owner_types"] == ["BatchNorm2d"]
+    assert len(group["ids"]) == len(group["sources"]) == 8
+    assert group["pattern"] == "L['self']._modules['blocks']._modules[*]._modules['bn'].training"
