@@ -105,10 +105,10 @@ def _owner_name(frame: FrameType) -> str | None:
 
 def _value_line(value: Any) -> str:
     """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
-    from .values import cut
+    from .values import cut, one_line
 
     try:
-        return cut(repr(value), 200)
+        return cut(one_line(repr(value)), 200)
     except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
         return f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
 

@@ -135,12 +135,17 @@ def summarize(value: Any, null_sentinel: Any = None) -> ValueSummary:
         text = _repr.repr(value)
     except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
         text = f"<{type_name(value)} (repr failed: {type(exc).__name__})>"
-    # a multi-line repr (a table, a config) reads as one line with its layout folded, not as literal \n escapes
-    return ValueSummary(type_name=type_name(value), text=cut(_LAYOUT.sub(" ", text)), identity=id(value))
+    return ValueSummary(type_name=type_name(value), text=cut(one_line(text)), identity=id(value))
 
 
 #: a line break and the indentation after it, in a multi-line repr
 _LAYOUT = re.compile(r"\s*\n\s*")
+
+
+def one_line(text: str) -> str:
+    """A multi-line repr (a table, a config, a tensor's rows) as one line with its layout folded to single
+    spaces, rather than with escaped line breaks."""
+    return _LAYOUT.sub(" ", text)
 
 
 def _module_summary(value: Any) -> str | None:
