@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import queue
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
+from dynadbg.core.listeners import QueueListener
 from dynadbg.core.model import CommandResult, Stop
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.session import Session
@@ -21,24 +21,6 @@ def cases_dir() -> Path | None:
         if cand.is_dir():
             return cand
     return None
-
-
-class QueueListener:
-    def __init__(self) -> None:
-        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
-        self.messages: list[str] = []
-
-    def on_stop(self, stop: Stop) -> None:
-        self.events.put(("stop", stop))
-
-    def on_running(self, message: str) -> None:
-        pass
-
-    def on_message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def on_exit(self, result: ExitResult) -> None:
-        self.events.put(("exit", result))
 
 
 @dataclass
