@@ -262,7 +262,7 @@ def cost_text(cost_json: Mapping[str, Any], *, entries: int, max_groups: int = 6
     n = cost_json.get("guards")
     us = cost_json.get("eval_us")
     head = f"{indent}guard cost: {'?' if n is None else n} guards"
-    head += (f", {us:.1f} µs per evaluation (torch's profile_guard_manager at compile time, cold cache)"
+    head += (f", {us:.1f} µs per evaluation (one cold-cache sample torch took when it compiled: profile_guard_manager)"
              if us is not None else ", evaluation time not measured on this torch")
     lines = [head]
     groups = cost_json.get("by_source") or {}

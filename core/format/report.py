@@ -236,8 +236,8 @@ def summary_text(summary: ReportSummary, *, width: int = 120) -> str:
     else:
         out += ["", "nothing to look at: no recompile, no graph break, no guard cut that fits"]
     if summary.guard_eval_us is not None:
-        out += ["", "guard eval: torch's time for one evaluation of an entry's guards, measured once when it compiled "
-                    "(cold cache)"]
+        out += ["", "guard eval: torch's time for one evaluation of an entry's guards, one cold-cache sample taken "
+                    "when it compiled"]
     out += ["more: dynadbg report --full (bytecode, guard trees, FX graphs, every failing guard), "
                 "--frame N (one frame), --json"]
     return "\n".join(part for i, line in enumerate(out)
