@@ -327,6 +327,10 @@ class Capture:
         #: called with an `EagerFallbackEvent` when a frame runs eagerly after a graph break with no resume
         #: function (before it runs, outside the compile lock; may block), or None
         self.on_eager_fallback: Callable[[EagerFallbackEvent], None] | None = None
+        #: called with the code object before torch's frame callback converts (traces, compiles or skips) a frame,
+        #: and with ``None`` after it returned, on the thread that called the frame; or None. Compiles nest (a
+        #: frame called while another is traced), so a receiver keeps a stack.
+        self.on_convert: Callable[[CodeType | None], None] | None = None
         self.count_hits = count_hits
         #: True when hit counts are meaningful: `count_hits` was given, or the owner of the debugger callback
         #: calls `note_call` (detected from the first counted call; setting this says so up front). Until then
@@ -770,6 +774,13 @@ class Capture:
             tls = cap._tls
             prev_serial, prev_code = getattr(tls, "serial", 0), getattr(tls, "code", None)
             tls.serial, tls.code = next(cap._serials), code
+            converting = cap.on_convert
+            if converting is not None:
+                try:
+                    converting(code)
+                except Exception as exc:  # noqa: BLE001 - a progress report must never break the compile
+                    cap._error("on_convert", exc)
+                    converting = None
             try:
                 result = orig(wrapper, frame, *args, **kwargs)
                 try:
@@ -792,6 +803,11 @@ class Capture:
                 return result
             finally:
                 tls.serial, tls.code = prev_serial, prev_code
+                if converting is not None:
+                    try:
+                        converting(None)
+                    except Exception as exc:  # noqa: BLE001
+                        cap._error("on_convert", exc)
 
         return __call__
 

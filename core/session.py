@@ -58,7 +58,8 @@ class Listener(Protocol):
         """The program paused; it stays paused until a resuming command arrives through `Session.execute`."""
 
     def on_running(self, message: str) -> None:
-        """The program runs again (``"running"``)."""
+        """The program runs again (``"running"``), or torch compiles a frame (``"compiling NAME (FILE:LINE)"``,
+        then ``"running"`` when that compile returned)."""
 
     def on_message(self, text: str) -> None:
         """An information or warning line (feature disabled, entry compiled, ...)."""
@@ -241,6 +242,8 @@ class Session(TraceMethods, EngineMethods):
         #: a nested ``dynadbg.debug()`` runs its own session meanwhile: this one's hooks stand aside
         self._suspended = False
         self._outer: "Session | None" = None
+        #: the code objects torch's frame callback is converting on the worker thread now, outermost first
+        self._converting: list[CodeType] = []
         #: set_trace() from eager code: stop in the next generated frame this frame calls (its resume function)
         self._resume_parent: FrameType | None = None
         # services, made on first use (each registers compile and teardown hooks)
@@ -580,6 +583,7 @@ class Session(TraceMethods, EngineMethods):
 
             self.capture = Capture(on_compiled=self._on_compiled, on_cache_miss=self._on_cache_miss)
             self.capture.on_eager_fallback = self._on_eager_fallback
+            self.capture.on_convert = self._on_convert
             self.capture.install()
         except ImportError:
             self.capture = None
@@ -893,6 +897,29 @@ class Session(TraceMethods, EngineMethods):
         finally:
             self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
         return ctx.decision
+
+    def _on_convert(self, code: CodeType | None) -> None:
+        """Capture's hook around torch's conversion of a frame (`code`, then None when it returned): the front end
+        is told what compiles, so a first compile that takes tens of seconds does not read as a hang."""
+        if threading.get_ident() != self._worker_ident or self._suspended:
+            return
+        if code is not None:
+            self._converting.append(code)
+        elif self._converting:
+            self._converting.pop()
+        try:
+            self.listener.on_running(self._running_text())
+        except Exception:  # noqa: BLE001 - a front end's fault costs the progress line, never the compile
+            pass
+
+    def _running_text(self) -> str:
+        """What the program does now, for `Listener.on_running`: ``"running"``, or ``"compiling NAME (FILE:LINE)"``
+        while torch's frame callback converts a frame (Dynamo traces it, then the backend compiles its graph)."""
+        if not self._converting:
+            return "running"
+        code = self._converting[-1]
+        name = getattr(code, "co_qualname", code.co_name)
+        return f"compiling {name} ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
 
     def _on_eager_fallback(self, event: Any) -> None:
         """Capture's hook: after a graph break a frame runs eagerly with no resume function (a break in a ``try``
@@ -1292,7 +1319,7 @@ class Session(TraceMethods, EngineMethods):
             raise QuitProgram()
         self._apply_mode(ctx)
         try:
-            self.listener.on_running("running")
+            self.listener.on_running(self._running_text())
         except Exception:  # noqa: BLE001
             pass
 

@@ -33,6 +33,7 @@ tests set them to 0.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -130,6 +131,8 @@ class DebuggerApp(App[int]):
     rebuilds its key widgets: tens of ms)."""
     RUNNING_SHOWN_AFTER: ClassVar[float] = 0.1
     """Seconds the program must run before the status line says so (a quick step shows no "running" flash)."""
+    ELAPSED_SHOWN_AFTER: ClassVar[float] = 3.0
+    """Seconds a compile must have run before the status line adds its time to ``compiling NAME (FILE:LINE)``."""
     QUIT_DEADLINE: ClassVar[float] = 0.9
     """Seconds `q` waits for the program to end before the app exits anyway."""
     PRINT_FLUSH: ClassVar[float] = 0.05
@@ -220,6 +223,8 @@ class DebuggerApp(App[int]):
         self._footer_gate: tuple[Any, ...] = (self.phase, False)
         self._running_timer: Timer | None = None
         self._running_text = "running"
+        self._running_since = 0.0  # time.monotonic() when `_running_text` last changed
+        self._elapsed_timer: Timer | None = None
         self._printed: list[str] = []
         self._stderr: list[str] = []
         self._print_timer: Timer | None = None
@@ -943,6 +948,8 @@ class DebuggerApp(App[int]):
         # The panes keep showing the last stop (pudb-style); the status line says the program runs, once it has
         # run for `RUNNING_SHOWN_AFTER` seconds: a step that stops sooner repaints the screen once, not twice.
         self.phase = "running"
+        if text != self._running_text:
+            self._running_since = time.monotonic()
         self._running_text = text
         if self.RUNNING_SHOWN_AFTER <= 0:
             self.call_later(self._show_running)
@@ -955,6 +962,23 @@ class DebuggerApp(App[int]):
         if self.phase == "running":
             gc.unfreeze()  # the program runs on: its garbage is collected as without the debugger
             self._main.activity = self._running_text
+            if self._elapsed_timer is None:
+                self._elapsed_timer = self.set_interval(1.0, self._tick_elapsed)
+
+    def _tick_elapsed(self) -> None:
+        """Once a second while the program runs: a compile that has taken `ELAPSED_SHOWN_AFTER` seconds or more
+        shows its time on the status line (``compiling forward (model.py:12), 14 s``), a sign it is not hung."""
+        if self.phase != "running":
+            if self._elapsed_timer is not None:
+                self._elapsed_timer.stop()
+                self._elapsed_timer = None
+            return
+        elapsed = time.monotonic() - self._running_since
+        text = self._running_text
+        if text.startswith("compiling") and elapsed >= self.ELAPSED_SHOWN_AFTER:
+            text = f"{text}, {elapsed:.0f} s"
+        if self._main.activity != text:
+            self._main.activity = text
 
     def _running_done(self) -> None:
         if self._running_timer is not None:

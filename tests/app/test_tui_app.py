@@ -360,6 +360,35 @@ async def test_ctrl_c_interrupts_a_running_program() -> None:
         assert app.phase == "stopped" and app.last_stop.kind is StopKind.INTERRUPT
 
 
+async def test_a_long_compile_is_named_on_the_status_line_with_its_time(monkeypatch) -> None:
+    from dynadbg.tui.app import DebuggerApp
+    from dynadbg.tui.bridge import Bridge
+
+    monkeypatch.setattr(DebuggerApp, "ELAPSED_SHOWN_AFTER", 3.0)
+    scenario = forward_scenario()
+    scenario.run_after = frozenset({0})
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        app.post_message(Bridge.Running("compiling forward (model.py:12)"))  # what the engine says as torch compiles
+        await pilot.pause()
+        status = app.main_screen.query_one(StatusLine)
+        assert "▶ compiling forward (model.py:12)…" in rendered(status)
+        app._running_since -= 14  # fourteen seconds into that compile
+        app._tick_elapsed()
+        await pilot.pause()
+        assert "▶ compiling forward (model.py:12), 14 s…" in rendered(status)
+        app.post_message(Bridge.Running("running"))  # the compile returned
+        await pilot.pause()
+        app._tick_elapsed()
+        await pilot.pause()
+        assert "▶ running…" in rendered(status) and " s…" not in rendered(status)
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+
+
 async def test_ctrl_c_while_stopped_does_not_interrupt() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

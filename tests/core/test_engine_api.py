@@ -225,3 +225,30 @@ def test_session_implements_every_method_of_the_engine_protocol():
     names = [n for n in vars(Engine) if not n.startswith("_")]
     assert len(names) > 40
     assert [n for n in names if not hasattr(Session, n)] == []
+
+
+def test_the_front_end_is_told_what_compiles_while_it_compiles():
+    """A first compile can take tens of seconds: the listener hears ``compiling NAME (FILE:LINE)`` when torch
+    starts converting a frame and ``running`` when it returned, so a front end can say what the program waits on."""
+
+    class Recording(QueueListener):
+        def __init__(self) -> None:
+            super().__init__()
+            self.running: list[str] = []
+
+        def on_running(self, message: str) -> None:
+            self.running.append(message)
+
+    listener = Recording()
+    session = Session(listener, break_on=())
+    results: list[Any] = []
+    session.start_callable(simple.run_graph_break, results)
+    kind, _payload = listener.events.get(timeout=120)
+    assert kind == "exit"
+    line = simple.graph_break.__code__.co_firstlineno
+    assert f"compiling graph_break (simple.py:{line})" in listener.running
+    at = listener.running.index(f"compiling graph_break (simple.py:{line})")
+    assert "running" in listener.running[at + 1:]  # the compile ended: the status goes back to running
+    assert listener.running[-1] == "running"
+    # the graph break's resume function compiles on its own, later, and is said by its own name
+    assert any(m.startswith("compiling torch_dynamo_resume_in_graph_break") for m in listener.running)
