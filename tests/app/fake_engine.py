@@ -32,7 +32,7 @@ from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResu
                                 DecisionKind, DropCandidate, DropPreview, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
                                 EvalResult, Explanation, GuardRef, HistoryInfo, HistoryMark, HistoryView,
                                 PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
-                                WatchValue)
+                                ValueSummary, WatchValue)
 from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
@@ -50,16 +50,6 @@ def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.calls.append(f"{name}({', '.join(map(str, shown))})")
         return fn(self, *args)
 
-    return method
-
-
-def _control(action: str, *, counted: bool = False) -> Callable[..., Resumed | EngineError]:
-    """A control method (``set_step``, ...): `count` stops on for the counted ones, else the next stop."""
-
-    def method(self: FakeEngine, arg: Any = None) -> Resumed | EngineError:
-        return self._resume(action, arg if counted and arg is not None else 1)
-
-    method.__name__ = f"set_{action}"
     return method
 
 
@@ -260,8 +250,22 @@ class FakeEngine:
             self._advance(count)
         return resumed
 
-    set_step, set_next = _control("step", counted=True), _control("next", counted=True)
-    set_return, set_continue, set_until = _control("return"), _control("continue"), _control("until")
+    # control: the protocol's signatures; each goes on to the scenario's next stop (`count` stops on for the
+    # counted ones; `until` does not run to an index: the scenario says where the program stops next)
+    def set_step(self, count: int = 1) -> Resumed | EngineError:
+        return self._resume("step", count)
+
+    def set_next(self, count: int = 1) -> Resumed | EngineError:
+        return self._resume("next", count)
+
+    def set_return(self) -> Resumed | EngineError:
+        return self._resume("return", 1)
+
+    def set_continue(self) -> Resumed | EngineError:
+        return self._resume("continue", 1)
+
+    def set_until(self, index: int | None = None) -> Resumed | EngineError:
+        return self._resume("until", 1)
 
     def detach(self) -> Resumed | EngineError:
         self._breakpoints.clear()
@@ -562,10 +566,34 @@ class FakeEngine:
         start = 1 if whole_file else frame.code.firstlineno
         return frame.code.filename, start, lines[start - 1:]
 
-    exec_statement = set_local = save_patches = load_patches = (
-        lambda self, *args: EngineError("not in the fake engine", "internal"))
-    add_guard = drop_guard = undo_guard_edit = (
-        lambda self, *args: EditOutcome(EditError("unsupported", "not in the fake engine")))
+    # not faked (no fast TUI test needs them): an error value of the type the real engine answers with
+    def exec_statement(self, stmt: str) -> EvalResult | EngineError:
+        return _NOT_FAKED
+
+    def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:
+        return _NOT_FAKED
+
+    def set_verbose(self, on: bool | None = None) -> bool:
+        return False
+
+    def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:
+        return _NOT_FAKED
+
+    def save_patches(self, path: str) -> int | EditError | EngineError:
+        return _NOT_FAKED
+
+    def load_patches(self, path: str) -> EditOutcome | EngineError:
+        return _NOT_FAKED
+
+    def add_guard(self, expr: str) -> EditOutcome | EngineError:
+        return _NOT_FAKED_EDIT
+
+    def drop_guard(self, leaf_id: str) -> EditOutcome | EngineError:
+        return _NOT_FAKED_EDIT
+
+    def undo_guard_edit(self, which: str = "") -> EditOutcome | EngineError:
+        return _NOT_FAKED_EDIT
+
     patches = guard_edits = lambda self: ()
     export_guard_filter = lambda self: ""  # noqa: E731
 
@@ -573,6 +601,9 @@ class FakeEngine:
         """The command language: the real parser (`dynadbg.core.commands.execute`) over these methods."""
         return commands.execute(self, line)
 
+
+_NOT_FAKED = EngineError("not in the fake engine", "internal")
+_NOT_FAKED_EDIT = EditOutcome(EditError("unsupported", "not in the fake engine"))
 
 #: The methods `FakeEngine.calls` records.
 RECORDED = ("set_step", "set_next", "set_return", "set_continue", "set_until", "detach", "decide", "set_break",

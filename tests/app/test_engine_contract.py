@@ -333,3 +333,26 @@ def test_stack_provenance_names_an_instruction_that_pushed_each_slot(engine) -> 
 
 def code_opname(code: CodeView, index: int) -> str:
     return code.instructions[index].opname
+
+
+def test_the_fake_has_every_engine_method_with_its_signature() -> None:
+    """A method the TUI may call exists on the fake with the protocol's parameters (names, kinds, defaults): a
+    renamed parameter or a new method in `Engine` fails here, not in a TUI test that happens to call it."""
+    import inspect
+
+    from dynadbg.core.protocol import Engine
+
+    def params(fn: Any) -> list[tuple[str, Any, Any]]:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    names = [n for n in vars(Engine) if not n.startswith("_")]
+    assert [n for n in names if not hasattr(FakeEngine, n)] == []
+    drifted = {}
+    for name in names:
+        spec, fake = inspect.getattr_static(Engine, name), inspect.getattr_static(FakeEngine, name)
+        if isinstance(spec, property) or not callable(spec):
+            assert isinstance(fake, property) or not callable(fake), name
+            continue
+        if params(spec) != params(getattr(FakeEngine, name)):
+            drifted[name] = (str(inspect.signature(spec)), str(inspect.signature(getattr(FakeEngine, name))))
+    assert drifted == {}
