@@ -265,6 +265,17 @@ class FakeEngine:
         return self._resume("continue", 1)
 
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
+        """The real engine's checks (a frame; an index inside its code), then the scenario's next stop."""
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        if frame is None:
+            return EngineError("no frame selected", "not here")
+        idx = frame.index + 1 if index is None else index
+        n = len(frame.code.instructions)
+        if not 0 <= idx < n:
+            return EngineError(f"index {idx} is outside 0..{n - 1}", "usage")
         return self._resume("until", 1)
 
     def detach(self) -> Resumed | EngineError:

@@ -356,3 +356,34 @@ def test_the_fake_has_every_engine_method_with_its_signature() -> None:
         if params(spec) != params(getattr(FakeEngine, name)):
             drifted[name] = (str(inspect.signature(spec)), str(inspect.signature(getattr(FakeEngine, name))))
     assert drifted == {}
+
+
+def test_until_checks_its_index_and_stops_there(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    before = _stop(session)
+    n = len(before.frame.code.instructions)
+    bad = session.set_until(n)
+    assert isinstance(bad, EngineError) and bad.kind == "usage" and f"outside 0..{n - 1}" in bad.message
+    assert session.paused  # a refused `until` leaves the program where it was
+    target = before.frame.index + 1
+    resumed = session.set_until(target)
+    assert isinstance(resumed, Resumed) and resumed.action == "until"
+    kind, stop = listener.next()
+    assert kind == "stop" and stop.frame.code is before.frame.code and stop.frame.index == target
+
+
+def test_frame_selection_is_checked_and_answers_with_the_stop(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    stop = _stop(session)
+    last = len(stop.frames) - 1
+    assert stop.selected == last  # the innermost generated frame is selected at a stop
+    bad = session.select_frame(last + 1)
+    assert isinstance(bad, EngineError) and f"outside 0..{last}" in bad.message
+    again = session.select_frame(last)
+    assert isinstance(again, Stop) and again.selected == last
+    assert again.selected_frame.code is stop.selected_frame.code and again.selected_frame.index == stop.selected_frame.index
+    down = session.down()
+    assert isinstance(down, EngineError) and "innermost" in down.message
+    if last == 0:
+        up = session.up()
+        assert isinstance(up, EngineError) and "outermost" in up.message
