@@ -696,6 +696,7 @@ def mode_switch_recompile_scenario() -> Scenario:
     failing guards are the counter (in the default drop), the GLOBAL_STATE and two BatchNorm ``.training`` flags
     (left out of the default, each selectable); the choices made by the engine's own `recompile_choices`."""
     from dynadbg.core.decisions import recompile_choices
+    from dynadbg.core.grouping import group_failing
 
     base = counter_recompile_scenario()
     record = base.recompile_record
@@ -711,7 +712,9 @@ def mode_switch_recompile_scenario() -> Scenario:
                       ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
     )
     verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
-    record = replace(record, entries=(verdict, *record.entries[1:]))
+    entries = (verdict, *record.entries[1:])
+    # the two ``.training`` failures are one group, as the engine's analysis makes it (`grouping.group_failing`)
+    record = replace(record, entries=entries, groups=group_failing(entries))
     stop = replace(base.stops[0], recompile=record, choices=recompile_choices(record))
     return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
 
