@@ -33,6 +33,7 @@ from textual.widgets.selection_list import Selection
 from dynadbg.core import format as fmt
 from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.drop_default import reason_text
+from dynadbg.core.format.recompile import warning_lines
 from dynadbg.core.grouping import accessors
 from dynadbg.core.model import DropCandidate, DropPreview, EngineError, GuardGroup, HeldBackReason
 
@@ -66,13 +67,15 @@ def row_text(c: DropCandidate, *, member: bool = False) -> Text:
 
 
 def group_row_text(group: GuardGroup, held: HeldBackReason | None, chosen: int, *, open_: bool = False) -> Text:
-    """A group's row: ``▸ 8 × TRUE_MATCH .training of BatchNorm2d: True → False [left out: module mode flags] ·
+    """A group's row: ``▸ 8 × TRUE_MATCH [left out: module mode flags] .training of BatchNorm2d: True → False ·
     under L['self']._modules['blocks']._modules`` (`chosen`: how many of its guards are selected, said when some
     but not all are; `open_`: its guards are listed under it)."""
     n = len(group.leaf_ids)
     text = Text(f"{'▾' if open_ else '▸'} {n} × {group.guard_type} ", style="bold")
     if 0 < chosen < n:
         text.append(f"({chosen} of {n} selected) ", style="bold")
+    if held is not None:  # before what the guards are, as on a guard's row: a long row is cut, its reason never
+        text.append(f"[left out: {reason_text(held)[0]}] ", style="italic")
     parts = accessors(group.tail)
     text.append(parts[-1] if parts and parts[-1] else group.pattern)  # what every source ends in: ``.training``
     if group.owner_types:
@@ -80,8 +83,6 @@ def group_row_text(group: GuardGroup, held: HeldBackReason | None, chosen: int, 
     if group.expected is not None or group.actual is not None:
         text.append(f": {group.expected if group.expected is not None else '?'} → "
                     f"{group.actual if group.actual is not None else '?'}")
-    if held is not None:
-        text.append(f" [left out: {reason_text(held)[0]}]", style="italic")
     if group.head:
         text.append(f" · under {group.head}", style="dim")
     return text
@@ -136,8 +137,9 @@ def details_text(preview: DropPreview | EngineError) -> Text:
     if preview.error is not None:
         out.append(f"cannot drop this selection: {preview.error}\n", style="bold red")
         return out
-    for warning in preview.warnings:
-        out.append(fmt.warning_line(warning) + "\n", style="yellow")
+    # a group's guards that share a risk: one warning for the group, as the stop says it
+    for line in warning_lines(preview.warnings, preview.groups, limit=len(preview.warnings)):
+        out.append(line + "\n", style="yellow")
     if preview.plan is not None:
         out.append(plan_check_text(preview.plan) + "\n")
     if preview.permanent is not None:

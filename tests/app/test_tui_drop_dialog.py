@@ -57,7 +57,7 @@ async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs()
         for key in ("g1", "group:0"):
             assert not rows[key][1], key
         assert "[left out: global state]" in rows["g1"][0]
-        assert "2 × TRUE_MATCH .training: True → False [left out: module mode flags]" in rows["group:0"][0]
+        assert "2 × TRUE_MATCH [left out: module mode flags] .training: True → False" in rows["group:0"][0]
         details = _details(dialog)
         # the reasons, the warning and the permanent code of the current selection, before anything runs
         assert "left out (module mode flags): train() and eval() run different code" in details
@@ -98,7 +98,9 @@ async def test_selecting_a_group_row_selects_its_guards_then_enter_sends_them() 
         assert _rows(dialog)["group:0"][1]
         assert dialog.selected_ids == ("g6", "g9", "g11")  # the preview shown is the new selection's
         details = _details(dialog)
-        assert "bn1'].training is a constant to Dynamo" in details
+        # the group's warning once, not once per guard
+        assert "2 × L['self']._modules[*].training are constants to Dynamo" in details
+        assert "bn1'].training is a constant" not in details
         permanent = details.split("permanently:")[1]
         assert "self._modules['bn1'].training" in permanent and "self._modules['bn2'].training" in permanent
         await pilot.press("enter")
@@ -121,6 +123,7 @@ async def test_e_lists_a_groups_guards_and_one_of_them_can_be_selected_alone() -
         assert rows["g9"][1] and not rows["g11"][1]
         assert not rows["group:0"][1] and "(1 of 2 selected)" in rows["group:0"][0]
         assert dialog.selected_ids == ("g6", "g9")
+        assert "bn1'].training is a constant to Dynamo" in _details(dialog)   # one guard of it: its own warning
         await pilot.press("e")                            # on a member: folds its group
         await _settled(pilot)
         assert list(_rows(dialog)) == ["g1", "g6", "group:0"]
