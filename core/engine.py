@@ -816,14 +816,16 @@ class EngineMethods:
         candidates = tuple(DropCandidate(GuardRef.of(leaf, first), held.get(leaf.id))
                            for leaf in record.entries[0].failing if leaf.id in held or leaf.id in default)
         ids = default if guard_ids is None else tuple(guard_ids)
+        listed = {c.guard.leaf_id for c in candidates}
+        groups = tuple(g for g in record.groups if g.compile_id == first and set(g.leaf_ids) <= listed)
         if not ids:
-            return DropPreview(candidates, default, ids)
+            return DropPreview(candidates, default, ids, groups=groups)
         try:
             _, specs, plan, fix, _ = self._drop_of(ids)
         except Refused as exc:
-            return DropPreview(candidates, default, ids, error=exc.error.message)
+            return DropPreview(candidates, default, ids, error=exc.error.message, groups=groups)
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           fix, plan)
+                           fix, plan, groups=groups)
 
     def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple]:
         """(record, drop specs, checked plan, permanent fix or None, held-back guards) of a ``drop``; refuses what

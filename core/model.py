@@ -990,6 +990,8 @@ class DropPreview:
         permanent: the code that drops them for good (checked on the compile's filter entries), else None.
         plan: the checked filter (`filter_entries.FilterPlan`), None when nothing was checked.
         error: why ``drop`` of that selection would be refused, else None.
+        groups: the candidates that repeat (`GuardGroup`s of the record whose every leaf is a candidate), so a
+            front end lists each group as one row; a candidate in none is listed alone.
     """
 
     candidates: tuple[DropCandidate, ...]
@@ -999,6 +1001,7 @@ class DropPreview:
     permanent: PermanentFix | None = None
     plan: Any = field(default=None, compare=False)
     error: str | None = None
+    groups: tuple["GuardGroup", ...] = ()
 
 
 @dataclass(frozen=True)

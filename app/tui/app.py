@@ -1043,6 +1043,9 @@ class DebuggerApp(App[int]):
         screen = self._main
         screen.guards_loading = False
         trees = result if isinstance(result, tuple) else ()
+        stop = self.last_stop
+        record = stop.recompile if stop is not None and stop.kind is StopKind.RECOMPILE else None
+        screen.guard_tree.groups = record.groups if record is not None else ()
         screen.guards = next((t for t in trees if isinstance(t, GuardTree)), None)
         if isinstance(result, EngineError) and result.kind == "internal":
             screen.console.error(f"guard tree: {result.message}")

@@ -439,7 +439,8 @@ TRAIN_EVAL = textwrap.dedent(
 
 async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path) -> None:  # noqa: ANN001
     """The train → eval recompile of four BatchNorm blocks, on the real engine: the guard pane's managers count the
-    failing ``.training`` guards under them and ``f`` visits each failing guard, then wraps round."""
+    failing ``.training`` guards under them, each of them is marked as one of the record's group, ``f`` visits
+    each failing guard, then wraps round; ``D`` lists the four as one row."""
     from dynadbg.core.model import GuardNodeView, LeafGuardView, StopKind
     from dynadbg.tui.guard_tree_view import GuardTreeView
 
@@ -481,9 +482,33 @@ async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path
         below = sum(1 for p in paths if blocks.data in p.managers)
         assert below >= 4 and f"{below} of {blocks.data.leaf_count:,} guards failing" in str(blocks.label)
         assert view.cursor_node is not None and view.cursor_node.data is paths[0].leaf
+        marks = set()
         for path in (*paths[1:], paths[0]):
             await pilot.press("f")
             await pilot.pause()
             assert isinstance(view.cursor_node.data, LeafGuardView) and view.cursor_node.data is path.leaf
+            if path.leaf.source.endswith(".training"):  # a member of the record's group says so on its label
+                marks.add(str(view.cursor_node.label).split("[group: ")[1].split("]")[0])
+        assert marks == {f"{k} of 4" for k in range(1, 5)}
         assert f"guards: wrapped round to the first failing guard (1 of {len(paths)})" in _log(app)
+        # D: the four flags are one row of the dialog, left out of the default, their guards listed on `e`
+        from textual.widgets import SelectionList
+
+        from dynadbg.tui.drop_dialog import DropDialog
+
+        await pilot.press("D")
+        await _until(pilot, lambda: isinstance(app.screen, DropDialog))
+        rows = app.screen.query_one("#drop-rows", SelectionList)
+        prompts = [str(rows.get_option_at_index(i).prompt) for i in range(rows.option_count)]
+        (group,) = [p for p in prompts if "4 × TRUE_MATCH" in p]
+        assert "[left out: module mode flags] .training of BatchNorm1d: True → False" in group, prompts
+        assert not any(p.split()[0].startswith("g") and ".training" in p for p in prompts), prompts
+        assert rows.selected == []
+        at = next(i for i, p in enumerate(prompts) if p is group)
+        rows.highlighted = at
+        await pilot.press("e")
+        await pilot.pause()
+        assert rows.option_count == len(prompts) + 4
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("q")
