@@ -773,6 +773,26 @@ class HandedOver:
 
 
 @dataclass(frozen=True)
+class TracedBreak:
+    """Where Dynamo's recorded trace holds a graph break (`BreakContext.traced`): ``trace steps COMPILE_ID
+    ATTEMPT`` lists the steps up to it.
+
+    Attributes:
+        compile_id, attempt: the compile and the tracing attempt that found it.
+        ordinal: the breaking instruction's step in that attempt (0-based, every inline depth counted).
+        opname, line: the breaking instruction and its source line (None: unknown).
+        depth: its inline depth (0: the frame being compiled).
+    """
+
+    compile_id: str
+    attempt: int
+    ordinal: int
+    opname: str
+    line: int | None
+    depth: int = 0
+
+
+@dataclass(frozen=True)
 class BreakContext:
     """Why a resume function runs: the graph break that made it, where it continues the original function,
     and what was handed over (`Stop.graph_break`; `format.graph_break_text` says it).
@@ -788,6 +808,7 @@ class BreakContext:
         carried: its other arguments: the original frame's locals carried over.
         bookkeeping: Dynamo's own arguments (``__nested_resume_fns`` ...), by name.
         globals: the ``__resume_at_*`` globals that hold it (the names generated code calls it by).
+        traced: where Dynamo's recorded trace of `break_compile_id` holds the break, when it was recorded.
     """
 
     resume_name: str
@@ -801,6 +822,7 @@ class BreakContext:
     carried: tuple[HandedOver, ...] = ()
     bookkeeping: tuple[str, ...] = ()
     globals: tuple[str, ...] = ()
+    traced: TracedBreak | None = None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ SPECS: tuple[tuple[str, str, str, bool, bool], ...] = (
     ("trace", "", "trace [record full|light | replay on|off | limit N | memory KB | steps [COMPILE_ID [ATTEMPT]] | "
      "COMPILE_ID]: the trace recorder: its settings and the recorded trace of each compile (attempts, restarts, "
      "breaks); record full keeps stack and locals at every step; replay on also stops in the re-trace after a "
-     "restart.", False, True),
+     "restart; steps with no id: this trace stop's compile, after a graph break the attempt that traced it, else "
+     "the selected frame's compile.", False, True),
     ("fake", "", "fake NAME: (trace stop) the fake value of a symbolic local or stack slot (stack[i], TOS): sizes "
      "with their hints, strides, dtype, device.", False, False),
     ("rewind", "", "rewind N: (trace stop, experimental) make Dynamo trace the frame again from its start and stop N "
