@@ -1051,8 +1051,10 @@ class EngineMethods:
         n = len(_roles.flow_of(code)[0])
         if not 0 <= index < n:
             refuse(f"index {index} is outside 0..{n - 1}")
-        # the live values only describe the stack before the instruction the frame is stopped at
-        live = fv.stack if fv is not None and index == here and not _unknown_stack(fv.stack) else None
+        # the live values only describe the stack before the instruction the frame is stopped at, and only in the
+        # frame that runs: a caller suspended in a call (`below_call`) holds the slots under the call's operands
+        live = (fv.stack if fv is not None and index == here and not fv.below_call and not _unknown_stack(fv.stack)
+                else None)
         return _explain.explain(code, index, live, facts=self._facts(code))
 
     @engine_method()
