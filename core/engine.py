@@ -524,6 +524,11 @@ class EngineMethods:
         ctx.selected = index
         self._refresh_stop(selected=index, watches=self.watch_values(ctx))
         assert ctx.stop is not None
+        if getattr(getattr(self, "listener", None), "wants_teaching", False):
+            # `Stop.teaching` is the selected frame's (roles, provenance): rebuilt for the frame selected now
+            from .snapshot import stop_teaching
+
+            ctx.stop = replace(ctx.stop, teaching=stop_teaching(self, ctx, ctx.stop))
         return ctx.stop
 
     @engine_method()
