@@ -39,8 +39,8 @@ def _write(tmp_path, text: str, name: str = "09_x.toml"):
     return path
 
 
-def test_there_are_seven_lessons_with_their_programs() -> None:
-    assert [lesson.number for lesson in LESSONS] == [1, 2, 3, 4, 5, 6, 7]
+def test_there_are_eight_lessons_with_their_programs() -> None:
+    assert [lesson.number for lesson in LESSONS] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert all(lesson.program.is_file() and lesson.steps for lesson in LESSONS)
 
 
@@ -139,7 +139,7 @@ def test_an_unknown_lesson_number_is_a_one_line_error(capsys) -> None:
     from dynadbg.cli import main
 
     assert main(["learn", "99", "--plain"]) == 2
-    assert "no lesson 99 (choose from 1, 2, 3, 4, 5, 6, 7)" in capsys.readouterr().err
+    assert "no lesson 99 (choose from 1, 2, 3, 4, 5, 6, 7, 8)" in capsys.readouterr().err
 
 
 @pytest.mark.slow
