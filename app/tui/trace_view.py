@@ -8,6 +8,10 @@ locals (changed locals marked), the FX graph and the guards so far (what the las
 inlining chain and the attempts of this compile (restarts and their reasons). The bytecode pane shows the user's
 code with the instruction traced next, the source pane its file (the inlined callee's at depth > 0).
 
+At a run-time stop in a resume function whose graph break Dynamo's recorder holds (`BreakContext.traced`), the
+view shows the recorded steps of the attempt that traced it instead (`show_recorded`, from `Engine.trace_steps`),
+the breaking step marked.
+
 The text is made by `dynadbg.core.format.trace` from the view's data; this module only lays it out and styles it.
 """
 
