@@ -1087,6 +1087,12 @@ class EngineMethods:
     @engine_method()
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         code = self._original() or self._current_code()
+        trace = getattr(self._paused().stop, "trace", None)
+        if code is None and trace is not None and whole_file:
+            # a trace stop: no frame runs; the file is the one of the code Dynamo traces (an inlined callee's)
+            lines = linecache.getlines(trace.step.filename)
+            if lines:
+                return trace.step.filename, 1, tuple(line.rstrip("\n") for line in lines)
         if code is None:
             refuse("no source here", ErrorKind.NOT_HERE)
         if whole_file:

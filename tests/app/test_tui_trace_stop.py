@@ -158,3 +158,20 @@ async def test_after_a_graph_break_the_trace_view_shows_the_recorded_attempt_wit
         assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked  # the narrow rows at 80 columns
         await pilot.press("q")
         await pilot.pause(0.2)
+
+
+async def test_the_source_pane_at_a_trace_stop_of_a_script_named_by_a_relative_path() -> None:
+    """`dynadbg run tests/programs/x.py` from the checkout: the trace stop's source pane shows the file."""
+    import os
+
+    rel = os.path.relpath(PROGRAM)
+    app = _app({"trace-break"}, Path(rel))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stop = app.last_stop
+        assert stop.trace is not None
+        source = app.main_screen.source
+        await _until(pilot, lambda: source.virtual_size.height > 5, 30)
+        assert source.virtual_size.height == len(PROGRAM.read_text().splitlines())
+        await pilot.press("q")
+        await pilot.pause(0.2)
