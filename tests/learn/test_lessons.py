@@ -98,6 +98,18 @@ def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     assert "step 2 of" in coach.narration()
 
 
+def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
+    lesson = LESSONS[7]                      # step 6: "u; explain"
+    coach = Coach(lesson)
+    for _ in range(5):
+        coach.skip()
+    assert coach.step.action == ("u", "explain")
+    coach.advance(EngineState(stop="graph-break", command="u", output="> #0 normalise"), looked=True)
+    assert coach.hint is None and coach.index == 5  # on the way: no hint, the step waits for `explain`
+    coach.advance(EngineState(stop="graph-break", command="stack", output="..."), looked=True)
+    assert coach.hint == lesson.steps[5].hints[0]  # another command than the step's is still a wrong move
+
+
 def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
