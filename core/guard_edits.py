@@ -171,9 +171,9 @@ class GuardEditor:
     def patch_ops(self) -> list[tuple[CodeType, CodeType | None, Any]]:
         """The active guard edits as patch-file operations (`toolkit_model.GuardOp`), each with the code object
         it was made for and Dynamo's code of that entry (None when unknown): a drop by source and leaf type, an
-        add as its expression over ``L`` and ``G`` (rebuilt
-        when the patch is replayed). A root guard's drop (source ``L``) is left out: it is a filter on the next
-        compiles, not an edit of a built tree."""
+        expression guard as its expression over ``L`` and ``G``, a leaf guard by source and type (each rebuilt
+        when the patch is replayed; a leaf from the live value at its source then). A root guard's drop (source
+        ``L``) is left out: it is a filter on the next compiles, not an edit of a built tree."""
         from .toolkit_model import GuardOp, GuardOpKind
 
         out: list[tuple[CodeType, CodeType | None, Any]] = []
@@ -182,6 +182,9 @@ class GuardEditor:
                 continue
             if e.kind == "drop" and e.source and e.source != "L":
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.DROP, e.source, e.guard_type)))
+            elif e.kind == "add" and e.op:
+                # a leaf guard is rebuilt from the live value at its source when the patch is replayed
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.ADD, e.op[1], e.guard_type)))
             elif e.kind == "add":
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.EXPR, "L", description=e.text)))
         return out
