@@ -320,6 +320,8 @@ class GuardEditor:
 
         if ctx.compile_event is not None:
             return True
+        if len(where[4]) > 1:
+            return False     # an instruction edit's precompile entry shadows the entry: a copy would not decide
         code = ctx.frame.frame.f_code
         return self._copy_of(code) is not None or toolkit.entry_serving(where[0], code, where[3]) is not None
 
@@ -342,9 +344,12 @@ class GuardEditor:
             code = ctx.frame.frame.f_code
             copy = self._copy_of(code)
             entry = copy.base if copy is not None else toolkit.entry_serving(original, code, f_globals)
-            if entry is None:
-                return _refused("not here", f"{code.co_name} runs from an instruction edit's precompile entry, not "
-                                            f"from a cache entry of {original.co_name} {compile_id}: a leaf guard "
+            if entry is None and len(where[4]) <= 1:
+                return _refused("not here", f"no live cache entry of {original.co_name} runs {code.co_name} (it was "
+                                            f"invalidated): nothing to copy")
+            if entry is None or len(where[4]) > 1:
+                return _refused("not here", f"an instruction edit's precompile entry runs {code.co_name} in front of "
+                                            f"the cache entries of {original.co_name} {compile_id}: a leaf guard "
                                             f"goes on a copy of a cache entry (`undo` the edit first, or add an "
                                             f"expression guard over L and G)")
         try:
