@@ -95,12 +95,13 @@ class _Copy:
     """A toolkit copy the session installed in place of one Dynamo entry: that entry (`toolkit.Entry`), the
     copy's handle (a new one after each edit or undo: `toolkit.Handle.swap`) and the edits it carries."""
 
-    __slots__ = ("base", "handle", "edits")
+    __slots__ = ("base", "handle", "edits", "exprs")
 
     def __init__(self, base: Any, handle: Any) -> None:
         self.base = base
         self.handle = handle
         self.edits: list[_Edit] = []
+        self.exprs: list[_Edit] = []     # expression guards added on the copy's live tree (kept by a swap)
 
 
 class _Edit:
@@ -259,6 +260,9 @@ class GuardEditor:
             return _refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
         edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         edit.guard = guard
+        host = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
+        if host is not None:
+            host.exprs.append(edit)     # on the session's copy: a later edit's copy carries it too
         edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
         self._patches().note_guard_editor(self)
         self._edits.append(edit)
@@ -337,6 +341,7 @@ class GuardEditor:
         from . import toolkit
 
         original, compile_id, f_locals, f_globals, _managers, event = where
+        copy = None
         if event is not None:
             entry = toolkit.compile_entry(original, event.dynamo_code, event.guard_manager, event.compile_id,
                                           f_globals)
@@ -355,6 +360,9 @@ class GuardEditor:
         try:
             draft = entry.copy()
             draft.call_inputs = dict(f_locals)
+            for e in copy.exprs if copy is not None else ():
+                if e.guard is not None and e.guard.active:
+                    draft.add_lambda_guard(e.guard, f"DEBUGGER: {e.text}")
             for e in edits_:
                 if e.op[0] == "add":
                     draft.add_guard(e.op[1], e.op[2], like=e.op[3])

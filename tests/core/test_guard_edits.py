@@ -418,9 +418,10 @@ def test_guard_drop_at_a_frame_stop_is_a_copy_and_the_session_end_puts_torch_bac
             (leaf,) = [lf for lf in G.iter_leaves(tree) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH"]
             said["drop"] = ex(f"guard drop {leaf.id}")
             said["guards"] = ex("guards").data
+            said["expr"] = ex("guard add L['cfg'].scale < 10")    # an expression guard on the copy's tree
             said["add"] = ex("guard add L['x'].dtype == torch.float32")     # a second edit: a new copy
             said["list"] = ex("guard")
-            said["undo"] = ex("guard undo 2")
+            said["undo"] = ex("guard undo 3")
             said["after"] = ex("guards").data
         return ex("c")
 
@@ -435,11 +436,15 @@ def test_guard_drop_at_a_frame_stop_is_a_copy_and_the_session_end_puts_torch_bac
         assert ("L['cfg']", "TYPE_MATCH") not in left and ("L['cfg'].scale", "EQUALS_MATCH") in left
         # the add swapped in a copy with both edits; its undo swapped in one with the drop only
         assert said["add"].error is None and "EQUALS_MATCH L['x'].dtype == torch.float32" in said["add"].output
-        first, second = said["list"].output.splitlines()
+        first, _expr, second = said["list"].output.splitlines()
         assert first.endswith(said["add"].data.edit.copy_id + ")") and second.endswith(first[first.rindex("(copy"):])
         assert said["undo"].error is None and "swapped for copy" in said["undo"].output, said["undo"].output
         after = [(lf.source, lf.guard_type) for lf in G.iter_leaves(said["after"])]
         assert ("L['x'].dtype", "EQUALS_MATCH") not in after and ("L['cfg']", "TYPE_MATCH") not in after
+        # the expression guard went along with both swaps
+        assert said["expr"].error is None
+        assert any(c.startswith("DEBUGGER: L['cfg'].scale < 10") for lf in G.iter_leaves(said["after"])
+                   for c in lf.code), [lf.code for lf in G.iter_leaves(said["after"])]
         # the copy served the second call and the _OtherCfg one: one graph, the copy counted both
         assert graphs.count == 1
         assert seen[0] == [("toolkit", 2)], seen
