@@ -1224,7 +1224,7 @@ class EngineMethods:
 
     def guard_trees_now(self) -> list[GuardTree]:
         """The guard trees `guard_trees` returns, on the worker thread, [] where there are none."""
-        from . import guards
+        from . import guards, toolkit
 
         ctx = self._paused()
         if ctx.miss_event is not None:
@@ -1239,7 +1239,12 @@ class EngineMethods:
             return []
         entry = self._serving_entry(st.frame.f_code)
         if entry is None:
-            return []
+            # a guard edit replaced the entry with a copy that torch gets at the next call: show the copy
+            info = self.generated_info(st.frame.f_code)
+            waiting = toolkit.waiting_copy(info.original, st.frame.f_code) if info is not None else None
+            if waiting is None:
+                return []
+            return [guards.build_guard_tree(waiting[0], waiting[1], st.inputs or None)]
         return [guards.entry_guard_tree(entry, st.inputs or None)]
 
     @engine_method()

@@ -1850,11 +1850,15 @@ class GuardEditView:
         kind: add or drop (the subcommand name is accepted too).
         code_name: the code object it applies to (``"forward"``).
         compile_id: the cache entry it was made on (``"0/0"``).
-        text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
-        source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
-        guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
+        text: the added expression or leaf guard's code, or the dropped guard's code
+            (``"L['self'].counter == 0"``).
+        source: the guarded source (``"L['self'].counter"``); None for an expression guard.
+        guard_type: the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an expression guard.
         warning: why results may be wrong without a dropped guard, else None.
         active: False once undone.
+        copy_id: the compile id of the `dynadbg.core.toolkit` copy of the entry that carries the edit (installed
+            in place of the entry, removed again by ``guard undo`` and at the session's end); None for an edit
+            made on the compile being built at a compile stop, or on the live tree (an expression guard).
     """
 
     number: int
@@ -1866,6 +1870,7 @@ class GuardEditView:
     guard_type: str = "LAMBDA_GUARD"
     warning: DropWarning | None = None
     active: bool = True
+    copy_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, GuardEditKind):

@@ -792,6 +792,8 @@ class DebuggerApp(App[int]):
         if isinstance(stop, Stop) and self.phase == "stopped":
             # What the command changed (selection, breakpoints, watches, edits): views filled before are stale.
             self._view_seq.clear()
+            if isinstance(result.data, EditOutcome) and result.data.edit is not None:
+                self._guards_key = None   # a guard edit changed the entry's guards: fetch the tree again
             self._show_same_stop(stop)
 
     def on_engine_client_answered(self, event: EngineClient.Answered) -> None:

@@ -411,9 +411,11 @@ def guard_edit_line(edit: GuardEditView) -> str:
     """One guard edit as ``guard`` lists it (``"1. drop forward 0/0: EQUALS_MATCH L['n'] == 3"``)."""
     state = "" if edit.active else "  (undone)"
     where = f"{edit.code_name} {edit.compile_id or ''}".strip()
+    copy = f"  (copy {edit.copy_id})" if edit.copy_id else ""
     if edit.kind is GuardEditKind.ADD:
-        return f"{edit.number}. add  {where}: {edit.text}{state}"
-    return f"{edit.number}. drop {where}: {edit.guard_type} {edit.text}{state}"
+        leaf = f"{edit.guard_type} " if edit.guard_type != "LAMBDA_GUARD" else ""
+        return f"{edit.number}. add  {where}: {leaf}{edit.text}{copy}{state}"
+    return f"{edit.number}. drop {where}: {edit.guard_type} {edit.text}{copy}{state}"
 
 
 def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None = None) -> str:

@@ -512,3 +512,62 @@ async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("q")
+
+
+MODED = textwrap.dedent(
+    """
+    import torch
+
+    def f(x, mode):
+        return x * 2
+
+    graphs = []
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    cf = torch.compile(f, backend=backend)
+    for mode in ("a", "a", "b"):
+        cf(torch.ones(3), mode)
+    print("graphs", len(graphs))
+    """
+)
+
+
+async def test_guard_add_typed_in_the_console_is_a_real_leaf_in_the_guard_pane(tmp_path) -> None:  # noqa: ANN001
+    """The TUI's way to add a guard at a stop is the console's `guard add`, which the engine answers
+    (`Engine.add_guard`, through the toolkit): the guard pane shows the copy's new leaf, and the 'b' call that
+    fails it recompiles."""
+    from dynadbg.core.guards import iter_leaves
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    script = tmp_path / "moded.py"
+    script.write_text(MODED)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped"
+        pane = app.main_screen.query_one(GuardTreeView)
+        await _until(pilot, lambda: pane.guards is not None, 60)
+        await pilot.press("colon", *"guard add L['mode']", "enter")
+
+        def leaf():  # noqa: ANN202
+            tree = pane.guards
+            return next((lf for lf in iter_leaves(tree) if lf.source == "L['mode']"), None) if tree else None
+
+        await _until(pilot, lambda: leaf() is not None, 60)
+        assert leaf() is not None, _log(app)
+        assert (leaf().guard_type, leaf().code[0]) == ("EQUALS_MATCH", "L['mode'] == 'a'")
+        assert "guard 1 added to f 0/0: EQUALS_MATCH L['mode'] == 'a'" in _log(app)
+        seen = app.last_stop.seq
+        await pilot.press("escape", "c")
+        for _ in range(3):                     # the recompile for 'b' stops at its entry: go on
+            await _until(pilot, lambda: app.phase == "exited" or (app.phase == "stopped"
+                                                                   and app.last_stop.seq != seen))
+            if app.phase == "exited":
+                break
+            seen = app.last_stop.seq
+            await pilot.press("c")
+        assert app.exit_result is not None and app.exit_result.status == 0
+        assert "graphs 2" in _log(app)
+        await pilot.press("q")
