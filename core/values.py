@@ -131,12 +131,20 @@ def summarize(value: Any, null_sentinel: Any = None) -> ValueSummary:
     module = _module_summary(value)
     if module is not None:
         return ValueSummary(type_name=type_name(value), text=cut(module), identity=id(value))
+    owner = getattr(value, "__self__", None) if isinstance(value, _BOUND_TYPES) else None
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        # a bound method (``y.sum``, ``t.item``): its name and a summary of its object, not a repr with an address
+        text = f"method {getattr(value, '__name__', '?')} of {summarize(owner).text}"
+        return ValueSummary(type_name=type_name(value), text=cut(text), identity=id(value))
     try:
         text = _repr.repr(value)
     except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
         text = f"<{type_name(value)} (repr failed: {type(exc).__name__})>"
     return ValueSummary(type_name=type_name(value), text=cut(one_line(text)), identity=id(value))
 
+
+#: the bound-method types whose ``__self__`` is the object they act on (a builtin function's is its module)
+_BOUND_TYPES = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 #: a line break and the indentation after it, in a multi-line repr
 _LAYOUT = re.compile(r"\s*\n\s*")
