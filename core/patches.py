@@ -198,9 +198,9 @@ class PatchManager:
                 if isinstance(t, _Target) and t.event is not None and self._key_of(t).matches(patch.key):
                     self._install(t, [], t.dynamo)
                 else:
-                    done = self._install_later_all(patch)
-                    if isinstance(done, EditError):
-                        return EditOutcome(done)
+                    installed = self._install_later_all(patch)
+                    if isinstance(installed, EditError):
+                        return EditOutcome(installed)
             self._patches = [p for p in self._patches if p.ops]
             self._pending.clear()
             return EditOutcome(message=f"Dynamo's code restored for {', '.join(done)}" if done else "no edits to undo")
