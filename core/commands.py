@@ -129,8 +129,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     _c("delete", "", "delete IDX: remove instruction IDX of this generated code."),
     _c("patch", "", "patch show|list|save FILE|load FILE|undo [all]: the instruction edits of this code: diff, "
        "files, undo."),
-    _c("guard", "", "guard add EXPR|drop ID|export|undo [N|all]: edit this entry's guards (EXPR over L and G; ID "
-       "from `guards`); no argument lists the edits."),
+    _c("guard", "", "guard add SOURCE [TYPE]|SOURCE == VALUE|EXPR, drop ID, export, undo [N|all]: edit this "
+       "entry's guards (SOURCE as torch writes it, e.g. L['x'].dtype: a real leaf guard on a copy of the entry; "
+       "EXPR over L and G: an expression guard; ID from `guards`); no argument lists the edits."),
     _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
        "last line before a crash names the culprit).", anytime=True),
     _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
@@ -708,7 +709,8 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
             return CommandResult(error=outcome.error.message, data=outcome)
         text = outcome.message + (f"\n{fmt.warning_line(outcome.warning)}" if outcome.warning else "")
         return _ok(text, data=outcome)
-    return CommandResult(error="usage: guard add EXPR | guard drop ID | guard export | guard undo [N|all]")
+    return CommandResult(error="usage: guard add SOURCE [TYPE] | guard add SOURCE == VALUE | guard add EXPR | "
+                               "guard drop ID | guard export | guard undo [N|all]")
 
 
 def _break_on(engine: "Engine", arg: str) -> CommandResult:

@@ -527,6 +527,11 @@ class EngineMethods:
         ctx.selected = index
         self._refresh_stop(selected=index, watches=self.watch_values(ctx))
         assert ctx.stop is not None
+        if getattr(getattr(self, "listener", None), "wants_teaching", False):
+            # `Stop.teaching` is the selected frame's (roles, provenance): rebuilt for the frame selected now
+            from .snapshot import stop_teaching
+
+            ctx.stop = replace(ctx.stop, teaching=stop_teaching(self, ctx, ctx.stop))
         return ctx.stop
 
     @engine_method()
@@ -820,14 +825,16 @@ class EngineMethods:
         candidates = tuple(DropCandidate(GuardRef.of(leaf, first), held.get(leaf.id))
                            for leaf in record.entries[0].failing if leaf.id in held or leaf.id in default)
         ids = default if guard_ids is None else tuple(guard_ids)
+        listed = {c.guard.leaf_id for c in candidates}
+        groups = tuple(g for g in record.groups if g.compile_id == first and set(g.leaf_ids) <= listed)
         if not ids:
-            return DropPreview(candidates, default, ids)
+            return DropPreview(candidates, default, ids, groups=groups)
         try:
             _, specs, plan, fix, _ = self._drop_of(ids)
         except Refused as exc:
-            return DropPreview(candidates, default, ids, error=exc.error.message)
+            return DropPreview(candidates, default, ids, error=exc.error.message, groups=groups)
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           fix, plan)
+                           fix, plan, groups=groups)
 
     def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple]:
         """(record, drop specs, checked plan, permanent fix or None, held-back guards) of a ``drop``; refuses what
@@ -1053,8 +1060,10 @@ class EngineMethods:
         n = len(_roles.flow_of(code)[0])
         if not 0 <= index < n:
             refuse(f"index {index} is outside 0..{n - 1}")
-        # the live values only describe the stack before the instruction the frame is stopped at
-        live = fv.stack if fv is not None and index == here and not _unknown_stack(fv.stack) else None
+        # the live values only describe the stack before the instruction the frame is stopped at, and only in the
+        # frame that runs: a caller suspended in a call (`below_call`) holds the slots under the call's operands
+        live = (fv.stack if fv is not None and index == here and not fv.below_call and not _unknown_stack(fv.stack)
+                else None)
         return _explain.explain(code, index, live, facts=self._facts(code))
 
     @engine_method()
@@ -1082,6 +1091,12 @@ class EngineMethods:
     @engine_method()
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         code = self._original() or self._current_code()
+        trace = getattr(self._paused().stop, "trace", None)
+        if code is None and trace is not None and whole_file:
+            # a trace stop: no frame runs; the file is the one of the code Dynamo traces (an inlined callee's)
+            lines = linecache.getlines(trace.step.filename)
+            if lines:
+                return trace.step.filename, 1, tuple(line.rstrip("\n") for line in lines)
         if code is None:
             refuse("no source here", ErrorKind.NOT_HERE)
         if whole_file:
@@ -1213,7 +1228,7 @@ class EngineMethods:
 
     def guard_trees_now(self) -> list[GuardTree]:
         """The guard trees `guard_trees` returns, on the worker thread, [] where there are none."""
-        from . import guards
+        from . import guards, toolkit
 
         ctx = self._paused()
         if ctx.miss_event is not None:
@@ -1228,7 +1243,12 @@ class EngineMethods:
             return []
         entry = self._serving_entry(st.frame.f_code)
         if entry is None:
-            return []
+            # a guard edit replaced the entry with a copy that torch gets at the next call: show the copy
+            info = self.generated_info(st.frame.f_code)
+            waiting = toolkit.waiting_copy(info.original, st.frame.f_code) if info is not None else None
+            if waiting is None:
+                return []
+            return [guards.build_guard_tree(waiting[0], waiting[1], st.inputs or None)]
         return [guards.entry_guard_tree(entry, st.inputs or None)]
 
     @engine_method()

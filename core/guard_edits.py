@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import compat, facts
 from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning, export_guard_filter
 from .model import DropWarning, EditError, EditOutcome, GuardEditKind, GuardEditView, GuardRef
+from .toolkit_sources import parse_source, value_at
 
 if TYPE_CHECKING:
     from .patches import PatchManager
@@ -40,6 +41,29 @@ if TYPE_CHECKING:
     from .state import PauseContext
 
 __all__ = ["GuardEditView", "GuardEditor", "export_guard_filter"]
+
+
+#: The leaf types ``guard add SOURCE TYPE`` builds (`dynadbg.core.toolkit.Draft.add_guard`).
+LEAF_TYPES: tuple[str, ...] = ("TENSOR_MATCH", "TYPE_MATCH", "ID_MATCH", "EQUALS_MATCH", "NONE_MATCH")
+
+
+def leaf_form(expr: str) -> tuple[str, str | None, str | None] | None:
+    """(source, leaf type or None, value expression or None) when ``guard add EXPR`` asks for a real leaf guard:
+    ``SOURCE`` ("guard it like this value": the leaf torch builds for the value there), ``SOURCE TYPE``,
+    ``SOURCE == VALUE`` (an ``EQUALS_MATCH``, ``NONE_MATCH`` for None) or ``SOURCE is None``; None for any
+    other expression (an expression guard). SOURCE is written as torch writes sources (``L['x'].dtype``)."""
+    text = expr.strip()
+    if parse_source(text) is not None:
+        return text, None, None
+    head, _sep, tail = text.rpartition(" ")
+    if tail in LEAF_TYPES and parse_source(head) is not None:
+        return head.strip(), tail, None
+    left, sep, right = text.partition("==")
+    if sep and right.strip() and parse_source(left) is not None:
+        return left.strip(), "EQUALS_MATCH", right.strip()
+    if text.endswith(" is None") and parse_source(text[:-len(" is None")]) is not None:
+        return text[:-len(" is None")].strip(), "NONE_MATCH", None
+    return None
 
 
 def _refused(kind: str, message: str) -> EditOutcome:
@@ -67,9 +91,23 @@ class _AddedGuard:
             return False
 
 
+class _Copy:
+    """A toolkit copy the session installed in place of one Dynamo entry: that entry (`toolkit.Entry`), the
+    copy's handle (a new one after each edit or undo: `toolkit.Handle.swap`) and the edits it carries."""
+
+    __slots__ = ("base", "handle", "edits", "exprs")
+
+    def __init__(self, base: Any, handle: Any) -> None:
+        self.base = base
+        self.handle = handle
+        self.edits: list[_Edit] = []
+        self.exprs: list[_Edit] = []     # expression guards added on the copy's live tree (kept by a swap)
+
+
 class _Edit:
     __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
-                 "guard", "event", "old_manager", "active", "original", "dynamo")
+                 "guard", "event", "old_manager", "active", "original", "dynamo", "copy", "wrapper",
+                 "known", "op")
 
     def __init__(self, number: int, kind: GuardEditKind, code_name: str, compile_id: str | None, text: str) -> None:
         self.number = number
@@ -87,11 +125,16 @@ class _Edit:
         self.active = True
         self.original: CodeType | None = None   # the code object it was made for (patch files key on it)
         self.dynamo: CodeType | None = None     # ... and Dynamo's code of the entry it was made on
+        self.copy: _Copy | None = None  # the session's copy of the entry that carries it, in a frame
+        self.op: tuple[Any, ...] = ()   # ("add", source, type, like) / ("drop", source, type): how to redo it
+        self.wrapper: Any = None        # the guard manager a compile stop's entry was built with instead
+        self.known: set[int] = set()    # a drop's copy: ids of the guard managers of the entries there were
 
     def view(self) -> GuardEditView:
         return GuardEditView(
             self.number, self.kind, self.code_name, self.compile_id, self.text,
             source=self.source, guard_type=self.guard_type, warning=self.warning, active=self.active,
+            copy_id=self.copy.handle.compile_id if self.copy is not None else None,
         )
 
 
@@ -112,6 +155,7 @@ class GuardEditor:
         self.active = True
         self._edits: list[_Edit] = []
         self._reset_at_end: dict[int, CodeType] = {}
+        self._copies: list[_Copy] = []
         session.teardown_hooks.append(self._teardown)
 
     # -- queries -----------------------------------------------------------------------------------------------
@@ -128,9 +172,9 @@ class GuardEditor:
     def patch_ops(self) -> list[tuple[CodeType, CodeType | None, Any]]:
         """The active guard edits as patch-file operations (`toolkit_model.GuardOp`), each with the code object
         it was made for and Dynamo's code of that entry (None when unknown): a drop by source and leaf type, an
-        add as its expression over ``L`` and ``G`` (rebuilt
-        when the patch is replayed). A root guard's drop (source ``L``) is left out: it is a filter on the next
-        compiles, not an edit of a built tree."""
+        expression guard as its expression over ``L`` and ``G``, a leaf guard by source and type (each rebuilt
+        when the patch is replayed; a leaf from the live value at its source then). A root guard's drop (source
+        ``L``) is left out: it is a filter on the next compiles, not an edit of a built tree."""
         from .toolkit_model import GuardOp, GuardOpKind
 
         out: list[tuple[CodeType, CodeType | None, Any]] = []
@@ -139,6 +183,9 @@ class GuardEditor:
                 continue
             if e.kind == "drop" and e.source and e.source != "L":
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.DROP, e.source, e.guard_type)))
+            elif e.kind == "add" and e.op:
+                # a leaf guard is rebuilt from the live value at its source when the patch is replayed
+                out.append((e.original, e.dynamo, GuardOp(GuardOpKind.ADD, e.op[1], e.guard_type)))
             elif e.kind == "add":
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.EXPR, "L", description=e.text)))
         return out
@@ -172,6 +219,9 @@ class GuardEditor:
                 entry_manager = entry.guard_manager
                 break
         managers = self._patches().guard_managers_for(code, entry_manager)
+        copy = self._copy_of(code)
+        if not managers and copy is not None:
+            managers = [copy.handle.record.built.wrapper]   # the session's copy, before torch has it as an entry
         if not managers:
             return f"no cache entry of {original.co_name} runs {code.co_name} any more"
         f_locals = st.inputs if st.inputs else dict(st.frame.f_locals)
@@ -187,6 +237,9 @@ class GuardEditor:
         where = self._where(ctx)
         if isinstance(where, str):
             return _refused("not here", where)
+        form = leaf_form(expr)
+        if form is not None:
+            return self._add_leaf(ctx, where, *form)
         original, compile_id, f_locals, f_globals, managers, event = where
         try:
             code = compile(expr, "<guard add>", "eval")
@@ -207,6 +260,9 @@ class GuardEditor:
             return _refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
         edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         edit.guard = guard
+        host = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
+        if host is not None:
+            host.exprs.append(edit)     # on the session's copy: a later edit's copy carries it too
         edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
         self._patches().note_guard_editor(self)
         self._edits.append(edit)
@@ -215,6 +271,157 @@ class GuardEditor:
                                  "recompiles")
         return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                         f"{when}: {expr}{note}", edit=edit.view())
+
+    def _add_leaf(self, ctx: "PauseContext", where: tuple[Any, ...], source: str, guard_type: str | None,
+                  value_expr: str | None) -> EditOutcome:
+        """``guard add SOURCE [TYPE]`` / ``SOURCE == VALUE`` / ``SOURCE is None``: a real leaf guard on `source`,
+        built by the toolkit from the live value there (or from VALUE), on a copy of this stop's entry."""
+        original, compile_id, f_locals, f_globals, _managers, event = where
+        like = None
+        if value_expr is not None:
+            try:
+                # in the function's module (``torch.float32``), with L and G as in an expression guard
+                scope = {**f_globals, "__builtins__": builtins, "L": f_locals, "G": f_globals}
+                like = eval(compile(value_expr, "<guard add>", "eval"), scope)  # noqa: S307 - the user's own
+            except SyntaxError as exc:
+                return _refused("syntax", f"syntax error in the value: {exc.msg} (nothing added)")
+            except Exception as exc:  # noqa: BLE001 - the user's own expression
+                return _refused("eval", f"{type(exc).__name__}: {exc} evaluating {value_expr} (nothing added)")
+            if like is None:
+                guard_type = "NONE_MATCH"
+        if like is None:
+            # "like this value": keep the value of this call, so a copy rebuilt at a later stop guards the same
+            try:
+                like = value_at(parse_source(source), f_locals, f_globals)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - the source names nothing on this call's inputs
+                return _refused("eval", f"{source} cannot be read on this call's inputs: {type(exc).__name__}: "
+                                        f"{exc} (nothing added)")
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, source)
+        edit.source, edit.op = source, ("add", source, guard_type, like)
+        validation = self._put_in(ctx, where, edit, allow_baked=False)
+        if isinstance(validation, EditOutcome):
+            return validation
+        added = next((a for a in reversed(validation.added) if a.source == source and a.why == "added"), None)
+        if added is not None:
+            edit.text, edit.guard_type = added.code, added.guard_type
+        edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+        self._patches().note_guard_editor(self)
+        self._edits.append(edit)
+        passes = True
+        if value_expr is not None:
+            try:
+                passes = bool(value_at(parse_source(source), f_locals, f_globals) == like)  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 - only the note below depends on it
+                pass
+        note = "" if passes else "; it is False for this call's inputs: the next call with the same inputs recompiles"
+        return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}: {edit.guard_type} "
+                                   f"{edit.text}, {self._where_text(edit, event)}{note}", edit=edit.view())
+
+    def _copyable(self, ctx: "PauseContext", where: tuple[Any, ...]) -> bool:
+        """Whether this stop's entry can be copied by the toolkit: a compile stop, or a frame that a cache entry
+        (or the session's copy of one) runs; not a frame run by an instruction edit's precompile entry."""
+        from . import toolkit
+
+        if ctx.compile_event is not None:
+            return True
+        if len(where[4]) > 1:
+            return False     # an instruction edit's precompile entry shadows the entry: a copy would not decide
+        code = ctx.frame.frame.f_code
+        return self._copy_of(code) is not None or toolkit.entry_serving(where[0], code, where[3]) is not None
+
+    def _copy_of(self, code: CodeType) -> "_Copy | None":
+        """The session's copy (in place of an entry) that runs `code`, if there is one."""
+        return next((c for c in self._copies if not c.handle.record.removed and c.handle.record.built.code is code),
+                    None)
+
+    def _draft(self, ctx: "PauseContext", where: tuple[Any, ...], edits_: list[_Edit]) -> Any:
+        """A toolkit `Draft` of the entry serving this frame (the Dynamo entry a session copy stands in for) or
+        of the compile being built, with this call's inputs as the live objects guards are built from and the
+        operations of `edits_` applied; an `EditOutcome` refusal when it cannot be made."""
+        from . import toolkit
+
+        original, compile_id, f_locals, f_globals, _managers, event = where
+        copy = None
+        if event is not None:
+            entry = toolkit.compile_entry(original, event.dynamo_code, event.guard_manager, event.compile_id,
+                                          f_globals)
+        else:
+            code = ctx.frame.frame.f_code
+            copy = self._copy_of(code)
+            entry = copy.base if copy is not None else toolkit.entry_serving(original, code, f_globals)
+            if entry is None and len(where[4]) <= 1:
+                return _refused("not here", f"no live cache entry of {original.co_name} runs {code.co_name} (it was "
+                                            f"invalidated): nothing to copy")
+            if entry is None or len(where[4]) > 1:
+                return _refused("not here", f"an instruction edit's precompile entry runs {code.co_name} in front of "
+                                            f"the cache entries of {original.co_name} {compile_id}: a leaf guard "
+                                            f"goes on a copy of a cache entry (`undo` the edit first, or add an "
+                                            f"expression guard over L and G)")
+        try:
+            draft = entry.copy()
+            draft.call_inputs = dict(f_locals)
+            for e in copy.exprs if copy is not None else ():
+                if e.guard is not None and e.guard.active:
+                    draft.add_lambda_guard(e.guard, f"DEBUGGER: {e.text}")
+            for e in edits_:
+                if e.op[0] == "add":
+                    draft.add_guard(e.op[1], e.op[2], like=e.op[3])
+                else:
+                    draft.drop_guard(e.op[1], e.op[2])
+        except toolkit.ToolkitError as exc:
+            return _refused("rejected", f"{exc} (nothing changed)")
+        return draft
+
+    def _put_in(self, ctx: "PauseContext", where: tuple[Any, ...], edit: _Edit, *, allow_baked: bool) -> Any:
+        """Make the copy with `edit` (and the session's earlier edits of that entry), validate it and put it in:
+        in a frame, a toolkit copy installed in place of the entry (``replace``: from the next call that it
+        accepts; a call it rejects recompiles; a later edit swaps in a new copy); at a compile stop, the entry
+        being built gets the copy's guard manager. A drop of a guard on a value Dynamo specialised on is made
+        when `allow_baked` (the drop's warning says so); any other problem refuses, with the toolkit's reason.
+        Returns the refusal (an `EditOutcome`), or the copy's `toolkit_model.Validation`."""
+        from . import toolkit
+        from .format.toolkit import problem_text
+
+        event = ctx.compile_event
+        copy = self._copy_of(ctx.frame.frame.f_code) if event is None else None
+        before = [e for e in copy.edits if e.active] if copy is not None else []
+        draft = self._draft(ctx, where, before + [edit])
+        if isinstance(draft, EditOutcome):
+            return draft
+        try:
+            if event is not None:
+                _code, wrapper, validation = draft.build(code=event.dynamo_code, guard_manager=event.guard_manager,
+                                                         f_locals=draft.call_inputs, f_globals=where[3])
+            else:
+                validation = draft.validate()
+        except toolkit.ToolkitError as exc:
+            return _refused("rejected", f"{exc} (nothing changed)")
+        blocking = [p for p in validation.problems if not (allow_baked and p.kind.value == "baked value")]
+        if blocking:
+            reasons = "; ".join(problem_text(p) for p in blocking)
+            return _refused("rejected", f"the copy of {edit.code_name} {edit.compile_id} is refused: {reasons} "
+                                        f"(nothing changed)")
+        if event is not None:
+            edit.event, edit.old_manager, edit.wrapper = event, event.guard_manager, wrapper
+            event.guard_manager = wrapper
+            return validation
+        try:
+            if copy is None:
+                copy = _Copy(draft.entry, draft.install("replace", force=bool(validation.problems)))
+                self._copies.append(copy)
+            else:
+                copy.handle = copy.handle.swap(draft, force=bool(validation.problems))
+        except toolkit.ToolkitError as exc:
+            return _refused("unsupported", f"cannot install the copy: {exc} (nothing changed)")
+        edit.copy = copy
+        copy.edits.append(edit)
+        return validation
+
+    def _where_text(self, edit: _Edit, event: Any) -> str:
+        if event is not None:
+            return "in effect from the next call (this call runs it regardless)"
+        return (f"on copy {edit.copy.handle.compile_id} of the entry, which replaces it from the next call (a call "
+                f"the copy rejects recompiles)")
 
     # -- drop ----------------------------------------------------------------------------------------------------
 
@@ -252,16 +459,37 @@ class GuardEditor:
                           guard=warning.guard)
         edit = _Edit(len(self._edits) + 1, GuardEditKind.DROP, original.co_name, compile_id, code_text)
         edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
-        self._patches().note_guard_editor(self)
         edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
+        message = None
+        if leaf.source != "L":
+            # a copy of the entry without the leaf (toolkit): the rest of its manager is rebuilt beside it
+            if self._copyable(ctx, where):
+                edit.op = ("drop", leaf.source, leaf.guard_type)
+                known = {id(e.guard_manager) for e in compat.cache_entries(original)}
+                validation = self._put_in(ctx, where, edit, allow_baked=True)
+                if isinstance(validation, EditOutcome):
+                    return validation
+                if event is not None:
+                    message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: later "
+                               f"compiles of it leave it out; this entry is built without it: in effect from the "
+                               f"next call")
+                    self._reset_at_end[id(original)] = original
+                else:
+                    assert edit.copy is not None
+                    edit.known = known | {id(edit.copy.handle.record.built.wrapper)}
+                    message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: copy "
+                               f"{edit.copy.handle.compile_id} of {edit.copy.base.compile_id} without it replaces "
+                               f"that entry from the next call (no recompile); later compiles leave it out")
+        self._patches().note_guard_editor(self)
         self._filter.add(rule)
-        self._reset_at_end[id(original)] = original
-        if event is not None:
-            message = self._drop_now(event, edit, tree, leaf)
-        else:
-            self._reset(original)
-            message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: its cache entries "
-                       f"were reset, so its next call compiles without that guard")
+        if message is None:
+            self._reset_at_end[id(original)] = original
+            if event is not None:
+                message = self._drop_now(event, edit, tree, leaf)
+            else:
+                self._reset(original)
+                message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: its cache "
+                           f"entries were reset, so its next call compiles without that guard")
         self._edits.append(edit)
         return EditOutcome(message=message, warning=warning, edit=edit.view())
 
@@ -319,12 +547,23 @@ class GuardEditor:
             edit.guard.active = False
             return (f"guard {edit.number} ({edit.text}) switched off: torch keeps the leaf, which now always "
                     f"passes")
+        if edit.kind is GuardEditKind.ADD:
+            if edit.copy is not None:
+                return f"guard {edit.number} ({edit.text}) removed: " + self._undo_in_copy(ctx, edit)
+            if edit.event is not None and ctx.compile_event is edit.event:
+                edit.event.guard_manager = edit.old_manager
+                return f"guard {edit.number} ({edit.text}) removed from compile {edit.compile_id} (still being built)"
+            gone = self._invalidate_built(edit)
+            return (f"guard {edit.number} ({edit.text}) removed: " + ("the entry built with it was invalidated, so the "
+                    "next call recompiles" if gone else "the entry built with it is gone already"))
         rule = edit.rule
         assert rule is not None
         self._filter.remove(rule)
         if edit.event is not None and ctx.compile_event is edit.event:
             edit.event.guard_manager = edit.old_manager
             return f"guard {edit.text} restored in compile {edit.compile_id} (it was still being built)"
+        if edit.copy is not None:
+            return f"guard {edit.text} comes back: " + self._undo_in_copy(ctx, edit)
         self._reset(rule.original)
         return (f"guard {edit.text} comes back: {rule.original.co_name}'s cache entries were reset, its next call "
                 f"compiles with it")
@@ -335,17 +574,71 @@ class GuardEditor:
         compat.reset_code(original)
         self._patches().on_reset(original)
 
+    def _undo_in_copy(self, ctx: "PauseContext", edit: _Edit) -> str:
+        """Take `edit` out of its copy: with no other active edit the copy is removed (the entry it replaced
+        serves again from its next call), else a copy with the others is swapped in."""
+        copy = edit.copy
+        assert copy is not None
+        rest = [e for e in copy.edits if e.active]
+        if not rest:
+            copy.handle.remove()
+            return (f"copy {copy.handle.compile_id} is taken out and entry {copy.base.compile_id} serves again from "
+                    f"the next call that it accepts")
+        old = copy.handle.compile_id
+        where = (copy.base.original, copy.base.compile_id, dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
+                 if ctx.frame is not None and ctx.frame.frame is not None else {}, copy.base.target.f_globals,
+                 [], None)
+        draft = self._draft(ctx, where, rest) if ctx.compile_event is None else None
+        if not isinstance(draft, EditOutcome) and draft is not None:
+            from . import toolkit
+
+            try:
+                problems = draft.validate().problems
+                if all(p.kind.value == "baked value" for p in problems):   # the drops already warned of those
+                    copy.handle = copy.handle.swap(draft, force=bool(problems))
+                    return f"copy {old} is swapped for copy {copy.handle.compile_id}, which has the other edits"
+            except toolkit.ToolkitError:
+                pass
+        copy.handle.remove()
+        for e in rest:
+            e.active = False
+        return (f"copy {old} is taken out with edits {', '.join(str(e.number) for e in rest)} (they could not be "
+                f"rebuilt here); entry {copy.base.compile_id} serves again from the next call that it accepts")
+
+    def _invalidate_built(self, edit: _Edit) -> bool:
+        """Invalidate the cache entry a compile stop built with `edit`'s guard manager; False when there is none."""
+        done = False
+        for e in compat.cache_entries(edit.original) if edit.original is not None else ():
+            if e.guard_manager is edit.wrapper:
+                done = compat.invalidate_cache_entry(e, "dynadbg: a guard added at a compile stop was removed") or done
+        return done
+
     def _teardown(self) -> None:
         self.active = False
         for edit in self._edits:
             if edit.guard is not None:
                 edit.guard.active = False
+            if edit.active and edit.kind is GuardEditKind.ADD and edit.wrapper is not None:
+                self._invalidate_built(edit)
+            if edit.active and edit.copy is not None and edit.known and edit.original is not None:
+                # entries Dynamo compiled under the drop's guard filter lack the guard too: start that code afresh
+                # (the toolkit's copies go at the session's end, `toolkit.end_session`)
+                newer = [e for e in compat.cache_entries(edit.original) if id(e.guard_manager) not in edit.known
+                         and getattr(e, "code", None) is not None
+                         and id(e.guard_manager) not in self._toolkit_wrappers()]
+                if newer:
+                    self._reset_at_end[id(edit.original)] = edit.original
         for original in self._reset_at_end.values():
             try:
                 compat.reset_code(original)
             except Exception as exc:  # noqa: BLE001
                 self._say(f"could not reset {original.co_name}: {exc}")
         self._reset_at_end.clear()
+
+    def _toolkit_wrappers(self) -> set[int]:
+        from . import toolkit
+
+        return {id(h.record.built.wrapper) for h in toolkit.installed()}
 
     def _say(self, text: str) -> None:
         self.session.message(text)

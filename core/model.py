@@ -773,6 +773,26 @@ class HandedOver:
 
 
 @dataclass(frozen=True)
+class TracedBreak:
+    """Where Dynamo's recorded trace holds a graph break (`BreakContext.traced`): ``trace steps COMPILE_ID
+    ATTEMPT`` lists the steps up to it.
+
+    Attributes:
+        compile_id, attempt: the compile and the tracing attempt that found it.
+        ordinal: the breaking instruction's step in that attempt (0-based, every inline depth counted).
+        opname, line: the breaking instruction and its source line (None: unknown).
+        depth: its inline depth (0: the frame being compiled).
+    """
+
+    compile_id: str
+    attempt: int
+    ordinal: int
+    opname: str
+    line: int | None
+    depth: int = 0
+
+
+@dataclass(frozen=True)
 class BreakContext:
     """Why a resume function runs: the graph break that made it, where it continues the original function,
     and what was handed over (`Stop.graph_break`; `format.graph_break_text` says it).
@@ -788,6 +808,7 @@ class BreakContext:
         carried: its other arguments: the original frame's locals carried over.
         bookkeeping: Dynamo's own arguments (``__nested_resume_fns`` ...), by name.
         globals: the ``__resume_at_*`` globals that hold it (the names generated code calls it by).
+        traced: where Dynamo's recorded trace of `break_compile_id` holds the break, when it was recorded.
     """
 
     resume_name: str
@@ -801,6 +822,7 @@ class BreakContext:
     carried: tuple[HandedOver, ...] = ()
     bookkeeping: tuple[str, ...] = ()
     globals: tuple[str, ...] = ()
+    traced: TracedBreak | None = None
 
 
 @dataclass(frozen=True)
@@ -990,6 +1012,8 @@ class DropPreview:
         permanent: the code that drops them for good (checked on the compile's filter entries), else None.
         plan: the checked filter (`filter_entries.FilterPlan`), None when nothing was checked.
         error: why ``drop`` of that selection would be refused, else None.
+        groups: the candidates that repeat (`GuardGroup`s of the record whose every leaf is a candidate), so a
+            front end lists each group as one row; a candidate in none is listed alone.
     """
 
     candidates: tuple[DropCandidate, ...]
@@ -999,6 +1023,7 @@ class DropPreview:
     permanent: PermanentFix | None = None
     plan: Any = field(default=None, compare=False)
     error: str | None = None
+    groups: tuple["GuardGroup", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1825,11 +1850,15 @@ class GuardEditView:
         kind: add or drop (the subcommand name is accepted too).
         code_name: the code object it applies to (``"forward"``).
         compile_id: the cache entry it was made on (``"0/0"``).
-        text: the added expression, or the dropped guard's code (``"L['self'].counter == 0"``).
-        source: for a drop, the guarded source (``"L['self'].counter"``); None for an add.
-        guard_type: for a drop, the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an add.
+        text: the added expression or leaf guard's code, or the dropped guard's code
+            (``"L['self'].counter == 0"``).
+        source: the guarded source (``"L['self'].counter"``); None for an expression guard.
+        guard_type: the leaf type (``"EQUALS_MATCH"``); ``"LAMBDA_GUARD"`` for an expression guard.
         warning: why results may be wrong without a dropped guard, else None.
         active: False once undone.
+        copy_id: the compile id of the `dynadbg.core.toolkit` copy of the entry that carries the edit (installed
+            in place of the entry, removed again by ``guard undo`` and at the session's end); None for an edit
+            made on the compile being built at a compile stop, or on the live tree (an expression guard).
     """
 
     number: int
@@ -1841,6 +1870,7 @@ class GuardEditView:
     guard_type: str = "LAMBDA_GUARD"
     warning: DropWarning | None = None
     active: bool = True
+    copy_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, GuardEditKind):

@@ -568,6 +568,11 @@ class Session(TraceMethods, EngineMethods):
         self._undo_skip = compat.skip_own_files()
         # breakpoint() in a function compiled while the session runs: a marker, no graph break
         self.teardown_hooks.append(compat.install_breakpoint_substitute())
+        # copies of cache entries installed while it runs (its guard edits, a script's toolkit calls) go with it
+        from . import toolkit
+
+        toolkit.begin_session(self)
+        self.teardown_hooks.append(lambda: self._end_toolkit(toolkit))
         for msg in compat.missing_features():
             self._message(msg)
         from .tracing import make_backend
@@ -639,6 +644,13 @@ class Session(TraceMethods, EngineMethods):
         self.teardown_hooks.clear()
         self.states.clear()
         self.target = None
+
+    def _end_toolkit(self, toolkit: Any) -> None:
+        removed = toolkit.end_session(self)
+        if removed:
+            self._message(f"removed {len(removed)} cache-entry cop{'y' if len(removed) == 1 else 'ies'} installed "
+                          f"in this session ({', '.join(removed)}); an entry a copy replaced comes back at its next "
+                          f"call")
 
     def _message(self, text: str) -> None:
         try:

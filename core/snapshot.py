@@ -16,6 +16,7 @@ from .model import (
     Stop,
     StopKind,
     StopTeaching,
+    TracedBreak,
     ValueSummary,
 )
 from .values import UNKNOWN, summarize
@@ -199,7 +200,29 @@ def break_context(session: Any, frames: "list[FrameState]") -> BreakContext | No
         break_frame=break_frame,
         stack=tuple(HandedOver(n, value(loc[n]), meaning.get(n)) for n in stack_names if n in loc),
         carried=tuple(HandedOver(n, value(loc[n])) for n in carried_names if n in loc),
-        bookkeeping=bookkeeping, globals=capture.resume_globals_of(resume_code))
+        bookkeeping=bookkeeping, globals=capture.resume_globals_of(resume_code),
+        traced=_traced_break(session, break_cid, brk))
+
+
+def _traced_break(session: Any, compile_id: str | None, brk: Any) -> TracedBreak | None:
+    """Where the trace recorder holds the graph break `brk` of compile `compile_id`: the break on the same user
+    line, else the compile's last break; None when the compile's trace was not recorded (or evicted)."""
+    stops = getattr(session, "trace_stops", None)
+    if compile_id is None or stops is None:
+        return None
+    try:
+        view = stops.recorder.compile_view(compile_id)
+    except Exception:  # noqa: BLE001 - a pointer into the trace only
+        return None
+    if view is None or not view.breaks:
+        return None
+    line = getattr(brk, "lineno", None)
+    found = next((b for b in reversed(view.breaks) if b.step is not None and b.line == line), None)
+    found = found or next((b for b in reversed(view.breaks) if b.step is not None), None)
+    if found is None or found.step is None:
+        return None
+    step = found.step
+    return TracedBreak(found.compile_id, found.attempt, step.ordinal, step.opname, step.line, step.depth)
 
 
 def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:

@@ -169,6 +169,8 @@ class _Install:
         self.call_site = _call_site()
         #: (compile id, problems) of later compiles `persist` could not apply the draft to
         self.not_reapplied: list[tuple[str, tuple[Problem, ...]]] = []
+        #: the debugging session running when it was installed (`begin_session`), None outside one
+        self.owner: Any = _REGISTRY.owner
 
     @property
     def hits(self) -> int:
@@ -189,6 +191,12 @@ class _Registry:
         self.recording = False
         self._patches: list[Any] = []
         self.serial = itertools.count()
+        #: the debugging sessions running on this process, innermost last (`begin_session`)
+        self.owners: list[Any] = []
+
+    @property
+    def owner(self) -> Any:
+        return self.owners[-1] if self.owners else None
 
     # -- torch patches ---------------------------------------------------------------------------------------
 
@@ -952,6 +960,46 @@ class Handle:
         it twice does nothing."""
         _remove(self.record)
 
+    def swap(self, draft: "Draft", *, force: bool = False) -> "Handle":
+        """Put `draft` (a copy of the same entry with other operations) in place of this ``next``/``replace``
+        copy: this one is taken out without putting back what it replaced, the new one gets a compile id of its
+        own and waits, as this one did, for the first call that needs it (a ``replace``d original stays out and
+        comes back when the new copy is removed). Returns the new copy's handle.
+
+        Raises:
+            Refused: the draft does not validate and `force` is False (this copy stays).
+            ToolkitError: this copy was removed, is a ``front`` copy, or the draft is of another code object.
+        """
+        old = self.record
+        if old.removed or old.mode is InstallMode.FRONT or draft.entry.original is not old.original:
+            raise ToolkitError("swap works on an installed next/replace copy, with a draft of the same code")
+        built = draft._build()  # noqa: SLF001 - the same module's draft
+        if built.validation.problems and not force:
+            from .format.toolkit import refusal_text
+
+            raise Refused(built.validation, refusal_text(built.validation))
+        new = _Install(draft, built, old.mode, old.persist, built.validation.problems if force else ())
+        new.replaced, new.owner = old.replaced, old.owner
+        reg = _REGISTRY
+        with reg.lock:
+            old.removed = True
+            ids = {k for k, v in reg.by_wrapper.items() if v is old} | {id(old.built.wrapper)}
+            for k in ids:
+                reg.by_wrapper.pop(k, None)
+            reg.by_wrapper[id(built.wrapper)] = new
+            reg.installs = [new if i is old else i for i in reg.installs]
+            waiting = reg.pending.setdefault(id(old.original), [])
+            reg.pending[id(old.original)] = [i for i in waiting if i is not old] + [new]
+            if old in reg.persisted.get(id(old.original), []):
+                reg.persisted[id(old.original)] = [new if i is old else i for i in reg.persisted[id(old.original)]]
+        for e in compat.cache_entries(old.original):  # type: ignore[arg-type]
+            if id(e.guard_manager) in ids:
+                compat.invalidate_cache_entry(e, f"dynadbg.toolkit copy {old.compile_id} swapped for {new.compile_id}")
+        if built.code is not draft.entry.code_obj:
+            compat.register_replacement_code(draft.entry.code_obj, built.code, old.original)  # type: ignore[arg-type]
+        _widen_diff_guards(old.original, built.validation)  # type: ignore[arg-type]
+        return Handle(new)
+
     def __repr__(self) -> str:
         v = self.view()
         state = "removed" if v.removed else "pending" if v.pending else "installed"
@@ -972,9 +1020,12 @@ def _remove(inst: _Install) -> None:
         persisted = reg.persisted.get(id(original), [])
         if inst in persisted:
             persisted.remove(inst)
-        ids = {k for k, v in reg.by_wrapper.items() if v is inst}
+        ids = {k for k, v in reg.by_wrapper.items() if v is inst} | {id(inst.built.wrapper)}
         for k in ids:
             reg.by_wrapper.pop(k, None)
+        # a later copy that replaced this one would put it back on its own removal: it must not come back
+        for key, pending in list(reg.pending.items()):
+            reg.pending[key] = [p for p in pending if not (isinstance(p, _Restore) and id(p.built.wrapper) in ids)]
     if inst.mode is InstallMode.FRONT:
         precompile.set_entries(original, "toolkit", reg.precompile_items(original))  # type: ignore[arg-type]
     for e in compat.cache_entries(original):  # type: ignore[arg-type]
@@ -1008,6 +1059,7 @@ class _Restore(_Install):
         self.replaced = None
         self.not_reapplied = []
         self.call_site = None
+        self.owner = None
         self.draft = _RestoreDraft(compile_id)  # type: ignore[assignment]
 
 
@@ -1042,6 +1094,66 @@ def remove_all() -> None:
         _remove(inst)
     _REGISTRY.prune_restores()
     _REGISTRY.release_hooks()
+
+
+# ==============================================================================================================
+# Debugging sessions: what a session installs goes with it; its guard edits are drafts of the entry at a stop
+# ==============================================================================================================
+
+
+def begin_session(owner: Any) -> None:
+    """Note that a debugging session runs from now on (`dynadbg.core.session.Session` calls it at start): every
+    copy installed until `end_session` belongs to it, from the session's own guard edits or from a script the
+    session runs."""
+    with _REGISTRY.lock:
+        _REGISTRY.owners.append(owner)
+
+
+def end_session(owner: Any) -> tuple[str, ...]:
+    """The session `owner` ended: `Handle.remove` every copy installed while it ran, except those installed
+    with ``persist=True`` (the user asked for them to outlive the session), newest first, so each entry they
+    replaced comes back. Returns the compile ids of the copies removed."""
+    with _REGISTRY.lock:
+        if owner in _REGISTRY.owners:
+            _REGISTRY.owners.remove(owner)
+        mine = [i for i in _REGISTRY.installs if i.owner is owner and not i.persist]
+    for inst in reversed(mine):
+        _remove(inst)
+    _REGISTRY.prune_restores()
+    _REGISTRY.release_hooks()
+    return tuple(str(i.compile_id) for i in mine)
+
+
+def entry_serving(original: CodeType, code: CodeType, f_globals: dict[str, Any] | None) -> Entry | None:
+    """The live cache entry of `original` that runs the generated code `code` (the entry of a frame the
+    debugger stopped in), with `f_globals` as the globals its guards read, or None (an invalidated entry, a
+    precompile entry of a session's instruction edit)."""
+    compat.load()
+    tgt = _Target(original, None, f_globals)
+    for e in entries(tgt):
+        if e.kind is EntryKind.CACHE and not e.invalidated and e.code_obj is code:
+            return e
+    return None
+
+
+def compile_entry(original: CodeType, dynamo_code: CodeType, guard_manager: Any, compile_id: Any,
+                  f_globals: dict[str, Any] | None) -> Entry:
+    """An `Entry` for a compile Dynamo has finished but not handed to torch's cache yet (the debugger's compile
+    stop): `Entry.copy` then `Draft.build(code=..., guard_manager=...)` makes what the stop hands over instead."""
+    cid = str(compile_id)
+    return Entry(cid, EntryKind.CACHE, None, _tree(guard_manager, cid), None, original=original,
+                 code_obj=dynamo_code, guard_manager=guard_manager, handle_compile_id=compile_id,
+                 target=_Target(original, None, f_globals))
+
+
+def waiting_copy(original: CodeType, code: CodeType) -> tuple[Any, str] | None:
+    """(guard manager wrapper, compile id) of the newest copy of `original` installed as ``next``/``replace``
+    that runs `code` and has not served a call yet (torch has no cache entry for it until then), or None."""
+    with _REGISTRY.lock:
+        for inst in reversed(_REGISTRY.pending.get(id(original), [])):
+            if not isinstance(inst, _Restore) and inst.built.code is code:
+                return inst.built.wrapper, str(inst.compile_id)
+    return None
 
 
 # ==============================================================================================================

@@ -150,9 +150,13 @@ def add_guard(root: Any, source: Source, scope: Scope, guard_type: str | None = 
 
     Raises what `manager_for` raises, and TypeError/ValueError from `compat.add_leaf_guard`."""
     mgr, value = manager_for(root, source, scope)
+    live = value
     if like is not None:
         value = like
     kind = guard_type or kind_for(value)
+    if kind == "EQUALS_MATCH" and (isinstance(value, compat.torch.Tensor) or isinstance(live, compat.torch.Tensor)):
+        # a tensor's == is elementwise: torch guards tensors with TENSOR_MATCH
+        raise TypeError(f"EQUALS_MATCH cannot guard a tensor ({source.text} holds one): use TENSOR_MATCH")
     code = guard_code(kind, source.text, value, key)
     compat.add_leaf_guard(mgr, kind, value, source.text, [f"{code}  # {MARK} ({why})"], key=key)
     return AddedGuard(source.text, kind, code, why, from_source)

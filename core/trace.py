@@ -443,6 +443,12 @@ class TraceRecorder:
         with self._lock:
             return tuple(rec.view() for rec in self.compiles.values())
 
+    def compile_view(self, compile_id: str) -> TraceCompileView | None:
+        """The recorded trace of one compile, None when none was recorded."""
+        with self._lock:
+            rec = self.compiles.get(compile_id)
+            return rec.view() if rec is not None else None
+
     def attempts_of(self, compile_id: str) -> list[Attempt]:
         rec = self.compiles.get(compile_id)
         return list(rec.attempts) if rec is not None else []

@@ -30,7 +30,8 @@ SPECS: tuple[tuple[str, str, str, bool, bool], ...] = (
     ("trace", "", "trace [record full|light | replay on|off | limit N | memory KB | steps [COMPILE_ID [ATTEMPT]] | "
      "COMPILE_ID]: the trace recorder: its settings and the recorded trace of each compile (attempts, restarts, "
      "breaks); record full keeps stack and locals at every step; replay on also stops in the re-trace after a "
-     "restart.", False, True),
+     "restart; steps with no id: this trace stop's compile, after a graph break the attempt that traced it, else "
+     "the selected frame's compile.", False, True),
     ("fake", "", "fake NAME: (trace stop) the fake value of a symbolic local or stack slot (stack[i], TOS): sizes "
      "with their hints, strides, dtype, device.", False, False),
     ("rewind", "", "rewind N: (trace stop, experimental) make Dynamo trace the frame again from its start and stop N "
@@ -149,7 +150,7 @@ def _trace(engine: "Engine", arg: str) -> CommandResult:
         cid = words[1] if len(words) > 1 else None
         attempt = _int(words[2], None, "ATTEMPT") if len(words) > 2 else None
         steps = _check(_engine_method(engine, "trace_steps")(cid, attempt))
-        return _ok(tfmt.steps_text(steps), data=steps)
+        return _ok(tfmt.steps_text(steps, _break_step(engine, steps)), data=steps)
     if len(words) == 1 and "/" in sub:
         compiles = _check(_engine_method(engine, "trace_compiles")())
         found = [c for c in compiles if c.compile_id == sub]
@@ -159,6 +160,16 @@ def _trace(engine: "Engine", arg: str) -> CommandResult:
         return _ok("\n".join(tfmt.compile_lines(found[0])), data=found[0])
     raise _Usage("usage: trace [record full|light | replay on|off | limit N | memory KB | steps [COMPILE_ID [ATTEMPT]] "
                  "| COMPILE_ID]")
+
+
+def _break_step(engine: "Engine", steps: tuple[Any, ...]) -> int | None:
+    """The ordinal of the graph break behind this run-time stop's resume function, when `steps` are the attempt
+    that traced it (`trace steps` marks it with ``>``), else None."""
+    stop = engine.current_stop()
+    traced = getattr(getattr(stop, "graph_break", None), "traced", None)
+    if traced is None or not steps or (steps[0].compile_id, steps[0].attempt) != (traced.compile_id, traced.attempt):
+        return None
+    return traced.ordinal
 
 
 @_guarded

@@ -177,18 +177,23 @@ class TraceMethods:
     @engine_method()
     def trace_steps(self, compile_id: str | None = None,
                     attempt: int | None = None) -> tuple[TraceStep, ...] | EngineError:
-        """The kept steps of one attempt (default: the newest attempt of `compile_id`, default the compile of this
-        trace stop, else the newest compile)."""
+        """The kept steps of one attempt (default: the newest attempt of `compile_id`). With no `compile_id`: the
+        compile of this trace stop; at a run-time stop after a graph break, the compile and attempt that traced
+        the break (`BreakContext.traced`); at another run-time stop, the compile of the selected frame's code;
+        else the newest compile."""
         stops = self._trace()
         rec = stops.recorder
         if compile_id is None:
             live = stops.live
             if live is not None:
                 compile_id = live.attempt.compile_id
-            elif rec.compiles:
-                compile_id = list(rec.compiles)[-1]
             else:
-                return ()
+                compile_id, default_attempt = self._running_trace(rec.compiles)
+                attempt = default_attempt if attempt is None else attempt
+                if compile_id is None and rec.compiles:
+                    compile_id = list(rec.compiles)[-1]
+                elif compile_id is None:
+                    return ()
         attempts = rec.attempts_of(compile_id)
         if not attempts:
             refuse(f"no recorded trace of compile {compile_id} (known: {', '.join(rec.compiles) or 'none'})")
@@ -196,6 +201,20 @@ class TraceMethods:
         if chosen is None:
             refuse(f"compile {compile_id} has no attempt {attempt}")
         return tuple(chosen.step(i) for i in range(len(chosen.steps)))
+
+    def _running_trace(self, recorded: Any) -> tuple[str | None, int | None]:
+        """The recorded compile (and attempt) a run-time stop is about: the traced graph break behind a resume
+        function, else the selected frame's compile; (None, None) when neither was recorded."""
+        ctx = getattr(self, "ctx", None)
+        stop = getattr(ctx, "stop", None)
+        if stop is None:
+            return None, None
+        traced = stop.graph_break.traced if stop.graph_break is not None else None
+        if traced is not None and traced.compile_id in recorded:
+            return traced.compile_id, traced.attempt
+        frame = stop.selected_frame
+        cid = frame.code.compile_id if frame is not None else None
+        return (cid, None) if cid is not None and cid in recorded else (None, None)
 
     # -- the run-time control methods, at a trace stop ----------------------------------------------------------
     # A front end that knows nothing of trace stops (the TUI's keys) calls these: at a trace stop they mean the

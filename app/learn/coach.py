@@ -288,9 +288,12 @@ class Coach:
             self.passed.append(step.number)
             self._next()
             return True
-        # A look around (a command that worked, when the step does not ask for one) is no wrong move; a stop that
-        # is not the one wanted, a command that failed, or another command than the one asked for is.
-        if move and not (looked and step.done.command is None):
+        # A look around (a command that worked, when the step does not ask for one) is no wrong move, nor a command
+        # the step's action types on the way to its last one (`u` of "u; explain"); a stop that is not the one
+        # wanted, a command that failed, or another command than the one asked for is.
+        on_the_way = (looked and state.error is None and state.command is not None
+                      and state.command in {verb_of(a) for a in step.action[:-1]})
+        if move and not (looked and step.done.command is None) and not on_the_way:
             self.wrong_moves += 1
         return False
 

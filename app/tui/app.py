@@ -103,7 +103,17 @@ _VIEW_QUERIES: dict[View, Callable[[EngineSession], Any]] = {
     # the records keep the diffs of the entries that existed at each miss; the view also shows the entries'
     # diffs now (after the decision compiled a new entry), as `diff` does
     View.RECOMPILE: lambda engine: (engine.recompile_records(), engine.guard_diffs()),
+    # at a run-time stop after a graph break: the recorded attempt that traced the break (`trace steps`)
+    View.TRACE: lambda engine: engine.trace_steps(),
 }
+
+
+def traced_break(stop: Stop | None) -> Any:
+    """The recorded trace step of the graph break behind `stop`'s resume function (`BreakContext.traced`), None at
+    any other stop (a trace stop shows its own live trace)."""
+    if stop is None or stop.trace is not None or stop.graph_break is None:
+        return None
+    return stop.graph_break.traced
 
 
 class DebuggerApp(App[int]):
@@ -365,8 +375,8 @@ class DebuggerApp(App[int]):
         at_trace = stop is not None and stop.trace is not None
         if at_trace and entry.id in _NOT_AT_TRACE:
             return False  # inside Dynamo's tracing there is no frame to select, nor a breakpoint or guard to check
-        if entry.id == View.TRACE.action and not at_trace:
-            return False  # the Trace view (and its tab) is there at a trace stop only
+        if entry.id == View.TRACE.action and not at_trace and traced_break(stop) is None:
+            return False  # the Trace view (and its tab): at a trace stop, or after a graph break Dynamo's trace holds
         if when in ("stopped", "frame"):
             return True if stopped else None
         return True
@@ -713,6 +723,8 @@ class DebuggerApp(App[int]):
         query = _VIEW_QUERIES.get(view)
         if query is None or not self.stopped or stop is None:
             return
+        if view is View.TRACE and traced_break(stop) is None:
+            return  # a trace stop's view comes with the stop; elsewhere there is no recorded break to show
         key = (stop.seq, stop.selected)
         if not force and self._view_seq.get(view) == key:
             return
@@ -780,6 +792,8 @@ class DebuggerApp(App[int]):
         if isinstance(stop, Stop) and self.phase == "stopped":
             # What the command changed (selection, breakpoints, watches, edits): views filled before are stale.
             self._view_seq.clear()
+            if isinstance(result.data, EditOutcome) and result.data.edit is not None:
+                self._guards_key = None   # a guard edit changed the entry's guards: fetch the tree again
             self._show_same_stop(stop)
 
     def on_engine_client_answered(self, event: EngineClient.Answered) -> None:
@@ -1043,6 +1057,9 @@ class DebuggerApp(App[int]):
         screen = self._main
         screen.guards_loading = False
         trees = result if isinstance(result, tuple) else ()
+        stop = self.last_stop
+        record = stop.recompile if stop is not None and stop.kind is StopKind.RECOMPILE else None
+        screen.guard_tree.groups = record.groups if record is not None else ()
         screen.guards = next((t for t in trees if isinstance(t, GuardTree)), None)
         if isinstance(result, EngineError) and result.kind == "internal":
             screen.console.error(f"guard tree: {result.message}")

@@ -8,7 +8,9 @@ loaded, the path to the first failing guard is expanded and the cursor put on it
 Failing guards, located once per tree (`dynadbg.core.guard_failures.failure_index`): every manager with failing
 guards below it says how many (``✗ 22 of 958 guards failing  L['self']``); `jump_failing` opens the path to the
 next or previous one (in the tree's order, wrapping around) and puts the cursor on it; `failing_only` hides every
-path that leads to no failing guard (the pane's subtitle and the root say the tree is filtered).
+path that leads to no failing guard (the pane's subtitle and the root say the tree is filtered). At a recompile
+stop the app hands the record's groups of repeating failing guards (`groups`); a failing guard in one says so on
+its label (``[group: 3 of 8]``), as the Recompile view lists the group as one line.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from textual.widgets.tree import TreeNode
 from dynadbg.core.format.guards import caveat_lines
 from dynadbg.core.guard_failures import EMPTY, FailingPath, FailureIndex, failure_index
 from dynadbg.core.guards import location_text
-from dynadbg.core.model import GuardNodeView, GuardStatus, GuardTree, LeafGuardView
+from dynadbg.core.model import GuardGroup, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 
 from . import highlight
 
@@ -119,6 +121,10 @@ class GuardTreeView(Tree[object]):
         self._index: FailureIndex = EMPTY
         self._position: int | None = None
         self._styles: dict[str, Style] = {}
+        self.groups: tuple[GuardGroup, ...] = ()
+        """The recompile record's groups of failing guards (`RecompileRecord.groups`), set before `guards`; the
+        leaves of the shown entry's groups are marked."""
+        self._group_of: dict[str, tuple[int, int]] = {}
 
     # Data ------------------------------------------------------------------------------------------------------
 
@@ -135,6 +141,10 @@ class GuardTreeView(Tree[object]):
     def watch_guards(self, tree: GuardTree | None) -> None:
         self._index = failure_index(tree) if tree is not None else EMPTY
         self._position = None
+        # leaf id → (its place in its group, the group's size), for the shown entry's groups
+        self._group_of = {lid: (k, len(g.leaf_ids)) for g in self.groups
+                          if tree is not None and g.compile_id == tree.compile_id
+                          for k, lid in enumerate(g.leaf_ids, 1)}
         self._fill(tree)
 
     def watch_failing_only(self, failing_only: bool) -> None:
@@ -428,6 +438,9 @@ class GuardTreeView(Tree[object]):
         status_style = self._status_style(leaf.status)
         text = Text(f"{_ICONS[leaf.status]} ", status_style)
         text.append(leaf.guard_type, status_style if leaf.status == GuardStatus.FAIL else Style(bold=True))
+        if leaf.id in self._group_of:  # before the code: a narrow pane cuts the code, never the mark
+            k, n = self._group_of[leaf.id]
+            text.append(f" [group: {k} of {n}]", status_style)
         if leaf.code:
             text.append("  ")
             text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(leaf.code[0]))))

@@ -26,9 +26,13 @@ class NarrationView(Static):
     }
     """
 
+    heading = ""
+    """The full heading of the step shown; the border title is it, cut to the pane's width (`fitted_title`)."""
+
     def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False) -> None:
         """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint."""
-        self.border_title = heading
+        self.heading = heading
+        self.border_title = fitted_title(heading, self.size.width)
         self.border_subtitle = ("q: leave the debugger" if done
                                 else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
         text = Text(body)
@@ -37,3 +41,17 @@ class NarrationView(Static):
             text.append(hint)
         self.set_class(done, "-done")
         self.update(text)
+
+    def on_resize(self) -> None:
+        self.border_title = fitted_title(self.heading, self.size.width)
+
+
+def fitted_title(heading: str, width: int) -> str:
+    """`heading` for a border `width` cells wide: a lesson title too long for it is cut (with "…") before its
+    last part (`` · step 2 of 6``, `` · done``), which always shows. Width 0 (not laid out yet): unchanged."""
+    room = width - 6  # the corners, the title's padding and a cell of border on each side
+    if width <= 0 or len(heading) <= room or " · " not in heading:
+        return heading
+    head, tail = heading.rsplit(" · ", 1)
+    keep = room - len(tail) - 4
+    return f"{head[:keep].rstrip()}… · {tail}" if keep > 8 else heading

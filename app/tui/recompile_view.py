@@ -56,6 +56,10 @@ from .output_view import OutputView
 #: View width (columns) under which code lines go under their labels (`RecompileView._narrow`).
 NARROW = 64
 
+#: Characters of guard code over which a failing guard's code is cut to one line (a GLOBAL_STATE guard's JSON
+#: runs to 1,500 characters and would fill the first screen at 80 columns); the guard pane has it whole.
+LONG_CODE = 160
+
 #: The recompile-stop choice actions, in the order the view lists them (registry ids = `DecisionKind` values).
 CHOICE_IDS = tuple(kind.value for kind in DecisionKind)
 
@@ -287,13 +291,23 @@ class RecompileView(OutputView):
         mark = "✗" if leaf.status is GuardStatus.FAIL else "?" if leaf.status is GuardStatus.NO_VALUE else "!"
         row = Text(f"{mark} {leaf.id} ", fail)
         row.append(leaf.guard_type, fail)
-        row.append("  ")
-        row.append_text(_python(" ; ".join(leaf.code)))
-        if leaf.id == torch_leaf:
-            row.append("  ← torch's reason", dim)
+        code = " ; ".join(leaf.code)
+        details: list[Text] = []
+        if len(code) > LONG_CODE:
+            # one line, cut at the view's edge ("…"), and where the whole text is (torch's mark before the cut)
+            if leaf.id == torch_leaf:
+                row.append("  ← torch's reason", dim)
+            row.no_wrap, row.overflow = True, "ellipsis"
+            row.append("  ")
+            row.append_text(_python(code[: 2 * LONG_CODE].replace("\n", " ")))
+            details.append(Text(f"(cut: {len(code):,} chars; whole in the guard pane)", dim))
+        else:
+            row.append("  ")
+            row.append_text(_python(code))
+            if leaf.id == torch_leaf:
+                row.append("  ← torch's reason", dim)
         lines: list[RenderableType] = [Padding(row, (0, 0, 0, 2))]
         where = location_text(leaf.location, short=True)
-        details: list[Text] = []
         caveat = leaf.caveat
         if leaf.user_line or where:
             line = Text(where + "  " if where else "", dim)

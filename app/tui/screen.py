@@ -273,8 +273,9 @@ class MainScreen(Screen[None]):
         self.set_class(stop is not None and stop.history is not None, "-history")
         trace = stop.trace if stop is not None else None
         self.set_class(trace is not None, "-trace")
-        self.trace_view.show(trace)
-        self._show_trace_tab(trace is not None)
+        traced = None if trace is not None or stop is None or stop.graph_break is None else stop.graph_break.traced
+        self.trace_view.show(trace, traced)
+        self._show_trace_tab(trace is not None or traced is not None)
         self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
@@ -292,8 +293,9 @@ class MainScreen(Screen[None]):
                 else "" if frame.stack_exact else "tracked depth"))
 
     def _show_trace_tab(self, shown: bool) -> None:
-        """The Trace view's tab is there only at a trace stop (elsewhere it has nothing to show, and the tab row
-        keeps its width for the others)."""
+        """The Trace view's tab is there only at a trace stop, or at a run-time stop after a graph break that
+        Dynamo's recorded trace holds (elsewhere it has nothing to show, and the tab row keeps its width for the
+        others)."""
         if shown == self._trace_tab:
             return
         self._trace_tab = shown
@@ -463,7 +465,7 @@ class MainScreen(Screen[None]):
             result = result.message
         show = {View.ORIGINAL: self.show_original, View.GRAPH: self.synced.show_graph,
                 View.ENTRIES: self.show_entries, View.RECOMPILE: self.recompile_view.show_records,
-                View.DIFF: self.diff_view.show}.get(view)
+                View.DIFF: self.diff_view.show, View.TRACE: self.trace_view.show_recorded}.get(view)
         if show is not None:
             show(result)  # type: ignore[operator]
 
@@ -558,7 +560,7 @@ class MainScreen(Screen[None]):
 
 
 #: The views filled by an engine query when opened (the Stop view only in a resume function).
-_QUERIED = frozenset({View.ORIGINAL, View.GRAPH, View.ENTRIES, View.DIFF, View.RECOMPILE})
+_QUERIED = frozenset({View.ORIGINAL, View.GRAPH, View.ENTRIES, View.DIFF, View.RECOMPILE, View.TRACE})
 
 
 def _subtitle(widget: Widget, text: str) -> None:

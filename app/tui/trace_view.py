@@ -8,6 +8,10 @@ locals (changed locals marked), the FX graph and the guards so far (what the las
 inlining chain and the attempts of this compile (restarts and their reasons). The bytecode pane shows the user's
 code with the instruction traced next, the source pane its file (the inlined callee's at depth > 0).
 
+At a run-time stop in a resume function whose graph break Dynamo's recorder holds (`BreakContext.traced`), the
+view shows the recorded steps of the attempt that traced it instead (`show_recorded`, from `Engine.trace_steps`),
+the breaking step marked.
+
 The text is made by `dynadbg.core.format.trace` from the view's data; this module only lays it out and styles it.
 """
 
@@ -17,7 +21,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from dynadbg.core.format import trace as tfmt
-from dynadbg.core.trace_model import TraceStopReason, TraceStopView
+from dynadbg.core.model import TracedBreak
+from dynadbg.core.trace_model import TraceStep, TraceStopReason, TraceStopView
 
 from .output_view import OutputView
 
@@ -36,17 +41,43 @@ class TraceView(OutputView):
         """The keys that step the trace, as the keymap has them (set by the app)."""
         self.view: TraceStopView | None = None
         """The trace stop shown (a recorded step while `back` shows one), or None."""
+        self.traced: TracedBreak | None = None
+        """At a run-time stop after a graph break: where Dynamo's recorded trace holds it, else None."""
 
-    def show(self, view: TraceStopView | None) -> None:
-        """Show `view` (None: the placeholder of a stop outside Dynamo's tracing)."""
+    def show(self, view: TraceStopView | None, traced: TracedBreak | None = None) -> None:
+        """Show `view` (None: the placeholder of a stop outside Dynamo's tracing, or, with `traced`, of the
+        recorded trace of the graph break behind a resume function, filled by `show_recorded`)."""
         self.view = view
+        self.traced = traced
         if view is None:
-            self.content = Text("not at a trace stop: stop inside Dynamo's tracing with --break-on trace (or "
-                                "trace-break, trace-error, tb FILE:LINE)", style="dim")
+            self.border_subtitle = ""
+            self.content = Text(
+                "not at a trace stop: stop inside Dynamo's tracing with --break-on trace (or trace-break, "
+                "trace-error, tb FILE:LINE)" if traced is None else
+                f"loading the recorded trace of compile {traced.compile_id} attempt {traced.attempt}…",
+                style="dim")
             return
         self.content = render(view, self.keys_line)
         self.border_subtitle = "paused inside torch.compile: its compile lock is held" if view.live else \
             f"recorded step {view.mark.position}/{view.mark.total}" if view.mark is not None else ""
+
+
+    def show_recorded(self, steps: tuple[TraceStep, ...] | str) -> None:
+        """The steps of the attempt that traced the graph break behind this resume function (`Engine.trace_steps`
+        at a run-time stop), the breaking one marked; a string: why they cannot be shown."""
+        traced = self.traced
+        if traced is None or self.view is not None:
+            return
+        head = Text.assemble(
+            (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}", "bold"),
+            f": the instructions it traced before the graph break behind this resume function; > marks the "
+            f"breaking one, step {traced.ordinal} ({traced.opname}" +
+            (f" at line {traced.line})" if traced.line is not None else ")"))
+        narrow = 0 < self.size.width < 95  # the left pane at 80 columns: rows that do not wrap
+        body = (Text(steps, style="dim") if isinstance(steps, str)
+                else Text(tfmt.steps_text(steps, traced.ordinal, narrow=narrow)))
+        self.content = Group(head, Text(""), body)
+        self.border_subtitle = "recorded at compile time · read-only"
 
 
 def _section(title: str) -> Text:

@@ -31,6 +31,7 @@ from ..model import (
     Resumed,
     Stop,
     StopKind,
+    TracedBreak,
     ValueSummary,
     WatchValue,
 )
@@ -261,6 +262,14 @@ def where_line(stop: Stop) -> str:
     return "  ".join(parts)
 
 
+def traced_break_text(t: TracedBreak) -> str:
+    """Where Dynamo's recorded trace holds a break, and the command that lists the steps up to it."""
+    line = f" at line {t.line}" if t.line is not None else ""
+    depth = f", inline depth {t.depth}" if t.depth else ""
+    return (f"Dynamo traced it: step {t.ordinal} of compile {t.compile_id} attempt {t.attempt}, {t.opname}{line}"
+            f"{depth} (`trace steps {t.compile_id} {t.attempt}` lists the steps up to it)")
+
+
 def graph_break_text(gb: BreakContext) -> str:
     """Why a resume function runs, as the stop shows it: the resume function and where it continues the
     original function, the graph break that made it (where, torch's reason and notes), and what was handed to
@@ -290,6 +299,8 @@ def graph_break_text(gb: BreakContext) -> str:
         lines += [f"  {cut(note, 240)}" for note in brk.notes[:4]]
         if brk.duplicate:
             lines.append("  (torch logged it as a duplicate and suppressed its user stack)")
+        if gb.traced is not None:
+            lines.append(traced_break_text(gb.traced))
     else:
         lines.append("graph break: no record (the break happened before the debugger attached?)")
     if gb.stack:
@@ -400,9 +411,11 @@ def guard_edit_line(edit: GuardEditView) -> str:
     """One guard edit as ``guard`` lists it (``"1. drop forward 0/0: EQUALS_MATCH L['n'] == 3"``)."""
     state = "" if edit.active else "  (undone)"
     where = f"{edit.code_name} {edit.compile_id or ''}".strip()
+    copy = f"  (copy {edit.copy_id})" if edit.copy_id else ""
     if edit.kind is GuardEditKind.ADD:
-        return f"{edit.number}. add  {where}: {edit.text}{state}"
-    return f"{edit.number}. drop {where}: {edit.guard_type} {edit.text}{state}"
+        leaf = f"{edit.guard_type} " if edit.guard_type != "LAMBDA_GUARD" else ""
+        return f"{edit.number}. add  {where}: {leaf}{edit.text}{copy}{state}"
+    return f"{edit.number}. drop {where}: {edit.guard_type} {edit.text}{copy}{state}"
 
 
 def globals_text(rows: Sequence[tuple[str, ValueSummary]], pattern: str | None = None) -> str:

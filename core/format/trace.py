@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..model import CodeView, Stop
+from ..values import cut as cut_text
 from . import instr_line
 from ..trace_model import (
     BreakPath,
@@ -581,15 +582,25 @@ def compiles_text(compiles: Sequence[TraceCompileView]) -> str:
     return "\n".join(line for c in compiles for line in compile_lines(c))
 
 
-def steps_text(steps: Sequence[TraceStep], current: int | None = None) -> str:
-    """Recorded steps, one a line (``trace steps``)."""
+def steps_text(steps: Sequence[TraceStep], current: int | None = None, *, narrow: bool = False) -> str:
+    """Recorded steps, one a line (``trace steps``); `current`: the ordinal marked with ``>``. `narrow` (a pane about
+    45 columns wide): the code name only where it changes, the instruction cut to 20 characters, counts short."""
     if not steps:
         return "no steps recorded for that attempt (dropped to stay within the bounds, or none traced)"
-    lines = []
+    lines = ["  step line instruction      FX nodes, guards so far"] if narrow else []
+    shown_code = None
     for s in steps:
         mark = ">" if current is not None and s.ordinal == current else " "
         ins = f"{s.opname} {s.argrepr}".rstrip()
-        lines.append(f"{mark}{s.ordinal:>5} d{s.depth} {s.code_name:<16} L{s.line if s.line is not None else '?':<4} "
+        line = s.line if s.line is not None else "?"
+        if narrow:
+            if s.code_name != shown_code:
+                lines.append(f"  in {s.code_name} (depth {s.depth})")
+                shown_code = s.code_name
+            lines.append(f"{mark}{s.ordinal:>4} L{line:<4} {cut_text(ins, 20):<20} {s.nodes:>3}n {s.guards:>3}g"
+                         + (" replay" if s.replay else ""))
+            continue
+        lines.append(f"{mark}{s.ordinal:>5} d{s.depth} {s.code_name:<16} L{line:<4} "
                      f"{ins:<36} {s.nodes:>4} nodes {s.guards:>4} guards" + ("  replay" if s.replay else ""))
     return "\n".join(lines)
 

@@ -319,15 +319,18 @@ class FakeEngine:
         candidates = tuple(DropCandidate(GuardRef.of(leaf, first.compile_id), held.get(leaf.id))
                            for leaf in first.failing if leaf.id in held or leaf.id in default)
         ids = default if guard_ids is None else tuple(guard_ids)
+        listed = {c.guard.leaf_id for c in candidates}
+        groups = tuple(g for g in record.groups if g.compile_id == first.compile_id and set(g.leaf_ids) <= listed)
         if not ids:
-            return DropPreview(candidates, default, ids)
+            return DropPreview(candidates, default, ids, groups=groups)
         by_id = {leaf.id: leaf for leaf in first.failing}
         missing = [i for i in ids if i not in by_id]
         if missing:
-            return DropPreview(candidates, default, ids, error=f"{first.compile_id} has no guard {missing[0]}")
+            return DropPreview(candidates, default, ids, error=f"{first.compile_id} has no guard {missing[0]}",
+                               groups=groups)
         specs = [drop_spec(by_id[i], first.compile_id) for i in ids]
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           filter_fix(specs, "model"))
+                           filter_fix(specs, "model"), groups=groups)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 

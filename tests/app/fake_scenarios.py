@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import dis
+import json
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -691,11 +692,21 @@ def counter_recompile_scenario() -> Scenario:
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
+#: The state a GLOBAL_STATE guard's code carries on torch 2.13 (its JSON runs to hundreds of characters).
+_GLOBAL_STATE_JSON = json.dumps({
+    "allow_bf16_reduce": 0, "allow_fp16_reduce": 0, "allow_tf32": False,
+    "autocast_state": {"cached_enabled": True, "dtype": [15, 5, 5, 15, 5, 5, 15, 15, 5, 5], "enabled": [False] * 10},
+    "default_dtype": 6, "deterministic_algorithms": False, "deterministic_algorithms_warn_only": False,
+    "grad_mode": True, "num_threads": 2, "torch_function": True, "torch_function_all_disabled": False,
+}, separators=(",", ":"))
+
+
 def mode_switch_recompile_scenario() -> Scenario:
     """Case 002's stop where the call also switched the model to eval() under ``torch.no_grad()``: entry 0/1's
     failing guards are the counter (in the default drop), the GLOBAL_STATE and two BatchNorm ``.training`` flags
     (left out of the default, each selectable); the choices made by the engine's own `recompile_choices`."""
     from dynadbg.core.decisions import recompile_choices
+    from dynadbg.core.grouping import group_failing
 
     base = counter_recompile_scenario()
     record = base.recompile_record
@@ -703,15 +714,17 @@ def mode_switch_recompile_scenario() -> Scenario:
     first = record.entries[0]
     fail = GuardStatus.FAIL
     extra = (
-        LeafGuardView("g1", "GLOBAL_STATE", "L", ("___check_global_state()",), status=fail,
-                      reason="GLOBAL_STATE changed: grad_mode"),
+        LeafGuardView("g1", "GLOBAL_STATE", "L", (f"___check_global_state() against {_GLOBAL_STATE_JSON}",),
+                      status=fail, reason="GLOBAL_STATE changed: grad_mode"),
         LeafGuardView("g9", "TRUE_MATCH", "L['self']._modules['bn1'].training",
                       ("L['self']._modules['bn1'].training == True",), status=fail, expected="True", actual="False"),
         LeafGuardView("g11", "TRUE_MATCH", "L['self']._modules['bn2'].training",
                       ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
     )
     verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
-    record = replace(record, entries=(verdict, *record.entries[1:]))
+    entries = (verdict, *record.entries[1:])
+    # the two ``.training`` failures are one group, as the engine's analysis makes it (`grouping.group_failing`)
+    record = replace(record, entries=entries, groups=group_failing(entries))
     stop = replace(base.stops[0], recompile=record, choices=recompile_choices(record))
     return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
 

@@ -1,10 +1,14 @@
 """Pilot tests of the drop dialog (key ``D`` at a recompile stop), on the fake engine: what would be dropped is
-shown, with the guards the default leaves out unselected and their reason, before anything runs."""
+shown, with the guards the default leaves out unselected and their reason, before anything runs; guards that
+repeat are one row per group."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from fake_scenarios import counter_recompile_scenario, mode_switch_recompile_scenario
+from svg_text import squeeze, svg_rows
 from textual.widgets import SelectionList, Static
 
 from dynadbg.core.model import StopKind
@@ -48,12 +52,12 @@ async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs()
         dialog = await _open(pilot, app)
         assert app.session.sent == []                       # asking is not deciding
         rows = _rows(dialog)
-        assert list(rows) == ["g1", "g6", "g9", "g11"]
+        assert list(rows) == ["g1", "g6", "group:0"]              # the two .training flags: one row
         assert rows["g6"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g6"][0]
-        for gid in ("g1", "g9", "g11"):
-            assert not rows[gid][1], gid
+        for key in ("g1", "group:0"):
+            assert not rows[key][1], key
         assert "[left out: global state]" in rows["g1"][0]
-        assert "[left out: module mode flags]" in rows["g9"][0]
+        assert "2 × TRUE_MATCH [left out: module mode flags] .training: True → False" in rows["group:0"][0]
         details = _details(dialog)
         # the reasons, the warning and the permanent code of the current selection, before anything runs
         assert "left out (module mode flags): train() and eval() run different code" in details
@@ -85,20 +89,73 @@ async def test_enter_sends_the_drop_of_the_default_selection() -> None:
         assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/2"
 
 
-async def test_selecting_a_left_out_guard_updates_the_warnings_then_enter_sends_it() -> None:
+async def test_selecting_a_group_row_selects_its_guards_then_enter_sends_them() -> None:
     app = make_app(mode_switch_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         dialog = await _open(pilot, app)
-        await pilot.press("down", "down", "space")       # the highlight starts on g1: down twice is g9
+        await pilot.press("down", "down", "space")       # the highlight starts on g1: down twice is the group
         await _settled(pilot)
-        assert _rows(dialog)["g9"][1]
-        assert dialog.selected_ids == ("g6", "g9")        # the preview shown is the new selection's
+        assert _rows(dialog)["group:0"][1]
+        assert dialog.selected_ids == ("g6", "g9", "g11")  # the preview shown is the new selection's
         details = _details(dialog)
-        assert "bn1'].training is a constant to Dynamo" in details
-        assert "self._modules['bn1'].training" in details.split("permanently:")[1]
+        # the group's warning once, not once per guard
+        assert "2 × L['self']._modules[*].training are constants to Dynamo" in details
+        assert "bn1'].training is a constant" not in details
+        permanent = details.split("permanently:")[1]
+        assert "self._modules['bn1'].training" in permanent and "self._modules['bn2'].training" in permanent
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g6 g9)"]
+        assert app.session.sent == ["decide(drop g6 g9 g11)"]
+
+
+async def test_e_lists_a_groups_guards_and_one_of_them_can_be_selected_alone() -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await _open(pilot, app)
+        await pilot.press("down", "down", "e")
+        await _settled(pilot)
+        rows = _rows(dialog)
+        assert list(rows) == ["g1", "g6", "group:0", "g9", "g11"]
+        assert "└ g9 TRUE_MATCH" in rows["g9"][0] and "bn1'].training == True" in rows["g9"][0]
+        await pilot.press("down", "space")                # g9 alone
+        await _settled(pilot)
+        rows = _rows(dialog)
+        assert rows["g9"][1] and not rows["g11"][1]
+        assert not rows["group:0"][1] and "(1 of 2 selected)" in rows["group:0"][0]
+        assert dialog.selected_ids == ("g6", "g9")
+        assert "bn1'].training is a constant to Dynamo" in _details(dialog)   # one guard of it: its own warning
+        await pilot.press("e")                            # on a member: folds its group
+        await _settled(pilot)
+        assert list(_rows(dialog)) == ["g1", "g6", "group:0"]
+        await pilot.press("space")                        # a partly selected group: all of it
+        await _settled(pilot)
+        assert _rows(dialog)["group:0"][1] and dialog.selected_ids == ("g6", "g9", "g11")
+        await pilot.press("space")                        # and off again
+        await _settled(pilot)
+        assert dialog.selected_ids == ("g6",)
+        await pilot.press("enter")
+        await _settled(pilot)
+        assert app.session.sent == ["decide(drop g6)"]
+
+
+async def test_selected_and_unselected_rows_read_differently_on_screen(tmp_path: Path) -> None:
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot, app)
+        shot = tmp_path / "dialog.svg"
+
+        def row(text: str) -> str:
+            shot.write_text(app.export_screenshot(), encoding="utf-8")
+            return next(squeeze(r) for r in svg_rows(shot) if text in r)
+
+        assert "[x]g6EQUALS_MATCH" in row("g6 EQUALS_MATCH")
+        assert "[]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
+        assert "[]▸2×TRUE_MATCH" in row("2 × TRUE_MATCH")
+        assert "X" not in row("g1 GLOBAL_STATE").split("g1")[0]   # no ticked-looking mark on an unselected row
+        await pilot.press("space", "down", "space")       # g1 on, g6 off
+        await _settled(pilot)
+        assert "[x]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
+        assert "[]g6EQUALS_MATCH" in row("g6 EQUALS_MATCH")
 
 
 async def test_nothing_selected_recompiles_with_every_guard() -> None:

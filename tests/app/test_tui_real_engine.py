@@ -439,7 +439,8 @@ TRAIN_EVAL = textwrap.dedent(
 
 async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path) -> None:  # noqa: ANN001
     """The train → eval recompile of four BatchNorm blocks, on the real engine: the guard pane's managers count the
-    failing ``.training`` guards under them and ``f`` visits each failing guard, then wraps round."""
+    failing ``.training`` guards under them, each of them is marked as one of the record's group, ``f`` visits
+    each failing guard, then wraps round; ``D`` lists the four as one row."""
     from dynadbg.core.model import GuardNodeView, LeafGuardView, StopKind
     from dynadbg.tui.guard_tree_view import GuardTreeView
 
@@ -481,9 +482,92 @@ async def test_real_train_to_eval_recompile_guard_pane_counts_and_jumps(tmp_path
         below = sum(1 for p in paths if blocks.data in p.managers)
         assert below >= 4 and f"{below} of {blocks.data.leaf_count:,} guards failing" in str(blocks.label)
         assert view.cursor_node is not None and view.cursor_node.data is paths[0].leaf
+        marks = set()
         for path in (*paths[1:], paths[0]):
             await pilot.press("f")
             await pilot.pause()
             assert isinstance(view.cursor_node.data, LeafGuardView) and view.cursor_node.data is path.leaf
+            if path.leaf.source.endswith(".training"):  # a member of the record's group says so on its label
+                marks.add(str(view.cursor_node.label).split("[group: ")[1].split("]")[0])
+        assert marks == {f"{k} of 4" for k in range(1, 5)}
         assert f"guards: wrapped round to the first failing guard (1 of {len(paths)})" in _log(app)
+        # D: the four flags are one row of the dialog, left out of the default, their guards listed on `e`
+        from textual.widgets import SelectionList
+
+        from dynadbg.tui.drop_dialog import DropDialog
+
+        await pilot.press("D")
+        await _until(pilot, lambda: isinstance(app.screen, DropDialog))
+        rows = app.screen.query_one("#drop-rows", SelectionList)
+        prompts = [str(rows.get_option_at_index(i).prompt) for i in range(rows.option_count)]
+        (group,) = [p for p in prompts if "4 × TRUE_MATCH" in p]
+        assert "[left out: module mode flags] .training of BatchNorm1d: True → False" in group, prompts
+        assert not any(p.split()[0].startswith("g") and ".training" in p for p in prompts), prompts
+        assert rows.selected == []
+        at = next(i for i, p in enumerate(prompts) if p is group)
+        rows.highlighted = at
+        await pilot.press("e")
+        await pilot.pause()
+        assert rows.option_count == len(prompts) + 4
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("q")
+
+
+MODED = textwrap.dedent(
+    """
+    import torch
+
+    def f(x, mode):
+        return x * 2
+
+    graphs = []
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    cf = torch.compile(f, backend=backend)
+    for mode in ("a", "a", "b"):
+        cf(torch.ones(3), mode)
+    print("graphs", len(graphs))
+    """
+)
+
+
+async def test_guard_add_typed_in_the_console_is_a_real_leaf_in_the_guard_pane(tmp_path) -> None:  # noqa: ANN001
+    """The TUI's way to add a guard at a stop is the console's `guard add`, which the engine answers
+    (`Engine.add_guard`, through the toolkit): the guard pane shows the copy's new leaf, and the 'b' call that
+    fails it recompiles."""
+    from dynadbg.core.guards import iter_leaves
+    from dynadbg.tui.guard_tree_view import GuardTreeView
+
+    script = tmp_path / "moded.py"
+    script.write_text(MODED)
+    app = _app(script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.phase == "stopped"
+        pane = app.main_screen.query_one(GuardTreeView)
+        await _until(pilot, lambda: pane.guards is not None, 60)
+        await pilot.press("colon", *"guard add L['mode']", "enter")
+
+        def leaf():  # noqa: ANN202
+            tree = pane.guards
+            return next((lf for lf in iter_leaves(tree) if lf.source == "L['mode']"), None) if tree else None
+
+        await _until(pilot, lambda: leaf() is not None, 60)
+        assert leaf() is not None, _log(app)
+        assert (leaf().guard_type, leaf().code[0]) == ("EQUALS_MATCH", "L['mode'] == 'a'")
+        assert "guard 1 added to f 0/0: EQUALS_MATCH L['mode'] == 'a'" in _log(app)
+        seen = app.last_stop.seq
+        await pilot.press("escape", "c")
+        for _ in range(3):                     # the recompile for 'b' stops at its entry: go on
+            await _until(pilot, lambda: app.phase == "exited" or (app.phase == "stopped"
+                                                                   and app.last_stop.seq != seen))
+            if app.phase == "exited":
+                break
+            seen = app.last_stop.seq
+            await pilot.press("c")
+        assert app.exit_result is not None and app.exit_result.status == 0
+        assert "graphs 2" in _log(app)
         await pilot.press("q")

@@ -416,3 +416,23 @@ async def test_why_view_after_recompile_shows_the_diff_with_the_entry_compiled_s
         assert "recompiled → 0/1: recompile" in text
         assert "nothing to compare" not in text
         assert "0/0 → 0/1: 1 changed" in text and "L['self'].counter == 0" in text
+
+
+async def test_a_long_guard_code_takes_one_line_at_80_columns(tmp_path) -> None:  # noqa: ANN001
+    """A GLOBAL_STATE guard's JSON (hundreds of characters) is cut to one line with a marker, so the stop's other
+    failing guards stay on the first screen."""
+    from fake_scenarios import mode_switch_recompile_scenario
+    from svg_text import squeeze, svg_rows
+
+    app = make_app(mode_switch_recompile_scenario())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(pilot)
+        shot = tmp_path / "recompile.svg"
+        shot.write_text(app.export_screenshot(), encoding="utf-8")
+        rows = [squeeze(r) for r in svg_rows(shot)]
+        (at,) = [k for k, r in enumerate(rows) if "g1GLOBAL_STATE" in r]
+        assert "___check_global_state()" in rows[at] and "…" in rows[at]
+        code = app.last_stop.recompile.entries[0].failing[0].code[0]
+        assert f"(cut:{len(code)}chars;wholeintheguardpane)" in rows[at + 1]
+        assert not any('"grad_mode"' in r for r in rows)          # none of the JSON past the first line
+        assert any("g6EQUALS_MATCH" in r for r in rows)           # the next failing guard is on the first screen

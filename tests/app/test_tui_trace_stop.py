@@ -134,3 +134,44 @@ async def test_a_graph_break_stop_shows_the_break_pane_and_the_keys_go_on(size: 
         await settle(pilot)
         assert app.main_screen.active_view is View.TRACE
         await _run_to_end(app, pilot)
+
+
+async def test_after_a_graph_break_the_trace_view_shows_the_recorded_attempt_with_the_break_marked() -> None:
+    """From run time to compile time: at the graph-break stop of a resume function (no trace stop armed: light
+    recording only) the Trace tab is there, and `9` shows the attempt that traced the break, the breaking CALL
+    marked."""
+    from dynadbg.core.model import StopKind
+    from dynadbg.tui.views import View
+
+    app = _app({"graph-break"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stop = app.last_stop
+        assert stop.kind is StopKind.GRAPH_BREAK and stop.graph_break.traced is not None
+        traced = stop.graph_break.traced
+        await pilot.press("9")
+        await _until(pilot, lambda: "marks the breaking one" in _trace_text(app), 30)
+        assert app.main_screen.active_view is View.TRACE
+        text = _trace_text(app)
+        assert f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}" in text
+        (marked,) = [line for line in text.splitlines() if line.startswith(">")] or [text]
+        assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked  # the narrow rows at 80 columns
+        await pilot.press("q")
+        await pilot.pause(0.2)
+
+
+async def test_the_source_pane_at_a_trace_stop_of_a_script_named_by_a_relative_path() -> None:
+    """`dynadbg run tests/programs/x.py` from the checkout: the trace stop's source pane shows the file."""
+    import os
+
+    rel = os.path.relpath(PROGRAM)
+    app = _app({"trace-break"}, Path(rel))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        stop = app.last_stop
+        assert stop.trace is not None
+        source = app.main_screen.source
+        await _until(pilot, lambda: source.virtual_size.height > 5, 30)
+        assert source.virtual_size.height == len(PROGRAM.read_text().splitlines())
+        await pilot.press("q")
+        await pilot.pause(0.2)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from helpers import cases_dir
+from dynadbg.core import compat
 from dynadbg.core import guards as G
 from dynadbg.core.session import Session
 from helpers import QueueListener
@@ -183,8 +184,8 @@ def test_guard_drop_of_the_int_counter_stops_the_recompiles_with_a_warning(dynam
     assert "WARNING" in drop.output and "constant folding" in drop.output and "silently wrong" in drop.output
     assert drop.data.warning is not None
     entries = entries_of(session, "forward")
-    # the reset made by the drop costs one compile; calls 2..6 then share the entry without the counter guard
-    assert len(entries) == 2
+    # a copy of 0/0 without the counter guard replaces it (no compile): calls 2..6 run it
+    assert len(entries) == 1 and "copy" in drop.output and "no recompile" in drop.output
     assert frame_of(session, "forward").recompiles == ()
     # the counter was baked in (constant folding): the program's own check of its results fails, as warned
     assert result.status == 1 and "AssertionError" in (result.exception or "")
@@ -232,14 +233,13 @@ def test_guard_undo_of_a_drop_brings_the_recompiles_back(dynamo_config):
     def respond(stop, ex, n):
         if n == 0:
             said["drop"] = ex(f"guard drop {_counter_leaf(ex)}")
-        if n == 1:                                     # the recompile forced by the drop: entry of the new code
-            said["undo"] = ex("guard undo")
+            said["undo"] = ex("guard undo")            # takes the copy without the guard out again
         return ex("c")
 
     _stops, result, session, _ = _run_case_002(respond, ("entry",))
     assert said["undo"].error is None and "comes back" in said["undo"].output
     assert result.status == 0                          # the counter is guarded again: correct results
-    assert len(entries_of(session, "forward")) >= 5      # 0/0, the reset's compile, then one per call again
+    assert len(entries_of(session, "forward")) >= 5      # 0/0, then one per call again
 
 
 def test_guard_drop_of_an_unknown_id_is_rejected():
@@ -256,31 +256,43 @@ def test_guard_drop_of_an_unknown_id_is_rejected():
     assert "nothing to export" in said["export"].output
 
 
+def run_cfg_twice(results):
+    cf = torch.compile(cfg_scaled, backend="eager")
+    for cfg in (_Cfg(2.0), _OtherCfg(2.0)):
+        results.append(float(cf(torch.ones(3), cfg).sum()))
+
+
 def test_teardown_restores_the_guard_filter_and_a_second_session_is_clean():
     import torch._dynamo.convert_frame as cf
 
+    torch._dynamo.reset()
     original = cf.CheckFunctionManager
     said = {}
 
-    def drop_x_type(stop, ex, n):
+    def drop_guards(stop, ex, n):
         if n == 0:
-            tree = ex("guards").data
-            leaf = next(lf for lf in G.iter_leaves(tree) if lf.source == "L['x']")
-            said["drop"] = ex(f"guard drop {leaf.id}")
+            leaves = list(G.iter_leaves(ex("guards").data))
+            x_type = next(lf for lf in leaves if lf.source == "L['x']" and lf.guard_type == "TENSOR_MATCH")
+            said["x"] = ex(f"guard drop {x_type.id}")      # a graph input: the copy would leave it unguarded
+            cfg_type = next(lf for lf in leaves if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
+            said["drop"] = ex(f"guard drop {cfg_type.id}")
         return ex("c")
 
     first: list[float] = []
-    _s, _r, session, _ = drive_with(lambda s: s.start_callable(run_scaled, first, (1.0, 1.0)), drop_x_type,
-                                    ("entry",))
+    _s, _r, session, _ = drive_with(lambda s: s.start_callable(run_cfg_twice, first), drop_guards, ("entry",))
+    assert said["x"].data.error.kind == "rejected"
+    assert "reads L['x'] and no guard covers it" in said["x"].error and "nothing changed" in said["x"].error
     assert said["drop"].error is None
     assert cf.CheckFunctionManager is original
     second: list[float] = []
-    _s, _r, session2, _ = drive_with(lambda s: s.start_callable(run_scaled, second), lambda st, ex, n: ex("c"), ())
-    assert second == [9.0, 9.0, 450.0, 450.0, 9.0]
-    entries = entries_of(session2, "scaled")
-    tree = G.build_guard_tree(torch._dynamo.eval_frame._debug_get_cache_entry_list(scaled.__code__)[0].guard_manager,
-                              entries[0].compile_id)
-    assert any(lf.source == "L['x']" and lf.guard_type == "TENSOR_MATCH" for lf in G.iter_leaves(tree))
+    # the first call gets the original entry back; the second fails its TYPE_MATCH and compiles, unfiltered
+    _s, _r, session2, _ = drive_with(lambda s: s.start_callable(run_cfg_twice, second), lambda st, ex, n: ex("c"),
+                                     ())
+    assert first == second == [6.0, 6.0]
+    new = compat.cache_entries(cfg_scaled.__code__)[0]        # the newest: session 2's compile
+    tree = G.build_guard_tree(new.guard_manager, str(new.compile_id))
+    assert any(lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH" for lf in G.iter_leaves(tree))
+    torch._dynamo.reset()
 
 
 def test_drop_at_a_recompile_stop_and_guard_drop_share_one_guard_filter(dynamo_config):
@@ -300,3 +312,156 @@ def test_drop_at_a_recompile_stop_and_guard_drop_share_one_guard_filter(dynamo_c
     session = run.session
     assert session._guard_dropper.filter is session._guard_filter          # noqa: SLF001 - one service
     assert not session._guard_filter.installed                              # noqa: SLF001 - restored at the end
+
+
+# ------------------------------------------------------------------------------------------------------------
+# real leaf guards through dynadbg.core.toolkit: a copy of the entry replaces it; the session's copies go with it
+# ------------------------------------------------------------------------------------------------------------
+
+
+class _Graphs:
+    """An eager backend that counts the FX graphs Dynamo compiles (a recompile adds one)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, gm, example_inputs):
+        self.count += 1
+        return gm.forward
+
+
+def moded(x, mode):
+    return x * 2          # `mode` is never read: Dynamo emits no guard on it
+
+
+def run_moded(graphs, seen, modes):
+    from dynadbg.core import toolkit
+
+    cf = torch.compile(moded, backend=graphs)
+    for m in modes:
+        cf(torch.ones(3), m)
+        seen.append([(e.made_by, e.hits, e.invalidated) for e in toolkit.entries(moded)])
+    return cf
+
+
+def test_guard_add_of_a_source_is_a_real_leaf_that_a_failing_call_recompiles():
+    torch._dynamo.reset()
+    graphs, seen, said = _Graphs(), [], {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["add"] = ex("guard add L['mode']")
+            said["guards"] = ex("guards")
+            said["tensor"] = ex("guard add L['x'] == 1")
+            said["unknown"] = ex("guard add L['nope'] TYPE_MATCH")
+            said["list"] = ex("guard")
+        return ex("c")
+
+    _s, result, session, messages = drive_with(
+        lambda s: s.start_callable(run_moded, graphs, seen, ("a", "a", "a", "b")), respond, ("compile",))
+    assert result.status == 0
+    add = said["add"]
+    assert add.error is None and "EQUALS_MATCH L['mode'] == 'a'" in add.output, add.output
+    # at the compile stop the entry is built with the leaf: `guards` lists it as torch's own, under its source
+    (leaf,) = [lf for lf in G.iter_leaves(said["guards"].data) if lf.source == "L['mode']"]
+    assert (leaf.guard_type, leaf.code[0]) == ("EQUALS_MATCH", "L['mode'] == 'a'")
+    # refusals are typed errors carrying the toolkit's reason; nothing was added for them
+    assert said["tensor"].data.error.kind == "rejected" and "use TENSOR_MATCH" in said["tensor"].error
+    assert said["unknown"].data.error.kind == "eval" and "L['nope']" in said["unknown"].error
+    assert said["list"].output.count("add") == 1
+    # calls 2 and 3 ran the entry with the new guard; the 'b' call failed it and Dynamo compiled again
+    assert graphs.count == 2
+    torch._dynamo.reset()
+
+
+def cfg_scaled(x, cfg):
+    return x * cfg.scale
+
+
+class _Cfg:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+class _OtherCfg(_Cfg):
+    pass
+
+
+def run_cfg(graphs, seen, keep):
+    """Calls that a copy without the TYPE_MATCH on L['cfg'] serves; then the program installs two copies of its
+    own through the toolkit (one persisted), as a script run under the debugger does."""
+    from dynadbg.core import toolkit
+
+    cf = torch.compile(cfg_scaled, backend=graphs)
+    x = torch.ones(3)
+    cf(x, _Cfg(2.0))
+    cf(x, _Cfg(2.0))                      # the stop here drops the TYPE_MATCH
+    cf(x, _OtherCfg(2.0))                 # another type, same scale: the copy serves it, no recompile
+    seen.append([(e.made_by, e.hits) for e in toolkit.entries(cfg_scaled) if not e.invalidated])
+    base = next(e for e in toolkit.entries(moded) if not e.invalidated)
+    for persist in (False, True):
+        keep.append(base.copy().inputs(x, "a").add_guard("L['mode']").install("next", persist=persist))
+    return cf
+
+
+def test_guard_drop_at_a_frame_stop_is_a_copy_and_the_session_end_puts_torch_back():
+    from dynadbg.core import toolkit
+
+    torch._dynamo.reset()
+    moded_cf = torch.compile(moded, backend="eager")
+    moded_cf(torch.ones(3), "a")              # an entry the program copies with persist=True
+    graphs, seen, keep, said = _Graphs(), [], [], {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            tree = ex("guards").data
+            (leaf,) = [lf for lf in G.iter_leaves(tree) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH"]
+            said["drop"] = ex(f"guard drop {leaf.id}")
+            said["guards"] = ex("guards").data
+            said["expr"] = ex("guard add L['cfg'].scale < 10")    # an expression guard on the copy's tree
+            said["add"] = ex("guard add L['x'].dtype == torch.float32")     # a second edit: a new copy
+            said["list"] = ex("guard")
+            said["undo"] = ex("guard undo 3")
+            said["after"] = ex("guards").data
+        return ex("c")
+
+    try:
+        _s, result, session, messages = drive_with(lambda s: s.start_callable(run_cfg, graphs, seen, keep), respond,
+                                                   ("entry",))
+        assert result.status == 0, result
+        drop = said["drop"]
+        assert drop.error is None and "no recompile" in drop.output, drop.output
+        # the copy's tree has no TYPE_MATCH on L['cfg'] any more; its other guards are there
+        left = [(lf.source, lf.guard_type) for lf in G.iter_leaves(said["guards"])]
+        assert ("L['cfg']", "TYPE_MATCH") not in left and ("L['cfg'].scale", "EQUALS_MATCH") in left
+        # the add swapped in a copy with both edits; its undo swapped in one with the drop only
+        assert said["add"].error is None and "EQUALS_MATCH L['x'].dtype == torch.float32" in said["add"].output
+        first, _expr, second = said["list"].output.splitlines()
+        assert first.endswith(said["add"].data.edit.copy_id + ")") and second.endswith(first[first.rindex("(copy"):])
+        assert said["undo"].error is None and "swapped for copy" in said["undo"].output, said["undo"].output
+        after = [(lf.source, lf.guard_type) for lf in G.iter_leaves(said["after"])]
+        assert ("L['x'].dtype", "EQUALS_MATCH") not in after and ("L['cfg']", "TYPE_MATCH") not in after
+        # the expression guard went along with both swaps
+        assert said["expr"].error is None
+        assert any(c.startswith("DEBUGGER: L['cfg'].scale < 10") for lf in G.iter_leaves(said["after"])
+                   for c in lf.code), [lf.code for lf in G.iter_leaves(said["after"])]
+        # the copy served the second call and the _OtherCfg one: one graph, the copy counted both
+        assert graphs.count == 1
+        assert seen[0] == [("toolkit", 2)], seen
+        # the session's end removed its copy and the script's own unpersisted one, not the persisted one
+        assert any("removed 2 cache-entry copies" in m for m in messages), messages
+        assert [h.record.removed for h in keep] == [True, False]
+        assert not any(e.made_by == "toolkit" and not e.invalidated for e in toolkit.entries(cfg_scaled))
+        # torch's cache as it was: the original entry comes back at the next call (no compile), with its guard
+        cf = torch.compile(cfg_scaled, backend=graphs)
+        cf(torch.ones(3), _Cfg(2.0))
+        assert graphs.count == 1
+        (back,) = [e for e in toolkit.entries(cfg_scaled) if not e.invalidated]
+        assert back.made_by == "dynamo" and back.hits is None
+        assert ("L['cfg']", "TYPE_MATCH") in [(lf.source, lf.guard_type) for lf in G.iter_leaves(back.guards)]
+        cf(torch.ones(3), _OtherCfg(2.0))     # its TYPE_MATCH rejects the other type again: a recompile
+        assert graphs.count == 2
+    finally:
+        toolkit.remove_all()
+        torch._dynamo.reset()
+        toolkit.remove_all()

@@ -154,3 +154,52 @@ def test_teaching_methods_refuse_while_running_or_without_a_stop():
     for call in (session.roles, session.explain, session.stack_provenance):
         err = call()
         assert isinstance(err, EngineError) and err.kind == "not paused"
+
+
+def test_explain_in_a_caller_suspended_in_the_resume_call_counts_the_calls_operands():
+    """At a graph-break stop the caller (the generated code of the broken function) is suspended in the call of the
+    resume function: its value stack holds only the slots under that call's operands, so `explain` there reads
+    the operands from the code's flow (a CALL_FUNCTION_EX pops its callable, NULL and argument list), never "pops
+    nothing"."""
+    from pathlib import Path
+
+    from helpers import drive
+
+    program = Path(__file__).resolve().parents[2] / "app" / "demos" / "lessons" / "l3_graph_break.py"
+    torch._dynamo.reset()
+    run = drive(lambda s: s.start_script(str(program), []), ["u", "explain", "c"], break_on=("graph-break",))
+    assert run.result is not None and run.result.status == 0
+    stop = run.stops[0]
+    assert stop.frames[0].below_call and stop.frames[0].code.instructions[stop.frames[0].index].opname == \
+        "CALL_FUNCTION_EX"
+    text = run.output_of("explain").output
+    assert "CALL_FUNCTION_EX" in text and "pops nothing" not in text
+    pops = re.search(r"stack: pops (\d+) \(", text)
+    assert pops is not None and int(pops.group(1)) >= 3, text
+
+
+def test_the_teaching_data_follows_the_selected_frame():
+    """A front end that takes `Stop.teaching` (the TUI) gets the roles and provenance of the frame it selected: after
+    `u` at a graph-break stop they are the caller's generated code, not the resume function's."""
+    from pathlib import Path
+
+    from dynadbg.core.listeners import QueueListener
+    from dynadbg.core.model import Stop
+    from dynadbg.core.session import Session
+
+    class Teaching(QueueListener):
+        wants_teaching = True
+
+    program = Path(__file__).resolve().parents[2] / "app" / "demos" / "lessons" / "l3_graph_break.py"
+    torch._dynamo.reset()
+    listener = Teaching()
+    session = Session(listener, break_on=("graph-break",))
+    session.start_script(str(program), [])
+    kind, stop = listener.events.get(timeout=120)
+    assert kind == "stop" and stop.teaching.roles.key == stop.selected_frame.code.key
+    up = session.up()
+    assert isinstance(up, Stop) and up.selected_frame.code.key != stop.selected_frame.code.key
+    assert up.teaching is not None and up.teaching.roles.key == up.selected_frame.code.key
+    assert up.teaching.roles.roles[up.selected_frame.index].role is Role.RESUME_CALL
+    session.detach()
+    assert listener.events.get(timeout=120)[0] == "exit"

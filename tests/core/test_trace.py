@@ -359,6 +359,36 @@ def test_light_recording_is_always_on_and_bounded() -> None:
     assert session.trace_compiles()[0].attempts  # summaries survive eviction
 
 
+def test_a_graph_break_stop_points_at_the_traced_break_and_trace_steps_opens_it() -> None:
+    """From the run-time side to the compile-time side: the resume function's graph-break stop names the step of
+    Dynamo's recorded trace that broke (light recording, no trace stop armed), and `trace steps` with no id lists
+    that attempt up to the breaking CALL, not the resume function's own compile."""
+    seen: dict[str, object] = {}
+
+    def answer(run: Run, stop: Stop) -> str | None:
+        if stop.kind is StopKind.GRAPH_BREAK and "steps" not in seen:
+            seen["traced"] = stop.graph_break.traced
+            seen["steps"] = run.session.execute("trace steps")
+            seen["stop_text"] = stop
+            return "c"
+        return "c"
+
+    run = drive_answering(start(PROGRAMS / "item_graph_break.py"), answer, break_on=("graph-break",), timeout=300)
+    assert run.result is not None and run.result.status == 0
+    traced = seen["traced"]
+    assert traced is not None and traced.compile_id == "0/0" and traced.opname == "CALL" and traced.line == 9
+    from dynadbg.core import format as fmt
+
+    text = fmt.graph_break_text(seen["stop_text"].graph_break)
+    assert (f"Dynamo traced it: step {traced.ordinal} of compile 0/0 attempt {traced.attempt}, CALL at line 9 "
+            f"(`trace steps 0/0 {traced.attempt}` lists the steps up to it)") in text
+    steps = seen["steps"]
+    assert steps.error is None, steps.error
+    rows = steps.data
+    assert rows and {r.compile_id for r in rows} == {"0/0"} and rows[-1].ordinal == traced.ordinal
+    assert rows[-1].opname == "CALL" and rows[-1].line == 9
+
+
 def test_a_missing_hook_disables_trace_stops_with_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
     from dynadbg.core import compat
 

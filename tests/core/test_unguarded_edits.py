@@ -162,16 +162,18 @@ def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
 
             leaf = next(lf for lf in iter_leaves(tree) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
             said["drop"] = session.execute(f"guard drop {leaf.id}")
-            said["add"] = session.execute("guard add L['cfg'].version == 1")
+            said["add"] = session.execute("guard add L['cfg'].version == 1")      # a real EQUALS_MATCH leaf
+            said["expr"] = session.execute("guard add L['cfg'].version < 5")      # an expression guard
             said["save"] = session.execute(f"patch save {path}")
 
     out: list = []
     drive(lambda s: s.start_callable(run_scaled, out), respond)
     assert said["drop"].error is None and said["add"].error is None and said["save"].error is None
+    assert said["expr"].error is None
     (spec,) = P.read_patch_file(path)
-    assert spec.ops == () and {(g.kind.value, g.source) for g in spec.guards} == {("drop", "L['cfg']"),
-                                                                                   ("expr", "L")}
-    # a fresh run replays both: the LegacyConfig call reuses the entry (no TYPE_MATCH), the expression guard holds
+    assert spec.ops == () and {(g.kind.value, g.source) for g in spec.guards} == {
+        ("drop", "L['cfg']"), ("add", "L['cfg'].version"), ("expr", "L")}
+    # a fresh run replays them: the LegacyConfig call reuses the entry (no TYPE_MATCH), the added guards hold
     replay: list = []
     seen: dict = {}
 
@@ -185,7 +187,8 @@ def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
 
     result, session, messages = drive(start, look)
     assert result.exception is None and replay == [2.0, 2.0]
-    assert "DEBUGGER: L['cfg'].version == 1" in seen["guards"]
+    assert "DEBUGGER: L['cfg'].version < 5" in seen["guards"]
+    assert "EQUALS_MATCH  L['cfg'].version == 1" in seen["guards"], seen["guards"]
     assert "___check_type_id(L['cfg']" not in seen["guards"]
     assert [len(f.entries) for f in session.compiled_frames() if f.name == "scaled"] == [1]
     assert any("patch applied to scaled" in m for m in messages), messages

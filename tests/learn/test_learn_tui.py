@@ -82,3 +82,14 @@ async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypat
         await _settle(pilot)
         assert app.coach.index == 1 and f"step 2 of {len(lesson.steps)}" in str(app.narration.border_title)
         await pilot.press("q")
+
+
+def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> None:
+    from dynadbg.tui.narration_view import fitted_title
+
+    heading = "Lesson 3: A graph break: the eager instruction and the resume function · step 1 of 8"
+    title = fitted_title(heading, 80)
+    assert title.endswith("… · step 1 of 8") and title.startswith("Lesson 3: A graph break") and len(title) <= 74
+    assert fitted_title(heading, 120) == heading  # a pane wide enough shows it whole
+    assert fitted_title("Lesson 3: A graph break: the eager instruction and the resume function · done", 60).endswith(
+        "… · done")

@@ -39,8 +39,8 @@ def _write(tmp_path, text: str, name: str = "09_x.toml"):
     return path
 
 
-def test_there_are_seven_lessons_with_their_programs() -> None:
-    assert [lesson.number for lesson in LESSONS] == [1, 2, 3, 4, 5, 6, 7]
+def test_there_are_eight_lessons_with_their_programs() -> None:
+    assert [lesson.number for lesson in LESSONS] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert all(lesson.program.is_file() and lesson.steps for lesson in LESSONS)
 
 
@@ -98,6 +98,18 @@ def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     assert "step 2 of" in coach.narration()
 
 
+def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
+    lesson = LESSONS[7]                      # step 6: "u; explain"
+    coach = Coach(lesson)
+    for _ in range(5):
+        coach.skip()
+    assert coach.step.action == ("u", "explain")
+    coach.advance(EngineState(stop="graph-break", command="u", output="> #0 normalise"), looked=True)
+    assert coach.hint is None and coach.index == 5  # on the way: no hint, the step waits for `explain`
+    coach.advance(EngineState(stop="graph-break", command="stack", output="..."), looked=True)
+    assert coach.hint == lesson.steps[5].hints[0]  # another command than the step's is still a wrong move
+
+
 def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
@@ -139,7 +151,7 @@ def test_an_unknown_lesson_number_is_a_one_line_error(capsys) -> None:
     from dynadbg.cli import main
 
     assert main(["learn", "99", "--plain"]) == 2
-    assert "no lesson 99 (choose from 1, 2, 3, 4, 5, 6, 7)" in capsys.readouterr().err
+    assert "no lesson 99 (choose from 1, 2, 3, 4, 5, 6, 7, 8)" in capsys.readouterr().err
 
 
 @pytest.mark.slow
