@@ -589,9 +589,10 @@ class GuardEditor:
             return (f"copy {copy.handle.compile_id} is taken out and entry {copy.base.compile_id} serves again from "
                     f"the next call that it accepts")
         old = copy.handle.compile_id
-        where: tuple[Any, ...] = (copy.base.original, copy.base.compile_id, dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
-                 if ctx.frame is not None and ctx.frame.frame is not None else {}, copy.base.target.f_globals,
-                 [], None)
+        inputs = (dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
+                  if ctx.frame is not None and ctx.frame.frame is not None else {})
+        where: tuple[Any, ...] = (copy.base.original, copy.base.compile_id, inputs, copy.base.target.f_globals,
+                                  [], None)
         draft = self._draft(ctx, where, rest) if ctx.compile_event is None else None
         if not isinstance(draft, EditOutcome) and draft is not None:
             from . import toolkit
