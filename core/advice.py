@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .callsites import CallSite
 from .filter_entries import CompileFilterEntries, FilterPlan, NoFilter, entries_for_leaf, plan_filter
@@ -64,7 +64,7 @@ def entries_of(capture: Any, code: CodeType | int, compile_id: str) -> CompileFi
     return log.for_compile(code, compile_id)
 
 
-def plan_for_leaves(capture: Any, code_key: int, leaves_by_compile: dict[str, Sequence[Any]]) -> FilterPlan:
+def plan_for_leaves(capture: Any, code_key: int, leaves_by_compile: Mapping[str, Sequence[Any]]) -> FilterPlan:
     """One filter for leaves of one or more entries of a code object: each compile's leaves planned on that
     compile's entries; the plan is ok only when each part is. The merged plan's text is evaluated on each part's
     entries again (a term built for one compile must not drop something else in another)."""

@@ -384,7 +384,8 @@ def _insert_keyword(text: str, call: ast.Call, piece: str) -> str:
     spelling kept."""
     close = _offset(text, call.end_lineno or 1, (call.end_col_offset or 1) - 1)   # the call's ")"
     if call.args or call.keywords:
-        last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))
+        arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+        last = max(arguments, key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0))
         at = _offset(text, last.end_lineno or 1, last.end_col_offset or 0)
         return text[:at] + f", {piece}" + text[at:]
     return text[:close] + piece + text[close:]

@@ -753,7 +753,7 @@ class Capture:
             # torch 2.13: (frame, cache_entry, frame_state), positional, from C++
             if not cap.installed:
                 return orig(wrapper, frame, *args, **kwargs)
-            code = frame.f_code
+            code: CodeType = frame.f_code
             if cap._skipped_here.get(id(code)) is code:
                 # skipped inside a fullgraph=True call: later misses are answered here, as the skip said
                 return cap._uncompiled(code, "eager")
@@ -1083,6 +1083,7 @@ def _source_of(code: CodeType) -> str | None:
 
 def _guard_tree(guard_manager: Any, compile_id: str) -> tuple[Any, str | None]:
     """(GuardTree or None, text) through `dynadbg.core.guards` when it exists; else torch's own rendering."""
+    guards_mod: Any
     try:
         from . import guards as guards_mod  # another engineer's module; may not exist yet
     except ImportError:

@@ -288,8 +288,8 @@ def _check(value: Any) -> Any:
 
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
-    value = _check(value)
-    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
+    resumed: Resumed = _check(value)
+    return CommandResult(output=fmt.resumed_text(resumed), resumed=True, quit=resumed.quit, data=resumed)
 
 
 def _int(arg: str, default: int | None = None, what: str = "count") -> int:

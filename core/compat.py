@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+import functools
 from types import CodeType, FrameType
 from typing import Any, Callable
 
@@ -319,7 +320,7 @@ def capture_targets() -> dict[str, tuple[Any, str] | None]:
     load()
     found: dict[str, tuple[Any, str] | None] = {}
     for feature, (module, path) in CAPTURE_PATCH_TARGETS.items():
-        found[feature] = _probe(feature, lambda m=module, p=path: _resolve_attr(m, p))
+        found[feature] = _probe(feature, functools.partial(_resolve_attr, module, path))
     _probe("capture: compile ids", lambda: torch._guards.CompileContext.current_compile_id)
     _probe("capture: resume origins", lambda: _resume_cache().generated_code_metadata)
     _probe("capture: orig code map", lambda: convert_frame.orig_code_map)
@@ -922,8 +923,10 @@ def own_source_paths(core_dir: str | None = None, package_dir: str | None = None
     """
     import os
 
+    package_file = sys.modules["dynadbg"].__file__
+    assert package_file is not None  # dynadbg is a regular package (app/__init__.py), never a namespace one
     core = os.path.abspath(core_dir or os.path.dirname(os.path.abspath(__file__)))
-    pkg = os.path.abspath(package_dir or os.path.dirname(os.path.abspath(sys.modules["dynadbg"].__file__)))
+    pkg = os.path.abspath(package_dir or os.path.dirname(os.path.abspath(package_file)))
     dirs = {core + os.sep}
     for name in os.listdir(pkg):
         path = os.path.join(pkg, name)
@@ -1042,7 +1045,9 @@ def recompile_limit_state(code: CodeType, f_locals: dict[str, Any], cache_entrie
         total = int(eval_frame_c._get_total_cache_entry_count(code))
     except Exception:  # noqa: BLE001
         total = len(cache_entries)
-    size = cache_size.compute_cache_size(_types.SimpleNamespace(f_locals=f_locals), list(cache_entries), total)
+    # compute_cache_size reads only the frame's f_locals: a namespace with that one attribute stands in for it
+    frame_like: Any = _types.SimpleNamespace(f_locals=f_locals)
+    size = cache_size.compute_cache_size(frame_like, list(cache_entries), total)
     options = callback_compile_options(callback) if callback is not None else {"recompile_limit": None,
                                                                                  "fullgraph": False}
     limit = options["recompile_limit"]
@@ -1302,7 +1307,8 @@ def edit_stack_requirement(opcode: int, arg: int | None) -> int:
     try:
         from bytecode import ConcreteInstr
 
-        instr = ConcreteInstr(name, arg) if opcode >= dis.HAVE_ARGUMENT else ConcreteInstr(name)
+        # an op that takes an argument but got none raises here, as ConcreteInstr(name, None) would
+        instr = ConcreteInstr(name, arg) if opcode >= dis.HAVE_ARGUMENT and arg is not None else ConcreteInstr(name)
         pre, _post = instr.pre_and_post_stack_effect(jump=False)
         return max(0, -pre)
     except Exception:  # noqa: BLE001 - no table entry: the net effect is the best we have
@@ -1317,7 +1323,7 @@ def compile_frame_scope() -> tuple[dict[str, Any], dict[str, Any]] | None:
     patched ``wrap_guarded_code``: ``{'x': ..., 'z': <closure value>}``). PRIVATE: relies on that function's
     parameter names.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith("convert_frame.py"):
             scope = frame.f_locals
@@ -1601,7 +1607,9 @@ def dynamo_context_on_stack(frame: FrameType | None) -> Any:
     load()
     import os
 
-    eval_frame_file = os.path.abspath(sys.modules["torch._dynamo.eval_frame"].__file__)
+    eval_frame_source = sys.modules["torch._dynamo.eval_frame"].__file__
+    assert eval_frame_source is not None  # a module torch loads from its .py file
+    eval_frame_file = os.path.abspath(eval_frame_source)
     f = frame
     while f is not None:
         code = f.f_code
@@ -1746,7 +1754,7 @@ def trace_targets() -> dict[str, tuple[Any, str] | None]:
     load()
     found: dict[str, tuple[Any, str] | None] = {}
     for feature, (module, path) in TRACE_PATCH_TARGETS.items():
-        found[feature] = _probe(feature, lambda m=module, p=path: _resolve_attr(m, p))
+        found[feature] = _probe(feature, functools.partial(_resolve_attr, module, path))
     _probe("trace: readers", _trace_classes)
     return found
 
@@ -2150,7 +2158,8 @@ def add_epilogue_guard(root: Any, fn: Callable[[dict[str, Any]], bool], parts: l
     tree passed, so `fn` runs exactly when the entry is about to serve the call (``LAMBDA_GUARD(root, fn,
     parts, None)`` + ``RootGuardManager.add_epilogue_lambda_guard``; VERIFIED torch 2.13: a counter there counted
     the calls the entry served and no call it missed)."""
-    from torch._C._dynamo.guards import LAMBDA_GUARD
+    # torch's guards.pyi omits LAMBDA_GUARD; the C extension has it (torch 2.13)
+    from torch._C._dynamo.guards import LAMBDA_GUARD  # type: ignore[attr-defined]
 
     root.add_epilogue_lambda_guard(LAMBDA_GUARD(root, fn, parts, None), parts, None)
 
@@ -2233,7 +2242,7 @@ def innermost_frame_outside(prefixes: tuple[str, ...]) -> tuple[str, int, str] |
     """(file, line, function) of the innermost frame on this thread's stack whose file starts with none of
     `prefixes`, or None. Inside Dynamo's cache-miss callback the frame being compiled has not started, so this
     is the user line that called the compiled function (VERIFIED torch 2.13, Python 3.11)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(prefixes):

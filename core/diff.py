@@ -157,8 +157,8 @@ def _digest(frame: Mapping[str, Any] | None) -> dict[str, Any]:
     for e in entries:
         for k, v in _entry_groups(e).items():
             groups[k] = groups.get(k, 0) + v
-    timed = [(e.get("guard_cost") or {}).get("eval_us") for e in entries]
-    timed = [t for t in timed if t is not None]
+    eval_us = [(e.get("guard_cost") or {}).get("eval_us") for e in entries]
+    timed = [t for t in eval_us if t is not None]
     breaks: dict[tuple[str, str], Mapping[str, Any]] = {}
     for brk in frame.get("graph_breaks", ()):
         breaks.setdefault(_break_key(brk), brk)

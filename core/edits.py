@@ -36,6 +36,7 @@ from .model import (
     DiffLine,
     EditError,
     EditOp,
+    EditOpKind,
     EditPreview,
     NewInstr,
     PatchDiff,
@@ -74,7 +75,7 @@ def parse_edit(kind: str, text: str) -> EditOp | EditError:
     if kind == "delete":
         if rest:
             return EditError("syntax", f"usage: {usage}")
-        return EditOp("delete", index)
+        return EditOp(EditOpKind.DELETE, index)
     if not rest:
         return EditError("syntax", f"missing OPNAME (usage: {usage})")
     instrs = []
@@ -85,7 +86,7 @@ def parse_edit(kind: str, text: str) -> EditOp | EditError:
         instrs.append(NewInstr(opname.upper(), arg.strip() or None))
     if kind == "edit" and len(instrs) != 1:
         return EditError("syntax", "edit replaces one instruction; use insert to add more")
-    return EditOp(kind, index, tuple(instrs))
+    return EditOp(EditOpKind(kind), index, tuple(instrs))
 
 
 _INSTR_SPLIT = re.compile(r";\s*(?=[A-Z][A-Z0-9_]*(?:\s|$))")
@@ -509,8 +510,9 @@ def analyze_stack(code: CodeType, *, check_exception_table: bool = True, check_s
             reach(k + 1, after, k, "after")
     for k, row in enumerate(rows):
         left = _RETURN_LEAVES.get(row.opname)
-        if left is not None and depth[k] is not None and depth[k] > left:
-            extra = depth[k] - left
+        reached = depth[k]
+        if left is not None and reached is not None and reached > left:
+            extra = reached - left
             problem("values left on the stack", k, f"row {k} {row.opname} returns with {extra} more value"
                                                    f"{'s' if extra != 1 else ''} on the stack than it takes")
     out_rows = tuple(

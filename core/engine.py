@@ -54,6 +54,7 @@ from .model import (
     CompiledFrameView,
     GuardCostView,
     GuardTree,
+    HeldBack,
     PatchDiff,
     PatchView,
     OutcomeKind,
@@ -169,18 +170,20 @@ class EngineMethods:
     generated: dict[int, CodeType]
     history: "_history.History"
     history_cursor: "_history.HistoryCursor"
+    compile_hooks: list[Callable[[Any], None]]
 
-    def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
-    def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
-    def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint: ...  # noqa: D102
-    def clear_breakpoint(self, code: CodeType, index: int) -> Breakpoint | None: ...  # noqa: D102
-    def message(self, text: str) -> None: ...  # noqa: D102
-    @property
-    def patch_manager(self) -> "PatchManager": ...  # noqa: D102
-    @property
-    def guard_editor(self) -> "GuardEditor": ...  # noqa: D102
-    @property
-    def guard_dropper(self) -> "GuardDropper": ...  # noqa: D102
+    if TYPE_CHECKING:  # Session's own methods; declared for the checker only, so nothing here shadows them
+        def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any: ...  # noqa: D102 - Session's
+        def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
+        def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint: ...  # noqa: D102
+        def clear_breakpoint(self, code: CodeType, index: int) -> Breakpoint | None: ...  # noqa: D102
+        def message(self, text: str) -> None: ...  # noqa: D102
+        @property
+        def patch_manager(self) -> "PatchManager": ...  # noqa: D102
+        @property
+        def guard_editor(self) -> "GuardEditor": ...  # noqa: D102
+        @property
+        def guard_dropper(self) -> "GuardDropper": ...  # noqa: D102
 
     # ==========================================================================================================
     # helpers (worker thread)
@@ -617,7 +620,7 @@ class EngineMethods:
                 changed.append(name)
             else:
                 self._user_vars[name] = value
-        if changed:
+        if changed and frame is not None:  # changed names are the frame's own locals: there is a frame
             compat.locals_to_fast(frame)
             self._rebuild_stop()
         return tuple(changed)
@@ -708,16 +711,17 @@ class EngineMethods:
         selected) keeps comparing with that stop."""
         if not self._watches:
             return ()
+        scope: tuple[dict[str, Any], dict[str, Any]] | None
         try:
-            g, ns = self.eval_namespace(ctx)
+            scope = self.eval_namespace(ctx)
         except Refused:
-            g = ns = None
+            scope = None
         seq = self.stop_seq
         out = []
         for w in self._watches:
             if w.seq != seq:
                 w.prev_key, w.seq = w.key, seq
-            if g is None:
+            if scope is None:
                 w.key = None
                 w.value = WatchValue(w.number, w.expr, evaluated=False)
                 out.append(w.value)
@@ -725,7 +729,7 @@ class EngineMethods:
             error = text = None
             summary = None
             try:
-                value = eval(w.code, g, dict(ns))  # noqa: S307 - the user's own expression
+                value = eval(w.code, scope[0], dict(scope[1]))  # noqa: S307 - the user's own expression
                 try:
                     text = cut(repr(value), MAX_REPR)
                 except Exception as exc:  # noqa: BLE001
@@ -841,7 +845,7 @@ class EngineMethods:
                    f"so there is no new entry to drop guards from (eager or skip instead)", ErrorKind.REJECTED)
         if not record.entries:
             refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
-        held = ()
+        held: tuple[HeldBack, ...] = ()
         if guard_ids:
             leaves = [self._leaf_by_id(record, tok) for tok in guard_ids]
         else:

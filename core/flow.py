@@ -279,7 +279,7 @@ def analyse(code: CodeType, ops: Sequence[Op] | None = None) -> FlowState:
         elif cur != st:
             merged.add(i)
 
-    seen_handler: set[int] = set()
+    seen_handler: set[tuple[int, int]] = set()  # (handler index, raising index)
     while work:
         i = work.pop()
         # run straight-line from i as far as it goes, queueing jump targets

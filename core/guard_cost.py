@@ -63,7 +63,8 @@ def source_group(source: str) -> str:
 def _iter_leaves(tree: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
     """(group source, leaf) of every leaf of a JSON guard tree, relational guards once (by leaf id)."""
     seen: set[str] = set()
-    stack = [tree.get("root")] if tree.get("root") else []
+    root = tree.get("root")
+    stack: list[Mapping[str, Any]] = [root] if root else []
     while stack:
         node = stack.pop()
         for leaf in node.get("leaves", ()):

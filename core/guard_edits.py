@@ -326,6 +326,7 @@ class GuardEditor:
             return True
         if len(where[4]) > 1:
             return False     # an instruction edit's precompile entry shadows the entry: a copy would not decide
+        assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
         code = ctx.frame.frame.f_code
         return self._copy_of(code) is not None or toolkit.entry_serving(where[0], code, where[3]) is not None
 
@@ -342,10 +343,12 @@ class GuardEditor:
 
         original, compile_id, f_locals, f_globals, _managers, event = where
         copy = None
+        entry: toolkit.Entry | None
         if event is not None:
             entry = toolkit.compile_entry(original, event.dynamo_code, event.guard_manager, event.compile_id,
                                           f_globals)
         else:
+            assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
             code = ctx.frame.frame.f_code
             copy = self._copy_of(code)
             entry = copy.base if copy is not None else toolkit.entry_serving(original, code, f_globals)
@@ -383,7 +386,7 @@ class GuardEditor:
         from .format.toolkit import problem_text
 
         event = ctx.compile_event
-        copy = self._copy_of(ctx.frame.frame.f_code) if event is None else None
+        copy = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
         before = [e for e in copy.edits if e.active] if copy is not None else []
         draft = self._draft(ctx, where, before + [edit])
         if isinstance(draft, EditOutcome):
@@ -420,6 +423,7 @@ class GuardEditor:
     def _where_text(self, edit: _Edit, event: Any) -> str:
         if event is not None:
             return "in effect from the next call (this call runs it regardless)"
+        assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
         return (f"on copy {edit.copy.handle.compile_id} of the entry, which replaces it from the next call (a call "
                 f"the copy rejects recompiles)")
 
@@ -585,9 +589,10 @@ class GuardEditor:
             return (f"copy {copy.handle.compile_id} is taken out and entry {copy.base.compile_id} serves again from "
                     f"the next call that it accepts")
         old = copy.handle.compile_id
-        where = (copy.base.original, copy.base.compile_id, dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
-                 if ctx.frame is not None and ctx.frame.frame is not None else {}, copy.base.target.f_globals,
-                 [], None)
+        inputs = (dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
+                  if ctx.frame is not None and ctx.frame.frame is not None else {})
+        where: tuple[Any, ...] = (copy.base.original, copy.base.compile_id, inputs, copy.base.target.f_globals,
+                                  [], None)
         draft = self._draft(ctx, where, rest) if ctx.compile_event is None else None
         if not isinstance(draft, EditOutcome) and draft is not None:
             from . import toolkit

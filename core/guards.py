@@ -736,6 +736,7 @@ class _Builder:
             if self.length_probes <= 0:
                 return None
             self.length_probes -= 1
+            assert self.f_locals is not None  # called only while evaluating, which needs the frame's locals
             try:
                 ok, parts = compat.check_path_only(self.guard_manager.root, {*self.path, source}, self.f_locals)
             except Exception:  # noqa: BLE001 - no probe on this torch: the length stays unknown
@@ -761,7 +762,8 @@ class _Builder:
         if isinstance(value, _Missing):
             return GuardStatus.NO_VALUE
         error = False
-        for item in (*leaves, *children):
+        items: tuple[LeafGuardView | GuardNodeView, ...] = (*leaves, *children)
+        for item in items:
             status = item.status
             if status is _FAIL or status is _NO_VALUE:
                 return _FAIL

@@ -32,7 +32,8 @@ from typing import Any
 
 from .protocol import TraceHandler
 
-mon = getattr(sys, "monitoring", None)
+# Any: typeshed declares sys.monitoring only for 3.12+, and on 3.11 this is None (the back end refuses to start)
+mon: Any = getattr(sys, "monitoring", None)
 
 
 class MonitoringBackend:

@@ -198,20 +198,20 @@ class PatchManager:
                 if isinstance(t, _Target) and t.event is not None and self._key_of(t).matches(patch.key):
                     self._install(t, [], t.dynamo)
                 else:
-                    done = self._install_later_all(patch)
-                    if isinstance(done, EditError):
-                        return EditOutcome(done)
+                    installed = self._install_later_all(patch)
+                    if isinstance(installed, EditError):
+                        return EditOutcome(installed)
             self._patches = [p for p in self._patches if p.ops]
             self._pending.clear()
             return EditOutcome(message=f"Dynamo's code restored for {', '.join(done)}" if done else "no edits to undo")
         t = self.target(ctx)
         if isinstance(t, EditError):
             return EditOutcome(t)
-        patch = self._patch(t.original, t.dynamo)
-        if patch is None or not patch.ops:
+        current = self._patch(t.original, t.dynamo)
+        if current is None or not current.ops:
             return EditOutcome(EditError("not here", f"{t.original.co_name} has no edits to undo"))
         outcome = self._install(t, [], t.dynamo)
-        self._patches.remove(patch)
+        self._patches.remove(current)
         return outcome
 
     def show(self, ctx: "PauseContext") -> PatchDiff | EditError:
@@ -248,10 +248,10 @@ class PatchManager:
         items = [i for i in items if i[1] or i[2]]
         if not items:
             return EditError("not here", "no patches to save")
-        items = [(k, tuple(o), tuple(g), None, False) for k, o, g in items]  # type: ignore[misc]
+        rows = [(k, tuple(o), tuple(g), None, False) for k, o, g in items]
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                json.dump(patch_file_json(items), fh, indent=2)
+                json.dump(patch_file_json(rows), fh, indent=2)
                 fh.write("\n")
         except OSError as exc:
             return EditError("patch file", f"cannot write {path}: {exc.strerror or exc}")

@@ -166,18 +166,19 @@ def _role_notes(code: CodeType, index: int, stack: Sequence[flow.Slot], facts: C
                 if pos >= 0:
                     ph = f" (FX placeholder {g.placeholders[k]})" if g.placeholders else ""
                     out[pos] = f"input {k} of {g.short_name}: {g.inputs[k]}{ph}"
-    for r in roles.resume_calls:
-        if index == r.call_index and r.carries:
+    for resume in roles.resume_calls:
+        if index == resume.call_index and resume.carries:
             op = _opname_at(code, index)
             if op == "CALL_FUNCTION_EX":
                 pos = len(stack) - 1
-                out[pos] = f"the arguments of {r.function_name or r.global_name}: " + "; ".join(r.carries)
+                out[pos] = (f"the arguments of {resume.function_name or resume.global_name}: "
+                            + "; ".join(resume.carries))
             else:
-                n = len(r.carries)
+                n = len(resume.carries)
                 for k in range(n):
                     pos = len(stack) - n + k
                     if pos >= 0:
-                        out[pos] = r.carries[k]
+                        out[pos] = resume.carries[k]
     return out
 
 

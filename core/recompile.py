@@ -89,12 +89,13 @@ NON_INPUT_KINDS = ("invalidated", "global state", "torch function mode", "defaul
 
 
 def what_if(cache_entries: Sequence[Any], f_locals: dict[str, Any], *,
-            closure: dict[str, Any] | None = None, backend: Any = None) -> list[GuardTree]:
+            closure: dict[str, Any] | None = None, backend: Any = None) -> list[GuardTree | str]:
     """Every entry's guard tree evaluated on `f_locals` (synthetic inputs welcome). Values that cannot be
     produced (a missing closure variable, a missing dict key) make their guards NO_VALUE; nothing raises for
     them. Relational guards (``NO_TENSOR_ALIASING``) are judged through the root's ``check_verbose``. With
     `backend` (the call's backend object), an entry compiled with another backend fails with a
-    ``BACKEND_MATCH`` pseudo-leaf (`guards.entry_guard_tree`)."""
+    ``BACKEND_MATCH`` pseudo-leaf (`guards.entry_guard_tree`). An entry whose tree cannot be built is the
+    error's text (``"TypeName: message"``) in its place."""
     from . import guards
 
     return [_safe_tree(guards, entry, f_locals, closure, backend) for entry in cache_entries]

@@ -689,7 +689,7 @@ def report_json(
     frames = list(frames)
     skipped_frames = list(skipped_frames)
     by_key = _names_by_key(frames)
-    out_frames = []
+    out_frames: list[dict[str, Any]] = []
     for index, frame in enumerate(frames):
         entries = []
         for entry in frame.entries:
@@ -741,7 +741,7 @@ def report_json(
                            for r in frame.recompiles],
             "guard_diffs": [diff_json(d) for d in frame_guard_diffs(frame)] if len(frame.entries) > 1 else [],
         })
-    summary = summary_counts(frames)
+    summary: dict[str, Any] = summary_counts(frames)  # the counts, then figures that are not counts
     summary["skipped_frames"] = len(skipped_frames)
     summary["misses"] = len(recompile_records)
     summary["recompile_limit_hits"] = sum(1 for r in recompile_records if r.limit_hit)

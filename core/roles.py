@@ -18,6 +18,7 @@ Everything is a pure function of the code object and the facts: safe on any thre
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Sequence
@@ -196,9 +197,10 @@ class _Exprs:
                 return f"{base}.{key.strip(chr(39))}"
             text = f"{base}[{key}]"
             k = flow.origin_of(st[-1])
-            if dynamo.is_graph_output(base) and 0 <= k < len(self.ops) and self.ops[k].opname == "LOAD_CONST" \
-                    and isinstance(self.ops[k].argval, int):
-                self.outputs[text] = (base, self.ops[k].argval)
+            loader = self.ops[k] if 0 <= k < len(self.ops) else None
+            if dynamo.is_graph_output(base) and loader is not None and loader.opname == "LOAD_CONST" \
+                    and isinstance(loader.argval, int):
+                self.outputs[text] = (base, loader.argval)
             return text
         if name == "BUILD_SLICE" and len(st) >= (op.arg or 2):
             parts = [self.slot(s, depth + 1) for s in st[len(st) - (op.arg or 2):]]
@@ -374,9 +376,10 @@ class _Tagger:
                 j = i + 1
                 while j < len(ops) and ops[j].opname in ("PRECALL", "KW_NAMES"):
                     j += 1
-                if j < len(ops) and ops[j].opname in _CALLS and self.role[j] is not None:
-                    if self.role[j] != Role.USER_CODE:
-                        self.set(i, self.role[j], "gets the next call ready", self.source[j], self.kind[j],
+                call_role = self.role[j] if j < len(ops) else None
+                if call_role is not None and ops[j].opname in _CALLS:
+                    if call_role != Role.USER_CODE:
+                        self.set(i, call_role, "gets the next call ready", self.source[j], self.kind[j],
                                  force=True)
 
     def _has_resume_marker(self) -> bool:
@@ -543,12 +546,12 @@ class _Tagger:
                 self.set(j, Role.GRAPH_INPUT, f"loads inputs {', '.join(map(str, several))} of {short}: {exprs}",
                          "capture" if placeholders else "shape")
                 continue
-            pos = arg_of.get(j)
-            if pos is None:
-                pos = self._feeds(j, arg_of, call)
-            label = f"input {pos}" if pos is not None else "an input"
-            expr = inputs[pos] if pos is not None and pos < len(inputs) else ""
-            ph = f" (FX placeholder {placeholders[pos]})" if placeholders and pos is not None else ""
+            fed = arg_of.get(j)
+            if fed is None:
+                fed = self._feeds(j, arg_of, call)
+            label = f"input {fed}" if fed is not None else "an input"
+            expr = inputs[fed] if fed is not None and fed < len(inputs) else ""
+            ph = f" (FX placeholder {placeholders[fed]})" if placeholders and fed is not None else ""
             d = f"loads {label} of {short}" + (f": {expr}" if expr else "") + ph
             self.set(j, Role.GRAPH_INPUT, d, "capture" if placeholders else "shape")
         shown = ", ".join(inputs[:6]) + (", …" if len(inputs) > 6 else "")
@@ -588,7 +591,8 @@ class _Tagger:
             self._graph_out_names[str(ops[end].argval)] = (short, outputs, graph is not None)
         return end
 
-    def _tree(self, j: int) -> set[int]:
+    # builtins.set: inside the class body `set` is the method that tags an instruction
+    def _tree(self, j: int) -> builtins.set[int]:
         """`j` and every instruction whose pushed value flows into it (its operands, their operands, ...)."""
         out: set[int] = set()
         todo = [j]
@@ -619,8 +623,7 @@ class _Tagger:
         seen = 0
         cur = j
         while seen < 32:
-            cons = self.state.consumers[cur] if cur < len(self.state.consumers) else ()
-            cons = [c for c in cons if c < limit]
+            cons = [c for c in (self.state.consumers[cur] if cur < len(self.state.consumers) else ()) if c < limit]
             if not cons:
                 # stored to a temporary? find who uses the temporary
                 return None

@@ -186,7 +186,8 @@ class Session(TraceMethods, EngineMethods):
         self._last_exc_id = 0
         #: (code name, index, tracked depth, real depth[, after exception]) wherever depth tracking disagreed with the
         #: live stack.
-        self.depth_mismatches: list[tuple[str, int, int, int]] = []
+        # (code name, index, tracked depth, live depth), with whether the tracked depth was rebased where known
+        self.depth_mismatches: list[tuple[str, int, int, int] | tuple[str, int, int, int, bool]] = []
         # threads
         self._thread: threading.Thread | None = None
         self._worker_ident: int | None = None
@@ -670,13 +671,14 @@ class Session(TraceMethods, EngineMethods):
         """
         quiet, note, slow, report = self._quiet, self._note_call, self._on_generated_code, self._callback_failed
         counted = getattr(self.capture, "hit_records", None)  # id(code) -> record with `hits` (note_call inline)
+        hit_records: dict[int, Any] = counted if isinstance(counted, dict) else {}  # used only when it is one
 
         def on_generated_code(code: CodeType) -> None:
             # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
             # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
             try:
                 key = id(code)
-                record = counted.get(key)
+                record = hit_records.get(key)
                 if record is not None:
                     record.hits += 1
                 if key not in quiet:

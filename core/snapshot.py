@@ -54,9 +54,8 @@ def _static_depth(code: Any, index: int) -> int | None:
         state = flow.analyse(code)
     except Exception:  # noqa: BLE001 - code the analysis cannot follow: depth unknown
         return None
-    if not 0 <= index < len(state.before) or state.before[index] is None:
-        return None
-    return len(state.before[index])
+    before = state.before[index] if 0 <= index < len(state.before) else None
+    return None if before is None else len(before)
 
 
 def _untraced_stack(st: "FrameState", *, current: bool) -> tuple[ValueSummary, ...]:
@@ -116,14 +115,14 @@ def frame_view(session: Any, st: "FrameState", *, current: bool, post_mortem: bo
         if name in seen or name not in loc:
             continue
         seen.add(name)
-        summary = value(loc[name])
-        pairs.append((name, summary))
+        shown = value(loc[name])
+        pairs.append((name, shown))
         if passing:
             continue
         old = st.last_ids.get(name)
-        if (old is not None and old != summary.identity) or (old is None and st.snapshots > 0):
+        if (old is not None and old != shown.identity) or (old is None and st.snapshots > 0):
             changed.append(name)  # rebound, or bound since the previous stop
-        st.last_ids[name] = summary.identity
+        st.last_ids[name] = shown.identity
     if not passing:
         st.snapshots += 1
     index = st.index

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import compat
 from .disasm import exception_table
+from .model import ExceptionTableEntry
 
 
 @dataclass
@@ -26,7 +27,7 @@ class CodeIndex:
     code: CodeType
     instructions: list[dis.Instruction]
     index_of_offset: dict[int, int]
-    handlers: list[tuple[int, int, int, int, bool]]
+    handlers: list[ExceptionTableEntry]
     jump_target: dict[int, int]
 
     @classmethod

@@ -717,7 +717,9 @@ class Draft:
 
     def _build(self, base_code: CodeType | None = None, base_wrapper: Any = None, scope: Scope | None = None,
                edit_ops: Sequence[EditOp] | None = None) -> _Built:
-        return _build(self, base_code or self.entry.code_obj, base_wrapper or self.entry.guard_manager,
+        code = base_code or self.entry.code_obj
+        assert code is not None  # __init__ refuses an entry without a code object
+        return _build(self, code, base_wrapper or self.entry.guard_manager,
                       scope or self.scope(), list(self.edit_ops if edit_ops is None else edit_ops))
 
     def install(self, mode: str | InstallMode = "front", *, persist: bool = False, force: bool = False) -> "Handle":
@@ -1041,6 +1043,8 @@ def _remove(inst: _Install) -> None:
 class _Restore(_Install):
     """The entry a ``replace`` invalidated, waiting to be put back as a cache entry at its next call."""
 
+    original: CodeType  # always known here, unlike a draft's entry (`Entry.original` may be None)
+
     def __init__(self, original: CodeType, code: CodeType, wrapper: Any, compile_id: Any) -> None:  # noqa: D107
         self.original = original
         self.built = _Built(code, wrapper, _Counter(), Validation(()))
@@ -1251,7 +1255,8 @@ def _rebind_swap(tgt: _Target, target: Any, key: str, new: Any, live: list[Entry
         owner[name] = new
     else:
         setattr(owner, name, new)
-    accepted, needs = [], []
+    accepted: list[Entry] = []
+    needs: list[Entry] = []
     scope_locals = {tgt.code.co_varnames[0]: tgt.module} if tgt.module is not None else None
     for e in live:
         tree = build_guard_tree(e.guard_manager, e.compile_id, scope_locals or {})

@@ -258,8 +258,9 @@ def _sequence_items(res: _Resolver, slot: flow.Slot) -> tuple[GraphInput, ...]:
     if not 0 <= i < len(ops):
         return ()
     op = ops[i]
-    if op.opname in ("CALL_INTRINSIC_1",) and state.before[i]:
-        return _sequence_items(res, state.before[i][-1])
+    before = state.before[i]
+    if op.opname in ("CALL_INTRINSIC_1",) and before:
+        return _sequence_items(res, before[-1])
     if op.opname in ("BUILD_TUPLE", "BUILD_LIST"):
         st = state.before[i] or ()
         n = op.arg or 0

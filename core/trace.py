@@ -34,6 +34,7 @@ from __future__ import annotations
 import operator
 import sys
 import threading
+from types import FrameType
 from typing import Any, Callable, Protocol
 
 from . import compat, facts
@@ -754,7 +755,7 @@ class TraceRecorder:
             try:
                 # which graph-break path called: the first caller that is not a dynadbg wrapper (the capture's
                 # patch of the same method may sit between)
-                frame = sys._getframe(1)  # noqa: SLF001
+                frame: FrameType | None = sys._getframe(1)  # noqa: SLF001
                 while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("dynadbg"):
                     frame = frame.f_back
                 path = compat.graph_break_path(compat.code_qualname(frame.f_code)) if frame is not None else "other"
@@ -809,7 +810,7 @@ class TraceRecorder:
             eager = None
         resume = root.code_name if root is not None and path in (BreakPath.CALL, BreakPath.JUMP) else None
         returns = False
-        if resume is not None and path is BreakPath.CALL and root_ordinal is not None:
+        if resume is not None and root is not None and path is BreakPath.CALL and root_ordinal is not None:
             # Dynamo makes no resume function for a frame whose next instruction is RETURN_VALUE: the code it
             # generates returns the eager call's result itself (create_call_resume_at, torch 2.13-2.15)
             instructions = att.frames[att.steps[root_ordinal][0]].instructions
@@ -825,8 +826,8 @@ class TraceRecorder:
                 lower, upper = root_detail.stack[-n], root_detail.stack[-n + 1]
                 callee = (lower if lower.kind.value != "null" else upper).text
         plan = EmitPlan(restart, nodes, eager, root.line if root is not None else None, resume,
-                        root.line if resume else None, rest_eager=path is BreakPath.STEP, eager_callee=callee,
-                        returns=returns)
+                        root.line if resume and root is not None else None, rest_eager=path is BreakPath.STEP,
+                        eager_callee=callee, returns=returns)
         head, _notes = facts.parse_break_reason(reason)
         return TraceBreak(att.compile_id, att.number, path, head, gb_type, hints, step,
                           detail.stack if detail is not None else None, chain, plan, filename, line)

@@ -62,8 +62,8 @@ def _ok(text: str, data: Any = None) -> CommandResult:
 
 
 def _resumed(value: Resumed | EngineError) -> CommandResult:
-    value = _check(value)
-    return CommandResult(output=fmt.resumed_text(value), resumed=True, quit=value.quit, data=value)
+    resumed: Resumed = _check(value)
+    return CommandResult(output=fmt.resumed_text(resumed), resumed=True, quit=resumed.quit, data=resumed)
 
 
 def _int(arg: str, default: int | None, what: str) -> int:

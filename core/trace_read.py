@@ -157,7 +157,7 @@ def _sequence(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
 
 
 def _dict(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
-    items = d.get("items")
+    items: Any = d.get("items")  # a tracker's items: a list, a dict or anything else torch keeps there
     n = len(items) if hasattr(items, "__len__") else "?"
     return TraceValue(TraceValueKind.CONTAINER, type(vt).__name__, f"dict ({n} items)", _source(vt))
 
@@ -302,7 +302,8 @@ class SummaryCache:
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, TraceValue, Any]] = {}
-        self._cacheable: dict[type, bool] = {}
+        # per tracker type: True / False, or "tuple" (cacheable once each of its items is realized)
+        self._cacheable: dict[type, bool | str] = {}
 
     def summary(self, vt: Any) -> TraceValue:
         hit = self._cache.get(id(vt))
@@ -376,7 +377,8 @@ def fake_detail(name: str, vt: Any) -> FakeTensorView:
             out.append(SizeView(text, hint, sym))
         return tuple(out)
 
-    shape = stride = ()
+    shape: tuple[SizeView, ...] = ()
+    stride: tuple[SizeView, ...] = ()
     dtype = device = None
     grad = None
     if summary.kind is TraceValueKind.TENSOR:
@@ -483,7 +485,7 @@ def chain_of(tx: Any, index_of: Callable[[Any], tuple[int, str, int | None, int 
     t = tx
     while t is not None:
         fields = compat.translator_fields(t)
-        code = fields.get("f_code")
+        code = fields["f_code"]  # every instruction translator sets f_code when it is made
         index, opname, offset, line = index_of(t)
         frames.append(TraceFrame(int(fields.get("inline_depth", 0) or 0), code.co_name, code.co_filename,
                                  code.co_firstlineno, line, index, opname, offset))

@@ -58,8 +58,8 @@ def stop_terms(stop: Stop, roles: CodeRoles | None = None, *, context: int = 2) 
         return frozenset(trace_stop_terms(stop.trace))
     used: set[str] = set()
     frame = stop.frame
-    at_instruction = frame is not None and frame.index >= 0
-    if at_instruction and frame.code.generated:
+    at_instruction = frame if frame is not None and frame.index >= 0 else None  # a frame at an instruction
+    if at_instruction is not None and at_instruction.code.generated:
         used.add("generated code")
     if stop.compile_id is not None:
         used.add("compile id")
@@ -81,12 +81,12 @@ def stop_terms(stop: Stop, roles: CodeRoles | None = None, *, context: int = 2) 
         used |= {"graph break", "resume function", "compile id"}
     if frame is not None and frame.code.is_resume:
         used.add("resume function")
-    if at_instruction:
-        rows = frame.code.instructions
-        lo, hi = max(0, frame.index - context), min(len(rows), frame.index + context + 1)
+    if at_instruction is not None:
+        rows = at_instruction.code.instructions
+        lo, hi = max(0, at_instruction.index - context), min(len(rows), at_instruction.index + context + 1)
         if any(ins.name is not None and facts.is_graph_global(ins.name) for ins in rows[lo:hi]):
             used.add("FX graph")
-        if roles is not None and roles.key == frame.code.key:
+        if roles is not None and roles.key == at_instruction.code.key:
             for region in roles.regions:
                 if region.start < hi and region.end >= lo and region.role in _ROLE_TERMS:
                     used.add(_ROLE_TERMS[region.role])

@@ -169,6 +169,23 @@ def test_patch_undo_at_a_later_stop_restores_dynamo_code():
     assert results == [6.0, 7.0, 6.0]
 
 
+def test_patch_undo_all_at_a_later_stop_restores_dynamo_code():
+    results: list[float] = []
+    said = {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:  # the second call runs the edit; no compile of the patched code is at this stop
+            said["undo"] = ex("patch undo all")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run_double_sum, results), respond, ("entry",))
+    assert said["undo"].error is None, said["undo"].error
+    assert "restored for double_sum" in said["undo"].output
+    assert results == [6.0, 7.0, 6.0]
+
+
 def test_patch_undo_of_a_compile_stop_edit_later_and_at_the_stop():
     results: list[float] = []
 
