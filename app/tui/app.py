@@ -82,7 +82,7 @@ from .prompt_screen import PromptScreen
 from .recompile_view import available_choices, choice_for, tensor_inputs
 from .screen import MainScreen
 from .teaching import Teaching
-from .trace_view import KEYS_LINE
+from .trace_view import KEYS_LINE, traced_break
 from .views import View
 from .source_view import SourceView
 
@@ -106,14 +106,6 @@ _VIEW_QUERIES: dict[View, Callable[[EngineSession], Any]] = {
     # at a run-time stop after a graph break: the recorded attempt that traced the break (`trace steps`)
     View.TRACE: lambda engine: engine.trace_steps(),
 }
-
-
-def traced_break(stop: Stop | None) -> Any:
-    """The recorded trace step of the graph break behind `stop`'s resume function (`BreakContext.traced`), None at
-    any other stop (a trace stop shows its own live trace)."""
-    if stop is None or stop.trace is not None or stop.graph_break is None:
-        return None
-    return stop.graph_break.traced
 
 
 class DebuggerApp(App[int]):

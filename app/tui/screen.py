@@ -59,7 +59,7 @@ from .stack_view import StackView
 from .status_line import StatusLine
 from .stderr_view import StderrView
 from .synced_views import SyncedViews
-from .trace_view import TraceView
+from .trace_view import TraceView, traced_break
 from .views import View
 from .watches_view import WatchesView
 
@@ -273,7 +273,7 @@ class MainScreen(Screen[None]):
         self.set_class(stop is not None and stop.history is not None, "-history")
         trace = stop.trace if stop is not None else None
         self.set_class(trace is not None, "-trace")
-        traced = None if trace is not None or stop is None or stop.graph_break is None else stop.graph_break.traced
+        traced = traced_break(stop)
         self.trace_view.show(trace, traced)
         self._show_trace_tab(trace is not None or traced is not None)
         self.recompile_view.show_stop(stop)

@@ -21,7 +21,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from dynadbg.core.format import trace as tfmt
-from dynadbg.core.model import TracedBreak
+from dynadbg.core.model import Stop, TracedBreak
 from dynadbg.core.trace_model import TraceStep, TraceStopReason, TraceStopView
 
 from .output_view import OutputView
@@ -29,6 +29,14 @@ from .output_view import OutputView
 #: How the keys work at a trace stop, under the view's head (the registry's keys: the app fills them in).
 KEYS_LINE = "{step} step · {next} next (over an inlined call) · {ret} out of the inlined function · {cont} continue" \
             " · {back} / {forward} recorded steps · {until} until the cursor's line"
+
+
+def traced_break(stop: Stop | None) -> TracedBreak | None:
+    """Where Dynamo's recorded trace holds the graph break behind `stop`'s resume function (`BreakContext.traced`),
+    None at any other stop (a trace stop shows its own live trace)."""
+    if stop is None or stop.trace is not None or stop.graph_break is None:
+        return None
+    return stop.graph_break.traced
 
 
 class TraceView(OutputView):

@@ -30,7 +30,7 @@ from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
 from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
                                 DecisionKind, DropCandidate, DropPreview, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
-                                EvalResult, Explanation, GuardRef, HistoryInfo, HistoryMark, HistoryView,
+                                EvalResult, Explanation, FrameView, GuardRef, HistoryInfo, HistoryMark, HistoryView,
                                 PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
                                 ValueSummary, WatchValue)
 from dynadbg.core.runner import ExitResult
@@ -151,6 +151,14 @@ class FakeEngine:
         self._finished.set()
         self.listener.on_exit(result)
 
+    def _paused_frame(self, none_here: str) -> FrameView | EngineError:
+        """The paused stop's selected frame, or the error the engine gives (`none_here`: at a stop with no frame)."""
+        stop = self._paused()
+        if isinstance(stop, EngineError):
+            return stop
+        frame = stop.selected_frame
+        return frame if frame is not None else EngineError(none_here, "not here")
+
     def _paused(self) -> Stop | EngineError:
         if self._finished.is_set():
             return EngineError("the program has finished", "not paused")
@@ -266,12 +274,9 @@ class FakeEngine:
 
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
         """The real engine's checks (a frame; an index inside its code), then the scenario's next stop."""
-        stop = self._paused()
-        if isinstance(stop, EngineError):
-            return stop
-        frame = stop.selected_frame
-        if frame is None:
-            return EngineError("no frame selected", "not here")
+        frame = self._paused_frame("no frame selected")
+        if isinstance(frame, EngineError):
+            return frame
         idx = frame.index + 1 if index is None else index
         n = len(frame.code.instructions)
         if not 0 <= idx < n:
@@ -567,12 +572,9 @@ class FakeEngine:
     # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         """The stop's source file (the fake listings point at a real file): whole, or from the function's line."""
-        stop = self._paused()
-        if isinstance(stop, EngineError):
-            return stop
-        frame = stop.selected_frame
-        if frame is None:
-            return EngineError("no source here", "not here")
+        frame = self._paused_frame("no source here")
+        if isinstance(frame, EngineError):
+            return frame
         try:
             lines = tuple(Path(frame.code.filename).read_text(encoding="utf-8").splitlines())
         except OSError:

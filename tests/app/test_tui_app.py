@@ -338,10 +338,15 @@ async def test_program_that_never_compiled_says_so() -> None:
         assert "never stopped in compiled code" in log
 
 
-async def test_ctrl_c_interrupts_a_running_program() -> None:
+def _held_running_app():  # noqa: ANN202
+    """An app whose program, continued from its first stop, keeps running until interrupted."""
     scenario = forward_scenario()
     scenario.run_after = frozenset({0})
-    app = make_app(scenario)
+    return make_app(scenario)
+
+
+async def test_ctrl_c_interrupts_a_running_program() -> None:
+    app = _held_running_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("c")
@@ -365,9 +370,7 @@ async def test_a_long_compile_is_named_on_the_status_line_with_its_time(monkeypa
     from dynadbg.tui.bridge import Bridge
 
     monkeypatch.setattr(DebuggerApp, "ELAPSED_SHOWN_AFTER", 3.0)
-    scenario = forward_scenario()
-    scenario.run_after = frozenset({0})
-    app = make_app(scenario)
+    app = _held_running_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("c")
