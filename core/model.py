@@ -1664,10 +1664,18 @@ class StopTeaching:
         provenance: who pushed each value-stack slot of the selected frame (what `Engine.stack_provenance()`
             answers), None where the frame has no value stack to explain (no instruction, an empty or unknown
             stack).
+        traced_breaks: for each instruction of a graph-break region of the code (role ``GRAPH_BREAK``), where
+            Dynamo's recorded trace of the compile that generated the code holds that break, as (instruction
+            index, `TracedBreak`), in index order; only breaks the trace recorder still holds.
     """
 
     roles: CodeRoles | None = None
     provenance: Provenance | None = None
+    traced_breaks: tuple[tuple[int, "TracedBreak"], ...] = ()
+
+    def traced_break_at(self, index: int) -> "TracedBreak | None":
+        """Where Dynamo's recorded trace holds the graph break instruction `index` belongs to, else None."""
+        return next((t for i, t in self.traced_breaks if i == index), None)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from .model import (
     FrameView,
     HandedOver,
     ResumePoint,
+    Role,
     Stop,
     StopKind,
     StopTeaching,
@@ -216,7 +217,11 @@ def _traced_break(session: Any, compile_id: str | None, brk: Any) -> TracedBreak
         return None
     if view is None or not view.breaks:
         return None
-    line = getattr(brk, "lineno", None)
+    return _break_on_line(view, getattr(brk, "lineno", None))
+
+
+def _break_on_line(view: Any, line: int | None) -> TracedBreak | None:
+    """The graph break of the compile `view` (`TraceCompileView`) on user line `line`, else its last break."""
     found = next((b for b in reversed(view.breaks) if b.step is not None and b.line == line), None)
     found = found or next((b for b in reversed(view.breaks) if b.step is not None), None)
     if found is None or found.step is None:
@@ -341,7 +346,33 @@ def stop_teaching(session: Any, ctx: "PauseContext", stop: Stop) -> StopTeaching
             provenance = _provenance.provenance(code, fv.index, facts=facts, roles=roles)
         except Exception:  # noqa: BLE001 - values without their origins
             provenance = None
-    return StopTeaching(roles, provenance)
+    return StopTeaching(roles, provenance, _traced_breaks(session, code, fv, roles))
+
+
+def _traced_breaks(session: Any, code: Any, fv: Any, roles: Any) -> tuple[tuple[int, TracedBreak], ...]:
+    """`StopTeaching.traced_breaks`: each graph-break region of the generated `code` linked to the break that
+    Dynamo's recorded trace of its compile holds on the region's user line (the instructions Dynamo emits for a
+    break carry the breaking instruction's line)."""
+    regions = [r for r in roles.regions if r.role is Role.GRAPH_BREAK]
+    stops = getattr(session, "trace_stops", None)
+    if not regions or stops is None:
+        return ()
+    try:
+        info = session.generated_info(code)
+        view = stops.recorder.compile_view(str(info.compile_id)) if info is not None else None
+    except Exception:  # noqa: BLE001 - a pointer into the trace only
+        return ()
+    if view is None or not view.breaks:
+        return ()
+    instructions = fv.code.instructions
+    out: list[tuple[int, TracedBreak]] = []
+    for region in regions:
+        lines = [instructions[k].lineno for k in range(region.start, region.end + 1)
+                 if k < len(instructions) and instructions[k].lineno is not None]
+        traced = _break_on_line(view, lines[-1] if lines else None)
+        if traced is not None:
+            out.extend((k, traced) for k in range(region.start, region.end + 1))
+    return tuple(out)
 
 
 #: id(code) → (code, capture version, facts): `codegen_facts`' cache (the code is kept so its id stays its own).

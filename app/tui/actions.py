@@ -146,6 +146,9 @@ ACTIONS: tuple[Action, ...] = (
            footer=False, group="Views"),
     Action("view_trace", "9", "Trace", "Show the trace stop: Dynamo's symbolic stack and locals, the graph and "
            "guards so far, the break", footer=False, group="Views"),
+    Action("trace_break", "T", "Traced", "Show where Dynamo traced the graph break under the bytecode cursor "
+           "(a break row of generated code): the recorded steps of that compile, the breaking one marked",
+           "trace steps …", footer=False, group="Views", when="generated"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
     Action("explain", "X", "Explain", "Show or hide the Explain pane: what the cursor's instruction does, its "
            "stack effect, its role in Dynamo's code", "explain {cursor}", footer=False, group="Views"),

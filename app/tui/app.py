@@ -259,6 +259,7 @@ class DebuggerApp(App[int]):
             "return": lambda: self._control("return", lambda engine: engine.set_return()),
             "continue": lambda: self._control("continue", lambda engine: engine.set_continue()),
             "until": self._until,
+            "trace_break": self._trace_cursor_break,
         }
         """Registry action id → what it does (the views and the recompile choices are added below)."""
         for view in View:
@@ -357,6 +358,8 @@ class DebuggerApp(App[int]):
             return self.phase in ("running", "starting") or self.awaiting_resume
         if when == "recompile":
             return stopped and entry.id in available_choices(stop)
+        if entry.id == "trace_break" and (stop is None or stop.teaching is None or not stop.teaching.traced_breaks):
+            return False  # only in generated code with a graph-break region whose compile the trace recorder holds
         if when == "generated":
             frame = self._main.frame
             if at_recompile or frame is None or not frame.code.generated:
@@ -381,6 +384,28 @@ class DebuggerApp(App[int]):
 
     def _cursor_instr(self) -> Any:
         return self._main.bytecode.cursor_instruction
+
+    def _trace_cursor_break(self) -> None:
+        """`T`: the Trace view shows the recorded steps of the attempt that traced the graph break under the bytecode
+        cursor (`StopTeaching.traced_breaks`), the breaking step marked; off a break row the console says so."""
+        stop = self.last_stop
+        teaching = stop.teaching if stop is not None and self.stopped else None
+        if stop is None or teaching is None:
+            return
+        traced = teaching.traced_break_at(self._cursor())
+        if traced is None:
+            rows = sorted({k for k, _ in teaching.traced_breaks})
+            self._main.console.info(f"T works on a graph-break row: here instructions {rows[0]}–{rows[-1]}" if rows else
+                                    "T: no graph break of this code is in Dynamo's recorded trace")
+            return
+        screen = self._main
+        self._view_seq[View.TRACE] = (stop.seq, stop.selected)  # filled here: opening the view asks nothing more
+        screen.trace_view.show(None, traced, row=True)
+        screen.show_trace_tab(True)
+        screen.show_view(View.TRACE)
+        engine = self.session
+        self.client.call(lambda: engine.trace_steps(traced.compile_id, traced.attempt),
+                         lambda steps: screen.show_query(View.TRACE, steps), "trace steps")
 
     def _cursor(self) -> int:
         instr = self._main.bytecode.cursor_instruction

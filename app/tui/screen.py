@@ -252,7 +252,7 @@ class MainScreen(Screen[None]):
             widget.border_title = title
         self.original.display = False
         self._trace_tab = True
-        self._show_trace_tab(False)
+        self.show_trace_tab(False)
         self.bytecode.focus()
         # After the first refresh: the tabs have activated their initial pane, so a stop may switch views.
         self.call_after_refresh(self.post_message, self.Ready())
@@ -275,7 +275,7 @@ class MainScreen(Screen[None]):
         self.set_class(trace is not None, "-trace")
         traced = traced_break(stop)
         self.trace_view.show(trace, traced)
-        self._show_trace_tab(trace is not None or traced is not None)
+        self.show_trace_tab(trace is not None or traced is not None)
         self.recompile_view.show_stop(stop)
         if stop is not None:
             self._stop_detail_stale = True
@@ -292,7 +292,7 @@ class MainScreen(Screen[None]):
                 else "depth from the code's flow" if frame.depth_from_flow
                 else "" if frame.stack_exact else "tracked depth"))
 
-    def _show_trace_tab(self, shown: bool) -> None:
+    def show_trace_tab(self, shown: bool) -> None:
         """The Trace view's tab is there only at a trace stop, or at a run-time stop after a graph break that
         Dynamo's recorded trace holds (elsewhere it has nothing to show, and the tab row keeps its width for the
         others)."""

@@ -51,12 +51,16 @@ class TraceView(OutputView):
         """The trace stop shown (a recorded step while `back` shows one), or None."""
         self.traced: TracedBreak | None = None
         """At a run-time stop after a graph break: where Dynamo's recorded trace holds it, else None."""
+        self.from_row = False
+        """`traced` is the break of a graph-break row of the bytecode pane (``T``), not the one behind the stop."""
 
-    def show(self, view: TraceStopView | None, traced: TracedBreak | None = None) -> None:
+    def show(self, view: TraceStopView | None, traced: TracedBreak | None = None, *, row: bool = False) -> None:
         """Show `view` (None: the placeholder of a stop outside Dynamo's tracing, or, with `traced`, of the
-        recorded trace of the graph break behind a resume function, filled by `show_recorded`)."""
+        recorded trace of the graph break behind a resume function, or with `row` of the break row under the
+        bytecode cursor, filled by `show_recorded`)."""
         self.view = view
         self.traced = traced
+        self.from_row = row
         if view is None:
             self.border_subtitle = ""
             self.content = Text(
@@ -78,7 +82,9 @@ class TraceView(OutputView):
             return
         head = Text.assemble(
             (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}", "bold"),
-            f": the instructions it traced before the graph break behind this resume function; > marks the "
+            f": the instructions it traced before the graph break "
+            f"{'of the bytecode cursor' + chr(39) + 's row' if self.from_row else 'behind this resume function'}; "
+            f"> marks the "
             f"breaking one, step {traced.ordinal} ({traced.opname}" +
             (f" at line {traced.line})" if traced.line is not None else ")"))
         narrow = 0 < self.size.width < 95  # the left pane at 80 columns: rows that do not wrap

@@ -175,3 +175,46 @@ async def test_the_source_pane_at_a_trace_stop_of_a_script_named_by_a_relative_p
         assert source.virtual_size.height == len(PROGRAM.read_text().splitlines())
         await pilot.press("q")
         await pilot.pause(0.2)
+
+
+async def test_t_on_a_break_row_of_the_generated_code_opens_the_traced_break() -> None:
+    """From a `BREAK` row to compile time: in the caller's generated code (`u` from the resume function's stop),
+    `T` with the bytecode cursor on the graph-break row shows the recorded attempt of the compile that generated
+    the code, the breaking CALL marked; off a break row it says where the break rows are."""
+    from dynadbg.core.model import Role, StopKind
+    from dynadbg.tui.views import View
+
+    app = _app({"graph-break"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until(pilot, lambda: app.phase in ("stopped", "exited"))
+        assert app.last_stop.kind is StopKind.GRAPH_BREAK
+        seq = app.last_stop.seq
+        screen = app.main_screen
+        screen.bytecode.focus()
+        await pilot.press("u")
+        await _until(pilot, lambda: app.last_stop.seq != seq or app.last_stop.selected != -1, 30)
+        teaching = app.last_stop.teaching
+        assert teaching is not None and teaching.traced_breaks
+        rows = {k for k, _ in teaching.traced_breaks}
+        assert all(teaching.roles.roles[k].role is Role.GRAPH_BREAK for k in rows)
+        await pilot.press("home")
+        await pilot.press("T")
+        await settle(pilot)
+        log = " ".join(" ".join(s.text for s in screen.console.log_widget.lines).split())
+        assert f"T works on a graph-break row: here instructions {min(rows)}–{max(rows)}" in log
+        for _ in range(60):  # down to the break row, as a user would
+            if screen.bytecode.cursor in rows:
+                break
+            await pilot.press("down")
+        assert screen.bytecode.cursor in rows
+        await pilot.press("T")
+        await _until(pilot, lambda: "marks the breaking one" in _trace_text(app), 30)
+        assert screen.active_view is View.TRACE
+        traced = teaching.traced_break_at(screen.bytecode.cursor)
+        text = _trace_text(app)
+        assert (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}: the instructions "
+                "it traced before the graph break of the bytecode cursor's row") in text
+        (marked,) = [line for line in text.splitlines() if line.startswith(">")] or [text]
+        assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked
+        await pilot.press("q")
+        await pilot.pause(0.2)

@@ -422,3 +422,34 @@ def test_the_report_has_a_trace_summary_per_compile() -> None:
     assert any(c["name"] == brk["resume_function"] for c in data["trace"])
     text = result.text(full=True)  # the detail (the default text is the summary)
     assert "Dynamo's tracing, per compile" in text and "breaking instruction: CALL" in text
+
+
+def test_the_break_rows_of_the_generated_code_point_at_the_traced_break() -> None:
+    """A front end taking `Stop.teaching` gets, for the graph-break region of the caller's generated code, the same
+    traced break as the resume function's stop names: the compile that generated the code, the breaking CALL at
+    line 9 (what the TUI's `T` opens from a break row)."""
+    import torch
+
+    from dynadbg.core.listeners import QueueListener
+    from dynadbg.core.model import Role
+    from dynadbg.core.session import Session
+
+    class Teaching(QueueListener):
+        wants_teaching = True
+
+    torch._dynamo.reset()
+    listener = Teaching()
+    session = Session(listener, break_on=("graph-break",))
+    session.start_script(str(PROGRAMS / "item_graph_break.py"), [])
+    kind, stop = listener.events.get(timeout=300)
+    assert kind == "stop" and stop.kind is StopKind.GRAPH_BREAK and stop.graph_break.traced is not None
+    assert stop.teaching.traced_breaks == ()  # the resume function's own code has no break region
+    up = session.up()
+    assert isinstance(up, Stop)
+    roles = up.teaching.roles
+    breaks = [k for k, r in enumerate(roles.roles) if r.role is Role.GRAPH_BREAK]
+    assert breaks and [k for k, _ in up.teaching.traced_breaks] == breaks
+    assert all(up.teaching.traced_break_at(k) == stop.graph_break.traced for k in breaks)
+    assert up.teaching.traced_break_at(0) is None
+    session.detach()
+    assert listener.events.get(timeout=120)[0] == "exit"
