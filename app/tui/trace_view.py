@@ -106,6 +106,9 @@ def render(view: TraceStopView, keys_line: str = "") -> RenderableType:
                           "toward the live stop, any step goes on from it", style="bold yellow"))
     s = view.step
     parts.append(Text(tfmt.step_where(s), style="bold"))
+    strip = tfmt.attempt_strip(view.attempts, s.attempt, s.ordinal)
+    if strip:  # the restarts so far, one line (the attempts section below has their reasons)
+        parts.append(Text(strip, style="yellow"))
     if view.source_line:
         parts.append(Text.assemble((f"{s.line:>5} | ", "dim"), view.source_line))
     # the user's bytecode around the instruction Dynamo traces next (the whole listing: the Bytecode view)

@@ -279,7 +279,7 @@ def trace_stop_text(stop: Stop) -> str:
     view: TraceStopView = stop.trace
     s = view.step
     lines = [f"--- {stop.message}", f"[{stop.kind.value}] {step_where(s)}  · {plural(view.nodes_total, 'node')} · "
-             f"{plural(view.guards_total, 'guard')}"]
+             f"{plural(view.guards_total, 'guard')}", attempt_strip(view.attempts, s.attempt, s.ordinal)]
     if view.holds_compile_lock:
         lines.append(f"({LOCK_NOTE})")
     if view.brk is not None and view.reason is TraceStopReason.GRAPH_BREAK:
@@ -390,6 +390,28 @@ def attempts_lines(attempts: Sequence[TraceAttemptView]) -> list[str]:
             line += f"; {a.error.exc_type}"
         out.append(line)
     return out
+
+
+def attempt_strip(attempts: Sequence[TraceAttemptView], attempt: int, ordinal: int) -> str:
+    """One line of a compile's attempts so far, the one being traced (`attempt`, at step `ordinal`) marked ``▶``:
+    ``attempts: 0 restarted at step 10 → ▶1 step 4, replaying to 10``; empty while there is only one attempt."""
+    if len(attempts) < 2:
+        return ""
+    parts = []
+    for a in attempts:
+        if a.attempt == attempt:
+            part = f"▶{a.attempt} step {ordinal}"
+            if a.replay_until is not None and ordinal < a.replay_until:
+                part += f", replaying to {a.replay_until}"
+        elif a.restart is not None:
+            part = f"{a.attempt} restarted" + (f" at step {a.restart.at_ordinal}"
+                                               if a.restart.at_ordinal is not None else "")
+        elif a.error is not None:
+            part = f"{a.attempt} failed: {a.error.exc_type}"
+        else:
+            part = f"{a.attempt} {a.outcome}"
+        parts.append(part)
+    return "attempts: " + " → ".join(parts)
 
 
 def why_text(view: TraceStopView) -> str:

@@ -453,3 +453,33 @@ def test_the_break_rows_of_the_generated_code_point_at_the_traced_break() -> Non
     assert up.teaching.traced_break_at(0) is None
     session.detach()
     assert listener.events.get(timeout=120)[0] == "exit"
+
+
+def test_after_a_restart_the_trace_stop_shows_the_attempt_strip() -> None:
+    """The restart strip: once a graph break restarted the compile, each trace stop of the next attempt says so in
+    one line (the attempt that restarted, at which step; the attempt being traced, marked), in line mode and the
+    TUI's Trace view alike; the first attempt's stops have no strip."""
+    from dynadbg.core.format import trace as tfmt
+
+    stops: list[Stop] = []
+
+    def answer(run: Run, stop: Stop) -> str | None:
+        if stop.trace is not None:
+            stops.append(stop)
+            return "s" if stop.trace.step.attempt == 0 or len(stops) < 3 else "c"
+        return "c"
+
+    run = drive_answering(start(PROGRAMS / "item_graph_break.py"), answer, break_on=("trace",), timeout=300)
+    assert run.result is not None and run.result.status == 0
+    first = [s for s in stops if s.trace.step.compile_id == "0/0" and s.trace.step.attempt == 0]
+    again = [s for s in stops if s.trace.step.compile_id == "0/0" and s.trace.step.attempt == 1]
+    assert first and again
+    assert all("attempts:" not in tfmt.trace_stop_text(s) for s in first)
+    view = again[0].trace
+    restart = view.attempts[0].restart
+    assert restart is not None and restart.at_ordinal is not None
+    strip = f"attempts: 0 restarted at step {restart.at_ordinal} → ▶1 step {view.step.ordinal}"
+    assert tfmt.trace_stop_text(again[0]).splitlines()[2].startswith(strip)
+    from dynadbg.tui.trace_view import render
+
+    assert strip in "\n".join(p.plain for p in render(view).renderables if hasattr(p, "plain"))
