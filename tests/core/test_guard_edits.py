@@ -1,6 +1,6 @@
 """Guard edits (issue 5) on real eager compiles: `guard add` (one recompile when a later call fails it; rejected
-expressions), `guard drop` on the nn.Module int counter of shared case 002 (recompiles stop, with the warning),
-`guard export` pasted into a copy of the program (same recompile count), `guard undo`, teardown."""
+expressions), `guard drop` on the nn.Module int counter of tests/programs/module_int_counter.py (recompiles stop,
+with the warning), `guard export` pasted into a copy of the program (same recompile count), `guard undo`, teardown."""
 
 from __future__ import annotations
 
@@ -10,14 +10,13 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from helpers import cases_dir
 from dynadbg.core import compat
 from dynadbg.core import guards as G
 from dynadbg.core.session import Session
 from helpers import QueueListener
 
-CASE_002 = (cases_dir() or Path("/nonexistent")) / "002_module_int_counter_attr.py"
-needs_case_002 = pytest.mark.skipif(not CASE_002.is_file(), reason="shared case 002 is missing")
+#: the project's own program of public case 002 (an nn.Module int counter recompiles on every call): 4 calls
+COUNTER = Path(__file__).resolve().parents[1] / "programs" / "module_int_counter.py"
 
 
 def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callable[[str], Any], int], Any],
@@ -50,7 +49,7 @@ def entries_of(session: Session, name: str) -> list[Any]:
 
 @pytest.fixture
 def dynamo_config():
-    """Case 002 switches a Dynamo config flag in its second half: put it back."""
+    """Put back the Dynamo config flag a guard edit test may switch."""
     saved = torch._dynamo.config.allow_unspec_int_on_nn_module
     yield
     torch._dynamo.config.allow_unspec_int_on_nn_module = saved
@@ -147,7 +146,7 @@ def test_guard_undo_of_an_add_switches_it_off():
 
 
 # ------------------------------------------------------------------------------------------------------------
-# guard drop, export, undo — shared case 002 (an nn.Module int counter recompiles on every call)
+# guard drop, export, undo — tests/programs/module_int_counter.py (a module's int counter recompiles on every call)
 # ------------------------------------------------------------------------------------------------------------
 
 
@@ -158,18 +157,16 @@ def _counter_leaf(ex) -> str:
     return leaf.id
 
 
-def _run_case_002(respond, break_on):
-    return drive_with(lambda s: s.start_script(str(CASE_002)), respond, break_on)
+def _run_counter(respond, break_on):
+    return drive_with(lambda s: s.start_script(str(COUNTER)), respond, break_on)
 
 
-@needs_case_002
-def test_case_002_recompiles_on_every_call_without_edits(dynamo_config):
-    _stops, result, session, _ = _run_case_002(lambda stop, ex, n: ex("c"), ())
+def test_the_counter_program_recompiles_on_every_call_without_edits(dynamo_config):
+    _stops, result, session, _ = _run_counter(lambda stop, ex, n: ex("c"), ())
     assert result.status == 0
-    assert len(entries_of(session, "forward")) >= 6
+    assert len(entries_of(session, "forward")) == 4
 
 
-@needs_case_002
 def test_guard_drop_of_the_int_counter_stops_the_recompiles_with_a_warning(dynamo_config):
     said = {}
 
@@ -178,20 +175,19 @@ def test_guard_drop_of_the_int_counter_stops_the_recompiles_with_a_warning(dynam
             said["drop"] = ex(f"guard drop {_counter_leaf(ex)}")
         return ex("c")
 
-    _stops, result, session, _ = _run_case_002(respond, ("entry",))
+    _stops, result, session, _ = _run_counter(respond, ("entry",))
     drop = said["drop"]
     assert drop.error is None
     assert "WARNING" in drop.output and "constant folding" in drop.output and "silently wrong" in drop.output
     assert drop.data.warning is not None
     entries = entries_of(session, "forward")
-    # a copy of 0/0 without the counter guard replaces it (no compile): calls 2..6 run it
+    # a copy of 0/0 without the counter guard replaces it (no compile): calls 2..4 run it
     assert len(entries) == 1 and "copy" in drop.output and "no recompile" in drop.output
     assert frame_of(session, "forward").recompiles == ()
     # the counter was baked in (constant folding): the program's own check of its results fails, as warned
     assert result.status == 1 and "AssertionError" in (result.exception or "")
 
 
-@needs_case_002
 def test_guard_drop_at_the_compile_stop_and_export_pasted_into_the_program(dynamo_config, tmp_path):
     said = {}
 
@@ -201,7 +197,7 @@ def test_guard_drop_at_the_compile_stop_and_export_pasted_into_the_program(dynam
             said["export"] = ex("guard export")
         return ex("c")
 
-    _stops, result, session, _ = _run_case_002(respond, ("compile",))
+    _stops, result, session, _ = _run_counter(respond, ("compile",))
     assert said["drop"].error is None and "in effect from the next call" in said["drop"].output
     debugger_entries = len(entries_of(session, "forward"))
     debugger_recompiles = len(frame_of(session, "forward").recompiles)
@@ -211,22 +207,21 @@ def test_guard_drop_at_the_compile_stop_and_export_pasted_into_the_program(dynam
 
     # paste the exported filter into a copy of the program and run it without the debugger
     torch._dynamo.reset()
-    program = CASE_002.read_text()
-    head = program.split("assert m.counter == 6")[0]   # the first half: the module with the counter
+    program = COUNTER.read_text()
+    head = program.split("assert m.counter == 4")[0]   # the first half: the module with the counter
     call = 'cm = torch.compile(m, backend="eager")'
     assert call in head
     modified = head.replace(call, source + "\n\n" + call[:-1] + ', options={"guard_filter_fn": dynadbg_guard_filter})')
-    copy = tmp_path / "case_002_with_filter.py"
+    copy = tmp_path / "counter_with_filter.py"
     copy.write_text(modified)
     namespace: dict[str, Any] = {"__name__": "__main__"}
     exec(compile(modified, str(copy), "exec"), namespace)
-    code = namespace["WarmupScaled"].forward.__code__
+    code = namespace["Stepper"].forward.__code__
     live = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
     assert len(live) == debugger_entries            # the same recompile count: one entry, no recompile
     assert namespace["m"].counter == 1              # and the same constant-folded counter as in the debugger
 
 
-@needs_case_002
 def test_guard_undo_of_a_drop_brings_the_recompiles_back(dynamo_config):
     said = {}
 
@@ -236,10 +231,10 @@ def test_guard_undo_of_a_drop_brings_the_recompiles_back(dynamo_config):
             said["undo"] = ex("guard undo")            # takes the copy without the guard out again
         return ex("c")
 
-    _stops, result, session, _ = _run_case_002(respond, ("entry",))
+    _stops, result, session, _ = _run_counter(respond, ("entry",))
     assert said["undo"].error is None and "comes back" in said["undo"].output
     assert result.status == 0                          # the counter is guarded again: correct results
-    assert len(entries_of(session, "forward")) >= 5      # 0/0, then one per call again
+    assert len(entries_of(session, "forward")) == 4      # 0/0, then one per call again
 
 
 def test_guard_drop_of_an_unknown_id_is_rejected():
