@@ -53,11 +53,15 @@ class TraceView(OutputView):
         """At a run-time stop after a graph break: where Dynamo's recorded trace holds it, else None."""
         self.from_row = False
         """`traced` is the break of a graph-break row of the bytecode pane (``T``), not the one behind the stop."""
+        self._idle = False
 
     def show(self, view: TraceStopView | None, traced: TracedBreak | None = None, *, row: bool = False) -> None:
         """Show `view` (None: the placeholder of a stop outside Dynamo's tracing, or, with `traced`, of the
         recorded trace of the graph break behind a resume function, or with `row` of the break row under the
         bytecode cursor, filled by `show_recorded`)."""
+        if view is None and traced is None and self.view is None and self.traced is None and self._idle:
+            return  # the placeholder is up already: a repeat would re-lay out the screen at every step
+        self._idle = view is None and traced is None
         self.view = view
         self.traced = traced
         self.from_row = row

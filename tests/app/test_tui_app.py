@@ -855,3 +855,23 @@ async def test_the_source_pane_reads_its_file_through_the_engine(monkeypatch) ->
         await pilot.press("s")
         await settle(pilot)
         assert asked == [True]  # the same file: not asked again
+
+
+async def test_a_step_outside_dynamos_tracing_does_not_redraw_the_hidden_trace_view() -> None:
+    """Each step away from a trace stop used to put the Trace view's placeholder up again, and a `Static` update
+    lays the whole screen out anew (the largest share of a step's repaint on a big model): the view is left alone
+    while there is nothing new to show."""
+    from textual.widgets import Static
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        body = app.main_screen.trace_view.query_one(Static)
+        updates = []
+        original = body.update
+        body.update = lambda *a, **k: (updates.append(a), original(*a, **k))  # type: ignore[method-assign]
+        for expected in (1, 2, 3):
+            await pilot.press("s")
+            await settle(pilot)
+            assert app.main_screen.bytecode.current == expected
+        assert updates == []
