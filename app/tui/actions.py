@@ -65,9 +65,11 @@ class Action:
         label: short footer label (``"Step"``).
         description: one line for the help screen and the command palette.
         command: the command-language line that does the same in the console (``{cursor}``: the bytecode
-            cursor's instruction index), for the help, the palette and the README; None for actions the UI
+            cursor's instruction index), for the help, the palette and the README, and what the key counts as
+            (`command_line`: a lesson step that asks for the command is done by the key); None for actions the UI
             handles itself (help, console focus).
         resumes: True when the command lets the program run (only allowed while stopped).
+        asks: the key opens a dialog; the command is sent (with what the dialog chose) when it is answered.
         footer: shown in the footer.
         priority: checked before the focused widget sees the key (only for keys no widget should swallow).
         group: heading on the help screen.
@@ -83,6 +85,7 @@ class Action:
     description: str
     command: str | None = None
     resumes: bool = False
+    asks: bool = False
     footer: bool = True
     priority: bool = False
     group: str = "Run"
@@ -122,15 +125,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("skip", "S", "Skip", "Stop compiling this code; its entries still serve", "skip",
            resumes=True, group="Recompile stop", when="recompile"),
     Action("drop", "D", "Drop", "Choose failing guards to drop from the new entry (asks first), recompile", "drop",
-           resumes=True, group="Recompile stop", when="recompile"),
+           resumes=True, asks=True, group="Recompile stop", when="recompile"),
     Action("dynamic", "M", "Dynamic", "Mark a tensor dimension dynamic (NAME DIM), recompile",
-           "dynamic NAME DIM", resumes=True, group="Recompile stop", when="recompile"),
+           "dynamic NAME DIM", resumes=True, asks=True, group="Recompile stop", when="recompile"),
     Action("edit", "e", "Edit", "Edit the cursor's instruction (live stack preview)",
-           "edit {cursor} …", group="Editing", when="generated"),
+           "edit {cursor} …", asks=True, group="Editing", when="generated"),
     Action("insert", "i", "Insert", "Insert instructions before the cursor's instruction",
-           "insert {cursor} …", footer=False, group="Editing", when="generated"),
+           "insert {cursor} …", asks=True, footer=False, group="Editing", when="generated"),
     Action("delete", "x", "Delete", "Delete the cursor's instruction (preview first)",
-           "delete {cursor}", footer=False, group="Editing", when="generated"),
+           "delete {cursor}", asks=True, footer=False, group="Editing", when="generated"),
     Action("view_bytecode", "1", "Bytecode", "Show the transformed bytecode", footer=False, group="Views"),
     Action("view_orig", "2", "Original", "Show the original bytecode", "orig", footer=False, group="Views"),
     Action("view_graph", "3", "Graph", "Show the FX graph", "graph", footer=False, group="Views"),
@@ -169,6 +172,24 @@ def get(action_id: str) -> Action:
         KeyError: no such action.
     """
     return _BY_ID[action_id]
+
+
+def command_line(action_id: str, cursor: int | None = None) -> str | None:
+    """The command-language line the action `action_id` counts as when a key or the palette does it: its
+    `Action.command` with ``{cursor}`` replaced by `cursor` (the bytecode cursor's instruction index; None drops the
+    argument: the command's default, the current instruction). None for an action with no command, or one whose
+    dialog makes the command (`Action.asks`: the dialog's answer is the command).
+
+    Raises:
+        KeyError: no such action.
+    """
+    action = _BY_ID[action_id]
+    if action.command is None or action.asks:
+        return None
+    if "{cursor}" not in action.command:
+        return action.command
+    return action.command.replace("{cursor}", str(cursor)) if cursor is not None else \
+        action.command.replace(" {cursor}", "").replace("{cursor}", "")
 
 
 def bindings() -> list[Binding]:

@@ -1,9 +1,10 @@
 """`dynadbg learn` in the TUI, on the real engine: the narration pane follows each lesson as the learner types
-each step's action in the console (Pilot)."""
+each step's action in the console, or presses the key the footer offers for it (Pilot)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -36,13 +37,67 @@ def _idle(app) -> bool:  # noqa: ANN001
     return (app.stopped or app.phase == "exited") and not app.engine_busy
 
 
+def _key_for(app, line: str):  # noqa: ANN001, ANN202
+    """The registry action whose key sends `line` and applies now (`check_action`), with the bytecode cursor's
+    instruction index its command takes (None: the current instruction); None when no key does."""
+    from dynadbg.tui import actions
+
+    for action in actions.ACTIONS:
+        template = action.command
+        if template is None or action.asks or app.check_action("dbg", (action.id,)) is not True:
+            continue
+        if "{cursor}" in template:
+            match = re.fullmatch(re.escape(template).replace(re.escape("{cursor}"), r"(\d+)"), line)
+            if match:
+                return action, int(match.group(1))
+        if line == actions.command_line(action.id):
+            return action, None
+    return None
+
+
+async def _press_for(pilot, line: str) -> str | None:  # noqa: ANN001
+    """Do `line` with the key the footer offers for it (the edit dialog for an ``edit``): the key pressed, or None
+    when no key does it now (the caller types it)."""
+    app = pilot.app
+    bytecode = app.main_screen.bytecode
+    edit = re.fullmatch(r"edit (\d+) (.+)", line)
+    found = _key_for(app, line)
+    if edit and app.check_action("dbg", ("edit",)) is True:
+        key, index = "e", int(edit.group(1))
+    elif found is not None:
+        action, index = found
+        key = action.keys.split(",")[0]
+    else:
+        return None
+    if app.focused is app.main_screen.console.input:
+        await pilot.press("escape")  # the keys, not the command line
+    if index is None:
+        bytecode.action_to_current()
+    else:
+        bytecode.action_cursor_to(index)
+    await pilot.pause()
+    await pilot.press(key)
+    if edit:
+        from dynadbg.tui.edit_dialog import EditDialog
+
+        assert await _until(pilot, lambda: isinstance(app.screen, EditDialog))
+        await pilot.press("ctrl+u", *edit.group(2), "enter")
+        assert await _until(pilot, lambda: not isinstance(app.screen, EditDialog))
+    return key
+
+
+@pytest.mark.parametrize("by", ["typing", "keys"])
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
-async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+async def test_every_lesson_in_the_tui(lesson, by, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Each step's action, typed in the console (`by` typing) or done by the footer's key where one sends that
+    command (`by` keys: ``E`` for ``eager``, ``t`` on the cursor's row for ``until IDX``, ``3`` for ``graph``, the
+    edit dialog for ``edit``), makes the step done."""
     from dynadbg.core.session import Session
     from dynadbg.learn.tui import LearnApp
 
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    pressed: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         narration = app.narration
@@ -54,16 +109,24 @@ async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  
                 if app.coach.index != step.number - 1:
                     break
                 line = await asyncio.to_thread(resolve_action, app.session, command)
-                app.submit(line)
+                key = await _press_for(pilot, line) if by == "keys" else None
+                if key is None:
+                    app.submit(line)
+                else:
+                    pressed.append(f"{key} ({line})")
                 await _settle(pilot)
             await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
             assert app.coach.index == step.number, (
-                f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` did "
-                f"not make it true in the TUI (it needs: {step.done.describe()})")
+                f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` "
+                f"{'by keys ' + ', '.join(pressed) if by == 'keys' else 'typed'} did not make it true in the TUI "
+                f"(it needs: {step.done.describe()})")
         await _settle(pilot)
         assert "· done" in str(narration.border_title)
+        assert not app.coach.skipped
         await pilot.press("q")
     assert lesson.number in Progress().done
+    if by == "keys":
+        assert pressed, f"lesson {lesson.number}: no step's command has a key (the keys run is the typing run)"
 
 
 async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypatch) -> None:  # noqa: ANN001
