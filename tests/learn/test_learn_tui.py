@@ -126,6 +126,7 @@ async def test_every_lesson_in_the_tui(lesson, by, tmp_path, monkeypatch) -> Non
         await pilot.press("q")
     assert lesson.number in Progress().done
     if by == "keys":
+        print(f"lesson {lesson.number} by keys: {', '.join(pressed)}")
         assert pressed, f"lesson {lesson.number}: no step's command has a key (the keys run is the typing run)"
 
 
@@ -156,3 +157,44 @@ def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> Non
     assert fitted_title(heading, 120) == heading  # a pane wide enough shows it whole
     assert fitted_title("Lesson 3: A graph break: the eager instruction and the resume function · done", 60).endswith(
         "… · done")
+
+
+async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4, step 3 asks for `eager` at the recompile stop; `R` (recompile) there is a wrong move, and `c` then
+    lets the program end: the narration says the step cannot be done in this run and how to go on, and F8 walks
+    through the rest to the end of the lesson."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[3]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await pilot.press("escape")
+        for key in ("c", "7"):                       # steps 1 and 2, by the keys
+            await pilot.press(key)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert app.coach.index == 2, "steps 1 and 2 by keys"
+        await pilot.press("R")                       # step 3 wants E
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await pilot.press("c")
+        assert await _until(pilot, lambda: app.phase == "exited" and app.coach.stranded and _idle(app))
+        await _settle(pilot)
+        text = str(app.narration.render())
+        assert "The program has ended before this step was done, so it cannot be done in this run." in text
+        assert "Press F8 (or type `lesson skip`) to skip it" in text and "`dynadbg learn 4`" in text
+        assert "Hint:" not in text
+        assert "F8: skip step · q: leave the debugger" in str(app.narration.border_subtitle)
+        assert str(app.narration.border_title).endswith(f"step 3 of {len(lesson.steps)}")
+        for number in range(4, len(lesson.steps) + 1):
+            await pilot.press("f8")
+            await pilot.pause()
+            assert f"step {number} of" in str(app.narration.border_title)
+            assert "cannot be done in this run" in str(app.narration.render())
+        await pilot.press("f8")
+        await pilot.pause()
+        assert "· done" in str(app.narration.border_title) and app.coach.skipped == [3, 4, 5, 6]
+        assert "cannot be done" not in str(app.narration.render())
+        await pilot.press("q")
