@@ -401,9 +401,10 @@ class DebuggerApp(App[int]):
         handler = self._actions.get(action.id)
         if handler is None:
             return
-        stopped = self.stopped
+        stopped, at_trace = self.stopped, self.at_trace_stop
         shown = handler()
-        command = actions.command_line(action.id, self._cursor() if self._cursor_instr() is not None else None)
+        command = actions.command_line(action.id, self._cursor() if self._cursor_instr() is not None else None,
+                                       at_trace=at_trace)
         if stopped and command is not None and not action.resumes and shown is not False:
             # a resuming action says so itself (`ResumeSent`); a pane hidden again (``X`` twice) is no command
             self.post_message(self.ActionDone(action.id, command))

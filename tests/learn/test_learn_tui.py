@@ -44,13 +44,14 @@ def _key_for(app, line: str):  # noqa: ANN001, ANN202
 
     for action in actions.ACTIONS:
         template = action.command
-        if template is None or action.asks or app.check_action("dbg", (action.id,)) is not True:
+        if (actions.command_line(action.id, 0, at_trace=app.at_trace_stop) is None
+                or app.check_action("dbg", (action.id,)) is not True):
             continue
         if "{cursor}" in template:
             match = re.fullmatch(re.escape(template).replace(re.escape("{cursor}"), r"(\d+)"), line)
             if match:
                 return action, int(match.group(1))
-        if line == actions.command_line(action.id):
+        if line == actions.command_line(action.id, at_trace=app.at_trace_stop):
             return action, None
     return None
 
@@ -197,4 +198,32 @@ async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(
         await pilot.pause()
         assert "· done" in str(app.narration.border_title) and app.coach.skipped == [3, 4, 5, 6]
         assert "cannot be done" not in str(app.narration.render())
+        await pilot.press("q")
+
+
+async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4, step 3 (`eager` at the recompile stop) done from the command palette (Ctrl+P, "Eager")."""
+    from textual.command import CommandPalette
+
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[3]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for line in ("c", "why"):
+            app.submit(line)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert app.coach.index == 2
+        await pilot.press("escape", "ctrl+p")
+        assert await _until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"Eager: Run this call eagerly")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app), 60), (
+            f"the palette's Eager did not finish step 3 (step {app.coach.index + 1}, hint {app.coach.hint!r})")
+        assert app.coach.hint is None
         await pilot.press("q")
