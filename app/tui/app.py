@@ -185,7 +185,7 @@ class DebuggerApp(App[int]):
         """A key, the palette or a dialog did, at a stop, what a command that does not resume does (``w``:
         ``whatif``; ``3``: ``graph``; ``X``: ``explain 12``; an edit applied from the edit dialog: its ``edit``
         line); posted when the action was sent, before the engine answered (engine calls made after it see its
-        effect)."""
+        effect), an edit once the engine installed it."""
 
         def __init__(self, action_id: str, command: str) -> None:
             self.action_id = action_id
