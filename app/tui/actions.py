@@ -183,14 +183,15 @@ def command_line(action_id: str, cursor: int | None = None, *, at_trace: bool = 
     """The command-language line the action `action_id` counts as when a key or the palette does it: its
     `Action.command` with ``{cursor}`` replaced by `cursor` (the bytecode cursor's instruction index; None drops the
     argument: the command's default, the current instruction). None for an action with no command, one whose
-    dialog makes the command (`Action.asks`: the dialog's answer is the command), or, `at_trace` (the program is
-    at a trace stop), one whose command answers there from Dynamo's trace and its pane does not (`Action.at_trace`).
+    dialog makes the command (`Action.asks`: the dialog's answer is the command), one whose command has an
+    argument the key picks itself (``…``: ``T``'s ``trace steps …``), or, `at_trace` (the program is at a trace
+    stop), one whose command answers there from Dynamo's trace and its pane does not (`Action.at_trace`).
 
     Raises:
         KeyError: no such action.
     """
     action = _BY_ID[action_id]
-    if action.command is None or action.asks or (at_trace and not action.at_trace):
+    if action.command is None or action.asks or "…" in action.command or (at_trace and not action.at_trace):
         return None
     if "{cursor}" not in action.command:
         return action.command

@@ -741,6 +741,7 @@ def test_an_actions_command_line_is_what_its_key_counts_as() -> None:
     assert actions.command_line("help") is None           # the UI's own: no command
     assert actions.command_line("edit", 3) is None        # its dialog makes the command (`Action.asks`)
     assert actions.command_line("drop") is None
+    assert actions.command_line("trace_break", 4) is None  # `trace steps …`: the key picks the compile itself
     # at a trace stop `why` answers from Dynamo's trace (the Trace view shows it), not what key 7's view shows
     assert actions.command_line("view_recompile", at_trace=True) is None
     assert actions.command_line("continue", at_trace=True) == "c"
