@@ -169,6 +169,13 @@ HISTORY_OK: frozenset[str] = frozenset({
     "back", "forward", "present", "history", "stack", "locals", "bt", "l", "ll", "src", "orig", "explain", "h",
     "compiles", "graph", "break-on", "v", "watch", "b", "entries", "why", "diff"})
 
+#: Verbs that only read: they change neither the program, the selected frame, breakpoints, watches, the code nor
+#: what the next command shows, so running one again answers the same (`dynadbg learn` reads the text of a key's
+#: answer, such as ``X`` for ``explain``, this way).
+READ_ONLY: frozenset[str] = frozenset({
+    "bt", "ll", "src", "orig", "stack", "explain", "locals", "globals", "guards", "whatif", "entries", "compiles",
+    "graph", "why", "diff", "h"})
+
 
 class _Usage(Exception):
     """A malformed command: the message is the error line."""

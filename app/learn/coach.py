@@ -233,6 +233,12 @@ class Coach:
     def finished(self) -> bool:
         return self.step is None
 
+    @property
+    def stranded(self) -> bool:
+        """The program has ended and the current step is not done: its condition can no longer become true
+        (only a step that waits for the end is done by it, and `advance` has already passed such a step)."""
+        return self.exited and self.step is not None
+
     # -- what happened ------------------------------------------------------------------------------------------
     def observe_command(self, line: str, output: str, error: str | None) -> None:
         """The learner ran `line`; its output and error (None when it worked)."""
@@ -302,6 +308,9 @@ class Coach:
         if self.step is not None:
             self.skipped.append(self.step.number)
             self._next()
+            if self.exited:
+                # after the end only a step that waits for it can be done: it is, now
+                self.advance(self.state_at(None), move=False)
 
     def _next(self) -> None:
         self.index += 1
@@ -324,8 +333,18 @@ class Coach:
         where = "done" if self.step is None else f"step {self.index + 1} of {total}"
         return f"Lesson {self.lesson.number}: {self.lesson.title} · {where}"
 
+    def stranded_text(self, skip_how: str = "type `lesson skip`") -> str | None:
+        """What to do when the lesson is `stranded` (None when it is not): the step can no longer be done, how to
+        skip it (`skip_how`) and how to start the lesson again."""
+        if not self.stranded:
+            return None
+        return (f"The program has ended before this step was done, so it cannot be done in this run. "
+                f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "
+                f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
+
     def narration(self, skip_how: str = "type `lesson skip`") -> str:
-        """The current step as plain text: heading, what to do, the hint if any, how to skip."""
+        """The current step as plain text: heading, what to do, the hint if any (when the program has ended with
+        the step not done: that it cannot be done now, and the way on), how to skip."""
         lines = [self.heading()]
         step = self.step
         if step is None:
@@ -334,6 +353,10 @@ class Coach:
         if self.index == 0 and self.lesson.intro:
             lines.append(self.lesson.intro)
         lines.append(step.text)
+        stranded = self.stranded_text(skip_how)
+        if stranded:
+            lines.append(stranded)
+            return "\n".join(lines)
         if self.hint:
             lines.append(f"Hint: {self.hint}")
         lines.append(f"(stuck? {skip_how} to skip this step)")

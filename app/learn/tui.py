@@ -1,16 +1,24 @@
 """`dynadbg learn` in the TUI: the debugger app with a narration pane that follows the lesson.
 
 `LearnApp` builds on `DebuggerApp` through its public messages only: `DebuggerApp.StopShown`,
-`DebuggerApp.CommandAnswered`, `DebuggerApp.ResumeSent` and `DebuggerApp.ProgramEnded`, and `Console.Submitted`
-for the console lines the coach answers itself (``lesson``, ``lesson skip``). After each stop, each console
-command and the program's end, the coach's condition is checked against the engine's state: the stop brings what a
-condition reads (kind, instruction, role: `Stop.teaching`), so no engine call is needed; a stop without its roles
-(a recorded one) is read with `Coach.snapshot` through the app's engine client. F8 skips a step.
+`DebuggerApp.CommandAnswered`, `DebuggerApp.ResumeSent`, `DebuggerApp.ActionDone` and `DebuggerApp.ProgramEnded`,
+and `Console.Submitted` for the console lines the coach answers itself (``lesson``, ``lesson skip``). After each
+stop, each console command, each key (or palette entry, or dialog) that does what a command does, and the
+program's end, the coach's condition is checked against the engine's state: the stop brings what a condition reads
+(kind, instruction, role: `Stop.teaching`), so no engine call is needed; a stop without its roles (a recorded one)
+is read with `Coach.snapshot` through the app's engine client.
+
+A key counts as the command the action registry says it sends (`ResumeSent.command`, `ActionDone.command`:
+`E` is ``eager``, ``3`` is ``graph``, ``X`` is ``explain IDX``), so a step is done whichever way the learner went.
+When the step asks for what that command prints (``output_contains``) and the command only reads
+(`commands.READ_ONLY`), its text is read by running the command on the engine (nothing is logged). When the
+program ends with the step not done the narration says so and how to go on (F8, or the lesson again).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,12 +26,12 @@ from textual import on
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 
-from dynadbg.core.commands import RESUMING
+from dynadbg.core.commands import READ_ONLY, RESUMING
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import NarrationView
 
-from .coach import Coach, EngineState
+from .coach import Coach, EngineState, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
@@ -83,7 +91,8 @@ class LearnApp(DebuggerApp):
             body = coach.lesson.outro or "Lesson finished."
         else:
             body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
-        self.narration.show(coach.heading(), body, coach.hint, SKIP_KEY.upper(), done=step is None)
+        self.narration.show(coach.heading(), body, coach.hint, SKIP_KEY.upper(), done=step is None,
+                            ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"))
 
     # what the learner does -----------------------------------------------------------------------------------
     @on(Console.Submitted)
@@ -103,9 +112,24 @@ class LearnApp(DebuggerApp):
     def _resume_sent(self, event: DebuggerApp.ResumeSent) -> None:
         # noted before the answer: the stop it leads to may arrive before the call's own answer
         self._moved = True
-        words = event.what.split()
-        if event.line and words and words[0] in RESUMING:
-            self.coach.observe_command(event.what, "", None)
+        command = event.command
+        if command is not None and verb_of(command) in RESUMING:
+            self.coach.observe_command(command, "", None)
+
+    @on(DebuggerApp.ActionDone)
+    def _action_done(self, event: DebuggerApp.ActionDone) -> None:
+        """A key (the palette, a dialog) did what `event.command` does: checked as if it had been typed."""
+        if self.coach.finished:
+            return
+        step = self.coach.step
+        verb = verb_of(event.command)
+        self.coach.observe_command(event.command, "", None)
+        if (step is not None and step.done.output_contains is not None and step.done.command == verb
+                and verb in READ_ONLY):
+            self._check(move=True, looked=True, read=event.command)
+            return
+        # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind
+        self._check(move=True, looked=True, fresh=True)
 
     @on(DebuggerApp.CommandAnswered)
     def _command_answered(self, event: DebuggerApp.CommandAnswered) -> None:
@@ -137,7 +161,10 @@ class LearnApp(DebuggerApp):
         self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
 
     # checking the condition -------------------------------------------------------------------------------------
-    def _check(self, move: bool, looked: bool = False) -> None:
+    def _check(self, move: bool, looked: bool = False, read: str | None = None, fresh: bool = False) -> None:
+        """Check the step's condition; `read`: a read-only command a key did whose text the condition needs (run
+        on the engine first, its output observed as the command's); `fresh`: read the state from the engine even
+        when the shown stop has what the condition needs."""
         coach = self.coach
         if coach.finished:
             return
@@ -145,12 +172,27 @@ class LearnApp(DebuggerApp):
         frame = stop.selected_frame if stop is not None else None
         step = coach.step
         claims = step is not None and bool(step.done.claims)
-        if stop is not None and (claims or stop.teaching is None and frame is not None and frame.code.generated):
-            # the step's claims are about engine state (guards, entries, the graph), or no roles came with this
-            # stop (a recorded one): ask the engine
+        if stop is not None and (read is not None or fresh or claims
+                                 or stop.teaching is None and frame is not None and frame.code.generated):
+            # the step's claims are about engine state (guards, entries, the graph), its condition reads a key's
+            # answer, or no roles came with this stop (a recorded one): ask the engine
             session = self.session
-            self.client.call(lambda: coach.snapshot(session), lambda state: self._checked(state, move, looked),
-                             "lesson step check")
+
+            def call() -> Any:
+                answer = session.execute(read) if read is not None else None
+                return answer, coach.snapshot(session)
+
+            def answered(result: Any) -> None:
+                if isinstance(result, tuple):
+                    answer, state = result
+                    if answer is not None:
+                        coach.observe_command(read, answer.output, answer.error)
+                        state = replace(state, output=answer.output, error=answer.error)
+                    self._checked(state, move, looked)
+                else:
+                    self._checked(result, move, looked)
+
+            self.client.call(call, answered, "lesson step check")
             return
         self._checked(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching else None),
                       move, looked)

@@ -65,9 +65,14 @@ class Action:
         label: short footer label (``"Step"``).
         description: one line for the help screen and the command palette.
         command: the command-language line that does the same in the console (``{cursor}``: the bytecode
-            cursor's instruction index), for the help, the palette and the README; None for actions the UI
+            cursor's instruction index), for the help, the palette and the README, and what the key counts as
+            (`command_line`: a lesson step that asks for the command is done by the key); None for actions the UI
             handles itself (help, console focus).
         resumes: True when the command lets the program run (only allowed while stopped).
+        asks: the key opens a dialog; the command is sent (with what the dialog chose) when it is answered.
+        at_trace: the key does what `command` does at a trace stop too; False where the command answers there from
+            Dynamo's trace (``why``, ``graph``, ``explain``, ``guards``: the Trace view, key 9, shows that) while
+            the key's pane shows the compiled code's (`command_line` gives no command there).
         footer: shown in the footer.
         priority: checked before the focused widget sees the key (only for keys no widget should swallow).
         group: heading on the help screen.
@@ -83,6 +88,8 @@ class Action:
     description: str
     command: str | None = None
     resumes: bool = False
+    asks: bool = False
+    at_trace: bool = True
     footer: bool = True
     priority: bool = False
     group: str = "Run"
@@ -114,7 +121,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("previous_failing", "F", "Prev fail", "Guard pane: go to the previous failing guard (before the first, "
            "to the last)", footer=False, group="Guards"),
     Action("failing_only", "ctrl+f", "Failing only", "Guard pane: show only the paths to failing guards, or "
-           "every guard again", "guards fail", footer=False, group="Guards"),
+           "every guard again", "guards fail", at_trace=False, footer=False, group="Guards"),
     Action("recompile", "R", "Recompile", "Compile a new cache entry for this call (the default)",
            "recompile", resumes=True, group="Recompile stop", when="recompile"),
     Action("eager", "E", "Eager", "Run this call eagerly, without compiling it", "eager", resumes=True,
@@ -122,18 +129,19 @@ ACTIONS: tuple[Action, ...] = (
     Action("skip", "S", "Skip", "Stop compiling this code; its entries still serve", "skip",
            resumes=True, group="Recompile stop", when="recompile"),
     Action("drop", "D", "Drop", "Choose failing guards to drop from the new entry (asks first), recompile", "drop",
-           resumes=True, group="Recompile stop", when="recompile"),
+           resumes=True, asks=True, group="Recompile stop", when="recompile"),
     Action("dynamic", "M", "Dynamic", "Mark a tensor dimension dynamic (NAME DIM), recompile",
-           "dynamic NAME DIM", resumes=True, group="Recompile stop", when="recompile"),
+           "dynamic NAME DIM", resumes=True, asks=True, group="Recompile stop", when="recompile"),
     Action("edit", "e", "Edit", "Edit the cursor's instruction (live stack preview)",
-           "edit {cursor} …", group="Editing", when="generated"),
+           "edit {cursor} …", asks=True, group="Editing", when="generated"),
     Action("insert", "i", "Insert", "Insert instructions before the cursor's instruction",
-           "insert {cursor} …", footer=False, group="Editing", when="generated"),
+           "insert {cursor} …", asks=True, footer=False, group="Editing", when="generated"),
     Action("delete", "x", "Delete", "Delete the cursor's instruction (preview first)",
-           "delete {cursor}", footer=False, group="Editing", when="generated"),
+           "delete {cursor}", asks=True, footer=False, group="Editing", when="generated"),
     Action("view_bytecode", "1", "Bytecode", "Show the transformed bytecode", footer=False, group="Views"),
     Action("view_orig", "2", "Original", "Show the original bytecode", "orig", footer=False, group="Views"),
-    Action("view_graph", "3", "Graph", "Show the FX graph", "graph", footer=False, group="Views"),
+    Action("view_graph", "3", "Graph", "Show the FX graph", "graph", at_trace=False, footer=False,
+           group="Views"),
     Action("view_entries", "4", "Entries", "Show the cache entries of this code object", "entries",
            footer=False, group="Views"),
     Action("view_stop", "5", "Stop", "Show why the program stopped (details, traceback)", footer=False,
@@ -141,7 +149,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("view_diff", "6", "Diff", "Show the instruction edits: Dynamo's code vs edited",
            "patch show", footer=False, group="Views"),
     Action("view_recompile", "7", "Recompile", "Show why this code recompiled, and the choices",
-           "why", footer=False, group="Views"),
+           "why", at_trace=False, footer=False, group="Views"),
     Action("view_stderr", "8", "Stderr", "Show what the program and torch wrote to stderr (warnings)",
            footer=False, group="Views"),
     Action("view_trace", "9", "Trace", "Show the trace stop: Dynamo's symbolic stack and locals, the graph and "
@@ -151,7 +159,7 @@ ACTIONS: tuple[Action, ...] = (
            "trace steps …", footer=False, group="Views", when="generated"),
     Action("console", "colon", "Console", "Focus the console (Escape leaves it)", footer=False, group="Views"),
     Action("explain", "X", "Explain", "Show or hide the Explain pane: what the cursor's instruction does, its "
-           "stack effect, its role in Dynamo's code", "explain {cursor}", footer=False, group="Views"),
+           "stack effect, its role in Dynamo's code", "explain {cursor}", at_trace=False, footer=False, group="Views"),
     Action("maximize", "z", "Zoom", "Maximise the focused pane; again (or Escape) restores it", group="Views"),
     Action("help", "question_mark", "Help", "Show this help", group="Views"),
     Action("interrupt", "ctrl+c", "Interrupt", "Interrupt the running program at its next instruction",
@@ -169,6 +177,26 @@ def get(action_id: str) -> Action:
         KeyError: no such action.
     """
     return _BY_ID[action_id]
+
+
+def command_line(action_id: str, cursor: int | None = None, *, at_trace: bool = False) -> str | None:
+    """The command-language line the action `action_id` counts as when a key or the palette does it: its
+    `Action.command` with ``{cursor}`` replaced by `cursor` (the bytecode cursor's instruction index; None drops the
+    argument: the command's default, the current instruction). None for an action with no command, one whose
+    dialog makes the command (`Action.asks`: the dialog's answer is the command), one whose command has an
+    argument the key picks itself (``…``: ``T``'s ``trace steps …``), or, `at_trace` (the program is at a trace
+    stop), one whose command answers there from Dynamo's trace and its pane does not (`Action.at_trace`).
+
+    Raises:
+        KeyError: no such action.
+    """
+    action = _BY_ID[action_id]
+    if action.command is None or action.asks or "…" in action.command or (at_trace and not action.at_trace):
+        return None
+    if "{cursor}" not in action.command:
+        return action.command
+    return action.command.replace("{cursor}", str(cursor)) if cursor is not None else \
+        action.command.replace(" {cursor}", "").replace("{cursor}", "")
 
 
 def bindings() -> list[Binding]:

@@ -23,8 +23,10 @@ out). Keys that do not apply at the current stop are hidden from the footer (`ac
 
 Public messages for front ends built on this app (`dynadbg learn`): `StopShown` (a stop is on screen),
 `CommandAnswered` (a console command came back), `ResumeSent` (a key or a command let the program go on),
-`ProgramEnded` (the program ended). Console lines can be taken over by handling `Console.Submitted` first and
-calling `prevent_default()`.
+`ActionDone` (a key, the palette or a dialog did what a command that does not resume does), `ProgramEnded` (the
+program ended). `ResumeSent` and `ActionDone` carry the command-language line the key's action counts as
+(`actions.command_line`), so a front end follows one language whichever way the user went. Console lines can be
+taken over by handling `Console.Submitted` first and calling `prevent_default()`.
 
 The delays (`FOOTER_SETTLE`, `RUNNING_SHOWN_AFTER`, `QUIT_DEADLINE`, `PRINT_FLUSH`) are class attributes; the
 tests set them to 0.
@@ -168,11 +170,28 @@ class DebuggerApp(App[int]):
         """A key, a decision or a console line (one that may resume) was sent to the engine while the program was
         stopped; posted before the engine answered."""
 
-        def __init__(self, what: str, *, line: bool = False) -> None:
+        def __init__(self, what: str, *, line: bool = False, command: str | None = None) -> None:
             self.what = what
             """The action id (``"step"``, ``"eager"``), or the command line as typed."""
             self.line = line
             """`what` is a console line."""
+            self.command = what if line else command
+            """The command-language line this is the same as: the line typed; a key's `actions.command_line`
+            (``"s"``, ``"until 12"``); a decision's `Decision.command` (``"eager"``, ``"drop g3"``); None when
+            there is none."""
+            super().__init__()
+
+    class ActionDone(Message):
+        """A key, the palette or a dialog did, at a stop, what a command that does not resume does (``w``:
+        ``whatif``; ``3``: ``graph``; ``X``: ``explain 12``; an edit applied from the edit dialog: its ``edit``
+        line); posted when the action was sent, before the engine answered (engine calls made after it see its
+        effect), an edit once the engine installed it."""
+
+        def __init__(self, action_id: str, command: str) -> None:
+            self.action_id = action_id
+            """The registry action's id (``"view_graph"``)."""
+            self.command = command
+            """The command-language line it counts as (`actions.command_line`, or the dialog's command)."""
             super().__init__()
 
     class ProgramEnded(Message):
@@ -378,9 +397,17 @@ class DebuggerApp(App[int]):
 
     def action_dbg(self, action_id: str) -> None:
         """Run the registry action `action_id` (every key binding and palette entry lands here)."""
-        handler = self._actions.get(actions.get(action_id).id)
-        if handler is not None:
-            handler()
+        action = actions.get(action_id)
+        handler = self._actions.get(action.id)
+        if handler is None:
+            return
+        stopped, at_trace = self.stopped, self.at_trace_stop
+        shown = handler()
+        command = actions.command_line(action.id, self._cursor() if self._cursor_instr() is not None else None,
+                                       at_trace=at_trace)
+        if stopped and command is not None and not action.resumes and shown is not False:
+            # a resuming action says so itself (`ResumeSent`); a pane hidden again (``X`` twice) is no command
+            self.post_message(self.ActionDone(action.id, command))
 
     def _cursor_instr(self) -> Any:
         return self._main.bytecode.cursor_instruction
@@ -421,7 +448,10 @@ class DebuggerApp(App[int]):
         if self.at_trace_stop:
             instr = self._cursor_instr()
             line = instr.lineno if instr is not None else None
-            self._control("until", lambda engine: engine.trace_until(line))
+            engine = self.session
+            # at a trace stop `until` takes a source line, not an instruction index
+            self._resume(lambda: engine.trace_until(line), "until",
+                         command="until" if line is None else f"until {line}")
             return
         self._control("until", lambda engine, index=self._cursor(): engine.set_until(index))
 
@@ -433,9 +463,12 @@ class DebuggerApp(App[int]):
         """Extra keys the help screen lists (a lesson's; none in the debugger)."""
         return ()
 
-    def _toggle_explain(self) -> None:
-        if self._main.toggle_explain():
+    def _toggle_explain(self) -> bool:
+        """``X``: show the Explain pane (True) or hide it (False)."""
+        shown = self._main.toggle_explain()
+        if shown:
             self.teaching.explain_cursor()
+        return bool(shown)
 
     def _jump_failing(self, step: int) -> None:
         """``f`` / ``F``: the guard pane takes the focus (arrows then move in it) and goes to the next / previous
@@ -473,16 +506,19 @@ class DebuggerApp(App[int]):
 
     def _control(self, what: str, call: Callable[[EngineSession], Any]) -> None:
         engine = self.session
-        self._resume(lambda: call(engine), what)
+        cursor = self._cursor() if self._cursor_instr() is not None else None
+        self._resume(lambda: call(engine), what, command=actions.command_line(what, cursor))
 
-    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None) -> None:
-        """Send a call that lets the program go on (only while stopped and no other one is in flight)."""
+    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None,
+                command: str | None = None) -> None:
+        """Send a call that lets the program go on (only while stopped and no other one is in flight); `command`:
+        the command-language line it is the same as (`ResumeSent.command`)."""
         if not self.stopped:
             return
         if echo is not None:
             self._main.console.echo(echo)
         self.awaiting_resume = True
-        self.post_message(self.ResumeSent(what))
+        self.post_message(self.ResumeSent(what, command=command))
         self._bindings_changed()
         self.client.call(fn, self._resumed, what)
 
@@ -539,7 +575,8 @@ class DebuggerApp(App[int]):
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
         engine = self.session
-        self._resume(lambda: engine.decide(decision), decision.kind.value, echo=decision.command)
+        self._resume(lambda: engine.decide(decision), decision.kind.value, echo=decision.command,
+                     command=decision.command)
 
     def select_frame(self, delta: int) -> None:
         """``u`` (-1, toward the caller) / ``d`` (+1): select another frame of the stop."""
@@ -644,6 +681,7 @@ class DebuggerApp(App[int]):
             if dialog.is_attached:
                 dialog.applied(result)
             if isinstance(result, EditOutcome) and result.ok:
+                self.post_message(self.ActionDone(op.kind.value, op.text))
                 self._patch_changed()
                 self._main.console.output(result.message)
                 if result.diff is not None:

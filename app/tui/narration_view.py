@@ -29,14 +29,20 @@ class NarrationView(Static):
     heading = ""
     """The full heading of the step shown; the border title is it, cut to the pane's width (`fitted_title`)."""
 
-    def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False) -> None:
-        """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint."""
+    def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False,
+             ended: str | None = None) -> None:
+        """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint;
+        `ended`: the program has ended with the step not done, what to do now (shown instead of the hint)."""
         self.heading = heading
         self.border_title = fitted_title(heading, self.size.width)
         self.border_subtitle = ("q: leave the debugger" if done
+                                else f"{skip_key}: skip step · q: leave the debugger" if ended
                                 else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
         text = Text(body)
-        if hint:
+        if ended:
+            text.append("\n")
+            text.append(ended, style="bold yellow")
+        elif hint:
             text.append("\nHint: ", style="bold yellow")
             text.append(hint)
         self.set_class(done, "-done")

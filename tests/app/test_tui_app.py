@@ -734,6 +734,44 @@ async def test_console_commands_show_their_effect_without_the_app_reading_them()
         assert "outermost" in log_text(app) and bytecode.current == 0
 
 
+def test_an_actions_command_line_is_what_its_key_counts_as() -> None:
+    assert actions.command_line("eager") == "eager" and actions.command_line("view_graph") == "graph"
+    assert actions.command_line("until", 12) == "until 12"
+    assert actions.command_line("explain") == "explain" and actions.command_line("explain", 7) == "explain 7"
+    assert actions.command_line("help") is None           # the UI's own: no command
+    assert actions.command_line("edit", 3) is None        # its dialog makes the command (`Action.asks`)
+    assert actions.command_line("drop") is None
+    assert actions.command_line("trace_break", 4) is None  # `trace steps …`: the key picks the compile itself
+    # at a trace stop `why` answers from Dynamo's trace (the Trace view shows it), not what key 7's view shows
+    assert actions.command_line("view_recompile", at_trace=True) is None
+    assert actions.command_line("continue", at_trace=True) == "c"
+
+
+async def test_keys_post_the_command_line_they_send() -> None:
+    """A front end (`dynadbg learn`) hears each key as the command it sends: ``3`` as ``graph``, ``X`` as
+    ``explain IDX`` (not when ``X`` hides the pane again), ``s`` as ``s``."""
+    app = make_app()
+    heard: list[tuple[str, str, str | None]] = []
+    post = app.post_message
+
+    def record(message):  # noqa: ANN001, ANN202
+        if isinstance(message, app.ActionDone):
+            heard.append(("done", message.action_id, message.command))
+        elif isinstance(message, app.ResumeSent):
+            heard.append(("resume", message.what, message.command))
+        return post(message)
+
+    app.post_message = record  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        cursor = app.main_screen.bytecode.cursor_instruction.index
+        for key in ("3", "X", "X", "s"):
+            await pilot.press(key)
+            await settle(pilot)
+    assert heard == [("done", "view_graph", "graph"), ("done", "explain", f"explain {cursor}"),
+                     ("resume", "step", "s")]
+
+
 async def test_whatif_key_logs_every_entry_verdict() -> None:
     app = make_app(forward_scenario(n_fails=True))
     async with app.run_test(size=SIZE) as pilot:

@@ -1,9 +1,10 @@
 """`dynadbg learn` in the TUI, on the real engine: the narration pane follows each lesson as the learner types
-each step's action in the console (Pilot)."""
+each step's action in the console, or presses the key the footer offers for it (Pilot)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -36,13 +37,68 @@ def _idle(app) -> bool:  # noqa: ANN001
     return (app.stopped or app.phase == "exited") and not app.engine_busy
 
 
+def _key_for(app, line: str):  # noqa: ANN001, ANN202
+    """The registry action whose key sends `line` and applies now (`check_action`), with the bytecode cursor's
+    instruction index its command takes (None: the current instruction); None when no key does."""
+    from dynadbg.tui import actions
+
+    for action in actions.ACTIONS:
+        template = action.command
+        if (actions.command_line(action.id, 0, at_trace=app.at_trace_stop) is None
+                or app.check_action("dbg", (action.id,)) is not True):
+            continue
+        if "{cursor}" in template:
+            match = re.fullmatch(re.escape(template).replace(re.escape("{cursor}"), r"(\d+)"), line)
+            if match:
+                return action, int(match.group(1))
+        if line == actions.command_line(action.id, at_trace=app.at_trace_stop):
+            return action, None
+    return None
+
+
+async def _press_for(pilot, line: str) -> str | None:  # noqa: ANN001
+    """Do `line` with the key the footer offers for it (the edit dialog for an ``edit``): the key pressed, or None
+    when no key does it now (the caller types it)."""
+    app = pilot.app
+    bytecode = app.main_screen.bytecode
+    edit = re.fullmatch(r"edit (\d+) (.+)", line)
+    found = _key_for(app, line)
+    if edit and app.check_action("dbg", ("edit",)) is True:
+        key, index = "e", int(edit.group(1))
+    elif found is not None:
+        action, index = found
+        key = action.keys.split(",")[0]
+    else:
+        return None
+    if app.focused is app.main_screen.console.input:
+        await pilot.press("escape")  # the keys, not the command line
+    if index is None:
+        bytecode.action_to_current()
+    else:
+        bytecode.action_cursor_to(index)
+    await pilot.pause()
+    await pilot.press(key)
+    if edit:
+        from dynadbg.tui.edit_dialog import EditDialog
+
+        assert await _until(pilot, lambda: isinstance(app.screen, EditDialog))
+        await pilot.press("ctrl+u", *edit.group(2), "enter")
+        assert await _until(pilot, lambda: not isinstance(app.screen, EditDialog))
+    return key
+
+
+@pytest.mark.parametrize("by", ["typing", "keys"])
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
-async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+async def test_every_lesson_in_the_tui(lesson, by, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Each step's action, typed in the console (`by` typing) or done by the footer's key where one sends that
+    command (`by` keys: ``E`` for ``eager``, ``t`` on the cursor's row for ``until IDX``, ``3`` for ``graph``, the
+    edit dialog for ``edit``), makes the step done."""
     from dynadbg.core.session import Session
     from dynadbg.learn.tui import LearnApp
 
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    pressed: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         narration = app.narration
@@ -54,16 +110,25 @@ async def test_every_lesson_in_the_tui(lesson, tmp_path, monkeypatch) -> None:  
                 if app.coach.index != step.number - 1:
                     break
                 line = await asyncio.to_thread(resolve_action, app.session, command)
-                app.submit(line)
+                key = await _press_for(pilot, line) if by == "keys" else None
+                if key is None:
+                    app.submit(line)
+                else:
+                    pressed.append(f"{key} ({line})")
                 await _settle(pilot)
             await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
             assert app.coach.index == step.number, (
-                f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` did "
-                f"not make it true in the TUI (it needs: {step.done.describe()})")
+                f"lesson {lesson.number} ({lesson.path.name}) step {step.number}: `{'; '.join(step.action)}` "
+                f"{'by keys ' + ', '.join(pressed) if by == 'keys' else 'typed'} did not make it true in the TUI "
+                f"(it needs: {step.done.describe()})")
         await _settle(pilot)
         assert "· done" in str(narration.border_title)
+        assert not app.coach.skipped
         await pilot.press("q")
     assert lesson.number in Progress().done
+    if by == "keys":
+        print(f"lesson {lesson.number} by keys: {', '.join(pressed)}")
+        assert pressed, f"lesson {lesson.number}: no step's command has a key (the keys run is the typing run)"
 
 
 async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypatch) -> None:  # noqa: ANN001
@@ -93,3 +158,72 @@ def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> Non
     assert fitted_title(heading, 120) == heading  # a pane wide enough shows it whole
     assert fitted_title("Lesson 3: A graph break: the eager instruction and the resume function · done", 60).endswith(
         "… · done")
+
+
+async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4, step 3 asks for `eager` at the recompile stop; `R` (recompile) there is a wrong move, and `c` then
+    lets the program end: the narration says the step cannot be done in this run and how to go on, and F8 walks
+    through the rest to the end of the lesson."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[3]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await pilot.press("escape")
+        for key in ("c", "7"):                       # steps 1 and 2, by the keys
+            await pilot.press(key)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert app.coach.index == 2, "steps 1 and 2 by keys"
+        await pilot.press("R")                       # step 3 wants E
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await pilot.press("c")
+        assert await _until(pilot, lambda: app.phase == "exited" and app.coach.stranded and _idle(app))
+        await _settle(pilot)
+        text = str(app.narration.render())
+        assert "The program has ended before this step was done, so it cannot be done in this run." in text
+        assert "Press F8 (or type `lesson skip`) to skip it" in text and "`dynadbg learn 4`" in text
+        assert "Hint:" not in text
+        assert "F8: skip step · q: leave the debugger" in str(app.narration.border_subtitle)
+        assert str(app.narration.border_title).endswith(f"step 3 of {len(lesson.steps)}")
+        for number in range(4, len(lesson.steps) + 1):
+            await pilot.press("f8")
+            await pilot.pause()
+            assert f"step {number} of" in str(app.narration.border_title)
+            assert "cannot be done in this run" in str(app.narration.render())
+        await pilot.press("f8")
+        await pilot.pause()
+        assert "· done" in str(app.narration.border_title) and app.coach.skipped == [3, 4, 5, 6]
+        assert "cannot be done" not in str(app.narration.render())
+        await pilot.press("q")
+
+
+async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4, step 3 (`eager` at the recompile stop) done from the command palette (Ctrl+P, "Eager")."""
+    from textual.command import CommandPalette
+
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[3]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for line in ("c", "why"):
+            app.submit(line)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert app.coach.index == 2
+        await pilot.press("escape", "ctrl+p")
+        assert await _until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"Eager: Run this call eagerly")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app), 60), (
+            f"the palette's Eager did not finish step 3 (step {app.coach.index + 1}, hint {app.coach.hint!r})")
+        assert app.coach.hint is None
+        await pilot.press("q")

@@ -110,6 +110,24 @@ def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
     assert coach.hint == lesson.steps[5].hints[0]  # another command than the step's is still a wrong move
 
 
+def test_a_step_the_ended_program_can_no_longer_make_true_says_so_and_skipping_finishes_the_end_step() -> None:
+    lesson = LESSONS[0]                      # step 5: `graph` at a stop; step 6: the program has ended
+    coach = Coach(lesson)
+    for _ in range(4):
+        coach.skip()
+    assert not coach.stranded and "has ended" not in coach.narration()
+    coach.observe_exit()                     # the learner let the program finish first
+    assert not coach.advance(coach.state_at(None))
+    assert coach.stranded and coach.index == 4
+    text = coach.narration()
+    assert "The program has ended before this step was done, so it cannot be done in this run." in text
+    assert "Type `lesson skip` to skip it" in text and "`dynadbg learn 1` to start the lesson again" in text
+    assert "Hint:" not in text               # no hint that asks for a command the ended program cannot take
+    coach.skip()                             # step 6 waits for the end, which has come: done at once
+    assert coach.finished and coach.skipped == [1, 2, 3, 4, 5] and coach.passed == [6]
+    assert coach.stranded_text() is None
+
+
 def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
@@ -183,6 +201,9 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     assert f"Lesson 1: What torch.compile produced · step 1 of {total}" in text
     assert "Hint: Type the four letters `orig`" in text          # `ll` was a wrong move for step 1
     assert f"· step 2 of {total}" in text and run.skipped == [1]
+    # `c` let the program end on step 2: the last narration says that step cannot be done now, and the way on
+    assert text.rstrip().endswith("or run `dynadbg learn 1` to start the lesson again.")
+    assert "The program has ended before this step was done" in text
     assert run.status == 0
 
 
