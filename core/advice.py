@@ -24,7 +24,7 @@ from types import CodeType
 from typing import Any, Callable, Mapping, Sequence
 
 from .callsites import CallSite
-from .filter_entries import CompileFilterEntries, FilterPlan, NoFilter, entries_for_leaf, plan_filter
+from .filter_entries import CompileFilterEntries, FilterEntryLog, FilterPlan, NoFilter, entries_for_leaf, plan_filter
 from .guards import tensor_match_sizes
 from .model import DynamicDim, DynamicOutcome
 
@@ -58,7 +58,7 @@ class RecompileAdvice:
 
 def entries_of(capture: Any, code: CodeType | int, compile_id: str) -> CompileFilterEntries | None:
     """The recorded filter entries of one compile, through the capture (None when not recorded)."""
-    log = getattr(capture, "filter_entries", None)
+    log: FilterEntryLog | None = getattr(capture, "filter_entries", None)
     if log is None:
         return None
     return log.for_compile(code, compile_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import format as fmt
 from . import trace_commands
@@ -26,6 +26,7 @@ from .model import (
     EvalResult,
     Provenance,
     Resumed,
+    SlotOrigin,
     Stop,
     StopKind,
 )
@@ -287,7 +288,10 @@ def _ok(text: str = "", data: Any = None) -> CommandResult:
     return CommandResult(output=text, data=data)
 
 
-def _check(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _check(value: _T | EngineError) -> _T:
     """`value`, or a usage error with an `EngineError`'s message."""
     if isinstance(value, EngineError):
         raise _Usage(value.message)
@@ -477,7 +481,7 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     if fv is None or fv.index < 0:
         raise _Usage("no value stack at this stop")
     prov = _teaching(engine, "stack_provenance")
-    consumed: tuple = ()
+    consumed: tuple[SlotOrigin, ...] = ()
     n = len(fv.stack)
     if (stop.kind is StopKind.EXCEPTION and isinstance(prov, Provenance) and fv is stop.frame
             and not (n == 1 and fv.stack[0].unknown) and len(prov.slots) > n):
@@ -676,9 +680,10 @@ def _patch(engine: "Engine", arg: str) -> CommandResult:
         return CommandResult(error=f"{_PATCH_USAGE} ({exc})")
     sub, rest = (words[0], words[1:]) if words else ("show", [])
     if sub == "show" and not rest:
-        diff = _check(engine.patch_diff())
-        if isinstance(diff, EditError):
-            return CommandResult(error=str(diff))
+        found = engine.patch_diff()
+        if isinstance(found, EditError):
+            return CommandResult(error=str(found))
+        diff = _check(found)
         return _ok(fmt.format_diff(diff), data=diff)
     if sub == "list" and not rest:
         views = engine.patches()

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 import functools
 from types import CodeType, FrameType
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from .model import ExceptionTableEntry
 
@@ -44,7 +44,10 @@ FEATURES: dict[str, str | None] = {}
 """feature name -> None when available, else the reason it is disabled."""
 
 
-def _probe(name: str, fn: Callable[[], Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _probe(name: str, fn: Callable[[], _T]) -> _T | None:
     try:
         value = fn()
     except Exception as exc:  # noqa: BLE001 - any failure means the API is not there
@@ -104,7 +107,8 @@ def frame_value_stack(frame: FrameType, depth: int) -> list[Any]:
     Rests on ``torch._C._dynamo.eval_frame._get_frame_value_stack_with_depth`` (torch 2.13; read-only). On 3.11,
     torch clamps `depth` to the frame's real stack top while a trace function runs in it.
     """
-    return eval_frame_c._get_frame_value_stack_with_depth(frame, depth)
+    stack: list[Any] = eval_frame_c._get_frame_value_stack_with_depth(frame, depth)
+    return stack
 
 
 def set_debugger_callback(fn: Callable[[CodeType], None] | None) -> Callable[[CodeType], None] | None:
@@ -112,7 +116,7 @@ def set_debugger_callback(fn: Callable[[CodeType], None] | None) -> Callable[[Co
 
     Rests on ``torch._C._dynamo.eval_frame.set_bytecode_debugger_callback`` (process-global, torch 2.13).
     """
-    prev = eval_frame_c.get_bytecode_debugger_callback()
+    prev: Callable[[CodeType], None] | None = eval_frame_c.get_bytecode_debugger_callback()
     eval_frame_c.set_bytecode_debugger_callback(fn)
     return prev
 
@@ -218,7 +222,8 @@ def remove_exit_hook(context: Any, hook: Callable[[], Callable[[], None]]) -> No
 
 def cache_entries(code: CodeType) -> list[Any]:
     """The cache entries of an original code object, newest first (``_debug_get_cache_entry_list``)."""
-    return torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    entries: list[Any] = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    return entries
 
 
 def reset_code(code: CodeType) -> None:
@@ -256,7 +261,7 @@ def async_raise(thread_ident: int, exc_type: type[BaseException]) -> bool:
     """
     import ctypes
 
-    n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_ident), ctypes.py_object(exc_type))
+    n: int = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_ident), ctypes.py_object(exc_type))
     return n == 1
 
 
@@ -448,7 +453,8 @@ def resume_origin(code: CodeType) -> tuple[CodeType, int | None] | None:
 def dynamo_original_of(generated: CodeType) -> CodeType | None:
     """The user code a Dynamo-generated code object was made from (``convert_frame.orig_code_map``), or None."""
     try:
-        return convert_frame.orig_code_map.get(generated)
+        original: CodeType | None = convert_frame.orig_code_map.get(generated)
+        return original
     except Exception:  # noqa: BLE001
         return None
 
@@ -510,9 +516,9 @@ def is_run_only_for_code(result: Any) -> bool:
     convert_frame.py). From then on C++ runs the code's existing entries, else the code eagerly, without
     calling back into Python on a miss."""
     try:
-        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction
     except ImportError:
-        from torch._dynamo.types import FrameAction  # type: ignore[no-redef]
+        from torch._dynamo.types import FrameAction
     strategy = getattr(result, "frame_exec_strategy", None)
     return (strategy is not None and getattr(result, "apply_to_code", False)
             and getattr(strategy, "cur_action", None) == FrameAction.RUN_ONLY)
@@ -533,10 +539,10 @@ def run_only_once() -> Any:
     from torch._dynamo.types import ConvertFrameReturn
 
     try:
-        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction  # type: ignore[attr-defined]
-        from torch._C._dynamo.eval_frame import _FrameExecStrategy as FrameExecStrategy  # type: ignore[attr-defined]
+        from torch._C._dynamo.eval_frame import _FrameAction as FrameAction
+        from torch._C._dynamo.eval_frame import _FrameExecStrategy as FrameExecStrategy
     except ImportError:
-        from torch._dynamo.types import FrameAction, FrameExecStrategy  # type: ignore[no-redef]
+        from torch._dynamo.types import FrameAction, FrameExecStrategy
     return ConvertFrameReturn(frame_exec_strategy=FrameExecStrategy(FrameAction.RUN_ONLY, FrameAction.RUN_ONLY),
                               apply_to_code=False, skip_reason="recompile limit hit: runs its entries or eagerly")
 
@@ -1578,7 +1584,8 @@ def torch_dir() -> str:
     import os
 
     load()
-    return os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    init_file: str = torch.__file__
+    return os.path.dirname(os.path.abspath(init_file)) + os.sep
 
 
 def call_positions(frame: FrameType) -> tuple[int, int, int, int] | None:
@@ -1631,7 +1638,7 @@ def fullgraph_counting() -> bool:
         set_count = eval_frame_c.set_fullgraph_compiled_frame_count
     except AttributeError:
         return False
-    count = set_count(-1)
+    count: int = set_count(-1)
     set_count(count)
     return count >= 0
 
@@ -1832,7 +1839,8 @@ def break_exception_fields(exc: Any) -> tuple[str | None, str, tuple[str, ...], 
 
 def translator_fields(tx: Any) -> dict[str, Any]:
     """The plain instance attributes of an instruction translator the trace service reads (no property runs)."""
-    return vars(tx)
+    fields: dict[str, Any] = vars(tx)
+    return fields
 
 
 def output_graph_of(tx: Any) -> Any:
@@ -1923,7 +1931,8 @@ def graph_break_log_on() -> bool:
     try:
         import logging
 
-        return sys.modules["torch._dynamo.symbolic_convert"].graph_break_log.isEnabledFor(logging.DEBUG)
+        log: logging.Logger = sys.modules["torch._dynamo.symbolic_convert"].graph_break_log
+        return log.isEnabledFor(logging.DEBUG)
     except Exception:  # noqa: BLE001
         return False
 
@@ -1990,7 +1999,8 @@ def compiled_graph_globals(output: Any) -> set[str]:
 def make_restart(reason: str) -> BaseException:
     """A ``torch._dynamo.exc.RestartAnalysis`` with `reason`: raised inside a traced step, Dynamo's attempt loop
     traces the frame again from its start (an attempt is counted; past 100 Dynamo gives up)."""
-    return _trace_classes()["restart"](restart_reason=reason)
+    restart: BaseException = _trace_classes()["restart"](restart_reason=reason)
+    return restart
 
 
 #: Dynamo gives up on a frame after this many attempts (``attempt > 100`` in ``compile_frame``, torch 2.13-2.15).

@@ -84,7 +84,7 @@ def _with_target(row: Instr) -> Instr:
 
 
 def _line_of(ins: dis.Instruction) -> int | None:
-    pos = getattr(ins, "positions", None)
+    pos: dis.Positions | None = getattr(ins, "positions", None)
     if pos is not None and pos.lineno is not None:
         return pos.lineno
     return ins.starts_line if isinstance(ins.starts_line, int) and not isinstance(ins.starts_line, bool) else None

@@ -361,9 +361,10 @@ def apply_edit(code: CodeType, op: EditOp, *, probe: list[CodeType] | None = Non
         out.extend(new_instrs)
     bc[:] = out
     try:
-        return bc.to_code()  # stack size and exception-table depths recomputed (never the SIGSEGV mode)
+        assembled: CodeType = bc.to_code()  # stack size and exception-table depths recomputed (never the SIGSEGV mode)
     except Exception as exc:  # noqa: BLE001 - the library's own checks: report them as a rejection
         return _assembly_error(bc, code, exc, probe)
+    return assembled
 
 
 def _assembly_error(bc: Any, code: CodeType, exc: BaseException, keep: list[CodeType] | None) -> EditError:
@@ -558,7 +559,9 @@ def check_layout(base: CodeType, new: CodeType) -> EditError | None:
             return EditError("changed argument layout", f"{what} would change from {old!r} to {now!r}")
     old_pro, new_pro = _prologue(base), _prologue(new)
     if old_pro != new_pro:
-        show = lambda p: "; ".join(f"{name} {arg}" for name, arg in p) or "nothing"  # noqa: E731
+        def show(prologue: list[tuple[str, Any]]) -> str:
+            return "; ".join(f"{name} {arg}" for name, arg in prologue) or "nothing"
+
         return EditError("changed argument layout", f"the frame prologue must stay {show(old_pro)} "
                                                     f"(it would become {show(new_pro)})", 0)
     return None

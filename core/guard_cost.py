@@ -145,7 +145,7 @@ class GuardCostLog:
         original = patch.original
 
         def profile_guard_manager(root: Any, f_locals: Any, n_iters: int, *args: Any, **kwargs: Any) -> float:
-            latency = original(root, f_locals, n_iters, *args, **kwargs)
+            latency: float = original(root, f_locals, n_iters, *args, **kwargs)
             try:
                 cid = compat.current_compile_id()
                 if cid is not None:

@@ -36,6 +36,7 @@ from .model import DropWarning, EditError, EditOutcome, GuardEditKind, GuardEdit
 from .toolkit_sources import parse_source, value_at
 
 if TYPE_CHECKING:
+    from .capture import CompileEvent
     from .patches import PatchManager
     from .protocol import Host
     from .state import PauseContext
@@ -163,7 +164,7 @@ class GuardEditor:
     def edits(self) -> list[GuardEditView]:
         return [e.view() for e in self._edits]
 
-    def _dynamo_code(self, ctx: "PauseContext", event: Any) -> CodeType | None:
+    def _dynamo_code(self, ctx: "PauseContext", event: "CompileEvent | None") -> CodeType | None:
         if event is not None:
             return event.dynamo_code
         st = ctx.frame

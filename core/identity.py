@@ -39,7 +39,8 @@ class IdentityCache(Generic[K, V]):
     def __setitem__(self, key: K, value: V) -> None:
         ident = id(key)
 
-        def forget(_ref: weakref.ref[K], ident: int = ident, data: dict = self._data) -> None:
+        def forget(_ref: weakref.ref[K], ident: int = ident,
+                   data: dict[int, tuple[weakref.ref[K], V]] = self._data) -> None:
             found = data.get(ident)
             if found is not None and found[0] is _ref:
                 data.pop(ident, None)

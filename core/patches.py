@@ -610,8 +610,10 @@ def _globals_of(original: CodeType) -> dict[str, Any]:
     import gc
 
     for ref in gc.get_referrers(original):
-        if getattr(ref, "__code__", None) is original and isinstance(getattr(ref, "__globals__", None), dict):
-            return ref.__globals__
+        if getattr(ref, "__code__", None) is original:
+            found = getattr(ref, "__globals__", None)
+            if isinstance(found, dict):
+                return found
     return {}
 
 

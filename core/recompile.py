@@ -96,15 +96,15 @@ def what_if(cache_entries: Sequence[Any], f_locals: dict[str, Any], *,
     `backend` (the call's backend object), an entry compiled with another backend fails with a
     ``BACKEND_MATCH`` pseudo-leaf (`guards.entry_guard_tree`). An entry whose tree cannot be built is the
     error's text (``"TypeName: message"``) in its place."""
-    from . import guards
-
-    return [_safe_tree(guards, entry, f_locals, closure, backend) for entry in cache_entries]
+    return [_safe_tree(entry, f_locals, closure, backend) for entry in cache_entries]
 
 
-def _safe_tree(guards: Any, entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None,
+def _safe_tree(entry: Any, f_locals: dict[str, Any], closure: dict[str, Any] | None,
                backend: Any = None) -> GuardTree | str:
+    from .guards import entry_guard_tree
+
     try:
-        return guards.entry_guard_tree(entry, f_locals, closure=closure, backend=backend)
+        return entry_guard_tree(entry, f_locals, closure=closure, backend=backend)
     except Exception as exc:  # noqa: BLE001 - one odd entry must not hide the others
         return f"{type(exc).__name__}: {exc}"
 

@@ -12,7 +12,7 @@ installed on `install`/``__enter__`` and all restored on `uninstall`/``__exit__`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import compat
 from .capture import Capture
@@ -28,10 +28,10 @@ class _CaptureWithoutGraphs(Capture):
     """A `Capture` that leaves Dynamo's graph hand-off alone: no FX graph text per compile (the largest part of
     the capture's compile-time cost). Recompiles, graph breaks, entries and guards are recorded as usual."""
 
-    def _make_call_user_compiler(self, orig):  # noqa: ANN001, ANN202
+    def _make_call_user_compiler(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         return orig
 
-    def _make_install_global_unsafe(self, orig):  # noqa: ANN001, ANN202
+    def _make_install_global_unsafe(self, orig: Callable[..., Any]) -> Callable[..., Any]:
         return orig
 
 

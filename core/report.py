@@ -140,7 +140,7 @@ from .model import (
 from .format import arg_text
 from .format.recompile import action_text, outcome_text
 from .guards import location_text
-from .recompile import failure_kind
+from .recompile import RecompileLog, failure_kind
 from .report_summary import (
     DistinctBreak,
     EntryCostLine,
@@ -267,8 +267,6 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
     """
     path = check_script(script)
     compat.load()
-    from .recompile import RecompileLog
-
     from .guard_cost import GuardCostLog
 
     from .trace import TraceRecorder
@@ -277,7 +275,8 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
     costs = GuardCostLog()
     # Dynamo's tracing, light records (its patches go under the capture's, and come off after them)
     tracer = TraceRecorder().install()
-    on_compiled, on_cache_miss = log.on_compiled, log.on_cache_miss
+    on_compiled: Callable[[Any], None] = log.on_compiled
+    on_cache_miss: Callable[[Any], None] = log.on_cache_miss
     if progress is not None:
         on_compiled, on_cache_miss = _with_progress(log, progress)
     capture = Capture(on_compiled=on_compiled, on_cache_miss=on_cache_miss, count_hits=True)
@@ -301,7 +300,8 @@ def run_report(script: str, argv: Sequence[str] = (), *, guards: bool = True,
     )
 
 
-def _with_progress(log: Any, progress: Callable[[Progress], None]) -> tuple[Callable, Callable]:
+def _with_progress(log: RecompileLog, progress: Callable[[Progress], None]) -> tuple[Callable[[Any], None],
+                                                                                   Callable[[Any], None]]:
     """`log`'s compile and cache-miss hooks, each also telling `progress`."""
     compiles = [0]
 

@@ -59,7 +59,7 @@ def distinct_breaks(frames: Iterable[CompiledFrameView]) -> tuple[DistinctBreak,
     Breaks without a location are grouped by their reason alone.
     """
     order: list[BreakKey] = []
-    rows: dict[BreakKey, dict] = {}
+    rows: dict[BreakKey, dict[str, Any]] = {}
     for frame in frames:
         for brk in frame.graph_breaks:
             head = brk.summary or (brk.reason.strip().splitlines() or [""])[0]

@@ -12,6 +12,7 @@ from .model import (
     EagerFallback,
     FrameView,
     HandedOver,
+    RecompileChoice,
     ResumePoint,
     Role,
     Stop,
@@ -239,7 +240,7 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
     for i, st in enumerate(ctx.frames):
         frames.append(frame_view(session, st, current=(i == len(ctx.frames) - 1), post_mortem=ctx.post_mortem))
     compile_id = entry_index = entry_count = None
-    choices: tuple = ()
+    choices: tuple[RecompileChoice, ...] = ()
     hints: tuple[str, ...] = ()
     record = None
     return_value = value(ctx.return_value) if ctx.kind is StopKind.RETURN else None

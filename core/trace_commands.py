@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import format as fmt
 from .format import trace as tfmt
-from .model import CommandResult, EngineError, Resumed, Stop
+from .model import CommandResult, EngineError, Resumed, Stop, TracedBreak
 
 if TYPE_CHECKING:
     from .protocol import Engine
@@ -78,7 +78,7 @@ def _int(arg: str, default: int | None, what: str) -> int:
 
 
 def _engine_method(engine: "Engine", name: str) -> Callable[..., Any]:
-    fn = getattr(engine, name, None)
+    fn: Callable[..., Any] | None = getattr(engine, name, None)
     if fn is None:
         raise _Usage(f"{name}: this engine has no trace stops")
     return fn
@@ -166,7 +166,7 @@ def _break_step(engine: "Engine", steps: tuple[Any, ...]) -> int | None:
     """The ordinal of the graph break behind this run-time stop's resume function, when `steps` are the attempt
     that traced it (`trace steps` marks it with ``>``), else None."""
     stop = engine.current_stop()
-    traced = getattr(getattr(stop, "graph_break", None), "traced", None)
+    traced: TracedBreak | None = getattr(getattr(stop, "graph_break", None), "traced", None)
     if traced is None or not steps or (steps[0].compile_id, steps[0].attempt) != (traced.compile_id, traced.attempt):
         return None
     return traced.ordinal

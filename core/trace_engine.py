@@ -12,7 +12,7 @@ At a trace stop the program is paused inside Dynamo's compile (torch's compile l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .engine import engine_method, refuse
 from .model import EngineError, ErrorKind, ResumeAction, Resumed
@@ -28,10 +28,15 @@ from .trace_model import (
 from .trace_stops import Mode, TraceError_
 
 if TYPE_CHECKING:
+    from .engine import EngineMethods as _RunTimeMethods
     from .trace_stops import TraceStops
+else:
+    _RunTimeMethods = object
+
+_T = TypeVar("_T")
 
 
-class TraceMethods:
+class TraceMethods(_RunTimeMethods):
     """The trace-stop methods of `Session` (see each one's docstring; `dynadbg.core.protocol.Engine` lists them)."""
 
     _resumed: Resumed | None
@@ -40,7 +45,7 @@ class TraceMethods:
     def _on_worker(self, call: Any, anytime: bool) -> Any: ...  # noqa: D102 - Session's
 
     def _trace(self) -> "TraceStops":
-        stops = getattr(self, "trace_stops", None)
+        stops: "TraceStops | None" = getattr(self, "trace_stops", None)
         if stops is None:
             refuse("the trace service is not installed (the program has not started)", ErrorKind.UNAVAILABLE)
         if not stops.available:
@@ -55,7 +60,7 @@ class TraceMethods:
                    ErrorKind.NOT_HERE)
         return stops
 
-    def _call(self, fn: Any, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
         try:
             return fn(*args)
         except TraceError_ as exc:
@@ -161,7 +166,7 @@ class TraceMethods:
                        max_bytes: int | None = None) -> TraceSettings | EngineError:
         """Read or change how traces are recorded (``record="full"|"light"``), whether the replay after a restart
         stops (`replay`), and the bounds of the recorded steps. Any time."""
-        stops = getattr(self, "trace_stops", None)
+        stops: "TraceStops | None" = getattr(self, "trace_stops", None)
         if stops is None:
             refuse("the trace service is not installed (the program has not started)", ErrorKind.UNAVAILABLE)
         return self._call(stops.settings, record, replay, limit, max_bytes)
@@ -169,7 +174,7 @@ class TraceMethods:
     @engine_method(anytime=True)
     def trace_compiles(self) -> tuple[TraceCompileView, ...] | EngineError:
         """The recorded trace of every compile so far: attempts, restarts, breaks, cuts, steps. Any time."""
-        stops = getattr(self, "trace_stops", None)
+        stops: "TraceStops | None" = getattr(self, "trace_stops", None)
         if stops is None:
             return ()
         return stops.recorder.compile_views()
@@ -221,28 +226,28 @@ class TraceMethods:
     # trace-time step, next, return and continue.
 
     def _at_trace_stop(self) -> bool:
-        stops = getattr(self, "trace_stops", None)
+        stops: "TraceStops | None" = getattr(self, "trace_stops", None)
         return stops is not None and stops.live is not None
 
     def set_step(self, count: int = 1) -> Resumed | EngineError:
         if self._at_trace_stop():
             return self.trace_step(count)
-        return super().set_step(count)  # type: ignore[misc]
+        return super().set_step(count)
 
     def set_next(self, count: int = 1) -> Resumed | EngineError:
         if self._at_trace_stop():
             return self.trace_next(count)
-        return super().set_next(count)  # type: ignore[misc]
+        return super().set_next(count)
 
     def set_return(self) -> Resumed | EngineError:
         if self._at_trace_stop():
             return self.trace_return()
-        return super().set_return()  # type: ignore[misc]
+        return super().set_return()
 
     def set_continue(self) -> Resumed | EngineError:
         if self._at_trace_stop():
             return self.trace_continue()
-        return super().set_continue()  # type: ignore[misc]
+        return super().set_continue()
 
     def set_until(self, index: int | None = None) -> Resumed | EngineError:
         if self._at_trace_stop():
@@ -250,13 +255,13 @@ class TraceMethods:
                 return self.trace_until(None)
             return EngineError("at a trace stop `until` takes a source LINE (`until LINE`), not an instruction index",
                                ErrorKind.USAGE)
-        return super().set_until(index)  # type: ignore[misc]
+        return super().set_until(index)
 
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         """At a trace stop: the source of the step shown, the inlined callee's at depth > 0 (`whole_file`: its
         whole file, else its function from its first line); elsewhere `Engine.source`."""
         if not self._at_trace_stop():
-            return super().source(whole_file)  # type: ignore[misc]
+            return super().source(whole_file)
         return self._trace_source(whole_file)
 
     @engine_method()
@@ -276,7 +281,7 @@ class TraceMethods:
 
     def detach(self) -> Resumed | EngineError:
         """`detach` also ends trace stops: trace breakpoints are cleared and stepping stops."""
-        stops = getattr(self, "trace_stops", None)
+        stops: "TraceStops | None" = getattr(self, "trace_stops", None)
         if stops is not None:
             stops.detach()
-        return super().detach()  # type: ignore[misc]
+        return super().detach()

@@ -42,7 +42,9 @@ from .trace_model import (
     TraceBreakpointView,
     TraceError,
     TraceExplanation,
+    TraceGuard,
     TraceMark,
+    TraceNode,
     TraceRewind,
     TraceSettings,
     TraceStopReason,
@@ -365,8 +367,8 @@ class TraceStops:
             self._prev_locals[key] = now
         output = compat.output_graph_of(tx)
         prev = att.details.get(ordinal - 1) if ordinal > 0 else None
-        nodes: tuple = ()
-        guards: tuple = ()
+        nodes: tuple[TraceNode, ...] = ()
+        guards: tuple[TraceGuard, ...] = ()
         shape: tuple[str, ...] = ()
         nodes_total, guards_total = step.nodes, step.guards
         if output is not None:
@@ -431,7 +433,7 @@ class TraceStops:
         detail = att.details.get(ordinal)
         prev = att.details.get(ordinal - 1) if ordinal > 0 else None
         frame = att.frames[att.steps[ordinal][0]]
-        nodes: tuple = ()
+        nodes: tuple[TraceNode, ...] = ()
         output = compat.output_graph_of(live.tx)
         if att is live.attempt and output is not None:
             try:
@@ -723,7 +725,8 @@ def _arg_of(stops: TraceStops, view: TraceStopView) -> int | None:
     att = live.attempt
     try:
         fi, ip, *_rest = att.steps[view.step.ordinal]
-        return att.frames[fi].instructions[ip].arg
+        arg: int | None = att.frames[fi].instructions[ip].arg  # Dynamo's `Instruction.arg`
+        return arg
     except Exception:  # noqa: BLE001
         return None
 

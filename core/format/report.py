@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ..report_summary import (
+    BreakKey,
     DistinctBreak,
     EntryCostLine,
     FrameSummary,
@@ -131,7 +132,7 @@ def _recompile_line(r: RecompileLine) -> str:
     return f"recompile {r.compile_id}: {reason}{more}{flag}"
 
 
-def _break_lines(b: DistinctBreak, first_frame: dict, number: int) -> list[str]:
+def _break_lines(b: DistinctBreak, first_frame: dict[BreakKey, int], number: int) -> list[str]:
     """A break under the frame that first took it, whole; under the others, a pointer to it."""
     first = first_frame[b.key]
     if first != number:
@@ -189,7 +190,7 @@ def summary_text(summary: ReportSummary, *, width: int = 120) -> str:
     out.append("dynadbg report: " + ", ".join(totals))
     if not summary.frames:
         out.append("no frame was compiled by torch.compile")
-    first_frame: dict = {}
+    first_frame: dict[BreakKey, int] = {}
     for f in summary.frames:
         for b in f.breaks:
             first_frame.setdefault(b.key, f.number)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from ..explain import ROLE_HELP, guard_line
+from ..explain import guard_line
 from ..guards import iter_leaves
 from ..model import (
     CodeRoles,
@@ -22,6 +22,7 @@ from ..model import (
     SlotOrigin,
     ValueSummary,
 )
+from ..roles import ROLE_HELP
 
 _V = f"{sys.version_info[0]}.{sys.version_info[1]}"
 

@@ -17,6 +17,7 @@ from ..trace_model import (
     EmitPlan,
     FakeTensorView,
     RewriteKind,
+    SizeView,
     TraceAction,
     TraceAttemptView,
     TraceBreak,
@@ -156,7 +157,7 @@ def fake_text(f: FakeTensorView) -> str:
     if not f.shape and f.fake_type is None:
         return f"{f.name}: {value_line(f.value)}: no fake value (not a tensor or symbolic value)"
 
-    def sizes(values: Sequence) -> str:
+    def sizes(values: Sequence[SizeView]) -> str:
         return "(" + ", ".join(s.text + (f"={s.hint}" if s.symbolic and s.hint is not None else
                                          (" (unbacked)" if s.symbolic else "")) for s in values) + ")"
 
