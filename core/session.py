@@ -149,6 +149,7 @@ class Session(TraceMethods, EngineMethods):
         history_every: bool = False, trace: bool = True,
     ) -> None:
         self.listener = listener
+        self._compose()
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
