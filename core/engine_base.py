@@ -74,6 +74,7 @@ class Host(Protocol):
     count: int
     breakpoints: "dict[int, dict[int, Breakpoint]]"
     capture: Any
+    guard_costs: Any
     recompiles: "RecompileLog"
     stop_seq: int
     _resumed: Resumed | None

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import compat
-from .engine_base import Refused, engine_method, refuse
+from .engine_base import Group, Host, Refused, engine_method, refuse
 from .model import (
     Decision,
     DecisionKind,
@@ -37,12 +36,6 @@ from .format import drop_default as drop_default_text
 from .format import recompile as format_recompile
 from .recompile import analyze_miss
 from .state import Mode
-
-if TYPE_CHECKING:
-    pass
-
-
-from .engine_base import Group, Host
 
 #: a guard id as the user types it: ``g5`` or ``COMPILE_ID:g5`` (``0/1:g5``)
 _ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
