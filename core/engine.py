@@ -24,15 +24,12 @@ from .disasm import code_view
 from .engine_base import Refused, delegate, engine_method, refuse
 from .engine_decisions import Decisions
 from .engine_queries import CompileQueries
+from .engine_edits import Edits
 from .model import (
     BREAK_ON_KINDS,
     BreakpointView,
     CodeRoles,
     CodeView,
-    EditError,
-    EditOp,
-    EditOutcome,
-    EditPreview,
     EngineError,
     ErrorKind,
     EvalResult,
@@ -41,9 +38,6 @@ from .model import (
     HistoryMark,
     HistoryView,
     GeneratedInfo,
-    GuardEditView,
-    PatchDiff,
-    PatchView,
     Provenance,
     ResumeAction,
     Resumed,
@@ -128,11 +122,13 @@ class EngineMethods:
 
     _decisions: Decisions
     _compile_queries: CompileQueries
+    _edits: Edits
 
     def _compose(self) -> None:
         """Make the method groups this facade names with `delegate` (once, from `Session.__init__`)."""
         self._decisions = Decisions(self)
         self._compile_queries = CompileQueries(self, self._decisions)
+        self._edits = Edits(self)
 
     # ==========================================================================================================
     # helpers (worker thread)
@@ -839,70 +835,15 @@ class EngineMethods:
     # instruction edits and patches
     # ==========================================================================================================
 
-    def _after_code_change(self) -> None:
-        # a compile stop shows the event's code: rebuild the frozen snapshot so front ends see the edit
-        if self._paused().kind is StopKind.COMPILE:
-            self._rebuild_stop()
-
-    @engine_method()
-    def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
-        self._live_only("editing")
-        return self.patch_manager.preview(self._paused(), op)
-
-    @engine_method()
-    def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
-        self._live_only("editing")
-        outcome = self.patch_manager.edit(self._paused(), op)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    @engine_method()
-    def patch_diff(self) -> PatchDiff | EditError | EngineError:
-        return self.patch_manager.show(self._paused())
-
-    @engine_method(anytime=True)
-    def patches(self) -> tuple[PatchView, ...]:
-        return tuple(self.patch_manager.patches())
-
-    @engine_method()
-    def save_patches(self, path: str) -> int | EditError | EngineError:
-        return self.patch_manager.save(path)
-
-    @engine_method()
-    def load_patches(self, path: str) -> EditOutcome | EngineError:
-        outcome = self.patch_manager.load(self._paused(), path)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    @engine_method()
-    def undo_patch(self, everything: bool = False) -> EditOutcome | EngineError:
-        outcome = self.patch_manager.undo(self._paused(), everything=everything)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    # ==========================================================================================================
-    # guard edits
-    # ==========================================================================================================
-
-    @engine_method()
-    def add_guard(self, expr: str) -> EditOutcome | EngineError:
-        return self.guard_editor.add(self._paused(), expr)
-
-    @engine_method()
-    def drop_guard(self, leaf_id: str) -> EditOutcome | EngineError:
-        return self.guard_editor.drop(self._paused(), leaf_id)
-
-    @engine_method()
-    def undo_guard_edit(self, which: str = "") -> EditOutcome | EngineError:
-        return self.guard_editor.undo(self._paused(), which)
-
-    @engine_method(anytime=True)
-    def guard_edits(self) -> tuple[GuardEditView, ...]:
-        return tuple(self.guard_editor.edits())
-
-    @engine_method(anytime=True)
-    def export_guard_filter(self) -> str:
-        return self.guard_editor.export()
+    add_guard = delegate("_edits", Edits.add_guard)
+    apply_edit = delegate("_edits", Edits.apply_edit)
+    drop_guard = delegate("_edits", Edits.drop_guard)
+    export_guard_filter = delegate("_edits", Edits.export_guard_filter)
+    guard_edits = delegate("_edits", Edits.guard_edits)
+    load_patches = delegate("_edits", Edits.load_patches)
+    patch_diff = delegate("_edits", Edits.patch_diff)
+    patches = delegate("_edits", Edits.patches)
+    preview_edit = delegate("_edits", Edits.preview_edit)
+    save_patches = delegate("_edits", Edits.save_patches)
+    undo_guard_edit = delegate("_edits", Edits.undo_guard_edit)
+    undo_patch = delegate("_edits", Edits.undo_patch)

@@ -89,6 +89,7 @@ class Host(Protocol):
     def _current_code(self) -> CodeType | None: ...  # noqa: D102
     def _original(self) -> CodeType | None: ...  # noqa: D102
     def _leave_history(self) -> bool: ...  # noqa: D102
+    def _live_only(self, what: str) -> None: ...  # noqa: D102
     def _rebuild_stop(self) -> None: ...  # noqa: D102
     def _refresh_stop(self, **changes: Any) -> None: ...  # noqa: D102
     def eval_namespace(self, ctx: "PauseContext | None" = None) -> tuple[dict[str, Any], dict[str, Any]]: ...  # noqa: D102
