@@ -78,6 +78,9 @@ class Host(Protocol):
     recompiles: "RecompileLog"
     stop_seq: int
     _resumed: Resumed | None
+    _quiet: set[int]
+    _user_vars: dict[str, Any]
+    verbose: bool
     generated: dict[int, CodeType]
     history: "History"
     history_cursor: "HistoryCursor"

@@ -35,7 +35,7 @@ from .model import (
 )
 from . import commands
 from . import format as fmt
-from .engine import EngineMethods, _Watch
+from .engine import EngineMethods
 from .trace_engine import TraceMethods
 from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
 from .decisions import GuardDropper
@@ -216,8 +216,6 @@ class Session(TraceMethods, EngineMethods):
         self.compile_hooks.append(self.recompiles.on_compiled)
         #: what the last control method or decision of the current stop asked for (ends the pause loop)
         self._resumed: Resumed | None = None
-        self._watches: list[_Watch] = []
-        self._watch_numbers = 0
         #: names the user bound with ``!STMT`` that are not locals of the frame (seen at every later stop)
         self._user_vars: dict[str, Any] = {}
         #: print every generated instruction before it runs (``v``)
@@ -239,8 +237,6 @@ class Session(TraceMethods, EngineMethods):
         self._stepped_in: set[int] = set()
         #: every generated code object that ran while this session was attached, in the order first seen
         self.seen_codes: list[CodeType] = []
-        #: a statement changed a local of generated code already (the note about it is said once)
-        self._local_change_told = False
         #: a nested ``dynadbg.debug()`` runs its own session meanwhile: this one's hooks stand aside
         self._suspended = False
         self._outer: "Session | None" = None
