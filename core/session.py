@@ -36,8 +36,10 @@ from .model import (
 from . import commands
 from . import format as fmt
 from .engine import EngineMethods
+from .engine_hooks import RETURN_LINES_PER_RUN as RETURN_LINES_PER_RUN  # the session's public limit
+from .engine_hooks import DynamoHooks
 from .trace_engine import TraceMethods
-from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
+from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
@@ -87,33 +89,6 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-#: return lines printed per stop-to-stop run (one per generated code object); the rest are counted
-#: (`model.ReturnsOmitted`) and reported at the next stop or at the end
-RETURN_LINES_PER_RUN = 10
-
-
-def _owner_name(frame: FrameType) -> str | None:
-    """The class of the frame's ``self`` when its code is a method (``MLP`` for a module's ``forward``)."""
-    code = frame.f_code
-    if code.co_argcount < 1 or code.co_varnames[0] != "self":
-        return None
-    try:
-        owner = frame.f_locals.get("self")
-    except Exception:  # noqa: BLE001
-        return None
-    return type(owner).__name__ if owner is not None else None
-
-
-def _value_line(value: Any) -> str:
-    """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
-    from .values import cut, one_line
-
-    try:
-        return cut(one_line(repr(value)), 200)
-    except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
-        return f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
-
-
 #: thread ident -> the session debugging that thread (`session_on_thread`)
 _BY_THREAD: dict[int, "Session"] = {}
 
@@ -150,6 +125,7 @@ class Session(TraceMethods, EngineMethods):
     ) -> None:
         self.listener = listener
         self._compose()
+        self._hooks = DynamoHooks(self)
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
@@ -225,10 +201,11 @@ class Session(TraceMethods, EngineMethods):
         #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
         self._hooked_contexts: list[Any] = []
         #: the ``enter_exit_hooks`` entry torch calls before each compiled call: it returns the cleanup torch calls
-        #: after it (`_after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no Python frame
-        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._after_compiled_call).__next__
+        #: after it (`DynamoHooks.after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no
+        #: Python frame
+        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._hooks.after_compiled_call).__next__
         #: generated codes whose return was reported in this stop-to-stop run, lines printed in it, and code
-        #: objects that returned past `RETURN_LINES_PER_RUN`
+        #: objects that returned past `RETURN_LINES_PER_RUN` (`DynamoHooks.note_return`)
         self._returns_reported: set[int] = set()
         self._return_lines = 0
         self._returns_omitted = 0
@@ -324,7 +301,7 @@ class Session(TraceMethods, EngineMethods):
 
         check_script(path)
         argv = list(argv or [])
-        self._start(lambda: run_script(path, argv, post_mortem=self._post_mortem), name=f"dynadbg: {path}")
+        self._start(lambda: run_script(path, argv, post_mortem=self._hooks.post_mortem), name=f"dynadbg: {path}")
 
     def start_callable(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Run ``fn(*args, **kwargs)`` in the worker thread; an exception it raises ends the run with status 1."""
@@ -341,7 +318,7 @@ class Session(TraceMethods, EngineMethods):
                 return ExitResult(exit_status_of(exc.code))
             except BaseException as exc:  # noqa: BLE001
                 try:
-                    self._post_mortem(exc)
+                    self._hooks.post_mortem(exc)
                 except QuitProgram:
                     pass
                 return ExitResult(1, user_traceback(exc), f"{type(exc).__name__}: {exc}")
@@ -584,9 +561,9 @@ class Session(TraceMethods, EngineMethods):
         try:
             from .capture import Capture
 
-            self.capture = Capture(on_compiled=self._on_compiled, on_cache_miss=self._on_cache_miss)
-            self.capture.on_eager_fallback = self._on_eager_fallback
-            self.capture.on_convert = self._on_convert
+            self.capture = Capture(on_compiled=self._hooks.on_compiled, on_cache_miss=self._hooks.on_cache_miss)
+            self.capture.on_eager_fallback = self._hooks.on_eager_fallback
+            self.capture.on_convert = self._hooks.on_convert
             self.capture.install()
         except ImportError:
             self.capture = None
@@ -614,7 +591,7 @@ class Session(TraceMethods, EngineMethods):
         if not self._installed:
             return
         self._installed = False
-        self._flush_returns()
+        self._hooks.flush_returns()
         if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
             if self._outer is not None and self._outer.installed:
                 _BY_THREAD[self._worker_ident] = self._outer
@@ -767,191 +744,20 @@ class Session(TraceMethods, EngineMethods):
         if compat.add_exit_hook(context, self._enter_hook):
             self._hooked_contexts.append(context)
             if running is not None:
-                running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
+                running.append(self._hooks.after_compiled_call)  # this very call too: its cleanups are already made
 
-    def _after_compiled_call(self) -> None:
-        exc = sys.exc_info()[1]
-        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
-            return
-        if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
-            return
-        if self._suspended:
-            return
-        if not self._leaves_this_call(exc, sys._getframe(1)):  # noqa: SLF001 - torch's wrapper, in its finally
-            return
-        frames = self._traceback_frames(exc)
-        if not frames:
-            return
-        self._last_exc_id = id(exc)
-        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
-        st = frames[-1]
-        where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
-        self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
-                         "the frame has unwound (post-mortem)")
 
-    def _note_return(self, frame: FrameType, value: Any) -> None:
-        """The "NAME returned: VALUE" line of a generated frame: one per code object per stop-to-stop run, the
-        first `RETURN_LINES_PER_RUN` of a run; the others are counted (`_flush_returns`)."""
-        key = id(frame.f_code)
-        if self._quitting or self._suspended or key in self._returns_reported or key not in self.generated:
-            return
-        self._returns_reported.add(key)
-        if self._return_lines >= RETURN_LINES_PER_RUN:
-            self._returns_omitted += 1
-            return
-        self._return_lines += 1
-        code = frame.f_code
-        from .snapshot import value as summary
 
-        # the frame returns inside the compiled call: Dynamo's frame callback is on, and the reprs run here would
-        # be offered to it for compiling (reprlib's functions got recompile stops of their own)
-        with compat.dynamo_off():
-            view = ReturnedView(code.co_name, _owner_name(frame), _value_line(value), summary(value),
-                                self.is_resume(code))
-            self._notice(view)
 
-    def _flush_returns(self) -> None:
-        """A stop or the end of the session: the count of the run's returns past the limit, and a new run."""
-        if self._returns_omitted:
-            with compat.dynamo_off():
-                self._notice(ReturnsOmitted(self._returns_omitted))
-        self._returns_reported.clear()
-        self._return_lines = self._returns_omitted = 0
 
-    def _notice(self, item: "ReturnedView | ReturnsOmitted") -> None:
-        """Hand a return notice to the front end: ``Listener.on_returned`` when it has one, else its text."""
-        hook = getattr(self.listener, "on_returned", None)
-        try:
-            if hook is not None:
-                hook(item)
-                return
-        except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
-            self._message(f"front end failed to show a return: {exc}")
-            return
-        from .format.notices import returned_line, returns_omitted_line
 
-        self._message(returned_line(item) if isinstance(item, ReturnedView) else returns_omitted_line(item))
 
-    @staticmethod
-    def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
-        """Whether `exc` is propagating out of this compiled call (its traceback passes the wrapper's frame), not
-        an exception the program is handling around the call."""
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame is not wrapper:
-            tb = tb.tb_next
-        return tb is not None
 
-    def _traceback_frames(self, exc: BaseException) -> list[FrameState]:
-        tb = exc.__traceback__
-        frames: list[FrameState] = []
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if id(code) in self.generated or self._adopt_frame_code(code):
-                st = FrameState(tb.tb_frame, code_index(code))
-                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
-                st.depth = -1
-                frames.append(st)
-            tb = tb.tb_next
-        return frames
 
-    def _adopt_frame_code(self, code: CodeType) -> bool:
-        """Whether `code` is Dynamo-generated code the session had not seen (running since before it started)."""
-        if compat.dynamo_original_of(code) is None:
-            return False
-        self.generated[id(code)] = code
-        if id(code) not in self._scanned:
-            self._first_sight(code)
-        return True
 
-    def _on_compiled(self, event: Any) -> None:
-        """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`.
 
-        `compile_hooks` run first (e.g. re-applying an instruction edit or a guard filter to this compile), then
-        the compile stop, if active. Runs inside Dynamo's compile lock.
-        """
-        for hook in list(self.compile_hooks):
-            try:
-                hook(event)
-            except Exception as exc:  # noqa: BLE001 - an edit hook must not break the user's compile
-                self._message(f"compile hook failed: {type(exc).__name__}: {exc}")
-        self.generated[id(event.code)] = event.code
-        self.compile_ids[id(event.code)] = str(event.compile_id)
-        if "compile" in self.break_on and threading.get_ident() == self._worker_ident and not self._suspended:
-            ctx = PauseContext(StopKind.COMPILE, [], 0, compile_event=event)
-            name = getattr(event.original, "co_name", "?")
-            self._pause(ctx, f"compiled {name} as {event.compile_id}; it has not run yet")
-            # an instruction edit at this stop may have replaced event.code
-            self.generated[id(event.code)] = event.code
-            self.compile_ids[id(event.code)] = str(event.compile_id)
 
-    def _on_cache_miss(self, event: Any) -> str | None:
-        """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
-        if getattr(event, "after_limit", False):   # past the recompile limit: no recompile follows, no stop
-            self.recompiles.record_miss(event)
-            return None
-        stopping = ("recompile" in self.break_on and threading.get_ident() == self._worker_ident
-                    and not self._suspended)
-        record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
-        if not stopping:
-            return None
-        ctx = PauseContext(StopKind.RECOMPILE, [], 0, miss_event=event)
-        ctx.extra["recompile"] = record
-        name = getattr(event.code, "co_name", "?")
-        n = len(event.entries)
-        try:
-            entries = f"{n} cache entr{'y' if n == 1 else 'ies'}"
-            self._pause(ctx, f"{name} is about to recompile: its {entries} rejected this call")
-        except Exception as exc:  # noqa: BLE001 - a debugger fault costs the stop, said, never the user's call
-            self._message(f"dynadbg: internal error at the recompile stop of {name} ({type(exc).__name__}: {exc}); "
-                          f"no stop here, torch recompiles")
-            ctx.decision = None
-        finally:
-            self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
-        return ctx.decision
 
-    def _on_convert(self, code: CodeType | None) -> None:
-        """Capture's hook around torch's conversion of a frame (`code`, then None when it returned): the front end
-        is told what compiles, so a first compile that takes tens of seconds does not read as a hang."""
-        if threading.get_ident() != self._worker_ident or self._suspended:
-            return
-        if code is not None:
-            self._converting.append(code)
-        elif self._converting:
-            self._converting.pop()
-        try:
-            self.listener.on_running(self._running_text())
-        except Exception:  # noqa: BLE001 - a front end's fault costs the progress line, never the compile
-            pass
-
-    def _running_text(self) -> str:
-        """What the program does now, for `Listener.on_running`: ``"running"``, or ``"compiling NAME (FILE:LINE)"``
-        while torch's frame callback converts a frame (Dynamo traces it, then the backend compiles its graph)."""
-        if not self._converting:
-            return "running"
-        code = self._converting[-1]
-        name = getattr(code, "co_qualname", code.co_name)
-        return f"compiling {name} ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
-
-    def _on_eager_fallback(self, event: Any) -> None:
-        """Capture's hook: after a graph break a frame runs eagerly with no resume function (a break in a ``try``
-        block or a generator, a resume function Dynamo skipped). With ``graph-break`` on, stop before it runs."""
-        if "graph-break" not in self.break_on or threading.get_ident() != self._worker_ident:
-            return
-        ctx = PauseContext(StopKind.GRAPH_BREAK, [], 0)
-        ctx.extra["fallback"] = event
-        what = (f"the resume function {event.code.co_name} is skipped" if event.resume_of is not None
-                else f"{event.code.co_name} falls back to eager")
-        self._pause(ctx, f"graph break with no resume function: {what}; it runs eagerly now")
-
-    def _post_mortem(self, exc: BaseException) -> None:
-        """The script raised: stop on the innermost generated frame its traceback passes through."""
-        if "exception" not in self.break_on or self._quitting or id(exc) == self._last_exc_id:
-            return
-        frames = self._traceback_frames(exc)
-        if not frames:
-            return
-        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
-        self._pause(ctx, f"uncaught {type(exc).__name__} raised through generated code (post-mortem)")
 
     # ==========================================================================================================
     # TraceHandler (worker thread)
@@ -1015,7 +821,7 @@ class Session(TraceMethods, EngineMethods):
     def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
         """The return of an untraced generated frame (3.12+ PY_RETURN): its line, once per run; no more events
         for it this run."""
-        self._note_return(frame, value)
+        self._hooks.note_return(frame, value)
         return False
 
     def on_call(self, frame: FrameType) -> None:
@@ -1186,7 +992,7 @@ class Session(TraceMethods, EngineMethods):
         if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
             ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
             self._pause(ctx, f"{frame.f_code.co_name} is returning")
-        self._note_return(frame, value)  # after the return stop, if any: the frame is leaving now
+        self._hooks.note_return(frame, value)  # after the return stop, if any: the frame is leaving now
         if frame is self.target and self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN):
             # the frame we were stepping in is done: stop at the next generated instruction, in the caller if any
             self.mode, self.count, self.target = Mode.STEP, 1, None
@@ -1228,7 +1034,7 @@ class Session(TraceMethods, EngineMethods):
         chain: list[FrameState] = []
         f: FrameType | None = frame
         while f is not None:
-            if id(f.f_code) in self.generated or self._adopt_frame_code(f.f_code):
+            if id(f.f_code) in self.generated or self._hooks.adopt_frame_code(f.f_code):
                 st = self.states.get(f)
                 if st is None:
                     st = FrameState(f, code_index(f.f_code))
@@ -1274,7 +1080,7 @@ class Session(TraceMethods, EngineMethods):
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        self._flush_returns()  # a new stop-to-stop run: each generated frame that returns gets its line again
+        self._hooks.flush_returns()  # a new stop-to-stop run: each generated frame that returns gets its line again
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         self.history_cursor.position = None
@@ -1330,7 +1136,7 @@ class Session(TraceMethods, EngineMethods):
             raise QuitProgram()
         self._apply_mode(ctx)
         try:
-            self.listener.on_running(self._running_text())
+            self.listener.on_running(self._hooks.running_text())
         except Exception:  # noqa: BLE001
             pass
 
