@@ -1,8 +1,9 @@
-"""The session's Dynamo hooks: what Capture calls at a compile, a cache miss, a conversion and an eager fallback; the
-return notices; the post-mortem stop of an exception leaving generated code.
+"""The session's Dynamo hooks: torch's bytecode-debugger callback (every call of generated code), what Capture
+calls at a compile, a cache miss, a conversion and an eager fallback, the return notices, and the post-mortem stop
+of an exception leaving generated code.
 
-`DynamoHooks` is composed into `Session` (its `host`); every hook runs on the thread torch calls it on, and only
-the program's worker thread may pause."""
+`DynamoHooks` is composed into `Session` (its `host`, typed by `HookHost`); every hook runs on the thread torch
+calls it on, and only the program's worker thread may pause."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from types import CodeType, FrameType
 from typing import Any, Callable, Protocol
 
 from . import compat
-from .model import ReturnedView, ReturnsOmitted, StopKind
+from .model import GeneratedInfo, ReturnedView, ReturnsOmitted, StopKind
 from .runner import QuitProgram
 from .stack import FrameState, code_index
-from .state import PauseContext
+from .state import Breakpoint, PauseContext
 
 #: return lines printed per stop-to-stop run (one per generated code object); the rest are counted
 #: (`model.ReturnsOmitted`) and reported at the next stop or at the end
@@ -63,11 +64,21 @@ class HookHost(Protocol):
     _returns_reported: set[int]
     _return_lines: int
     _returns_omitted: int
+    capture: Any
+    breakpoints: dict[int, dict[int, Breakpoint]]
+    teardown_hooks: list[Callable[[], None]]
+    seen_codes: list[CodeType]
+    _quiet: set[int]
+    _note_call: Callable[[CodeType], None]
+    _hooked_contexts: list[Any]
+    _enter_hook: Callable[[], Callable[[], None]]
 
     def _message(self, text: str) -> None: ...  # noqa: D102
     def _pause(self, ctx: PauseContext, message: str) -> None: ...  # noqa: D102
-    def _first_sight(self, code: CodeType) -> None: ...  # noqa: D102
     def is_resume(self, code: CodeType) -> bool: ...  # noqa: D102
+    def generated_info(self, code: CodeType) -> GeneratedInfo | None: ...  # noqa: D102
+    def add_breakpoint(self, code: CodeType, index: int, condition: str | None) -> Breakpoint: ...  # noqa: D102
+    def _on_generated_code(self, code: CodeType) -> None: ...  # noqa: D102
 
 
 class DynamoHooks:
@@ -168,7 +179,7 @@ class DynamoHooks:
             return False
         self.host.generated[id(code)] = code
         if id(code) not in self.host._scanned:
-            self.host._first_sight(code)
+            self.first_sight(code)
         return True
 
     def on_compiled(self, event: Any) -> None:
@@ -261,3 +272,99 @@ class DynamoHooks:
             return
         ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
         self.host._pause(ctx, f"uncaught {type(exc).__name__} raised through generated code (post-mortem)")
+
+    def make_callback(self) -> Callable[[CodeType], None]:
+        """The callback torch calls before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
+
+        Hot path (every call of compiled code): a hit count and one set lookup when the code has no reason to
+        be traced. `_quiet` caches that answer (ids of codes); anything that could change it (a stop, a
+        breakpoint, a stop kind switched on, an interrupt, quit) clears it.
+        """
+        host = self.host
+        quiet, note, slow, report = host._quiet, host._note_call, host._on_generated_code, self.callback_failed
+        counted = getattr(self.host.capture, "hit_records", None)  # id(code) -> record with `hits` (note_call inline)
+        hit_records: dict[int, Any] = counted if isinstance(counted, dict) else {}  # used only when it is one
+
+        def on_generated_code(code: CodeType) -> None:
+            # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
+            # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
+            try:
+                key = id(code)
+                record = hit_records.get(key)
+                if record is not None:
+                    record.hits += 1
+                if key not in quiet:
+                    slow(code)
+            except BaseException as exc:  # noqa: BLE001
+                report(code, exc)
+
+        def on_generated_code_noted(code: CodeType) -> None:
+            try:
+                note(code)
+                if id(code) not in quiet:
+                    slow(code)
+            except BaseException as exc:  # noqa: BLE001
+                report(code, exc)
+
+        return on_generated_code if isinstance(counted, dict) else on_generated_code_noted
+
+    def callback_failed(self, code: CodeType, exc: BaseException) -> None:
+        if isinstance(exc, QuitProgram):
+            return
+        self.host._message(f"dynadbg: internal error before {getattr(code, 'co_name', '?')} ran "
+                      f"({type(exc).__name__}: {exc}); the program goes on")
+
+    def first_sight(self, code: CodeType) -> None:
+        """The first call of a generated code object in this session: learn what the session missed."""
+        self.host._scanned.add(id(code))
+        self.host.seen_codes.append(code)
+        self.host.backend.watch_returns(code)  # 3.12+: its returns reach `on_untraced_return` (once per run)
+        if self.host.capture is not None and self.host.capture.generated_info(code) is None:
+            # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
+            try:
+                self.host.capture.adopt(code)
+            except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
+                self.host._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
+        markers = compat.breakpoint_marker_indexes(code)
+        for index in markers:
+            known = self.host.breakpoints.get(id(code), {}).get(index)
+            if known is None:
+                self.host.add_breakpoint(code, index, None).marker = True
+        if markers and not self.host.teardown_hooks.count(self.forget_marker_code):
+            self.host.teardown_hooks.append(self.forget_marker_code)
+        if not compat.USE_SYS_MONITORING and "exception" in self.host.break_on:
+            self.hook_wrapper()  # 3.12+: RAISE events see an exception live, in the generated frame itself
+
+    def forget_marker_code(self) -> None:
+        """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
+        torch hands a marker to its own line debugger; recompiled after the session, ``dynadbg.set_trace()``
+        starts a dynadbg session again and ``breakpoint()`` is a graph break again."""
+        originals: dict[int, CodeType] = {}
+        for code in list(self.host.generated.values()):
+            if compat.breakpoint_marker_indexes(code):
+                info = self.host.generated_info(code)
+                original = info.original if info is not None else compat.dynamo_original_of(code)
+                if original is not None:
+                    originals[id(original)] = original
+        for original in originals.values():
+            try:
+                compat.reset_code(original)
+            except Exception as exc:  # noqa: BLE001
+                self.host._message(f"could not drop the marker code of {original.co_name}: {exc}")
+
+    def hook_wrapper(self) -> None:
+        """Python 3.11: see every compiled call end while nothing is traced (continue mode), for the exceptions
+        leaving it (3.11 has no event for an untraced frame; 3.12+ uses ``sys.monitoring`` RAISE instead).
+
+        torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
+        returns or raises; one more hook there sees the exception while it propagates, before the program's own
+        ``except`` runs, at the cost of two small calls per compiled call and no tracing (the frame has unwound:
+        the stop is post-mortem).
+        """
+        context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
+        if context is None or any(c is context for c in self.host._hooked_contexts):
+            return
+        if compat.add_exit_hook(context, self.host._enter_hook):
+            self.host._hooked_contexts.append(context)
+            if running is not None:
+                running.append(self.after_compiled_call)  # this very call too: its cleanups are already made

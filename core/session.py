@@ -441,7 +441,7 @@ class Session(TraceMethods, EngineMethods):
             raise SessionError("stop_in must be called on the program's thread")
         self.generated[id(frame.f_code)] = frame.f_code
         if id(frame.f_code) not in self._scanned:
-            self._first_sight(frame.f_code)
+            self._hooks.first_sight(frame.f_code)
         # the call is a graph break: the values computed before it are arguments of the resume function this
         # frame calls next (its own locals still hold the inputs), so stop there; if it calls none, at its return
         self._resume_parent = frame
@@ -581,7 +581,7 @@ class Session(TraceMethods, EngineMethods):
         self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
         if self.capture is not None:
             self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
-        self._prev_callback = compat.set_debugger_callback(self._make_callback())
+        self._prev_callback = compat.set_debugger_callback(self._hooks.make_callback())
         self._installed = True
         if self._worker_ident is not None:
             self._outer = _BY_THREAD.get(self._worker_ident)
@@ -636,45 +636,7 @@ class Session(TraceMethods, EngineMethods):
     # Dynamo hooks (worker thread, or any thread that runs compiled code)
     # ==========================================================================================================
 
-    def _make_callback(self) -> Callable[[CodeType], None]:
-        """The callback torch calls before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
 
-        Hot path (every call of compiled code): a hit count and one set lookup when the code has no reason to
-        be traced. `_quiet` caches that answer (ids of codes); anything that could change it (a stop, a
-        breakpoint, a stop kind switched on, an interrupt, quit) clears it.
-        """
-        quiet, note, slow, report = self._quiet, self._note_call, self._on_generated_code, self._callback_failed
-        counted = getattr(self.capture, "hit_records", None)  # id(code) -> record with `hits` (note_call inline)
-        hit_records: dict[int, Any] = counted if isinstance(counted, dict) else {}  # used only when it is one
-
-        def on_generated_code(code: CodeType) -> None:
-            # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
-            # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
-            try:
-                key = id(code)
-                record = hit_records.get(key)
-                if record is not None:
-                    record.hits += 1
-                if key not in quiet:
-                    slow(code)
-            except BaseException as exc:  # noqa: BLE001
-                report(code, exc)
-
-        def on_generated_code_noted(code: CodeType) -> None:
-            try:
-                note(code)
-                if id(code) not in quiet:
-                    slow(code)
-            except BaseException as exc:  # noqa: BLE001
-                report(code, exc)
-
-        return on_generated_code if isinstance(counted, dict) else on_generated_code_noted
-
-    def _callback_failed(self, code: CodeType, exc: BaseException) -> None:
-        if isinstance(exc, QuitProgram):
-            return
-        self._message(f"dynadbg: internal error before {getattr(code, 'co_name', '?')} ran "
-                      f"({type(exc).__name__}: {exc}); the program goes on")
 
     def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
@@ -682,69 +644,17 @@ class Session(TraceMethods, EngineMethods):
         if threading.get_ident() != self._worker_ident or self._suspended:
             return
         if key not in self._scanned:
-            self._first_sight(code)
+            self._hooks.first_sight(code)
         elif not self._hooked_contexts and "exception" in self.break_on and not compat.USE_SYS_MONITORING:
-            self._hook_wrapper()  # exception stops switched on after the first calls (3.11)
+            self._hooks.hook_wrapper()  # exception stops switched on after the first calls (3.11)
         self.backend.set_exception_stops("exception" in self.break_on)  # RAISE events (3.12+); no-op if unchanged
         if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
             self.backend.watch(code)
         else:
             self._quiet.add(key)
 
-    def _first_sight(self, code: CodeType) -> None:
-        """The first call of a generated code object in this session: learn what the session missed."""
-        self._scanned.add(id(code))
-        self.seen_codes.append(code)
-        self.backend.watch_returns(code)  # 3.12+: its returns reach `on_untraced_return` (once per run)
-        if self.capture is not None and self.capture.generated_info(code) is None:
-            # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
-            try:
-                self.capture.adopt(code)
-            except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
-                self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
-        markers = compat.breakpoint_marker_indexes(code)
-        for index in markers:
-            known = self.breakpoints.get(id(code), {}).get(index)
-            if known is None:
-                self.add_breakpoint(code, index, None).marker = True
-        if markers and not self.teardown_hooks.count(self._forget_marker_code):
-            self.teardown_hooks.append(self._forget_marker_code)
-        if not compat.USE_SYS_MONITORING and "exception" in self.break_on:
-            self._hook_wrapper()  # 3.12+: RAISE events see an exception live, in the generated frame itself
 
-    def _forget_marker_code(self) -> None:
-        """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
-        torch hands a marker to its own line debugger; recompiled after the session, ``dynadbg.set_trace()``
-        starts a dynadbg session again and ``breakpoint()`` is a graph break again."""
-        originals: dict[int, CodeType] = {}
-        for code in list(self.generated.values()):
-            if compat.breakpoint_marker_indexes(code):
-                info = self.generated_info(code)
-                original = info.original if info is not None else compat.dynamo_original_of(code)
-                if original is not None:
-                    originals[id(original)] = original
-        for original in originals.values():
-            try:
-                compat.reset_code(original)
-            except Exception as exc:  # noqa: BLE001
-                self._message(f"could not drop the marker code of {original.co_name}: {exc}")
 
-    def _hook_wrapper(self) -> None:
-        """Python 3.11: see every compiled call end while nothing is traced (continue mode), for the exceptions
-        leaving it (3.11 has no event for an untraced frame; 3.12+ uses ``sys.monitoring`` RAISE instead).
-
-        torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
-        returns or raises; one more hook there sees the exception while it propagates, before the program's own
-        ``except`` runs, at the cost of two small calls per compiled call and no tracing (the frame has unwound:
-        the stop is post-mortem).
-        """
-        context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
-        if context is None or any(c is context for c in self._hooked_contexts):
-            return
-        if compat.add_exit_hook(context, self._enter_hook):
-            self._hooked_contexts.append(context)
-            if running is not None:
-                running.append(self._hooks.after_compiled_call)  # this very call too: its cleanups are already made
 
 
 
