@@ -31,15 +31,15 @@ from .model import (
     FrameView,
     GuardTree,
     Stop,
-    StopKind,
 )
 from . import commands
 from . import format as fmt
 from .engine import EngineMethods
 from .engine_hooks import RETURN_LINES_PER_RUN as RETURN_LINES_PER_RUN  # the session's public limit
 from .engine_hooks import DynamoHooks
+from .engine_stepping import Stepping
 from .trace_engine import TraceMethods
-from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed
+from .model import EngineError, ErrorKind, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
@@ -47,7 +47,7 @@ from .history import History, HistoryCursor, SummaryCache
 from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script, user_traceback
 from .disasm import code_view
-from .stack import FrameState, code_index
+from .stack import FrameState
 from .state import Breakpoint, Mode, PauseContext, SessionError
 from .snapshot import build_stop
 from .values import UNKNOWN
@@ -126,6 +126,7 @@ class Session(TraceMethods, EngineMethods):
         self.listener = listener
         self._compose()
         self._hooks = DynamoHooks(self)
+        self._stepping = Stepping(self)
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
@@ -446,7 +447,7 @@ class Session(TraceMethods, EngineMethods):
         # frame calls next (its own locals still hold the inputs), so stop there; if it calls none, at its return
         self._resume_parent = frame
         self._quiet.clear()
-        self._trace_running(frame)
+        self._stepping.trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
         """Wait for the program to end; its `ExitResult`, or None on timeout.
@@ -551,7 +552,7 @@ class Session(TraceMethods, EngineMethods):
             self._message(msg)
         from .tracing import make_backend
 
-        self.backend = make_backend(self)
+        self.backend = make_backend(self._stepping)
         # Dynamo's tracing, before the capture: its patches sit under the capture's and come off after them
         from .trace_stops import TraceStops
 
@@ -648,7 +649,8 @@ class Session(TraceMethods, EngineMethods):
         elif not self._hooked_contexts and "exception" in self.break_on and not compat.USE_SYS_MONITORING:
             self._hooks.hook_wrapper()  # exception stops switched on after the first calls (3.11)
         self.backend.set_exception_stops("exception" in self.break_on)  # RAISE events (3.12+); no-op if unchanged
-        if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
+        # when quitting, the trace raises QuitProgram in the frame
+        if self._quitting or self._stepping.wants_frame(code):
             self.backend.watch(code)
         else:
             self._quiet.add(key)
@@ -673,308 +675,27 @@ class Session(TraceMethods, EngineMethods):
     # TraceHandler (worker thread)
     # ==========================================================================================================
 
-    def _wants(self, code: CodeType) -> int:
-        """How much a new frame of `code` needs: 0 nothing, 1 its call-level events (3.11: its return, reported
-        once per run, and an exception raised in it), 2 instruction events too."""
-        key = id(code)
-        if key not in self.generated or self._suspended:
-            return 0
-        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints or self.verbose:
-            return 2
-        if self._resume_parent is not None:
-            return 2
-        if "entry" in self.break_on and key not in self.entered:
-            return 2
-        if "graph-break" in self.break_on and self.is_resume(code):
-            return 2
-        if "reentry" in self.break_on and key in self._stepped_in:
-            return 2
-        if "exception" in self.break_on and self.mode is not Mode.CONTINUE:
-            return 2
-        if key not in self._returns_reported and not getattr(self.backend, "returns_untraced", True):
-            return 1
-        return 0
 
-    def wants_frame(self, code: CodeType) -> bool:
-        return self._wants(code) > 0
 
-    def wants_instructions(self, code: CodeType) -> bool:
-        return self._wants(code) > 1
 
-    def is_generated(self, code: CodeType) -> bool:
-        return id(code) in self.generated
 
-    def on_untraced_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
-        """A live exception in a generated frame nothing traces (continue mode, 3.12+ RAISE): stop at the raising
-        instruction with the frame's value stack, read at the depth the code's flow gives there less the
-        operands the instruction consumed (as a stepped exception stop shows it)."""
-        if ("exception" not in self.break_on or self._quitting or self._suspended or isinstance(exc, QuitProgram)
-                or id(exc) == self._last_exc_id or threading.get_ident() != self._worker_ident):
-            return
-        code = frame.f_code
-        st = self.states.get(frame)
-        if st is None:
-            from .snapshot import _static_depth
 
-            st = FrameState(frame, code_index(code))
-            st.index = st.table.index_of_offset.get(offset, -1)
-            with compat.dynamo_off():  # inside the compiled call: the flow analysis is no code for Dynamo
-                depth = _static_depth(code, st.index) if st.index >= 0 else None
-            st.depth = -1 if depth is None else depth
-            st.depth_from_flow = depth is not None
-            self.states[frame] = st  # stepping on from the stop traces it from this depth
-        st.pending_exception_offset = offset
-        self._last_exc_id = id(exc)
-        ctx = PauseContext(StopKind.EXCEPTION, self._frames_for(frame), -1, exception=exc)
-        self._pause(ctx, f"{type(exc).__name__} raised in generated code")
 
-    def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
-        """The return of an untraced generated frame (3.12+ PY_RETURN): its line, once per run; no more events
-        for it this run."""
-        self._hooks.note_return(frame, value)
-        return False
 
-    def on_call(self, frame: FrameType) -> None:
-        st = self._state(frame)
-        if not self.wants_instructions(frame.f_code):
-            st.depth = -1  # watched for its return only: no instruction is followed, the depth is unknown
 
-    def _state(self, frame: FrameType) -> FrameState:
-        st = self.states.get(frame)
-        if st is None:
-            st = FrameState(frame, code_index(frame.f_code))
-            try:
-                st.inputs = dict(frame.f_locals)
-            except Exception:  # noqa: BLE001
-                st.inputs = {}
-            self.states[frame] = st
-        return st
 
-    def on_instruction(self, frame: FrameType, offset: int) -> None:
-        if self._quitting:
-            raise QuitProgram()
-        self.traced_instructions += 1
-        st = self._state(frame)
-        first = st.index < 0
-        rebased = st.pending_exception_offset is not None
-        st.advance(offset)
-        if self.check_depth and st.depth >= 0:
-            live = self._expected_depth(st)
-            if live is not None and live != st.depth:
-                self.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
-                st.depth = live
-        code = frame.f_code
-        if self.verbose:
-            self._print_running(code, st)
-        kind: StopKind | None = None
-        message = ""
-        if self._interrupt:
-            self._interrupt = False
-            kind, message = StopKind.INTERRUPT, "interrupted"
-        if first and self._resume_parent is not None and frame.f_back is self._resume_parent:
-            # set_trace() from eager code: the values the program computed so far live here, not in the caller
-            self._resume_parent = None
-            kind, message = StopKind.STEP, "dynadbg.set_trace(): in the resume function, after the call"
-        key = id(code)
-        bp = self.breakpoints.get(key, {}).get(st.index)
-        extra: dict[str, Any] = {}
-        if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
-            bp.hits += 1
-            kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
-            if bp.marker:
-                from .format.notices import marker_message
 
-                with compat.dynamo_off():  # the role tagging runs dis: keep it out of Dynamo
-                    marker = self._marker_view(code, st.index)
-                extra["marker"] = marker
-                message = marker_message(marker)
-        passive: StopKind | None = None
-        if first:
-            if "graph-break" in self.break_on and self.is_resume(code):
-                passive = StopKind.GRAPH_BREAK
-            elif "entry" in self.break_on and key not in self.entered:
-                passive = StopKind.ENTRY
-            elif "reentry" in self.break_on and key in self._stepped_in:
-                passive = StopKind.ENTRY
-                extra["reentry"] = True
-            self._stepped_in.discard(key)  # only the next call of a code object stepped in stops again
-            self.entered.add(key)
-        mode = self.mode
-        stepped = False
-        if mode is Mode.STEP:
-            self.count -= 1
-            stepped = self.count <= 0
-        elif mode is Mode.NEXT and frame is self.target:
-            self.count -= 1
-            stepped = self.count <= 0
-        elif mode is Mode.UNTIL and frame is self.target and st.index >= self.until_index:
-            stepped = True
-        if kind is None:
-            # `r` and `n` run to a point in this frame: a first entry into another code object is not one
-            if passive is not None and (stepped or mode is Mode.CONTINUE):
-                kind = passive
-            elif stepped:
-                kind = StopKind.STEP
-        if kind is None:
-            if self.history.every and mode is not Mode.CONTINUE and (mode is Mode.STEP or frame is self.target):
-                self._record_passing(st, mode)
-            return
-        if kind is StopKind.ENTRY:
-            if extra.get("reentry"):
-                from .format.notices import REENTRY_MESSAGE
 
-                message = REENTRY_MESSAGE
-            else:
-                message = "entering generated code"
-        elif kind is StopKind.GRAPH_BREAK:
-            message = "entering a resume function after a graph break"
-        elif kind is StopKind.STEP and not message:
-            message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
-            if self._step_message:
-                message, self._step_message = self._step_message, ""
-        if kind is not StopKind.ENTRY:
-            extra.pop("reentry", None)
-        if kind is not StopKind.BREAKPOINT:
-            extra.pop("marker", None)
-        self._pause(PauseContext(kind, self._frames_for(frame), -1, extra=extra), message)
 
-    @staticmethod
-    def _marker_view(code: CodeType, index: int) -> MarkerView:
-        """Where `code`'s calls of compiled graphs lie relative to the marker at `index` (`roles.code_roles`)."""
-        try:
-            from .roles import code_roles
 
-            calls = tuple(sorted(g.call_index for g in code_roles(code).graph_calls))
-        except Exception:  # noqa: BLE001 - code the role tagging cannot follow: say nothing about the graph
-            calls = ()
-        ran = None if not calls else any(i < index for i in calls)
-        return MarkerView(index, calls, ran)
 
-    def _record_passing(self, st: FrameState, mode: Mode) -> None:
-        """History of an instruction a stepping command runs through (`history_every`): the frame's value stack
-        and locals summarised as at a stop, without touching what the next stop marks as changed."""
-        if not self.history.enabled:
-            return
-        from .snapshot import frame_view
-
-        self._passing_seq -= 1
-        try:
-            with compat.dynamo_off():
-                fv = frame_view(self, st, current=True, passing=True, summary=self._passing_cache.summary)
-        except Exception:  # noqa: BLE001 - a failing repr costs this entry, never the program
-            return
-        finally:
-            self._passing_cache.turn()
-        self.history.record(Stop(StopKind.STEP, f"ran through (`{mode.value}`), no stop", (fv,),
-                                 seq=self._passing_seq, selected=0))
-
-    @staticmethod
-    def _print_running(code: CodeType, st: FrameState) -> None:
-        """Verbose mode: the instruction about to run, flushed (the last line before a crash names it)."""
-        if not 0 <= st.index < len(st.table.instructions):
-            return
-        ins = st.table.instructions[st.index]
-        arg = fmt.arg_text(ins)
-        arg = f" {arg}" if arg else ""
-        out = sys.stdout
-        try:
-            out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
-            out.flush()
-        except Exception:  # noqa: BLE001 - a closed stdout must not stop the program
-            pass
-
-    @staticmethod
-    def _expected_depth(st: FrameState) -> int | None:
-        exact = st.exact_stack()
-        if exact is not None:
-            return len(exact)
-        if 0 <= st.index < len(st.table.instructions):
-            return {"RETURN_VALUE": 1, "RETURN_CONST": 0}.get(st.table.instructions[st.index].opname)
-        return None
-
-    def on_return(self, frame: FrameType, value: Any) -> None:
-        st = self.states.get(frame)
-        if frame is self._resume_parent and not self._quitting:
-            # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
-            self._resume_parent = None
-            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
-            self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
-        if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
-            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
-            self._pause(ctx, f"{frame.f_code.co_name} is returning")
-        self._hooks.note_return(frame, value)  # after the return stop, if any: the frame is leaving now
-        if frame is self.target and self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN):
-            # the frame we were stepping in is done: stop at the next generated instruction, in the caller if any
-            self.mode, self.count, self.target = Mode.STEP, 1, None
-        if self.mode is Mode.STEP:
-            caller = frame.f_back
-            while caller is not None and id(caller.f_code) not in self.generated:
-                caller = caller.f_back
-            if caller is not None and caller not in self.states:
-                self._trace_running(caller)
-        self.states.pop(frame, None)
-        if st is not None:
-            st.frame = None  # type: ignore[assignment]  # drop the frame reference
-        self._update_arming()
-
-    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
-        st = self._state(frame)
-        if st.index < 0 or st.depth < 0:
-            # not followed instruction by instruction (watched for its return only): where it raised, and the
-            # depth there from the code's flow
-            st.index = st.table.index_of_offset.get(offset, -1)
-            from .snapshot import _static_depth
-
-            with compat.dynamo_off():
-                depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
-            st.depth = -1 if depth is None else depth
-            st.depth_from_flow = depth is not None
-        st.pending_exception_offset = offset
-        if "exception" in self.break_on and id(exc) != self._last_exc_id and not isinstance(exc, QuitProgram):
-            self._last_exc_id = id(exc)
-            ctx = PauseContext(StopKind.EXCEPTION, self._frames_for(frame), -1, exception=exc)
-            self._pause(ctx, f"{type(exc).__name__} raised in generated code")
 
     # ==========================================================================================================
     # Stops
     # ==========================================================================================================
 
-    def _frames_for(self, frame: FrameType) -> list[FrameState]:
-        """FrameStates of the generated frames on the stack from the outermost to `frame`."""
-        chain: list[FrameState] = []
-        f: FrameType | None = frame
-        while f is not None:
-            if id(f.f_code) in self.generated or self._hooks.adopt_frame_code(f.f_code):
-                st = self.states.get(f)
-                if st is None:
-                    st = FrameState(f, code_index(f.f_code))
-                    st.index = st.table.index_of_offset.get(f.f_lasti, -1)
-                    st.depth = -1  # not traced: depth unknown
-                elif st.depth < 0 and st.pending_exception_offset is None:
-                    # watched for its return only (3.11): no instruction was followed, it is where it is now
-                    st.index = st.table.index_of_offset.get(f.f_lasti, -1)
-                chain.append(st)
-            f = f.f_back
-        chain.reverse()
-        return chain
 
-    def _trace_running(self, frame: FrameType) -> None:
-        st = self.states.get(frame)
-        if st is None:
-            st = FrameState(frame, code_index(frame.f_code))
-            st.index = st.table.index_of_offset.get(frame.f_lasti, -1)
-            st.depth = -1
-            self.states[frame] = st
-        self.backend.trace_existing(frame)
 
-    def _condition_true(self, bp: Breakpoint, frame: FrameType) -> bool:
-        if not bp.condition:
-            return True
-        try:
-            return bool(eval(bp.condition, frame.f_globals, dict(frame.f_locals)))  # noqa: S307 - user's own expression
-        except Exception as exc:  # noqa: BLE001 - like pdb: an error in the condition stops
-            self._message(f"breakpoint {bp.number}: condition raised {type(exc).__name__}: {exc}; stopping")
-            return True
 
     def _pause(self, ctx: PauseContext, message: str) -> None:
         """Block the worker at a stop until a resuming command arrives. Raises QuitProgram on `q`.
@@ -1044,7 +765,7 @@ class Session(TraceMethods, EngineMethods):
         if quit_now or self._quitting:
             self._quitting = True
             raise QuitProgram()
-        self._apply_mode(ctx)
+        self._stepping.apply_mode(ctx)
         try:
             self.listener.on_running(self._hooks.running_text())
         except Exception:  # noqa: BLE001
@@ -1059,56 +780,7 @@ class Session(TraceMethods, EngineMethods):
         except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
             self._message(f"front end failed to show a resume: {exc}")
 
-    def _apply_mode(self, ctx: PauseContext) -> None:
-        """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
-        cur = ctx.frame
-        frame = cur.frame if cur is not None and not ctx.post_mortem else None
-        if self.mode is Mode.RETURN and ctx.kind is StopKind.RETURN and cur is ctx.frames[-1]:
-            # `r` at a return stop: this frame is leaving; run to the return of its generated caller (pdb)
-            caller = ctx.frames[-2] if len(ctx.frames) > 1 else None
-            frame = caller.frame if caller is not None else None
-            if frame is None:
-                self.mode = Mode.CONTINUE
-        if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
-            self.target = frame
-        if self.mode in (Mode.STEP, Mode.NEXT, Mode.UNTIL) and cur is not None and not ctx.post_mortem:
-            live = cur.frame
-            if live is not None and id(live.f_code) in self.generated:
-                self._stepped_in.add(id(live.f_code))  # its next call stops at its entry (``reentry``)
-        self.backend.new_run()
-        if not ctx.post_mortem:
-            # breakpoints set in frames that are already running (u; b IDX): trace those frames from here on
-            for st in ctx.frames[:-1]:
-                live = st.frame
-                if live is not None and id(live.f_code) in self.breakpoints and not self.backend.is_traced(live):
-                    self._trace_running(live)
-        if self.verbose and cur is not None and not ctx.post_mortem and cur is ctx.frames[-1]:
-            self._print_running(cur.frame.f_code, cur)  # the instruction of the stop runs next
-        if (self.mode is not Mode.CONTINUE or self.verbose) and frame is not None and not self.backend.is_traced(frame):
-            self._trace_running(frame)
-        self._update_arming()
 
-    def _update_arming(self) -> None:
-        backend = self.backend
-        if backend is None:
-            return
-        if self.mode is not Mode.CONTINUE or self._interrupt or self.verbose:
-            if self.states:
-                backend.arm()
-            return
-        # continue: keep local tracing only where a breakpoint may still be hit, and (3.11) the return of a
-        # frame whose line this run has not printed yet
-        for frame in list(self.states):
-            if id(frame.f_code) in self.breakpoints or frame is self._resume_parent:
-                continue
-            if not backend.returns_untraced and id(frame.f_code) not in self._returns_reported and frame.f_trace:
-                backend.return_only(frame)
-                self.states[frame].depth = -1  # no instruction is followed from here on
-                continue
-            backend.untrace(frame)
-            del self.states[frame]
-        if not self.states:
-            backend.disarm()
 
     # ==========================================================================================================
     # Helpers shared with commands/snapshot
