@@ -1,4 +1,4 @@
-"""What the engine's method groups share: the worker-thread wrapper `engine_method`, `refuse`, the `Host` they
+"""What the engine's method groups share: the worker-thread wrapper `engine_method`, `refuse`, the `EngineHost` they
 compose into (the session's shared state, declared once), and `delegate`, which puts a group's method on the facade.
 
 `Session` (the `dynadbg.core.protocol.Engine` facade) is composed of groups by job (`engine_decisions`,
@@ -64,7 +64,7 @@ def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
     return wrap
 
 
-class Host(Protocol):
+class EngineHost(Protocol):
     """The session state and helpers the method groups read and write (all on the worker thread).
 
     `Session` provides every one; a group names here what it uses, so nothing is borrowed undeclared."""
@@ -111,7 +111,7 @@ class Host(Protocol):
 class Group:
     """One group of engine methods, composed into the session (`host`); its `engine_method`s run as the facade's."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: EngineHost) -> None:
         self.host = host
 
     def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import compat
-from .engine_base import Group, Host, Refused, engine_method, refuse
+from .engine_base import Group, EngineHost, Refused, engine_method, refuse
 from .model import (
     Decision,
     DecisionKind,
@@ -44,7 +44,7 @@ _ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
 class Decisions(Group):
     """The engine methods of a recompile stop: the decision and what a drop or a dynamic dimension would do."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: EngineHost) -> None:
         super().__init__(host)
         #: the compile hook of ``dynamic`` (`advice.DynamicCheck`), made at the first ``dynamic`` decision
         self._dynamic_checker: Any = None

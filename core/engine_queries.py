@@ -12,7 +12,7 @@ from types import CodeType
 from typing import Any
 
 from . import compat
-from .engine_base import Group, Host, engine_method, refuse
+from .engine_base import Group, EngineHost, engine_method, refuse
 from .engine_decisions import Decisions
 from .model import (
     CompilesData,
@@ -36,7 +36,7 @@ _COMPILE_ID_RE = re.compile(r"^!?\d+(?:/\d+)+$")
 class CompileQueries(Group):
     """What torch compiled for the paused frame (`decisions`: the recompile stop's record comes from there)."""
 
-    def __init__(self, host: Host, decisions: Decisions) -> None:
+    def __init__(self, host: EngineHost, decisions: Decisions) -> None:
         super().__init__(host)
         self.decisions = decisions
 

@@ -12,7 +12,7 @@ from types import CodeType
 from typing import Any
 
 from . import compat
-from .engine_base import Group, Host, Refused, engine_method, refuse
+from .engine_base import Group, EngineHost, Refused, engine_method, refuse
 from .model import (
     EngineError,
     ErrorKind,
@@ -42,7 +42,7 @@ class _Watch:
 class Values(Group):
     """The engine methods over the selected frame's values: evaluate, exec, globals, set a local, watches."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: EngineHost) -> None:
         super().__init__(host)
         self._watches: list[_Watch] = []
         self._watch_numbers = 0

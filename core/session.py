@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import queue
-import sys
 import threading
 import time
 from types import CodeType, FrameType
@@ -38,6 +37,7 @@ from .engine import EngineMethods
 from .engine_hooks import RETURN_LINES_PER_RUN as RETURN_LINES_PER_RUN  # the session's public limit
 from .engine_hooks import DynamoHooks
 from .engine_stepping import Stepping
+from .engine_install import BY_THREAD, Installer
 from .trace_engine import TraceMethods
 from .model import EngineError, ErrorKind, GeneratedInfo, Resumed
 from .decisions import GuardDropper
@@ -89,13 +89,11 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-#: thread ident -> the session debugging that thread (`session_on_thread`)
-_BY_THREAD: dict[int, "Session"] = {}
 
 
 def session_on_thread(ident: int | None = None) -> "Session | None":
     """The installed session whose program runs on thread `ident` (default: this thread), if any."""
-    return _BY_THREAD.get(threading.get_ident() if ident is None else ident)
+    return BY_THREAD.get(threading.get_ident() if ident is None else ident)
 
 
 class Session(TraceMethods, EngineMethods):
@@ -127,6 +125,7 @@ class Session(TraceMethods, EngineMethods):
         self._compose()
         self._hooks = DynamoHooks(self)
         self._stepping = Stepping(self)
+        self._installer = Installer(self)
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
@@ -302,7 +301,8 @@ class Session(TraceMethods, EngineMethods):
 
         check_script(path)
         argv = list(argv or [])
-        self._start(lambda: run_script(path, argv, post_mortem=self._hooks.post_mortem), name=f"dynadbg: {path}")
+        self._installer.start(lambda: run_script(path, argv, post_mortem=self._hooks.post_mortem),
+                              name=f"dynadbg: {path}")
 
     def start_callable(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Run ``fn(*args, **kwargs)`` in the worker thread; an exception it raises ends the run with status 1."""
@@ -324,7 +324,7 @@ class Session(TraceMethods, EngineMethods):
                     pass
                 return ExitResult(1, user_traceback(exc), f"{type(exc).__name__}: {exc}")
 
-        self._start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
+        self._installer.start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 
     def execute(self, line: str) -> CommandResult:
         """Run one command of the command language (`commands.execute` over this session's typed methods).
@@ -423,14 +423,14 @@ class Session(TraceMethods, EngineMethods):
             raise SessionError("this session already runs a program")
         self._worker_ident = threading.get_ident()
         self._inline = driver
-        self._install()
+        self._installer.install()
 
     def release(self, result: ExitResult | None = None) -> None:
         """End an `attach`ed session: restore every hook (idempotent)."""
         if self._inline is None or self._done.is_set():
             return
         try:
-            self._teardown()
+            self._installer.teardown()
         finally:
             self._result = result or ExitResult(0)
             self._done.set()
@@ -498,36 +498,7 @@ class Session(TraceMethods, EngineMethods):
     # Worker thread: install, run, teardown
     # ==========================================================================================================
 
-    def _start(self, body: Callable[[], ExitResult], name: str) -> None:
-        if self._thread is not None:
-            raise SessionError("this session already started a program")
-        self._thread = threading.Thread(target=self._main, args=(body,), name=name, daemon=True)
-        self._thread.start()
 
-    def _main(self, body: Callable[[], ExitResult]) -> None:
-        self._worker_ident = threading.get_ident()
-        result = ExitResult(1, exception="the debugger failed to start")
-        try:
-            self._install()
-            result = body()
-        except QuitProgram:
-            result = ExitResult(0, quit=True)
-        except BaseException as exc:  # noqa: BLE001 - a debugger bug must still end the session cleanly
-            import traceback
-
-            result = ExitResult(1, "".join(traceback.format_exception(exc)), f"dynadbg internal error: {exc}")
-        finally:
-            try:
-                self._teardown()
-                compat.release_thread_python_objects()   # before this thread ends: see its docstring
-            finally:
-                if self._quitting and not result.quit:
-                    result = ExitResult(result.status, result.traceback, result.exception, quit=True)
-                if self.capture is not None and not self.capture_has_frames() and not result.quit:
-                    self._message("no frame was compiled by torch.compile in this run")
-                self._result = result
-                self._done.set()
-                self.listener.on_exit(result)
 
     def _on_worker_thread(self) -> bool:
         return threading.get_ident() == self._worker_ident
@@ -538,94 +509,8 @@ class Session(TraceMethods, EngineMethods):
         except Exception:  # noqa: BLE001
             return True
 
-    def _install(self) -> None:
-        compat.load()
-        self._undo_skip = compat.skip_own_files()
-        # breakpoint() in a function compiled while the session runs: a marker, no graph break
-        self.teardown_hooks.append(compat.install_breakpoint_substitute())
-        # copies of cache entries installed while it runs (its guard edits, a script's toolkit calls) go with it
-        from . import toolkit
 
-        toolkit.begin_session(self)
-        self.teardown_hooks.append(lambda: self._end_toolkit(toolkit))
-        for msg in compat.missing_features():
-            self._message(msg)
-        from .tracing import make_backend
 
-        self.backend = make_backend(self._stepping)
-        # Dynamo's tracing, before the capture: its patches sit under the capture's and come off after them
-        from .trace_stops import TraceStops
-
-        if self._trace_wanted:
-            self.trace_stops = TraceStops(self, pause=self._pause, on_worker=self._on_worker_thread,
-                                          break_on=self.break_on, stop_seq=lambda: self.stop_seq).install()
-        try:
-            from .capture import Capture
-
-            self.capture = Capture(on_compiled=self._hooks.on_compiled, on_cache_miss=self._hooks.on_cache_miss)
-            self.capture.on_eager_fallback = self._hooks.on_eager_fallback
-            self.capture.on_convert = self._hooks.on_convert
-            self.capture.install()
-        except ImportError:
-            self.capture = None
-        from .guard_cost import GuardCostLog
-
-        self.guard_costs = GuardCostLog().install()  # torch's own guard-eval latency of each compile
-        if self.capture is not None:
-            # a session that starts late (set_trace, debug() after the first calls) knows the earlier compiles
-            for code in compat.generated_codes_so_far():
-                try:
-                    if self.capture.generated_info(code) is None:
-                        self.capture.adopt(code)
-                except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
-                    self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
-        self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
-        if self.capture is not None:
-            self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
-        self._prev_callback = compat.set_debugger_callback(self._hooks.make_callback())
-        self._installed = True
-        if self._worker_ident is not None:
-            self._outer = _BY_THREAD.get(self._worker_ident)
-            _BY_THREAD[self._worker_ident] = self
-
-    def _teardown(self) -> None:
-        if not self._installed:
-            return
-        self._installed = False
-        self._hooks.flush_returns()
-        if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
-            if self._outer is not None and self._outer.installed:
-                _BY_THREAD[self._worker_ident] = self._outer
-            else:
-                del _BY_THREAD[self._worker_ident]
-        compat.set_debugger_callback(self._prev_callback)
-        for context in self._hooked_contexts:
-            compat.remove_exit_hook(context, self._enter_hook)
-        self._hooked_contexts.clear()
-        if self.backend is not None:
-            self.backend.release()
-        if not compat.USE_SYS_MONITORING:
-            sys.settrace(None)
-        if self.capture is not None:
-            self.capture.uninstall()
-        if self.guard_costs is not None:
-            self.guard_costs.uninstall()
-        self._undo_skip()
-        for undo in reversed(self.teardown_hooks):
-            try:
-                undo()
-            except Exception as exc:  # noqa: BLE001
-                self._message(f"teardown hook failed: {type(exc).__name__}: {exc}")
-        self.teardown_hooks.clear()
-        self.states.clear()
-        self.target = None
-
-    def _end_toolkit(self, toolkit: Any) -> None:
-        removed = toolkit.end_session(self)
-        if removed:
-            self._message(f"removed {len(removed)} cache-entry cop{'y' if len(removed) == 1 else 'ies'} installed "
-                          f"in this session ({', '.join(removed)}); an entry a copy replaced comes back at its next "
-                          f"call")
 
     def _message(self, text: str) -> None:
         try:
