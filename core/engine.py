@@ -1,6 +1,10 @@
 """The typed engine methods of `Session` (`dynadbg.core.protocol.Engine`), run on the program's worker thread.
 
-`EngineMethods` is a base class of `Session`. Each public method is wrapped by `engine_method`: called on the
+`EngineMethods` is a base class of `Session`: the stop, control, breakpoints, frames and history. The other
+`Engine` methods live in groups composed in `_compose` (`engine_values`, `engine_code`, `engine_queries`,
+`engine_decisions`, `engine_edits`), named here with `engine_base.delegate`.
+
+Each public method is wrapped by `engine_method`: called on the
 worker thread it runs directly; called from another thread while the program is paused, it is queued to the worker
 and the caller blocks until it is done; while the program runs it returns ``EngineError(kind=ErrorKind.NOT_PAUSED)``
 unless it is marked ``anytime``. Inside, a method refuses with `refuse` (an `EngineError` value comes back, and
