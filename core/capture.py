@@ -23,7 +23,6 @@ capture keeps every original and generated code object it saw alive, so ``id()``
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import os
 import re
@@ -34,10 +33,9 @@ from typing import Any, Callable
 
 from . import compat, facts, values
 from .callsites import CallSiteLog
-from .disasm import code_view
 from .filter_entries import FilterEntryLog
-from .graph_break_dups import DuplicateJudge
-from .model import CacheEntryView, CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView, RecompileView
+from .capture_records import GraphBreaks, _Compile, _Entry, _Frame, break_behind, frame_view
+from .model import CompiledFrameView, GeneratedInfo, GraphBreakView, GraphView
 
 #: Values ``on_cache_miss`` may return (None means "recompile").
 CACHE_MISS_ACTIONS: tuple[str, ...] = ("recompile", "eager", "skip")
@@ -206,91 +204,6 @@ class EagerFallbackEvent:
 # --------------------------------------------------------------------------------------------------------------
 
 
-class _Entry:
-    __slots__ = ("frame", "compile_id", "dynamo_code", "code", "guard_manager", "backend", "hits", "names")
-
-    def __init__(self, frame: "_Frame", compile_id: str, dynamo_code: CodeType, guard_manager: Any) -> None:
-        self.frame = frame
-        self.compile_id = compile_id
-        self.dynamo_code = dynamo_code      # kept alive on purpose (CleanupManager)
-        self.code = dynamo_code             # what runs: a replacement if on_compiled made one
-        self.guard_manager = guard_manager
-        self.backend: str | None = None
-        self.hits = 0
-        self.names: tuple[CodeType | None, tuple[str, ...]] = (None, ())  # (code scanned, its global names)
-
-    def global_names(self) -> tuple[str, ...]:
-        """``__compiled_fn_*`` / ``__resume_at_*`` globals the current code loads (scanned once per code)."""
-        scanned, names = self.names
-        if scanned is not self.code:
-            names = _global_names(self.code)
-            self.names = (self.code, names)
-        return names
-
-
-class _Break:
-    __slots__ = ("reason", "filename", "lineno", "user_line", "duplicate", "summary", "notes", "torch_duplicate",
-                 "trace_id")
-
-    def __init__(self, reason: str, filename: str | None, lineno: int | None, user_line: str | None) -> None:
-        #: torch's own judgement (`graph_break_dups.DuplicateJudge`), None when it could not be made
-        self.torch_duplicate: bool | None = None
-        #: the id torch logs the break under (``"2/0_1"``: compile 2/0, restart 1), None when unknown
-        self.trace_id: str | None = None
-        self.reason = reason
-        self.filename = filename
-        self.lineno = lineno
-        self.user_line = user_line
-        self.duplicate = False
-        # torch's reason parsed here, once: front ends and reports read the parts
-        self.summary, self.notes = facts.parse_break_reason(reason)
-
-    def view(self, compile_id: str, resume_functions: tuple[str, ...]) -> GraphBreakView:
-        return GraphBreakView(compile_id, self.reason, self.filename, self.lineno, self.user_line, resume_functions,
-                              self.duplicate, self.summary, self.notes, self.trace_id)
-
-
-class _Compile:
-    """Everything seen during one compile (one compile id, one `CatchErrorsWrapper` call)."""
-
-    __slots__ = ("compile_id", "serial", "breaks", "fallback_breaks", "graphs", "recompile_reasons", "entry")
-
-    def __init__(self, compile_id: str, serial: int) -> None:
-        self.compile_id = compile_id
-        self.serial = serial
-        self.breaks: list[_Break] = []           # from log_graph_break: the text TORCH_LOGS prints
-        self.fallback_breaks: list[_Break] = []  # from compile_subgraph(GraphCompileReason), used if no log
-        self.graphs: dict[str, GraphView] = {}
-        self.recompile_reasons: tuple[str, ...] | None = None
-        self.entry: _Entry | None = None
-
-
-class _Frame:
-    __slots__ = ("code", "compiles", "skipped", "origin", "resume_offset", "source", "source_done")
-
-    def __init__(self, code: CodeType) -> None:
-        self.code = code
-        self.compiles: list[_Compile] = []
-        self.skipped: str | None = None
-        found = compat.resume_origin(code)
-        self.origin: CodeType | None = found[0] if found else None
-        self.resume_offset: int | None = found[1] if found else None
-        self.source: str | None = None
-        self.source_done = False
-
-    @property
-    def is_resume(self) -> bool:
-        return self.origin is not None
-
-    def compile(self, compile_id: str, serial: int) -> _Compile:
-        for rec in reversed(self.compiles):
-            if rec.compile_id == compile_id and rec.serial == serial:
-                return rec
-        rec = _Compile(compile_id, serial)
-        self.compiles.append(rec)
-        return rec
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Capture
 # --------------------------------------------------------------------------------------------------------------
@@ -358,13 +271,12 @@ class Capture:
         self._skips: dict[int, tuple[CodeType, str]] = {}  # frames skipped before any compile attempt
         self._pending_graph: dict[str, GraphView] = {}     # compile id -> graph waiting for its global name
         self._resume_globals: dict[str, CodeType] = {}     # "__resume_at_76_3" -> resume code
-        self._break_keys: set[tuple[str, str | None, int | None]] = set()
         #: the user's torch.compile call sites and the code each compile ran under (`callsites.CallSiteLog`)
         self.callsites = CallSiteLog(_OWN_DIRS)
         #: the GuardFilterEntry records of every compile (`filter_entries.FilterEntryLog`)
         self.filter_entries = FilterEntryLog(on_build=self.callsites.note_compile)
-        #: judges graph breaks duplicates as torch does (`graph_break_dups.DuplicateJudge`)
-        self._dups = DuplicateJudge()
+        #: the graph breaks of every compile, recorded into the compile records (`capture_records.GraphBreaks`)
+        self._breaks = GraphBreaks(self._lock, self._compile, self._error, lambda: self.installed)
 
     # ---------------------------------------------------------------------------------------------------------
     # install / uninstall
@@ -381,8 +293,8 @@ class Capture:
             "capture: recompile reasons": self._make_recompile_reasons,
             "capture: graphs": self._make_call_user_compiler,
             "capture: graph names": self._make_install_global_unsafe,
-            "capture: graph break log": self._make_log_graph_break,
-            "capture: graph breaks": self._make_compile_subgraph,
+            "capture: graph break log": self._breaks.make_log_graph_break,
+            "capture: graph breaks": self._breaks.make_compile_subgraph,
         }
         self.callsites.install()
         self.filter_entries.install()
@@ -488,29 +400,9 @@ class Capture:
     def break_behind(self, resume_code: CodeType,
                      caller: GeneratedInfo | None = None) -> tuple[GraphBreakView, str, str] | None:
         """(the graph break, its compile id, the name of the frame that broke) that made the resume function
-        `resume_code`: the last break of the compile whose entry the caller frame runs (`caller`: the generated
-        code info of the frame below the resume function on the stack), else of any compile whose entry calls
-        the resume function. None when no such break was recorded (the compile happened before the capture).
-
-        Reads the capture's own records only (no listing, no guard tree, no torch call): cheap at every stop.
-        """
+        `resume_code` (`capture_records.break_behind`), or None when no such break was recorded."""
         with self._lock:
-            for rec in self._frames.values():
-                if caller is not None and rec.code is not caller.original:
-                    continue
-                for comp in rec.compiles:
-                    entry = comp.entry
-                    if entry is None or (caller is not None and comp.compile_id != caller.compile_id):
-                        continue
-                    resumes = tuple(n for n in entry.global_names() if facts.is_resume_global(n))
-                    if caller is None and all(self._resume_globals.get(n) is not resume_code for n in resumes):
-                        continue
-                    found = [(c, b) for c in rec.compiles if c.compile_id == comp.compile_id
-                             for b in (c.breaks or c.fallback_breaks)]
-                    if found:
-                        c, brk = found[-1]
-                        return brk.view(comp.compile_id, resumes), comp.compile_id, rec.code.co_name
-        return None
+            return break_behind(self._frames.values(), self._resume_globals, resume_code, caller)
 
     def adopt(self, code: CodeType) -> bool:
         """Record the compiles of generated `code` made before this capture was installed (a session that
@@ -566,7 +458,7 @@ class Capture:
             records = list(self._frames.values())
             if not self.hits_counted and any(e.hits for e in self._generated.values()):
                 self.hits_counted = True
-        return [self._frame_view(rec, guards) for rec in records]
+        return [frame_view(rec, guards, self._resume_globals, self.hits_counted) for rec in records]
 
     def skipped_frames(self) -> list[tuple[str, str, int, str]]:
         """(name, filename, firstlineno, reason) of frames Dynamo skipped without a compile attempt."""
@@ -578,78 +470,6 @@ class Capture:
     # snapshot building
     # ---------------------------------------------------------------------------------------------------------
 
-    def _frame_view(self, rec: _Frame, guards: bool) -> CompiledFrameView:
-        code = rec.code
-        try:
-            live = list(compat.cache_entries(code))
-        except Exception:  # noqa: BLE001 - no live entries (missing API)
-            live = []
-        if not rec.source_done:
-            rec.source = _source_of(code)
-            rec.source_done = True
-        entries: list[CacheEntryView] = []
-        graph_breaks: list[GraphBreakView] = []
-        recompiles: list[RecompileView] = []
-        graphs: list[GraphView] = []
-        for comp in rec.compiles:
-            entry_view = None
-            if comp.entry is not None:
-                entry_view = self._entry_view(comp.entry, _live_match(live, comp.entry), guards)
-                entries.append(entry_view)
-            if comp.recompile_reasons is not None:
-                recompiles.append(RecompileView(comp.compile_id, comp.recompile_reasons))
-            resumes = entry_view.resume_functions if entry_view is not None else ()
-            for brk in comp.breaks or comp.fallback_breaks:
-                graph_breaks.append(brk.view(comp.compile_id, resumes))
-            used = set(entry_view.graphs) if entry_view is not None else None
-            graphs.extend(g for name, g in comp.graphs.items() if used is None or name in used)
-        origin = rec.origin
-        return CompiledFrameView(
-            key=id(code),
-            name=code.co_name,
-            filename=code.co_filename,
-            firstlineno=code.co_firstlineno,
-            original=code_view(code, generated=False, is_resume=rec.is_resume),
-            source=rec.source,
-            is_resume=origin is not None,
-            resume_origin=(
-                f"{origin.co_name} ({os.path.basename(origin.co_filename)}:{origin.co_firstlineno})"
-                if origin is not None else None
-            ),
-            resume_offset=rec.resume_offset,
-            entries=tuple(entries),
-            graph_breaks=tuple(graph_breaks),
-            recompiles=tuple(recompiles),
-            graphs=tuple(graphs),
-            skipped=rec.skipped,
-        )
-
-    def _entry_view(self, entry: _Entry, live: Any, guards: bool) -> CacheEntryView:
-        backend = entry.backend
-        if backend is None and live is not None:
-            backend = entry.backend = compat.entry_backend_name(live)
-        invalidated = live is not None and getattr(live, "code", True) is None
-        dropped = live is None and compat.FEATURES.get("cache entries") is None
-        names = entry.global_names()
-        resumes = tuple(n for n in names if facts.is_resume_global(n))
-        resume_codes = [self._resume_globals.get(n) for n in resumes]
-        view = CacheEntryView(
-            compile_id=entry.compile_id,
-            code=code_view(entry.code, generated=True, compile_id=entry.compile_id,
-                           is_resume=entry.frame.is_resume),
-            backend=backend,
-            hits=entry.hits if self.hits_counted else -1,
-            graphs=tuple(n for n in names if facts.is_graph_global(n)),
-            resume_functions=resumes,
-            invalidated=invalidated,
-            replaced=entry.code is not entry.dynamo_code,
-            resume_keys=tuple(None if c is None else id(c) for c in resume_codes),
-            dropped=dropped,
-        )
-        if guards and entry.guard_manager is not None:
-            tree, text = _guard_tree(entry.guard_manager, entry.compile_id)
-            view = replace(view, guard_tree=tree, guards_text=text)
-        return view
 
     # ---------------------------------------------------------------------------------------------------------
     # record helpers (called from the hooks; never raise into Dynamo)
@@ -672,18 +492,6 @@ class Capture:
         if len(self.errors) < 100:
             self.errors.append(f"{where}: {type(exc).__name__}: {exc}")
 
-    def _add_break(self, code: CodeType, compile_id: str, brk: _Break, fallback: bool) -> None:
-        with self._lock:
-            comp = self._compile(code, compile_id)
-            target = comp.fallback_breaks if fallback else comp.breaks
-            key = (brk.reason, brk.filename, brk.lineno)
-            if any((b.reason, b.filename, b.lineno) == key for b in target):
-                return  # the same break seen again after a restart of this compile
-            if not fallback:
-                brk.duplicate = (brk.torch_duplicate if brk.torch_duplicate is not None
-                                 else key in self._break_keys)
-                self._break_keys.add(key)
-            target.append(brk)
 
     def _record_skip(self, code: CodeType, reason: str) -> None:
         if reason.startswith(compat.BORING_SKIP_PREFIXES) or code.co_filename.startswith(_OWN_DIRS):
@@ -968,91 +776,10 @@ class Capture:
 
         return install_global_unsafe
 
-    def _make_log_graph_break(self, orig: Callable[..., Any]) -> Callable[..., Any]:
-        cap = self
-
-        def log_graph_break(tx: Any, *args: Any, **kwargs: Any) -> Any:
-            if cap.installed:
-                try:
-                    reason = kwargs.get("reason", args[1] if len(args) > 1 else None)
-                    exc = kwargs.get("exc", args[2] if len(args) > 2 else None)
-                    if not getattr(exc, "logged", False):
-                        cap._on_break(tx, str(reason), getattr(exc, "real_stack", None), fallback=False,
-                                      duplicate=cap._dups.judge(tx, exc))
-                except Exception as exc_:  # noqa: BLE001
-                    cap._error("log_graph_break", exc_)
-            return orig(tx, *args, **kwargs)
-
-        return log_graph_break
-
-    def _make_compile_subgraph(self, orig: Callable[..., Any]) -> Callable[..., Any]:
-        cap = self
-
-        def compile_subgraph(output_graph: Any, tx: Any, *args: Any, **kwargs: Any) -> Any:
-            if cap.installed:
-                try:
-                    reason = kwargs.get("reason", args[0] if args else None)
-                    if reason is not None and getattr(reason, "graph_break", False):
-                        cap._on_break(tx, str(reason.reason), reason.user_stack, fallback=True,
-                                      code=compat.output_graph_code(output_graph))
-                except Exception as exc:  # noqa: BLE001
-                    cap._error("compile_subgraph", exc)
-            return orig(output_graph, tx, *args, **kwargs)
-
-        return compile_subgraph
-
-    def _on_break(self, tx: Any, reason: str, user_stack: Any, *, fallback: bool,
-                  code: CodeType | None = None, duplicate: bool | None = None) -> None:
-        compile_id = compat.current_compile_id()
-        if compile_id is None:
-            return
-        if code is None:
-            code = compat.output_graph_code(getattr(tx, "output", None)) or getattr(tx, "f_code", None)
-        if code is None:
-            return
-        if not user_stack:
-            user_stack = compat.tracing_user_stack()
-        filename = lineno = line = None
-        if user_stack:
-            last = user_stack[-1]
-            filename, lineno, line = last.filename, last.lineno, last.line
-        brk = _Break(reason, filename, lineno, line)
-        brk.torch_duplicate = duplicate
-        brk.trace_id = compat.current_trace_id()
-        self._add_break(code, compile_id, brk, fallback)
-
 
 # --------------------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------------------
-
-
-def _live_match(live: list[Any], entry: _Entry) -> Any:
-    """torch's cache entry for our record: the one running our code object; else an invalidated one (code None)
-    with the same compile id; else None (dropped). Compile ids alone are ambiguous after ``torch._dynamo.reset()``.
-    """
-    for e in live:
-        if getattr(e, "code", None) is entry.code:
-            return e
-    for e in live:
-        if getattr(e, "code", True) is None and str(e.compile_id) == entry.compile_id:
-            return e
-    return None
-
-
-def _global_names(code: CodeType | None) -> tuple[str, ...]:
-    """Names of ``__compiled_fn_*`` / ``__resume_at_*`` globals `code` loads, in first-use order."""
-    if code is None:
-        return ()
-    import dis
-
-    seen: dict[str, None] = {}
-    for ins in dis.get_instructions(code):
-        if ins.opname == "LOAD_GLOBAL" and isinstance(ins.argval, str) and (
-            facts.is_graph_global(ins.argval) or facts.is_resume_global(ins.argval)
-        ):
-            seen.setdefault(ins.argval, None)
-    return tuple(seen)
 
 
 def _resume_code_of(value: Any) -> CodeType | None:
@@ -1071,38 +798,3 @@ def _resume_code_of(value: Any) -> CodeType | None:
     return None
 
 
-def _source_of(code: CodeType) -> str | None:
-    """The source of `code` via `inspect`; for a resume function, the source of the function it resumes."""
-    found = compat.resume_origin(code)
-    target = found[0] if found else code
-    try:
-        return inspect.getsource(target)
-    except (OSError, TypeError, IndexError):
-        return None
-
-
-def _guard_tree(guard_manager: Any, compile_id: str) -> tuple[Any, str | None]:
-    """(GuardTree or None, text) through `dynadbg.core.guards` when it exists; else torch's own rendering."""
-    guards_mod: Any
-    try:
-        from . import guards as guards_mod  # another engineer's module; may not exist yet
-    except ImportError:
-        guards_mod = None
-    if guards_mod is not None and hasattr(guards_mod, "build_guard_tree"):
-        try:
-            from .format.guards import format_guard_tree
-
-            tree = guards_mod.build_guard_tree(guard_manager, compile_id)
-            text = format_guard_tree(tree)
-            return tree, text
-        except Exception as exc:  # noqa: BLE001 - fall back to torch's text
-            text = _torch_guard_text(guard_manager)
-            return None, f"(guard tree unavailable: {type(exc).__name__}: {exc})\n{text}"
-    return None, _torch_guard_text(guard_manager)
-
-
-def _torch_guard_text(guard_manager: Any) -> str:
-    try:
-        return str(guard_manager)
-    except Exception as exc:  # noqa: BLE001
-        return f"(guards unavailable: {type(exc).__name__}: {exc})"

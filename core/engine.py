@@ -1,6 +1,10 @@
 """The typed engine methods of `Session` (`dynadbg.core.protocol.Engine`), run on the program's worker thread.
 
-`EngineMethods` is a base class of `Session`. Each public method is wrapped by `engine_method`: called on the
+`EngineMethods` is a base class of `Session`: the stop, control, breakpoints, frames and history. The other
+`Engine` methods live in groups composed in `_compose` (`engine_values`, `engine_code`, `engine_queries`,
+`engine_decisions`, `engine_edits`), named here with `engine_base.delegate`.
+
+Each public method is wrapped by `engine_method`: called on the
 worker thread it runs directly; called from another thread while the program is paused, it is queued to the worker
 and the caller blocks until it is done; while the program runs it returns ``EngineError(kind=ErrorKind.NOT_PAUSED)``
 unless it is marked ``anytime``. Inside, a method refuses with `refuse` (an `EngineError` value comes back, and
@@ -11,76 +15,35 @@ call returns.
 from __future__ import annotations
 
 import builtins
-import contextlib
-import functools
-import inspect
-import io
-import linecache
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat
 from .disasm import code_view
+from .engine_base import delegate, engine_method, refuse
+from .engine_decisions import Decisions
+from .engine_queries import CompileQueries
+from .engine_edits import Edits
+from .engine_code import CodeQueries
+from .engine_values import Values
 from .model import (
     BREAK_ON_KINDS,
     BreakpointView,
-    CodeRoles,
-    CodeView,
-    CompilesData,
-    Decision,
-    DecisionKind,
-    DropCandidate,
-    DropPreview,
-    DynamicDim,
-    EditError,
-    EditOp,
-    EditOutcome,
-    EditPreview,
     EngineError,
-    EntryDiff,
     ErrorKind,
-    EvalResult,
-    Explanation,
-    FrameRecompiles,
     HistoryInfo,
     HistoryMark,
     HistoryView,
     GeneratedInfo,
-    GuardRef,
-    GraphView,
-    GuardEditView,
-    CompiledFrameView,
-    GuardCostView,
-    GuardTree,
-    HeldBack,
-    PatchDiff,
-    PatchView,
-    OutcomeKind,
-    PermanentFix,
-    Provenance,
-    RecompileOutcome,
-    RecompileRecord,
     ResumeAction,
     Resumed,
     Stop,
     StopKind,
-    ValueSummary,
-    WatchValue,
 )
-from . import explain as _explain
 from . import history as _history
-from . import provenance as _provenance
-from . import roles as _roles
-from . import facts
-from .decisions import choice_fix, config_hints, default_drop_leaves, drop_spec, filter_fix, held_back
-from .format import advice as advice_text
-from .format import drop_default as drop_default_text
-from .format import recompile as format_recompile
-from .recompile import _compile_order_key, analyze_miss, entry_diffs, frame_recompiles
 from .state import Breakpoint, Mode, PauseContext
-from .values import MAX_REPR, NULL_SLOT, cut, summarize
+from .values import NULL_SLOT
 
 if TYPE_CHECKING:
     from .guard_edits import GuardEditor
@@ -88,62 +51,6 @@ if TYPE_CHECKING:
     from .decisions import GuardDropper
     from .recompile import RecompileLog
     from .stack import FrameState
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: longest `evaluate` text (characters): a tensor's repr is already summarised by torch past 1000 elements
-MAX_EVAL_TEXT = 20000
-
-_ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
-_COMPILE_ID_RE = re.compile(r"^!?\d+(?:/\d+)+$")
-
-
-class Refused(Exception):
-    """Raised inside an engine method to return its `EngineError` (caught by `engine_method`)."""
-
-    def __init__(self, error: EngineError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-def refuse(message: str, kind: ErrorKind = ErrorKind.USAGE, *, raised: BaseException | None = None) -> NoReturn:
-    """Return `EngineError(message, kind)` from the engine method running (`raised`: the user's code raised it)."""
-    raise Refused(EngineError(message, kind, type(raised).__name__ if raised is not None else None))
-
-
-def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
-    """Run the method on the worker thread (see the module docstring); `anytime`: also while the program runs."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def method(self: "EngineMethods", *args: Any, **kwargs: Any) -> Any:
-            def call() -> Any:
-                try:
-                    return fn(self, *args, **kwargs)
-                except Refused as exc:
-                    return exc.error
-
-            return self._on_worker(call, anytime)
-
-        method.anytime = anytime  # type: ignore[attr-defined]
-        return method  # type: ignore[return-value]
-
-    return wrap
-
-
-def _unknown_stack(stack: tuple[ValueSummary, ...]) -> bool:
-    return len(stack) == 1 and stack[0].unknown
-
-
-@dataclass
-class _Watch:
-    number: int
-    expr: str
-    code: CodeType
-    seq: int = -1                   # the stop `value` was computed at
-    key: str | None = None          # text or error at stop `seq`
-    prev_key: str | None = None     # text or error at the stop before
-    value: WatchValue | None = None
 
 
 class EngineMethods:
@@ -157,15 +64,13 @@ class EngineMethods:
     break_on: set[str]
     breakpoints: dict[int, dict[int, Breakpoint]]
     capture: Any
+    guard_costs: Any
     recompiles: "RecompileLog"
     stop_seq: int
     _quitting: bool
     _resumed: Resumed | None
-    _watches: list[_Watch]
-    _watch_numbers: int
     _quiet: set[int]
     _user_vars: dict[str, Any]
-    _local_change_told: bool
     verbose: bool
     generated: dict[int, CodeType]
     history: "_history.History"
@@ -184,6 +89,20 @@ class EngineMethods:
         def guard_editor(self) -> "GuardEditor": ...  # noqa: D102
         @property
         def guard_dropper(self) -> "GuardDropper": ...  # noqa: D102
+
+    _decisions: Decisions
+    _compile_queries: CompileQueries
+    _edits: Edits
+    _code_queries: CodeQueries
+    _values: Values
+
+    def _compose(self) -> None:
+        """Make the method groups this facade names with `delegate` (once, from `Session.__init__`)."""
+        self._decisions = Decisions(self)
+        self._compile_queries = CompileQueries(self, self._decisions)
+        self._edits = Edits(self)
+        self._code_queries = CodeQueries(self)
+        self._values = Values(self)
 
     # ==========================================================================================================
     # helpers (worker thread)
@@ -556,458 +475,47 @@ class EngineMethods:
     # values of the selected frame
     # ==========================================================================================================
 
-    @engine_method()
-    def evaluate(self, expr: str) -> EvalResult | EngineError:
-        if not expr:
-            refuse("usage: p EXPR")
-        self._live_only("p")
-        g, ns = self.eval_namespace()
-        try:
-            code = compile(expr, "<p>", "eval")
-        except SyntaxError as exc:
-            refuse(f"syntax error: {exc.msg}")
-        try:
-            value = eval(code, g, ns)  # noqa: S307 - the user's own expression in their own program
-        except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
-        try:
-            text = repr(value)
-        except Exception as exc:  # noqa: BLE001
-            text = f"<repr failed: {exc}>"
-        # the whole value, lines kept (a tensor's values as torch prints them), bounded for huge ones
-        if len(text) > MAX_EVAL_TEXT:
-            text = text[: MAX_EVAL_TEXT - 1] + "…"
-        return EvalResult(text, summarize(value))
+    add_watch = delegate('_values', Values.add_watch)
+    evaluate = delegate('_values', Values.evaluate)
+    exec_statement = delegate('_values', Values.exec_statement)
+    global_values = delegate('_values', Values.global_values)
+    remove_watch = delegate('_values', Values.remove_watch)
+    set_local = delegate('_values', Values.set_local)
+    set_verbose = delegate('_values', Values.set_verbose)
+    watch_values = delegate('_values', Values.watch_values)
+    watches = delegate('_values', Values.watches)
 
-    @engine_method()
-    def exec_statement(self, stmt: str) -> EvalResult | EngineError:
-        if not stmt:
-            refuse("usage: !STMT")
-        self._live_only("!")
-        g, ns = self.eval_namespace()
-        try:
-            code = compile(stmt, "<!>", "single")
-        except SyntaxError as exc:
-            refuse(f"syntax error: {exc.msg}")
-        before = dict(ns)
-        buf = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(buf):
-                exec(code, g, ns)  # noqa: S102 - the user's own statement
-        except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
-        changed = self._keep_statement_effects(before, ns)
-        first = bool(changed) and not self._local_change_told
-        if first:
-            self._local_change_told = True
-        return EvalResult(buf.getvalue().rstrip("\n"), changed_locals=changed, first_local_change=first)
 
-    def _keep_statement_effects(self, before: dict[str, Any], ns: dict[str, Any]) -> tuple[str, ...]:
-        """After ``!STMT``: a frame local it rebound is written back to the frame (as `set` does, and as pdb does
-        for ``x = 999``); any other new name becomes a user variable that later stops still see (pdb keeps them
-        in the frame's dict). Returns the frame locals it wrote."""
-        ctx = self._paused()
-        st = ctx.frame
-        frame = st.frame if st is not None and not ctx.post_mortem else None
-        names = (frame.f_code.co_varnames + frame.f_code.co_cellvars + frame.f_code.co_freevars) if frame else ()
-        changed: list[str] = []
-        f_locals = frame.f_locals if frame is not None else {}  # read once: each read refreshes it from the frame
-        for name, value in ns.items():
-            if name in ("__stack__", "__builtins__") or (name in before and before[name] is value):
-                continue
-            if name in names:
-                f_locals[name] = value
-                changed.append(name)
-            else:
-                self._user_vars[name] = value
-        if changed and frame is not None:  # changed names are the frame's own locals: there is a frame
-            compat.locals_to_fast(frame)
-            self._rebuild_stop()
-        return tuple(changed)
 
-    @engine_method()
-    def global_values(self, pattern: str | None = None) -> tuple[tuple[str, ValueSummary], ...] | EngineError:
-        """The selected frame's globals whose name contains `pattern` (case-insensitive; every one when None),
-        sorted by name, each summarised (Dynamo's own ``__compiled_fn_*`` / ``__resume_at_*`` globals too)."""
-        g, _ns = self.eval_namespace()
-        needle = (pattern or "").lower()
-        rows = [(name, summarize(value)) for name, value in list(g.items())
-                if name != "__builtins__" and needle in name.lower()]
-        return tuple(sorted(rows))
 
-    @engine_method(anytime=True)
-    def set_verbose(self, on: bool | None = None) -> bool:
-        """Switch verbose mode (None: toggle); returns the new state. While on, every instruction of generated
-        code is printed before it runs (flushed at once, so the last line before a crash names the culprit)."""
-        self.verbose = (not self.verbose) if on is None else bool(on)
-        self._quiet.clear()
-        return self.verbose
 
-    @engine_method()
-    def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:
-        if not name.isidentifier() or not expr:
-            refuse("usage: set NAME = EXPR")
-        self._live_only("set")
-        ctx = self._paused()
-        st = self._need_frame()
-        frame = st.frame
-        code = frame.f_code
-        if name not in code.co_varnames + code.co_cellvars + code.co_freevars:
-            refuse(f"{name!r} is not a local of {code.co_name}")
-        if ctx.post_mortem:
-            refuse("the frame has finished (post-mortem): locals cannot change", ErrorKind.NOT_HERE)
-        g, ns = self.eval_namespace()
-        try:
-            value = eval(compile(expr, "<set>", "eval"), g, ns)  # noqa: S307
-        except SyntaxError as exc:
-            refuse(f"syntax error: {exc.msg}")
-        except Exception as exc:  # noqa: BLE001
-            refuse(f"{type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
-        frame.f_locals[name] = value
-        compat.locals_to_fast(frame)
-        self._rebuild_stop()
-        return summarize(value)
+
 
     # ==========================================================================================================
     # watches
     # ==========================================================================================================
 
-    @engine_method(anytime=True)
-    def add_watch(self, expr: str) -> WatchValue | EngineError:
-        self._live_only("a new watch")
-        expr = expr.strip()
-        if not expr:
-            refuse("usage: watch EXPR")
-        try:
-            code = compile(expr, "<watch>", "eval")
-        except SyntaxError as exc:
-            refuse(f"syntax error: {exc.msg}")
-        self._watch_numbers += 1
-        watch = _Watch(self._watch_numbers, expr, code)
-        self._watches.append(watch)
-        if self.ctx is not None:
-            self._refresh_stop(watches=self.watch_values(self.ctx))
-        return watch.value or WatchValue(watch.number, expr, evaluated=False)
 
-    @engine_method(anytime=True)
-    def remove_watch(self, number: int) -> WatchValue | EngineError:
-        for watch in self._watches:
-            if watch.number == number:
-                self._watches.remove(watch)
-                if self.ctx is not None:
-                    self._refresh_stop(watches=self.watch_values(self.ctx))
-                return watch.value or WatchValue(watch.number, watch.expr, evaluated=False)
-        known = ", ".join(str(w.number) for w in self._watches) or "none"
-        refuse(f"no watch {number} (watches: {known})")
 
-    @engine_method(anytime=True)
-    def watches(self) -> tuple[WatchValue, ...]:
-        return tuple(w.value or WatchValue(w.number, w.expr, evaluated=False) for w in self._watches)
 
-    def watch_values(self, ctx: PauseContext) -> tuple[WatchValue, ...]:
-        """Every watch evaluated in `ctx`'s selected frame (worker thread; a failing expression gives its error).
-
-        ``changed`` compares with the previous stop's value, so re-evaluating at the same stop (another frame
-        selected) keeps comparing with that stop."""
-        if not self._watches:
-            return ()
-        scope: tuple[dict[str, Any], dict[str, Any]] | None
-        try:
-            scope = self.eval_namespace(ctx)
-        except Refused:
-            scope = None
-        seq = self.stop_seq
-        out = []
-        for w in self._watches:
-            if w.seq != seq:
-                w.prev_key, w.seq = w.key, seq
-            if scope is None:
-                w.key = None
-                w.value = WatchValue(w.number, w.expr, evaluated=False)
-                out.append(w.value)
-                continue
-            error = text = None
-            summary = None
-            try:
-                value = eval(w.code, scope[0], dict(scope[1]))  # noqa: S307 - the user's own expression
-                try:
-                    text = cut(repr(value), MAX_REPR)
-                except Exception as exc:  # noqa: BLE001
-                    text = f"<repr failed: {exc}>"
-                summary = summarize(value)
-            except Exception as exc:  # noqa: BLE001 - a bad watch shows its error; it never stops the program
-                error = cut(f"{type(exc).__name__}: {exc}", MAX_REPR)
-            w.key = error if error is not None else text
-            changed = w.prev_key is not None and w.key != w.prev_key
-            w.value = WatchValue(w.number, w.expr, text or "", summary, error, changed)
-            out.append(w.value)
-        return tuple(out)
 
     # ==========================================================================================================
     # recompile decision
     # ==========================================================================================================
 
-    def _record(self) -> RecompileRecord:
-        """The record of the current recompile stop (refuses elsewhere)."""
-        ctx = self._paused()
-        if ctx.kind is not StopKind.RECOMPILE or ctx.miss_event is None:
-            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
-        record = ctx.extra.get("recompile")
-        if record is None:
-            ev = ctx.miss_event
-            record = ctx.extra["recompile"] = analyze_miss(ev.code, ev.f_locals, ev.entries)
-        kept = self.recompiles.latest(record.seq)
-        if kept is not None and kept.code_key == record.code_key:
-            record = kept
-        return record
+    decide = delegate("_decisions", Decisions.decide)
+    preview_drop = delegate("_decisions", Decisions.preview_drop)
 
-    @engine_method()
-    def decide(self, decision: Decision) -> Resumed | EngineError:
-        ctx = self._paused()
-        if ctx.kind is not StopKind.RECOMPILE:
-            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
-        kind = decision.kind
-        if kind is DecisionKind.DROP:
-            return self._decide_drop(decision.guard_ids)
-        if kind is DecisionKind.DYNAMIC:
-            if decision.name is None or decision.dim is None:
-                refuse("usage: dynamic NAME DIM   (e.g. dynamic x 0)")
-            return self._decide_dynamic(decision.name, decision.dim)
-        try:
-            record: RecompileRecord | None = self._record()
-        except Refused:
-            record = None
-        ctx.decision = kind.value
-        self.mode = Mode.CONTINUE
-        result = Resumed(ResumeAction(kind.value), left_history=self._leave_history(),
-                         permanent=choice_fix(kind, record))
-        self._resumed = result
-        return result
 
-    def _resume_recompile(self, result: Resumed) -> Resumed:
-        ctx = self._paused()
-        ctx.decision = "recompile"
-        self.mode = Mode.CONTINUE
-        result = replace(result, left_history=self._leave_history())
-        self._resumed = result
-        return result
 
-    def _decide_drop(self, guard_ids: tuple[str, ...]) -> Resumed:
-        record, specs, plan, fix, held = self._drop_of(guard_ids)
-        # everything validated: now change state
-        ctx = self._paused()
-        self.guard_dropper.schedule(ctx.miss_event.code, specs, record)
-        ids = tuple(s.leaf.id for s in specs)
-        self.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
-        return self._resume_recompile(Resumed(
-            ResumeAction.DROP, dropped=tuple(s.ref for s in specs),
-            warnings=tuple(s.warning for s in specs if s.warning is not None), permanent=fix, plan=plan,
-            held_back=held, groups=record.groups))
 
-    @engine_method()
-    def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:
-        """What ``drop`` would do at this recompile stop, before anything runs: every failing guard of the most
-        recently used entry a filter could drop (`DropCandidate`: in the default, or left out with why), and for
-        `guard_ids` (None: the default's) the warnings, the checked filter and the permanent code, or why that
-        selection would be refused (`DropPreview.error`). Changes nothing.
 
-        Errors: NOT_HERE away from a recompile stop or with no entry analysed, REJECTED at the recompile limit.
-        """
-        ctx = self._paused()
-        if ctx.kind is not StopKind.RECOMPILE:
-            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
-        record = self._record()
-        if not record.entries:
-            refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
-        first = record.entries[0].compile_id
-        held = {h.guard.leaf_id: h.reason for h in held_back(record)}
-        default = tuple(leaf.id for leaf in default_drop_leaves(record))
-        candidates = tuple(DropCandidate(GuardRef.of(leaf, first), held.get(leaf.id))
-                           for leaf in record.entries[0].failing if leaf.id in held or leaf.id in default)
-        ids = default if guard_ids is None else tuple(guard_ids)
-        listed = {c.guard.leaf_id for c in candidates}
-        groups = tuple(g for g in record.groups if g.compile_id == first and set(g.leaf_ids) <= listed)
-        if not ids:
-            return DropPreview(candidates, default, ids, groups=groups)
-        try:
-            _, specs, plan, fix, _ = self._drop_of(ids)
-        except Refused as exc:
-            return DropPreview(candidates, default, ids, error=exc.error.message, groups=groups)
-        return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           fix, plan, groups=groups)
 
-    def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple]:
-        """(record, drop specs, checked plan, permanent fix or None, held-back guards) of a ``drop``; refuses what
-        cannot be dropped. Changes nothing."""
-        record = self._record()
-        if record.limit is not None and record.limit.hit_now:
-            refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile, "
-                   f"so there is no new entry to drop guards from (eager or skip instead)", ErrorKind.REJECTED)
-        if not record.entries:
-            refuse("no cache entry was analysed at this stop", ErrorKind.NOT_HERE)
-        held: tuple[HeldBack, ...] = ()
-        if guard_ids:
-            leaves = [self._leaf_by_id(record, tok) for tok in guard_ids]
-        else:
-            first = record.entries[0].compile_id
-            leaves = [(leaf, first) for leaf in default_drop_leaves(record)]
-            held = held_back(record)
-            plan = record.advice.drop if record.advice is not None else None
-            if not leaves and held:
-                # the default leaves out every droppable guard: drop nothing rather than all of them (and say why
-                # no filter drops the others, when the compile's filter entries say so)
-                why = [advice_text.plan_check_text(plan)] if plan is not None and plan.why_not else []
-                refuse("\n".join([drop_default_text.empty_default_text(held, first), *why]), ErrorKind.REJECTED)
-            if not leaves and plan is not None and plan.why_not:
-                # what the compile's guard filter entries say: why no filter drops them
-                refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)
-            if not leaves:
-                refuse(f"no failing guard of {record.entries[0].compile_id} can be dropped by a guard filter; "
-                       f"name guard ids (see `guards fail`)", ErrorKind.REJECTED)
-        specs = []
-        for leaf, cid in leaves:
-            try:
-                specs.append(drop_spec(leaf, cid))
-            except ValueError as exc:
-                refuse(str(exc), ErrorKind.REJECTED)
-        # the same filter the permanent code prints, checked on each leaf's own compile (`advice.plan_for_leaves`)
-        plan, specs = self._checked_drop(record, guard_ids, [leaf for leaf, _ in leaves], specs)
-        advice = record.advice
-        site = advice.call_site if advice is not None else None
-        # the permanent code only where the filter was checked on the compile's recorded entries
-        fix = (replace(filter_fix(specs, facts.callable_name(record.frame_name), config_hints(record)),
-                       call_site=site, plan=plan) if plan is not None and plan.ok else None)
-        return record, specs, plan, fix, held
 
-    def _checked_drop(self, record: RecompileRecord, guard_ids: tuple[str, ...], leaves: list[Any],
-                      specs: list[Any]) -> tuple[Any, list[Any]]:
-        """(the checked filter plan, the drop specs matching exactly what it drops) for a ``drop``; refuses when no
-        filter can drop one of the leaves alone (the live drop would then miss or take more than asked)."""
-        from .advice import plan_for_leaves
-        from .filter_entries import NoFilterKind
 
-        entries = self._paused().miss_event.entries
-        first = str(entries[0].compile_id) if entries else ""
-        by_cid: dict[str, list[Any]] = {}
-        tokens = guard_ids or tuple(leaf.id for leaf in leaves)
-        for token, leaf in zip(tokens, leaves):
-            m = _ID_RE.match(token)
-            by_cid.setdefault(m.group("cid") if m is not None and m.group("cid") else first, []).append(leaf)
-        plan = plan_for_leaves(self.capture, record.code_key, by_cid)
-        unchecked = bool(plan.why_not) and all(w.kind is NoFilterKind.NOT_RECORDED for w in plan.why_not)
-        if unchecked:
-            return plan, specs        # nothing recorded to check on: the drop matches as before, unprinted
-        if not plan.ok:
-            refuse(advice_text.plan_check_text(plan), ErrorKind.REJECTED)
-        exact = []
-        for spec in specs:
-            types = tuple(sorted({t for term in plan.terms if spec.leaf.id in term.leaf_ids
-                                  for t in term.guard_types}))
-            exact.append(replace(spec, filter_types=types or spec.filter_types, exact=bool(types)))
-        return plan, exact
 
-    def _leaf_by_id(self, record: RecompileRecord, token: str) -> tuple[Any, str]:
-        """(the leaf `token` names, its entry's compile id): ``g5`` of the first entry listed, or ``0/1:g5``,
-        from the entry's full tree."""
-        from . import guards
 
-        m = _ID_RE.match(token)
-        if m is None:
-            refuse(f"bad guard id {token!r}: use g5 or COMPILE_ID:g5 (e.g. 0/1:g5)")
-        cid, leaf_id = m.group("cid"), m.group("leaf")
-        ev = self._paused().miss_event
-        entries = list(ev.entries)
-        if cid is None:
-            entry = entries[0]
-        else:
-            entry = next((e for e in entries if str(e.compile_id) == cid), None)
-            if entry is None:
-                refuse(f"no cache entry {cid} here (entries: {', '.join(str(e.compile_id) for e in entries)})")
-        for verdict in record.entries:
-            if verdict.compile_id == str(entry.compile_id):
-                for leaf in verdict.failing:
-                    if leaf.id == leaf_id:
-                        return leaf, verdict.compile_id
-        tree = guards.entry_guard_tree(entry, ev.f_locals)
-        for leaf in guards.iter_leaves(tree):
-            if leaf.id == leaf_id:
-                return leaf, str(entry.compile_id)
-        refuse(f"entry {entry.compile_id} has no guard {leaf_id} (it has g0..g{max(tree.leaf_count - 1, 0)})")
 
-    def _decide_dynamic(self, name: str, dim: int) -> Resumed:
-        record = self._record()
-        if record.limit is not None and record.limit.hit_now:
-            refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile",
-                   ErrorKind.REJECTED)
-        f_locals = self._paused().miss_event.f_locals
-        value = self._input_value(name, f_locals)
-        compat.load()
-        torch = compat.torch
-        if not isinstance(value, torch.Tensor):
-            kind = type(value).__name__
-            extra = (" (ints and floats become dynamic on their own once they change: automatic dynamic)"
-                     if isinstance(value, (int, float)) else "")
-            refuse(f"{name} is a {kind}, not a tensor{extra}")
-        ndim = value.dim()
-        if not -ndim <= dim < ndim:
-            refuse(f"{name} has {ndim} dimension(s): DIM must be in {-ndim}..{ndim - 1}")
-        dim %= ndim
-        shown_name = compat.strip_local_scope(name) if name.startswith("L[") else name
-        failing = {compat.strip_local_scope(leaf.source) for v in record.entries for leaf in v.failing
-                   if leaf.source and leaf.source.startswith("L[")}
-        if failing and not any(src == shown_name or src.startswith((shown_name + ".", shown_name + "["))
-                               for src in failing):
-            # marking an input that no failing guard checks cannot make this call fit an entry
-            refuse(f"no failing guard checks {shown_name} (failing: {', '.join(sorted(failing))}); marking it "
-                   f"dynamic would not avoid this recompile", ErrorKind.REJECTED)
-        shown = compat.strip_local_scope(name) if name.startswith("L[") else name
-        marked = DynamicDim(shown, dim, int(value.shape[dim]))
-        site = record.advice.call_site if record.advice is not None else None
-        fix = PermanentFix(DecisionKind.DYNAMIC, facts.callable_name(record.frame_name), dims=(marked,),
-                           call_site=site)
-        if marked.specialised:
-            # torch specialises sizes 0 and 1: the new entry would pin this size, and the next call recompile
-            refuse(f"{advice_text.dynamic_warning(marked)}; nothing was marked. Permanently: "
-                   f"{format_recompile.permanent_text(fix)}", ErrorKind.REJECTED)
-        try:
-            compat.mark_dynamic(value, dim)
-        except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
-            refuse(f"torch refused: {type(exc).__name__}: {exc}", ErrorKind.REJECTED)
-        self.recompiles.update(record, action=Decision(DecisionKind.DYNAMIC, name=shown, dim=dim))
-        self._dynamic_check().expect(self._paused().miss_event.code, name, dim, record)
-        return self._resume_recompile(Resumed(ResumeAction.DYNAMIC, dynamic=(marked,), permanent=fix))
-
-    def _dynamic_check(self) -> Any:
-        """The compile hook that reads what the compile after ``dynamic`` made of the dimension (made on first
-        use; `advice.DynamicCheck`)."""
-        check = getattr(self, "_dynamic_checker", None)
-        if check is None:
-            from .advice import DynamicCheck
-
-            def said(outcome: Any, record: Any) -> None:
-                self.message(advice_text.dynamic_outcome_text(outcome))
-                if record is not None:
-                    self.recompiles.update(record, outcome=RecompileOutcome(OutcomeKind.COMPILED, outcome.compile_id,
-                                                                            dynamic=outcome))
-
-            check = self._dynamic_checker = DynamicCheck(said)
-            self.compile_hooks.append(check.on_compiled)
-        return check
-
-    @staticmethod
-    def _input_value(name: str, f_locals: dict[str, Any]) -> Any:
-        if name.isidentifier():
-            if name not in f_locals:
-                refuse(f"no input named {name!r} (inputs: {', '.join(sorted(f_locals)) or 'none'})")
-            return f_locals[name]
-        try:
-            code = compile(name, "<dynamic>", "eval")
-        except SyntaxError:
-            refuse(f"bad NAME {name!r}: an input name or expression such as L['x'] or batch['x']")
-        try:
-            return eval(code, {"__builtins__": {}, "L": f_locals}, dict(f_locals))  # noqa: S307 - user's own names
-        except Exception as exc:  # noqa: BLE001
-            refuse(f"{name}: {type(exc).__name__}: {exc}", ErrorKind.EVAL, raised=exc)
 
     # ==========================================================================================================
     # queries
@@ -1015,373 +523,55 @@ class EngineMethods:
 
     # -- teaching: roles, explanations, provenance of the selected frame's code ----------------------------------
 
-    def _teach_target(self) -> tuple[CodeType, Any]:
-        """(code object, its `FrameView` or None) of the selected frame, or the compile stop's new code; while
-        history is shown, the recorded stop's code and frame (its recorded value stack)."""
-        present = self._paused().stop
-        shown = self._history_shown(present) if present is not None else None
-        if shown is not None and shown.entry is not None:
-            fv = shown.stop.selected_frame
-            code = self.generated.get(fv.code.key) if fv is not None else None
-            if code is None:
-                refuse("the recorded stop's code is no longer known", ErrorKind.NOT_HERE)
-            return code, fv
-        code = self._current_code()
-        if code is None:
-            refuse("no generated code here", ErrorKind.NOT_HERE)
-        return code, self._selected_view()
+    explain = delegate("_code_queries", CodeQueries.explain)
+    listing = delegate("_code_queries", CodeQueries.listing)
+    original_code = delegate("_code_queries", CodeQueries.original_code)
+    roles = delegate("_code_queries", CodeQueries.roles)
+    source = delegate("_code_queries", CodeQueries.source)
+    stack_provenance = delegate("_code_queries", CodeQueries.stack_provenance)
 
-    def _facts(self, code: CodeType) -> "_roles.CodegenFacts | None":
-        # what the capture recorded for this compile (graph signatures, resume functions); without a capture
-        # the roles are read from the code's shape alone
-        if self.capture is None:
-            return None
-        try:
-            from .snapshot import codegen_facts
 
-            return codegen_facts(self.capture, code)  # cached: reading the capture costs tens of ms per call
-        except Exception as exc:  # noqa: BLE001 - a capture fault costs the capture-based roles, not the listing
-            self.message(f"roles: the capture's records could not be read ({type(exc).__name__}: {exc})")
-            return None
 
-    @engine_method()
-    def roles(self) -> CodeRoles | EngineError:
-        code, _fv = self._teach_target()
-        return _roles.code_roles(code, self._facts(code))
 
-    @engine_method()
-    def explain(self, index: int | None = None) -> Explanation | EngineError:
-        code, fv = self._teach_target()
-        here = fv.index if fv is not None else -1
-        if index is None:
-            if here < 0:
-                refuse("no current instruction here: give an index (`explain IDX`)")
-            index = here
-        n = len(_roles.flow_of(code)[0])
-        if not 0 <= index < n:
-            refuse(f"index {index} is outside 0..{n - 1}")
-        # the live values only describe the stack before the instruction the frame is stopped at, and only in the
-        # frame that runs: a caller suspended in a call (`below_call`) holds the slots under the call's operands
-        live = (fv.stack if fv is not None and index == here and not fv.below_call and not _unknown_stack(fv.stack)
-                else None)
-        return _explain.explain(code, index, live, facts=self._facts(code))
 
-    @engine_method()
-    def stack_provenance(self) -> Provenance | EngineError:
-        code, fv = self._teach_target()
-        if fv is None or fv.index < 0:
-            refuse("no value stack at this stop", ErrorKind.NOT_HERE)
-        facts = self._facts(code)
-        return _provenance.provenance(code, fv.index, facts=facts, roles=_roles.code_roles(code, facts))
 
-    @engine_method()
-    def listing(self) -> CodeView | EngineError:
-        fv = self._selected_view()
-        if fv is None:
-            refuse("nothing to list here", ErrorKind.NOT_HERE)
-        return fv.code
 
-    @engine_method()
-    def original_code(self) -> CodeView | EngineError:
-        orig = self._original()
-        if orig is None:
-            refuse("the original code of this frame is not known", ErrorKind.NOT_HERE)
-        return code_view(orig, generated=False)
 
-    @engine_method()
-    def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
-        code = self._original() or self._current_code()
-        trace = getattr(self._paused().stop, "trace", None)
-        if code is None and trace is not None and whole_file:
-            # a trace stop: no frame runs; the file is the one of the code Dynamo traces (an inlined callee's)
-            lines = linecache.getlines(trace.step.filename)
-            if lines:
-                return trace.step.filename, 1, tuple(line.rstrip("\n") for line in lines)
-        if code is None:
-            refuse("no source here", ErrorKind.NOT_HERE)
-        if whole_file:
-            lines = linecache.getlines(code.co_filename)
-            if not lines:
-                refuse(f"{code.co_filename} cannot be read", ErrorKind.NOT_HERE)
-            return code.co_filename, 1, tuple(line.rstrip("\n") for line in lines)
-        try:
-            lines, start = inspect.getsourcelines(code)
-        except (OSError, TypeError):
-            lines = [linecache.getline(code.co_filename, code.co_firstlineno)]
-            start = code.co_firstlineno
-            if not lines[0]:
-                refuse(f"source of {code.co_name} is not available", ErrorKind.NOT_HERE)
-        return code.co_filename, start, tuple(line.rstrip() for line in lines)
 
-    def _compiled_frame(self) -> Any:
-        if self.capture is None:
-            return None
-        orig = self._original()
-        if orig is None:
-            return None
-        for f in self.capture.frames():
-            if f.key == id(orig):
-                return f
-        return None
+    compiles = delegate("_compile_queries", CompileQueries.compiles)
+    entries = delegate("_compile_queries", CompileQueries.entries)
+    graphs = delegate("_compile_queries", CompileQueries.graphs)
+    guard_diffs = delegate("_compile_queries", CompileQueries.guard_diffs)
+    guard_trees = delegate("_compile_queries", CompileQueries.guard_trees)
+    guard_trees_now = delegate("_compile_queries", CompileQueries.guard_trees_now)
+    recompile_records = delegate("_compile_queries", CompileQueries.recompile_records)
+    what_if = delegate("_compile_queries", CompileQueries.what_if)
 
-    @engine_method()
-    def graphs(self, name: str | None = None) -> tuple[GraphView, ...] | EngineError:
-        frame = self._compiled_frame()
-        if frame is None:
-            refuse("no compiled code object here", ErrorKind.NOT_HERE)
-        graphs = list(frame.graphs)
-        if name:
-            graphs = [g for g in graphs if name in g.name]
-        else:
-            stop = self._paused().stop
-            cid = stop.compile_id if stop else None
-            mine = [g for g in graphs if g.compile_id == cid]
-            graphs = mine or graphs
-        if not graphs:
-            refuse("no FX graph was captured for this code object" + (f" matching {name!r}" if name else ""),
-                   ErrorKind.NOT_HERE)
-        return tuple(graphs)
 
-    @engine_method()
-    def entries(self) -> FrameRecompiles | EngineError:
-        frame = self._compiled_frame()
-        if frame is None:
-            refuse("no compiled code object here", ErrorKind.NOT_HERE)
-        serving = None
-        code = self._current_code()
-        if code is not None and self._paused().kind is not StopKind.RECOMPILE:
-            info = self.generated_info(code)
-            serving = info.compile_id if info else None
-        counted = bool(getattr(self.capture, "hits_counted", False))
-        fr = frame_recompiles(frame, self.recompiles.records(), serving=serving, hits_counted=counted)
-        return replace(fr, guard_costs=self._guard_costs(frame, self._original()))
 
-    def _guard_costs(self, frame: CompiledFrameView, original: CodeType | None) -> tuple[GuardCostView, ...]:
-        """Guard count, torch's guard-eval latency and the guards per source of each live entry of `frame`
-        (`original`: its original code object)."""
-        import dataclasses
 
-        from . import guard_cost, guards
 
-        if original is None:
-            return ()
-        try:
-            live = {str(e.compile_id): e for e in compat.cache_entries(original)}
-        except Exception:  # noqa: BLE001 - no cache entries readable: no costs
-            return ()
-        log = getattr(self, "guard_costs", None)
-        out = []
-        for view in frame.entries:
-            entry = live.get(view.compile_id)
-            if entry is None or view.dropped:
-                continue
-            try:
-                tree = dataclasses.asdict(guards.entry_guard_tree(entry))
-            except Exception:  # noqa: BLE001 - an odd tree: count unknown
-                tree = None
-            cost = log.get(view.compile_id) if log is not None else None
-            groups = guard_cost.group_by_source(tree) if tree else {}
-            count = guard_cost.guard_count(tree) if tree else None
-            names = guard_cost.advice(groups, entries=len(live), total=count) if tree else []
-            out.append(GuardCostView(
-                view.compile_id, count, None if cost is None else round(cost.eval_us, 3),
-                tuple((g, v["guards"], v["tensors"]) for g, v in groups.items()),
-                tuple(self._cut_text(n, original) for n in names)))
-        return tuple(out)
 
-    def _cut_text(self, name: str, original: CodeType) -> str:
-        """A documented guard-overhead cut, on the user's own ``torch.compile`` call when the capture saw it
-        (`callsites`); else torch's snippet with its placeholder name (no name guessed from the function)."""
-        from . import guard_cost
-        from .callsites import with_option
 
-        log = getattr(self.capture, "callsites", None)
-        site = log.site_for(original) if log is not None else None
-        cut_by_filter = guard_cost.filter_cut(name)
-        if site is None or cut_by_filter is None:
-            return guard_cost.advice_text(name)
-        fixed = with_option(site, "guard_filter_fn", f"torch.compiler.{name}")
-        if fixed is None:
-            return guard_cost.advice_text(name)
-        return f"{fixed}: {cut_by_filter[1]} (in place of {site.text} at {site.where})"
 
-    @engine_method(anytime=True)
-    def compiles(self) -> CompilesData:
-        views = list(self.capture.frames()) if self.capture is not None else []
-        records = self.recompiles.records()
-        counted = bool(getattr(self.capture, "hits_counted", False))
-        with_entries = [v for v in views if v.entries or v.recompiles or v.graph_breaks]
-        without = tuple((v.name, v.skipped) for v in views if not (v.entries or v.recompiles or v.graph_breaks))
-        frames = tuple(frame_recompiles(v, records, hits_counted=counted) for v in with_entries)
-        return CompilesData(frames=frames, timeline=tuple(records),
-                            limit_hits=tuple(r for r in records if r.limit_hit), without_entries=without)
 
-    def _serving_entry(self, code: CodeType) -> Any:
-        info = self.generated_info(code)
-        if info is None:
-            return None
-        for e in compat.cache_entries(info.original):
-            if e.code is code:
-                return e
-        # edited code runs from a precompile entry the patch manager installed
-        return self.patch_manager.serving_entry(code)
 
-    def guard_trees_now(self) -> list[GuardTree]:
-        """The guard trees `guard_trees` returns, on the worker thread, [] where there are none."""
-        from . import guards, toolkit
 
-        ctx = self._paused()
-        if ctx.miss_event is not None:
-            ev = ctx.miss_event
-            return [guards.entry_guard_tree(e, ev.f_locals, backend=getattr(ev, "backend", None)) for e in ev.entries]
-        if ctx.compile_event is not None:
-            ev = ctx.compile_event
-            inputs = getattr(ev, "f_locals", None)
-            return [guards.build_guard_tree(ev.guard_manager, str(ev.compile_id), inputs)]
-        st = ctx.frame
-        if st is None:
-            return []
-        entry = self._serving_entry(st.frame.f_code)
-        if entry is None:
-            # a guard edit replaced the entry with a copy that torch gets at the next call: show the copy
-            info = self.generated_info(st.frame.f_code)
-            waiting = toolkit.waiting_copy(info.original, st.frame.f_code) if info is not None else None
-            if waiting is None:
-                return []
-            return [guards.build_guard_tree(waiting[0], waiting[1], st.inputs or None)]
-        return [guards.entry_guard_tree(entry, st.inputs or None)]
 
-    @engine_method()
-    def guard_trees(self) -> tuple[GuardTree, ...] | EngineError:
-        trees = self.guard_trees_now()
-        if not trees:
-            refuse("no cache entry is known for this frame", ErrorKind.NOT_HERE)
-        return tuple(trees)
-
-    @engine_method()
-    def what_if(self) -> tuple[GuardTree, ...] | EngineError:
-        from . import guards
-
-        ctx = self._paused()
-        backend = None
-        if ctx.miss_event is not None:
-            entries, inputs = ctx.miss_event.entries, ctx.miss_event.f_locals
-            backend = getattr(ctx.miss_event, "backend", None)
-        else:
-            st = self._need_frame()
-            info = self.generated_info(st.frame.f_code)
-            if info is None:
-                refuse("the original code of this frame is not known", ErrorKind.NOT_HERE)
-            entries, inputs = compat.cache_entries(info.original), st.inputs
-        return tuple(guards.entry_guard_tree(e, inputs, backend=backend) for e in entries)
-
-    @engine_method()
-    def recompile_records(self, compile_id: str | None = None) -> tuple[RecompileRecord, ...] | EngineError:
-        ctx = self._paused()
-        if ctx.kind is StopKind.RECOMPILE and not compile_id:
-            return (self._record(),)
-        orig = self._original()
-        if orig is None:
-            refuse("no compiled code object here", ErrorKind.NOT_HERE)
-        records = self.recompiles.for_code(id(orig))
-        if compile_id:
-            if not _COMPILE_ID_RE.match(compile_id):
-                refuse(f"bad compile id {compile_id!r} (e.g. 0/1)")
-            records = tuple(r for r in records if r.compile_id == compile_id)
-            if not records:
-                refuse(f"no recompile of {orig.co_name} produced {compile_id}", ErrorKind.NOT_HERE)
-        return tuple(records)
-
-    @engine_method()
-    def guard_diffs(self, old: str | None = None, new: str | None = None) -> tuple[EntryDiff, ...] | EngineError:
-        from . import guards
-        if (old is None) != (new is None):
-            refuse("usage: diff [OLD_COMPILE_ID NEW_COMPILE_ID]")
-        orig = self._original()
-        if orig is None:
-            refuse("no compiled code object here", ErrorKind.NOT_HERE)
-        entries = [e for e in compat.cache_entries(orig) if getattr(e, "code", None) is not None]
-        by_id = {str(e.compile_id): e for e in entries}
-        if old is not None and new is not None:
-            missing = [p for p in (old, new) if p not in by_id]
-            if missing:
-                refuse(f"no live cache entry {', '.join(missing)} (entries: {', '.join(sorted(by_id)) or 'none'})",
-                       ErrorKind.NOT_HERE)
-            chosen = [by_id[old], by_id[new]]
-        else:
-            chosen = sorted(entries, key=lambda e: _compile_order_key(str(e.compile_id)))
-        if len(chosen) < 2:
-            return ()
-        return tuple(entry_diffs([guards.entry_guard_tree(e) for e in chosen]))
 
     # ==========================================================================================================
     # instruction edits and patches
     # ==========================================================================================================
 
-    def _after_code_change(self) -> None:
-        # a compile stop shows the event's code: rebuild the frozen snapshot so front ends see the edit
-        if self._paused().kind is StopKind.COMPILE:
-            self._rebuild_stop()
-
-    @engine_method()
-    def preview_edit(self, op: EditOp) -> EditPreview | EngineError:
-        self._live_only("editing")
-        return self.patch_manager.preview(self._paused(), op)
-
-    @engine_method()
-    def apply_edit(self, op: EditOp) -> EditOutcome | EngineError:
-        self._live_only("editing")
-        outcome = self.patch_manager.edit(self._paused(), op)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    @engine_method()
-    def patch_diff(self) -> PatchDiff | EditError | EngineError:
-        return self.patch_manager.show(self._paused())
-
-    @engine_method(anytime=True)
-    def patches(self) -> tuple[PatchView, ...]:
-        return tuple(self.patch_manager.patches())
-
-    @engine_method()
-    def save_patches(self, path: str) -> int | EditError | EngineError:
-        return self.patch_manager.save(path)
-
-    @engine_method()
-    def load_patches(self, path: str) -> EditOutcome | EngineError:
-        outcome = self.patch_manager.load(self._paused(), path)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    @engine_method()
-    def undo_patch(self, everything: bool = False) -> EditOutcome | EngineError:
-        outcome = self.patch_manager.undo(self._paused(), everything=everything)
-        if outcome.error is None:
-            self._after_code_change()
-        return outcome
-
-    # ==========================================================================================================
-    # guard edits
-    # ==========================================================================================================
-
-    @engine_method()
-    def add_guard(self, expr: str) -> EditOutcome | EngineError:
-        return self.guard_editor.add(self._paused(), expr)
-
-    @engine_method()
-    def drop_guard(self, leaf_id: str) -> EditOutcome | EngineError:
-        return self.guard_editor.drop(self._paused(), leaf_id)
-
-    @engine_method()
-    def undo_guard_edit(self, which: str = "") -> EditOutcome | EngineError:
-        return self.guard_editor.undo(self._paused(), which)
-
-    @engine_method(anytime=True)
-    def guard_edits(self) -> tuple[GuardEditView, ...]:
-        return tuple(self.guard_editor.edits())
-
-    @engine_method(anytime=True)
-    def export_guard_filter(self) -> str:
-        return self.guard_editor.export()
+    add_guard = delegate("_edits", Edits.add_guard)
+    apply_edit = delegate("_edits", Edits.apply_edit)
+    drop_guard = delegate("_edits", Edits.drop_guard)
+    export_guard_filter = delegate("_edits", Edits.export_guard_filter)
+    guard_edits = delegate("_edits", Edits.guard_edits)
+    load_patches = delegate("_edits", Edits.load_patches)
+    patch_diff = delegate("_edits", Edits.patch_diff)
+    patches = delegate("_edits", Edits.patches)
+    preview_edit = delegate("_edits", Edits.preview_edit)
+    save_patches = delegate("_edits", Edits.save_patches)
+    undo_guard_edit = delegate("_edits", Edits.undo_guard_edit)
+    undo_patch = delegate("_edits", Edits.undo_patch)

@@ -2355,7 +2355,7 @@ class GuardHelp:
 @dataclass(frozen=True)
 class ReturnedView:
     """A frame of generated code returned while the session was attached (one per code object per stop-to-stop
-    run; `ReturnsOmitted` counts the rest past `session.RETURN_LINES_PER_RUN`).
+    run; `ReturnsOmitted` counts the rest past `engine_hooks.RETURN_LINES_PER_RUN`).
 
     Attributes:
         code_name: ``co_name`` of the generated code (``"fn"``, ``"torch_dynamo_resume_in_fn_at_6"``).

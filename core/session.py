@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import queue
-import sys
 import threading
 import time
 from types import CodeType, FrameType
@@ -31,13 +30,16 @@ from .model import (
     FrameView,
     GuardTree,
     Stop,
-    StopKind,
 )
 from . import commands
 from . import format as fmt
-from .engine import EngineMethods, _Watch
+from .engine import EngineMethods
+from .engine_hooks import RETURN_LINES_PER_RUN as RETURN_LINES_PER_RUN  # the session's public limit
+from .engine_hooks import DynamoHooks
+from .engine_stepping import Stepping
+from .engine_install import BY_THREAD, Installer
 from .trace_engine import TraceMethods
-from .model import EngineError, ErrorKind, GeneratedInfo, MarkerView, Resumed, ReturnedView, ReturnsOmitted
+from .model import EngineError, ErrorKind, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
 from .history import DEFAULT_LIMIT as DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
@@ -45,7 +47,7 @@ from .history import History, HistoryCursor, SummaryCache
 from .recompile import RecompileLog
 from .runner import ExitResult, QuitProgram, run_script, user_traceback
 from .disasm import code_view
-from .stack import FrameState, code_index
+from .stack import FrameState
 from .state import Breakpoint, Mode, PauseContext, SessionError
 from .snapshot import build_stop
 from .values import UNKNOWN
@@ -87,40 +89,11 @@ class InlineDriver(Protocol):
         """Show what a command produced."""
 
 
-#: return lines printed per stop-to-stop run (one per generated code object); the rest are counted
-#: (`model.ReturnsOmitted`) and reported at the next stop or at the end
-RETURN_LINES_PER_RUN = 10
-
-
-def _owner_name(frame: FrameType) -> str | None:
-    """The class of the frame's ``self`` when its code is a method (``MLP`` for a module's ``forward``)."""
-    code = frame.f_code
-    if code.co_argcount < 1 or code.co_varnames[0] != "self":
-        return None
-    try:
-        owner = frame.f_locals.get("self")
-    except Exception:  # noqa: BLE001
-        return None
-    return type(owner).__name__ if owner is not None else None
-
-
-def _value_line(value: Any) -> str:
-    """A returned value on one line: its repr (a tensor's values too), cut to 200 characters."""
-    from .values import cut, one_line
-
-    try:
-        return cut(one_line(repr(value)), 200)
-    except Exception as exc:  # noqa: BLE001 - user reprs can raise anything
-        return f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
-
-
-#: thread ident -> the session debugging that thread (`session_on_thread`)
-_BY_THREAD: dict[int, "Session"] = {}
 
 
 def session_on_thread(ident: int | None = None) -> "Session | None":
     """The installed session whose program runs on thread `ident` (default: this thread), if any."""
-    return _BY_THREAD.get(threading.get_ident() if ident is None else ident)
+    return BY_THREAD.get(threading.get_ident() if ident is None else ident)
 
 
 class Session(TraceMethods, EngineMethods):
@@ -149,6 +122,10 @@ class Session(TraceMethods, EngineMethods):
         history_every: bool = False, trace: bool = True,
     ) -> None:
         self.listener = listener
+        self._compose()
+        self._hooks = DynamoHooks(self)
+        self._stepping = Stepping(self)
+        self._installer = Installer(self)
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
@@ -215,8 +192,6 @@ class Session(TraceMethods, EngineMethods):
         self.compile_hooks.append(self.recompiles.on_compiled)
         #: what the last control method or decision of the current stop asked for (ends the pause loop)
         self._resumed: Resumed | None = None
-        self._watches: list[_Watch] = []
-        self._watch_numbers = 0
         #: names the user bound with ``!STMT`` that are not locals of the frame (seen at every later stop)
         self._user_vars: dict[str, Any] = {}
         #: print every generated instruction before it runs (``v``)
@@ -226,10 +201,11 @@ class Session(TraceMethods, EngineMethods):
         #: torch's eval-frame contexts (``_TorchDynamoContext``) given our exception hook, to take it back off
         self._hooked_contexts: list[Any] = []
         #: the ``enter_exit_hooks`` entry torch calls before each compiled call: it returns the cleanup torch calls
-        #: after it (`_after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no Python frame
-        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._after_compiled_call).__next__
+        #: after it (`DynamoHooks.after_compiled_call`); a ``repeat`` iterator's ``__next__`` does that with no
+        #: Python frame
+        self._enter_hook: Callable[[], Callable[[], None]] = itertools.repeat(self._hooks.after_compiled_call).__next__
         #: generated codes whose return was reported in this stop-to-stop run, lines printed in it, and code
-        #: objects that returned past `RETURN_LINES_PER_RUN`
+        #: objects that returned past `RETURN_LINES_PER_RUN` (`DynamoHooks.note_return`)
         self._returns_reported: set[int] = set()
         self._return_lines = 0
         self._returns_omitted = 0
@@ -238,8 +214,6 @@ class Session(TraceMethods, EngineMethods):
         self._stepped_in: set[int] = set()
         #: every generated code object that ran while this session was attached, in the order first seen
         self.seen_codes: list[CodeType] = []
-        #: a statement changed a local of generated code already (the note about it is said once)
-        self._local_change_told = False
         #: a nested ``dynadbg.debug()`` runs its own session meanwhile: this one's hooks stand aside
         self._suspended = False
         self._outer: "Session | None" = None
@@ -327,7 +301,8 @@ class Session(TraceMethods, EngineMethods):
 
         check_script(path)
         argv = list(argv or [])
-        self._start(lambda: run_script(path, argv, post_mortem=self._post_mortem), name=f"dynadbg: {path}")
+        self._installer.start(lambda: run_script(path, argv, post_mortem=self._hooks.post_mortem),
+                              name=f"dynadbg: {path}")
 
     def start_callable(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Run ``fn(*args, **kwargs)`` in the worker thread; an exception it raises ends the run with status 1."""
@@ -344,12 +319,12 @@ class Session(TraceMethods, EngineMethods):
                 return ExitResult(exit_status_of(exc.code))
             except BaseException as exc:  # noqa: BLE001
                 try:
-                    self._post_mortem(exc)
+                    self._hooks.post_mortem(exc)
                 except QuitProgram:
                     pass
                 return ExitResult(1, user_traceback(exc), f"{type(exc).__name__}: {exc}")
 
-        self._start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
+        self._installer.start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 
     def execute(self, line: str) -> CommandResult:
         """Run one command of the command language (`commands.execute` over this session's typed methods).
@@ -448,14 +423,14 @@ class Session(TraceMethods, EngineMethods):
             raise SessionError("this session already runs a program")
         self._worker_ident = threading.get_ident()
         self._inline = driver
-        self._install()
+        self._installer.install()
 
     def release(self, result: ExitResult | None = None) -> None:
         """End an `attach`ed session: restore every hook (idempotent)."""
         if self._inline is None or self._done.is_set():
             return
         try:
-            self._teardown()
+            self._installer.teardown()
         finally:
             self._result = result or ExitResult(0)
             self._done.set()
@@ -467,12 +442,12 @@ class Session(TraceMethods, EngineMethods):
             raise SessionError("stop_in must be called on the program's thread")
         self.generated[id(frame.f_code)] = frame.f_code
         if id(frame.f_code) not in self._scanned:
-            self._first_sight(frame.f_code)
+            self._hooks.first_sight(frame.f_code)
         # the call is a graph break: the values computed before it are arguments of the resume function this
         # frame calls next (its own locals still hold the inputs), so stop there; if it calls none, at its return
         self._resume_parent = frame
         self._quiet.clear()
-        self._trace_running(frame)
+        self._stepping.trace_running(frame)
 
     def wait(self, timeout: float | None = None) -> ExitResult | None:
         """Wait for the program to end; its `ExitResult`, or None on timeout.
@@ -523,36 +498,7 @@ class Session(TraceMethods, EngineMethods):
     # Worker thread: install, run, teardown
     # ==========================================================================================================
 
-    def _start(self, body: Callable[[], ExitResult], name: str) -> None:
-        if self._thread is not None:
-            raise SessionError("this session already started a program")
-        self._thread = threading.Thread(target=self._main, args=(body,), name=name, daemon=True)
-        self._thread.start()
 
-    def _main(self, body: Callable[[], ExitResult]) -> None:
-        self._worker_ident = threading.get_ident()
-        result = ExitResult(1, exception="the debugger failed to start")
-        try:
-            self._install()
-            result = body()
-        except QuitProgram:
-            result = ExitResult(0, quit=True)
-        except BaseException as exc:  # noqa: BLE001 - a debugger bug must still end the session cleanly
-            import traceback
-
-            result = ExitResult(1, "".join(traceback.format_exception(exc)), f"dynadbg internal error: {exc}")
-        finally:
-            try:
-                self._teardown()
-                compat.release_thread_python_objects()   # before this thread ends: see its docstring
-            finally:
-                if self._quitting and not result.quit:
-                    result = ExitResult(result.status, result.traceback, result.exception, quit=True)
-                if self.capture is not None and not self.capture_has_frames() and not result.quit:
-                    self._message("no frame was compiled by torch.compile in this run")
-                self._result = result
-                self._done.set()
-                self.listener.on_exit(result)
 
     def _on_worker_thread(self) -> bool:
         return threading.get_ident() == self._worker_ident
@@ -563,94 +509,8 @@ class Session(TraceMethods, EngineMethods):
         except Exception:  # noqa: BLE001
             return True
 
-    def _install(self) -> None:
-        compat.load()
-        self._undo_skip = compat.skip_own_files()
-        # breakpoint() in a function compiled while the session runs: a marker, no graph break
-        self.teardown_hooks.append(compat.install_breakpoint_substitute())
-        # copies of cache entries installed while it runs (its guard edits, a script's toolkit calls) go with it
-        from . import toolkit
 
-        toolkit.begin_session(self)
-        self.teardown_hooks.append(lambda: self._end_toolkit(toolkit))
-        for msg in compat.missing_features():
-            self._message(msg)
-        from .tracing import make_backend
 
-        self.backend = make_backend(self)
-        # Dynamo's tracing, before the capture: its patches sit under the capture's and come off after them
-        from .trace_stops import TraceStops
-
-        if self._trace_wanted:
-            self.trace_stops = TraceStops(self, pause=self._pause, on_worker=self._on_worker_thread,
-                                          break_on=self.break_on, stop_seq=lambda: self.stop_seq).install()
-        try:
-            from .capture import Capture
-
-            self.capture = Capture(on_compiled=self._on_compiled, on_cache_miss=self._on_cache_miss)
-            self.capture.on_eager_fallback = self._on_eager_fallback
-            self.capture.on_convert = self._on_convert
-            self.capture.install()
-        except ImportError:
-            self.capture = None
-        from .guard_cost import GuardCostLog
-
-        self.guard_costs = GuardCostLog().install()  # torch's own guard-eval latency of each compile
-        if self.capture is not None:
-            # a session that starts late (set_trace, debug() after the first calls) knows the earlier compiles
-            for code in compat.generated_codes_so_far():
-                try:
-                    if self.capture.generated_info(code) is None:
-                        self.capture.adopt(code)
-                except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
-                    self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
-        self._note_call = self.capture.note_call if self.capture is not None else (lambda code: None)
-        if self.capture is not None:
-            self.capture.hits_counted = True  # `_on_generated_code` calls note_call for every call
-        self._prev_callback = compat.set_debugger_callback(self._make_callback())
-        self._installed = True
-        if self._worker_ident is not None:
-            self._outer = _BY_THREAD.get(self._worker_ident)
-            _BY_THREAD[self._worker_ident] = self
-
-    def _teardown(self) -> None:
-        if not self._installed:
-            return
-        self._installed = False
-        self._flush_returns()
-        if self._worker_ident is not None and _BY_THREAD.get(self._worker_ident) is self:
-            if self._outer is not None and self._outer.installed:
-                _BY_THREAD[self._worker_ident] = self._outer
-            else:
-                del _BY_THREAD[self._worker_ident]
-        compat.set_debugger_callback(self._prev_callback)
-        for context in self._hooked_contexts:
-            compat.remove_exit_hook(context, self._enter_hook)
-        self._hooked_contexts.clear()
-        if self.backend is not None:
-            self.backend.release()
-        if not compat.USE_SYS_MONITORING:
-            sys.settrace(None)
-        if self.capture is not None:
-            self.capture.uninstall()
-        if self.guard_costs is not None:
-            self.guard_costs.uninstall()
-        self._undo_skip()
-        for undo in reversed(self.teardown_hooks):
-            try:
-                undo()
-            except Exception as exc:  # noqa: BLE001
-                self._message(f"teardown hook failed: {type(exc).__name__}: {exc}")
-        self.teardown_hooks.clear()
-        self.states.clear()
-        self.target = None
-
-    def _end_toolkit(self, toolkit: Any) -> None:
-        removed = toolkit.end_session(self)
-        if removed:
-            self._message(f"removed {len(removed)} cache-entry cop{'y' if len(removed) == 1 else 'ies'} installed "
-                          f"in this session ({', '.join(removed)}); an entry a copy replaced comes back at its next "
-                          f"call")
 
     def _message(self, text: str) -> None:
         try:
@@ -662,45 +522,7 @@ class Session(TraceMethods, EngineMethods):
     # Dynamo hooks (worker thread, or any thread that runs compiled code)
     # ==========================================================================================================
 
-    def _make_callback(self) -> Callable[[CodeType], None]:
-        """The callback torch calls before any Dynamo-generated code runs (``set_bytecode_debugger_callback``).
 
-        Hot path (every call of compiled code): a hit count and one set lookup when the code has no reason to
-        be traced. `_quiet` caches that answer (ids of codes); anything that could change it (a stop, a
-        breakpoint, a stop kind switched on, an interrupt, quit) clears it.
-        """
-        quiet, note, slow, report = self._quiet, self._note_call, self._on_generated_code, self._callback_failed
-        counted = getattr(self.capture, "hit_records", None)  # id(code) -> record with `hits` (note_call inline)
-        hit_records: dict[int, Any] = counted if isinstance(counted, dict) else {}  # used only when it is one
-
-        def on_generated_code(code: CodeType) -> None:
-            # torch calls this from C++: an exception escaping it aborts the interpreter on 3.13
-            # (pybind11::error_already_set), so none may leave; a failure is reported and the program goes on.
-            try:
-                key = id(code)
-                record = hit_records.get(key)
-                if record is not None:
-                    record.hits += 1
-                if key not in quiet:
-                    slow(code)
-            except BaseException as exc:  # noqa: BLE001
-                report(code, exc)
-
-        def on_generated_code_noted(code: CodeType) -> None:
-            try:
-                note(code)
-                if id(code) not in quiet:
-                    slow(code)
-            except BaseException as exc:  # noqa: BLE001
-                report(code, exc)
-
-        return on_generated_code if isinstance(counted, dict) else on_generated_code_noted
-
-    def _callback_failed(self, code: CodeType, exc: BaseException) -> None:
-        if isinstance(exc, QuitProgram):
-            return
-        self._message(f"dynadbg: internal error before {getattr(code, 'co_name', '?')} ran "
-                      f"({type(exc).__name__}: {exc}); the program goes on")
 
     def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
@@ -708,560 +530,57 @@ class Session(TraceMethods, EngineMethods):
         if threading.get_ident() != self._worker_ident or self._suspended:
             return
         if key not in self._scanned:
-            self._first_sight(code)
+            self._hooks.first_sight(code)
         elif not self._hooked_contexts and "exception" in self.break_on and not compat.USE_SYS_MONITORING:
-            self._hook_wrapper()  # exception stops switched on after the first calls (3.11)
+            self._hooks.hook_wrapper()  # exception stops switched on after the first calls (3.11)
         self.backend.set_exception_stops("exception" in self.break_on)  # RAISE events (3.12+); no-op if unchanged
-        if self._quitting or self.wants_frame(code):  # when quitting, the trace raises QuitProgram in the frame
+        # when quitting, the trace raises QuitProgram in the frame
+        if self._quitting or self._stepping.wants_frame(code):
             self.backend.watch(code)
         else:
             self._quiet.add(key)
 
-    def _first_sight(self, code: CodeType) -> None:
-        """The first call of a generated code object in this session: learn what the session missed."""
-        self._scanned.add(id(code))
-        self.seen_codes.append(code)
-        self.backend.watch_returns(code)  # 3.12+: its returns reach `on_untraced_return` (once per run)
-        if self.capture is not None and self.capture.generated_info(code) is None:
-            # compiled before this session started (a set_trace or debug() attached late): adopt torch's entries
-            try:
-                self.capture.adopt(code)
-            except Exception as exc:  # noqa: BLE001 - knowing less must not stop the program
-                self._message(f"could not read the earlier compiles of {code.co_name}: {exc}")
-        markers = compat.breakpoint_marker_indexes(code)
-        for index in markers:
-            known = self.breakpoints.get(id(code), {}).get(index)
-            if known is None:
-                self.add_breakpoint(code, index, None).marker = True
-        if markers and not self.teardown_hooks.count(self._forget_marker_code):
-            self.teardown_hooks.append(self._forget_marker_code)
-        if not compat.USE_SYS_MONITORING and "exception" in self.break_on:
-            self._hook_wrapper()  # 3.12+: RAISE events see an exception live, in the generated frame itself
 
-    def _forget_marker_code(self) -> None:
-        """Teardown: drop the cache entries whose code holds a breakpoint marker. With no debugger callback set,
-        torch hands a marker to its own line debugger; recompiled after the session, ``dynadbg.set_trace()``
-        starts a dynadbg session again and ``breakpoint()`` is a graph break again."""
-        originals: dict[int, CodeType] = {}
-        for code in list(self.generated.values()):
-            if compat.breakpoint_marker_indexes(code):
-                info = self.generated_info(code)
-                original = info.original if info is not None else compat.dynamo_original_of(code)
-                if original is not None:
-                    originals[id(original)] = original
-        for original in originals.values():
-            try:
-                compat.reset_code(original)
-            except Exception as exc:  # noqa: BLE001
-                self._message(f"could not drop the marker code of {original.co_name}: {exc}")
 
-    def _hook_wrapper(self) -> None:
-        """Python 3.11: see every compiled call end while nothing is traced (continue mode), for the exceptions
-        leaving it (3.11 has no event for an untraced frame; 3.12+ uses ``sys.monitoring`` RAISE instead).
 
-        torch's compiled-function wrapper runs its context's exit hooks in a ``finally`` after the generated code
-        returns or raises; one more hook there sees the exception while it propagates, before the program's own
-        ``except`` runs, at the cost of two small calls per compiled call and no tracing (the frame has unwound:
-        the stop is post-mortem).
-        """
-        context, running = compat.running_dynamo_context(sys._getframe(1))  # noqa: SLF001 - the callback's callers
-        if context is None or any(c is context for c in self._hooked_contexts):
-            return
-        if compat.add_exit_hook(context, self._enter_hook):
-            self._hooked_contexts.append(context)
-            if running is not None:
-                running.append(self._after_compiled_call)  # this very call too: its cleanups are already made
 
-    def _after_compiled_call(self) -> None:
-        exc = sys.exc_info()[1]
-        if exc is None or id(exc) == self._last_exc_id or "exception" not in self.break_on:
-            return
-        if threading.get_ident() != self._worker_ident or self._quitting or isinstance(exc, QuitProgram):
-            return
-        if self._suspended:
-            return
-        if not self._leaves_this_call(exc, sys._getframe(1)):  # noqa: SLF001 - torch's wrapper, in its finally
-            return
-        frames = self._traceback_frames(exc)
-        if not frames:
-            return
-        self._last_exc_id = id(exc)
-        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
-        st = frames[-1]
-        where = st.table.instructions[st.index].opname if 0 <= st.index < len(st.table.instructions) else "?"
-        self._pause(ctx, f"{type(exc).__name__} raised in generated code at index {st.index} ({where}); "
-                         "the frame has unwound (post-mortem)")
 
-    def _note_return(self, frame: FrameType, value: Any) -> None:
-        """The "NAME returned: VALUE" line of a generated frame: one per code object per stop-to-stop run, the
-        first `RETURN_LINES_PER_RUN` of a run; the others are counted (`_flush_returns`)."""
-        key = id(frame.f_code)
-        if self._quitting or self._suspended or key in self._returns_reported or key not in self.generated:
-            return
-        self._returns_reported.add(key)
-        if self._return_lines >= RETURN_LINES_PER_RUN:
-            self._returns_omitted += 1
-            return
-        self._return_lines += 1
-        code = frame.f_code
-        from .snapshot import value as summary
 
-        # the frame returns inside the compiled call: Dynamo's frame callback is on, and the reprs run here would
-        # be offered to it for compiling (reprlib's functions got recompile stops of their own)
-        with compat.dynamo_off():
-            view = ReturnedView(code.co_name, _owner_name(frame), _value_line(value), summary(value),
-                                self.is_resume(code))
-            self._notice(view)
 
-    def _flush_returns(self) -> None:
-        """A stop or the end of the session: the count of the run's returns past the limit, and a new run."""
-        if self._returns_omitted:
-            with compat.dynamo_off():
-                self._notice(ReturnsOmitted(self._returns_omitted))
-        self._returns_reported.clear()
-        self._return_lines = self._returns_omitted = 0
 
-    def _notice(self, item: "ReturnedView | ReturnsOmitted") -> None:
-        """Hand a return notice to the front end: ``Listener.on_returned`` when it has one, else its text."""
-        hook = getattr(self.listener, "on_returned", None)
-        try:
-            if hook is not None:
-                hook(item)
-                return
-        except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
-            self._message(f"front end failed to show a return: {exc}")
-            return
-        from .format.notices import returned_line, returns_omitted_line
 
-        self._message(returned_line(item) if isinstance(item, ReturnedView) else returns_omitted_line(item))
 
-    @staticmethod
-    def _leaves_this_call(exc: BaseException, wrapper: FrameType) -> bool:
-        """Whether `exc` is propagating out of this compiled call (its traceback passes the wrapper's frame), not
-        an exception the program is handling around the call."""
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame is not wrapper:
-            tb = tb.tb_next
-        return tb is not None
 
-    def _traceback_frames(self, exc: BaseException) -> list[FrameState]:
-        tb = exc.__traceback__
-        frames: list[FrameState] = []
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if id(code) in self.generated or self._adopt_frame_code(code):
-                st = FrameState(tb.tb_frame, code_index(code))
-                st.index = st.table.index_of_offset.get(tb.tb_lasti, -1)
-                st.depth = -1
-                frames.append(st)
-            tb = tb.tb_next
-        return frames
 
-    def _adopt_frame_code(self, code: CodeType) -> bool:
-        """Whether `code` is Dynamo-generated code the session had not seen (running since before it started)."""
-        if compat.dynamo_original_of(code) is None:
-            return False
-        self.generated[id(code)] = code
-        if id(code) not in self._scanned:
-            self._first_sight(code)
-        return True
 
-    def _on_compiled(self, event: Any) -> None:
-        """Capture's compile hook: Dynamo produced `event.code` (with its guards) for `event.original`.
 
-        `compile_hooks` run first (e.g. re-applying an instruction edit or a guard filter to this compile), then
-        the compile stop, if active. Runs inside Dynamo's compile lock.
-        """
-        for hook in list(self.compile_hooks):
-            try:
-                hook(event)
-            except Exception as exc:  # noqa: BLE001 - an edit hook must not break the user's compile
-                self._message(f"compile hook failed: {type(exc).__name__}: {exc}")
-        self.generated[id(event.code)] = event.code
-        self.compile_ids[id(event.code)] = str(event.compile_id)
-        if "compile" in self.break_on and threading.get_ident() == self._worker_ident and not self._suspended:
-            ctx = PauseContext(StopKind.COMPILE, [], 0, compile_event=event)
-            name = getattr(event.original, "co_name", "?")
-            self._pause(ctx, f"compiled {name} as {event.compile_id}; it has not run yet")
-            # an instruction edit at this stop may have replaced event.code
-            self.generated[id(event.code)] = event.code
-            self.compile_ids[id(event.code)] = str(event.compile_id)
 
-    def _on_cache_miss(self, event: Any) -> str | None:
-        """Capture's cache-miss hook: a code object with entries is about to be compiled again."""
-        if getattr(event, "after_limit", False):   # past the recompile limit: no recompile follows, no stop
-            self.recompiles.record_miss(event)
-            return None
-        stopping = ("recompile" in self.break_on and threading.get_ident() == self._worker_ident
-                    and not self._suspended)
-        record = self.recompiles.record_miss(event, pending=stopping)  # analysed now, stop or not
-        if not stopping:
-            return None
-        ctx = PauseContext(StopKind.RECOMPILE, [], 0, miss_event=event)
-        ctx.extra["recompile"] = record
-        name = getattr(event.code, "co_name", "?")
-        n = len(event.entries)
-        try:
-            entries = f"{n} cache entr{'y' if n == 1 else 'ies'}"
-            self._pause(ctx, f"{name} is about to recompile: its {entries} rejected this call")
-        except Exception as exc:  # noqa: BLE001 - a debugger fault costs the stop, said, never the user's call
-            self._message(f"dynadbg: internal error at the recompile stop of {name} ({type(exc).__name__}: {exc}); "
-                          f"no stop here, torch recompiles")
-            ctx.decision = None
-        finally:
-            self.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
-        return ctx.decision
-
-    def _on_convert(self, code: CodeType | None) -> None:
-        """Capture's hook around torch's conversion of a frame (`code`, then None when it returned): the front end
-        is told what compiles, so a first compile that takes tens of seconds does not read as a hang."""
-        if threading.get_ident() != self._worker_ident or self._suspended:
-            return
-        if code is not None:
-            self._converting.append(code)
-        elif self._converting:
-            self._converting.pop()
-        try:
-            self.listener.on_running(self._running_text())
-        except Exception:  # noqa: BLE001 - a front end's fault costs the progress line, never the compile
-            pass
-
-    def _running_text(self) -> str:
-        """What the program does now, for `Listener.on_running`: ``"running"``, or ``"compiling NAME (FILE:LINE)"``
-        while torch's frame callback converts a frame (Dynamo traces it, then the backend compiles its graph)."""
-        if not self._converting:
-            return "running"
-        code = self._converting[-1]
-        name = getattr(code, "co_qualname", code.co_name)
-        return f"compiling {name} ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
-
-    def _on_eager_fallback(self, event: Any) -> None:
-        """Capture's hook: after a graph break a frame runs eagerly with no resume function (a break in a ``try``
-        block or a generator, a resume function Dynamo skipped). With ``graph-break`` on, stop before it runs."""
-        if "graph-break" not in self.break_on or threading.get_ident() != self._worker_ident:
-            return
-        ctx = PauseContext(StopKind.GRAPH_BREAK, [], 0)
-        ctx.extra["fallback"] = event
-        what = (f"the resume function {event.code.co_name} is skipped" if event.resume_of is not None
-                else f"{event.code.co_name} falls back to eager")
-        self._pause(ctx, f"graph break with no resume function: {what}; it runs eagerly now")
-
-    def _post_mortem(self, exc: BaseException) -> None:
-        """The script raised: stop on the innermost generated frame its traceback passes through."""
-        if "exception" not in self.break_on or self._quitting or id(exc) == self._last_exc_id:
-            return
-        frames = self._traceback_frames(exc)
-        if not frames:
-            return
-        ctx = PauseContext(StopKind.EXCEPTION, frames, len(frames) - 1, exception=exc, post_mortem=True)
-        self._pause(ctx, f"uncaught {type(exc).__name__} raised through generated code (post-mortem)")
 
     # ==========================================================================================================
     # TraceHandler (worker thread)
     # ==========================================================================================================
 
-    def _wants(self, code: CodeType) -> int:
-        """How much a new frame of `code` needs: 0 nothing, 1 its call-level events (3.11: its return, reported
-        once per run, and an exception raised in it), 2 instruction events too."""
-        key = id(code)
-        if key not in self.generated or self._suspended:
-            return 0
-        if self._interrupt or self.mode is Mode.STEP or key in self.breakpoints or self.verbose:
-            return 2
-        if self._resume_parent is not None:
-            return 2
-        if "entry" in self.break_on and key not in self.entered:
-            return 2
-        if "graph-break" in self.break_on and self.is_resume(code):
-            return 2
-        if "reentry" in self.break_on and key in self._stepped_in:
-            return 2
-        if "exception" in self.break_on and self.mode is not Mode.CONTINUE:
-            return 2
-        if key not in self._returns_reported and not getattr(self.backend, "returns_untraced", True):
-            return 1
-        return 0
 
-    def wants_frame(self, code: CodeType) -> bool:
-        return self._wants(code) > 0
 
-    def wants_instructions(self, code: CodeType) -> bool:
-        return self._wants(code) > 1
 
-    def is_generated(self, code: CodeType) -> bool:
-        return id(code) in self.generated
 
-    def on_untraced_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
-        """A live exception in a generated frame nothing traces (continue mode, 3.12+ RAISE): stop at the raising
-        instruction with the frame's value stack, read at the depth the code's flow gives there less the
-        operands the instruction consumed (as a stepped exception stop shows it)."""
-        if ("exception" not in self.break_on or self._quitting or self._suspended or isinstance(exc, QuitProgram)
-                or id(exc) == self._last_exc_id or threading.get_ident() != self._worker_ident):
-            return
-        code = frame.f_code
-        st = self.states.get(frame)
-        if st is None:
-            from .snapshot import _static_depth
 
-            st = FrameState(frame, code_index(code))
-            st.index = st.table.index_of_offset.get(offset, -1)
-            with compat.dynamo_off():  # inside the compiled call: the flow analysis is no code for Dynamo
-                depth = _static_depth(code, st.index) if st.index >= 0 else None
-            st.depth = -1 if depth is None else depth
-            st.depth_from_flow = depth is not None
-            self.states[frame] = st  # stepping on from the stop traces it from this depth
-        st.pending_exception_offset = offset
-        self._last_exc_id = id(exc)
-        ctx = PauseContext(StopKind.EXCEPTION, self._frames_for(frame), -1, exception=exc)
-        self._pause(ctx, f"{type(exc).__name__} raised in generated code")
 
-    def on_untraced_return(self, frame: FrameType, value: Any) -> bool:
-        """The return of an untraced generated frame (3.12+ PY_RETURN): its line, once per run; no more events
-        for it this run."""
-        self._note_return(frame, value)
-        return False
 
-    def on_call(self, frame: FrameType) -> None:
-        st = self._state(frame)
-        if not self.wants_instructions(frame.f_code):
-            st.depth = -1  # watched for its return only: no instruction is followed, the depth is unknown
 
-    def _state(self, frame: FrameType) -> FrameState:
-        st = self.states.get(frame)
-        if st is None:
-            st = FrameState(frame, code_index(frame.f_code))
-            try:
-                st.inputs = dict(frame.f_locals)
-            except Exception:  # noqa: BLE001
-                st.inputs = {}
-            self.states[frame] = st
-        return st
 
-    def on_instruction(self, frame: FrameType, offset: int) -> None:
-        if self._quitting:
-            raise QuitProgram()
-        self.traced_instructions += 1
-        st = self._state(frame)
-        first = st.index < 0
-        rebased = st.pending_exception_offset is not None
-        st.advance(offset)
-        if self.check_depth and st.depth >= 0:
-            live = self._expected_depth(st)
-            if live is not None and live != st.depth:
-                self.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
-                st.depth = live
-        code = frame.f_code
-        if self.verbose:
-            self._print_running(code, st)
-        kind: StopKind | None = None
-        message = ""
-        if self._interrupt:
-            self._interrupt = False
-            kind, message = StopKind.INTERRUPT, "interrupted"
-        if first and self._resume_parent is not None and frame.f_back is self._resume_parent:
-            # set_trace() from eager code: the values the program computed so far live here, not in the caller
-            self._resume_parent = None
-            kind, message = StopKind.STEP, "dynadbg.set_trace(): in the resume function, after the call"
-        key = id(code)
-        bp = self.breakpoints.get(key, {}).get(st.index)
-        extra: dict[str, Any] = {}
-        if kind is None and bp is not None and bp.enabled and self._condition_true(bp, frame):
-            bp.hits += 1
-            kind, message = StopKind.BREAKPOINT, f"breakpoint {bp.number} at index {st.index}"
-            if bp.marker:
-                from .format.notices import marker_message
 
-                with compat.dynamo_off():  # the role tagging runs dis: keep it out of Dynamo
-                    marker = self._marker_view(code, st.index)
-                extra["marker"] = marker
-                message = marker_message(marker)
-        passive: StopKind | None = None
-        if first:
-            if "graph-break" in self.break_on and self.is_resume(code):
-                passive = StopKind.GRAPH_BREAK
-            elif "entry" in self.break_on and key not in self.entered:
-                passive = StopKind.ENTRY
-            elif "reentry" in self.break_on and key in self._stepped_in:
-                passive = StopKind.ENTRY
-                extra["reentry"] = True
-            self._stepped_in.discard(key)  # only the next call of a code object stepped in stops again
-            self.entered.add(key)
-        mode = self.mode
-        stepped = False
-        if mode is Mode.STEP:
-            self.count -= 1
-            stepped = self.count <= 0
-        elif mode is Mode.NEXT and frame is self.target:
-            self.count -= 1
-            stepped = self.count <= 0
-        elif mode is Mode.UNTIL and frame is self.target and st.index >= self.until_index:
-            stepped = True
-        if kind is None:
-            # `r` and `n` run to a point in this frame: a first entry into another code object is not one
-            if passive is not None and (stepped or mode is Mode.CONTINUE):
-                kind = passive
-            elif stepped:
-                kind = StopKind.STEP
-        if kind is None:
-            if self.history.every and mode is not Mode.CONTINUE and (mode is Mode.STEP or frame is self.target):
-                self._record_passing(st, mode)
-            return
-        if kind is StopKind.ENTRY:
-            if extra.get("reentry"):
-                from .format.notices import REENTRY_MESSAGE
 
-                message = REENTRY_MESSAGE
-            else:
-                message = "entering generated code"
-        elif kind is StopKind.GRAPH_BREAK:
-            message = "entering a resume function after a graph break"
-        elif kind is StopKind.STEP and not message:
-            message = {Mode.UNTIL: f"reached index {st.index}", Mode.NEXT: "next"}.get(mode, "step")
-            if self._step_message:
-                message, self._step_message = self._step_message, ""
-        if kind is not StopKind.ENTRY:
-            extra.pop("reentry", None)
-        if kind is not StopKind.BREAKPOINT:
-            extra.pop("marker", None)
-        self._pause(PauseContext(kind, self._frames_for(frame), -1, extra=extra), message)
 
-    @staticmethod
-    def _marker_view(code: CodeType, index: int) -> MarkerView:
-        """Where `code`'s calls of compiled graphs lie relative to the marker at `index` (`roles.code_roles`)."""
-        try:
-            from .roles import code_roles
 
-            calls = tuple(sorted(g.call_index for g in code_roles(code).graph_calls))
-        except Exception:  # noqa: BLE001 - code the role tagging cannot follow: say nothing about the graph
-            calls = ()
-        ran = None if not calls else any(i < index for i in calls)
-        return MarkerView(index, calls, ran)
 
-    def _record_passing(self, st: FrameState, mode: Mode) -> None:
-        """History of an instruction a stepping command runs through (`history_every`): the frame's value stack
-        and locals summarised as at a stop, without touching what the next stop marks as changed."""
-        if not self.history.enabled:
-            return
-        from .snapshot import frame_view
-
-        self._passing_seq -= 1
-        try:
-            with compat.dynamo_off():
-                fv = frame_view(self, st, current=True, passing=True, summary=self._passing_cache.summary)
-        except Exception:  # noqa: BLE001 - a failing repr costs this entry, never the program
-            return
-        finally:
-            self._passing_cache.turn()
-        self.history.record(Stop(StopKind.STEP, f"ran through (`{mode.value}`), no stop", (fv,),
-                                 seq=self._passing_seq, selected=0))
-
-    @staticmethod
-    def _print_running(code: CodeType, st: FrameState) -> None:
-        """Verbose mode: the instruction about to run, flushed (the last line before a crash names it)."""
-        if not 0 <= st.index < len(st.table.instructions):
-            return
-        ins = st.table.instructions[st.index]
-        arg = fmt.arg_text(ins)
-        arg = f" {arg}" if arg else ""
-        out = sys.stdout
-        try:
-            out.write(f"running {code.co_name} [{st.index}] {ins.opname}{arg}\n")
-            out.flush()
-        except Exception:  # noqa: BLE001 - a closed stdout must not stop the program
-            pass
-
-    @staticmethod
-    def _expected_depth(st: FrameState) -> int | None:
-        exact = st.exact_stack()
-        if exact is not None:
-            return len(exact)
-        if 0 <= st.index < len(st.table.instructions):
-            return {"RETURN_VALUE": 1, "RETURN_CONST": 0}.get(st.table.instructions[st.index].opname)
-        return None
-
-    def on_return(self, frame: FrameType, value: Any) -> None:
-        st = self.states.get(frame)
-        if frame is self._resume_parent and not self._quitting:
-            # set_trace() was the last graph break of this frame: no resume function ran, stop at its return
-            self._resume_parent = None
-            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
-            self._pause(ctx, f"dynadbg.set_trace(): {frame.f_code.co_name} is returning")
-        if self.mode is Mode.RETURN and frame is self.target and not self._quitting:
-            ctx = PauseContext(StopKind.RETURN, self._frames_for(frame), -1, return_value=value)
-            self._pause(ctx, f"{frame.f_code.co_name} is returning")
-        self._note_return(frame, value)  # after the return stop, if any: the frame is leaving now
-        if frame is self.target and self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN):
-            # the frame we were stepping in is done: stop at the next generated instruction, in the caller if any
-            self.mode, self.count, self.target = Mode.STEP, 1, None
-        if self.mode is Mode.STEP:
-            caller = frame.f_back
-            while caller is not None and id(caller.f_code) not in self.generated:
-                caller = caller.f_back
-            if caller is not None and caller not in self.states:
-                self._trace_running(caller)
-        self.states.pop(frame, None)
-        if st is not None:
-            st.frame = None  # type: ignore[assignment]  # drop the frame reference
-        self._update_arming()
-
-    def on_exception(self, frame: FrameType, offset: int, exc: BaseException) -> None:
-        st = self._state(frame)
-        if st.index < 0 or st.depth < 0:
-            # not followed instruction by instruction (watched for its return only): where it raised, and the
-            # depth there from the code's flow
-            st.index = st.table.index_of_offset.get(offset, -1)
-            from .snapshot import _static_depth
-
-            with compat.dynamo_off():
-                depth = _static_depth(frame.f_code, st.index) if st.index >= 0 else None
-            st.depth = -1 if depth is None else depth
-            st.depth_from_flow = depth is not None
-        st.pending_exception_offset = offset
-        if "exception" in self.break_on and id(exc) != self._last_exc_id and not isinstance(exc, QuitProgram):
-            self._last_exc_id = id(exc)
-            ctx = PauseContext(StopKind.EXCEPTION, self._frames_for(frame), -1, exception=exc)
-            self._pause(ctx, f"{type(exc).__name__} raised in generated code")
 
     # ==========================================================================================================
     # Stops
     # ==========================================================================================================
 
-    def _frames_for(self, frame: FrameType) -> list[FrameState]:
-        """FrameStates of the generated frames on the stack from the outermost to `frame`."""
-        chain: list[FrameState] = []
-        f: FrameType | None = frame
-        while f is not None:
-            if id(f.f_code) in self.generated or self._adopt_frame_code(f.f_code):
-                st = self.states.get(f)
-                if st is None:
-                    st = FrameState(f, code_index(f.f_code))
-                    st.index = st.table.index_of_offset.get(f.f_lasti, -1)
-                    st.depth = -1  # not traced: depth unknown
-                elif st.depth < 0 and st.pending_exception_offset is None:
-                    # watched for its return only (3.11): no instruction was followed, it is where it is now
-                    st.index = st.table.index_of_offset.get(f.f_lasti, -1)
-                chain.append(st)
-            f = f.f_back
-        chain.reverse()
-        return chain
 
-    def _trace_running(self, frame: FrameType) -> None:
-        st = self.states.get(frame)
-        if st is None:
-            st = FrameState(frame, code_index(frame.f_code))
-            st.index = st.table.index_of_offset.get(frame.f_lasti, -1)
-            st.depth = -1
-            self.states[frame] = st
-        self.backend.trace_existing(frame)
 
-    def _condition_true(self, bp: Breakpoint, frame: FrameType) -> bool:
-        if not bp.condition:
-            return True
-        try:
-            return bool(eval(bp.condition, frame.f_globals, dict(frame.f_locals)))  # noqa: S307 - user's own expression
-        except Exception as exc:  # noqa: BLE001 - like pdb: an error in the condition stops
-            self._message(f"breakpoint {bp.number}: condition raised {type(exc).__name__}: {exc}; stopping")
-            return True
 
     def _pause(self, ctx: PauseContext, message: str) -> None:
         """Block the worker at a stop until a resuming command arrives. Raises QuitProgram on `q`.
@@ -1277,7 +596,7 @@ class Session(TraceMethods, EngineMethods):
         self.mode, self.count, self.target = Mode.CONTINUE, 0, None
         self._quiet.clear()
         self.stop_seq += 1
-        self._flush_returns()  # a new stop-to-stop run: each generated frame that returns gets its line again
+        self._hooks.flush_returns()  # a new stop-to-stop run: each generated frame that returns gets its line again
         self._resumed = None
         ctx.stop = build_stop(self, ctx, message)
         self.history_cursor.position = None
@@ -1331,9 +650,9 @@ class Session(TraceMethods, EngineMethods):
         if quit_now or self._quitting:
             self._quitting = True
             raise QuitProgram()
-        self._apply_mode(ctx)
+        self._stepping.apply_mode(ctx)
         try:
-            self.listener.on_running(self._running_text())
+            self.listener.on_running(self._hooks.running_text())
         except Exception:  # noqa: BLE001
             pass
 
@@ -1346,56 +665,7 @@ class Session(TraceMethods, EngineMethods):
         except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
             self._message(f"front end failed to show a resume: {exc}")
 
-    def _apply_mode(self, ctx: PauseContext) -> None:
-        """After a stop: make sure the frames the new mode needs are traced, and nothing else."""
-        cur = ctx.frame
-        frame = cur.frame if cur is not None and not ctx.post_mortem else None
-        if self.mode is Mode.RETURN and ctx.kind is StopKind.RETURN and cur is ctx.frames[-1]:
-            # `r` at a return stop: this frame is leaving; run to the return of its generated caller (pdb)
-            caller = ctx.frames[-2] if len(ctx.frames) > 1 else None
-            frame = caller.frame if caller is not None else None
-            if frame is None:
-                self.mode = Mode.CONTINUE
-        if self.mode in (Mode.NEXT, Mode.UNTIL, Mode.RETURN) and frame is not None:
-            self.target = frame
-        if self.mode in (Mode.STEP, Mode.NEXT, Mode.UNTIL) and cur is not None and not ctx.post_mortem:
-            live = cur.frame
-            if live is not None and id(live.f_code) in self.generated:
-                self._stepped_in.add(id(live.f_code))  # its next call stops at its entry (``reentry``)
-        self.backend.new_run()
-        if not ctx.post_mortem:
-            # breakpoints set in frames that are already running (u; b IDX): trace those frames from here on
-            for st in ctx.frames[:-1]:
-                live = st.frame
-                if live is not None and id(live.f_code) in self.breakpoints and not self.backend.is_traced(live):
-                    self._trace_running(live)
-        if self.verbose and cur is not None and not ctx.post_mortem and cur is ctx.frames[-1]:
-            self._print_running(cur.frame.f_code, cur)  # the instruction of the stop runs next
-        if (self.mode is not Mode.CONTINUE or self.verbose) and frame is not None and not self.backend.is_traced(frame):
-            self._trace_running(frame)
-        self._update_arming()
 
-    def _update_arming(self) -> None:
-        backend = self.backend
-        if backend is None:
-            return
-        if self.mode is not Mode.CONTINUE or self._interrupt or self.verbose:
-            if self.states:
-                backend.arm()
-            return
-        # continue: keep local tracing only where a breakpoint may still be hit, and (3.11) the return of a
-        # frame whose line this run has not printed yet
-        for frame in list(self.states):
-            if id(frame.f_code) in self.breakpoints or frame is self._resume_parent:
-                continue
-            if not backend.returns_untraced and id(frame.f_code) not in self._returns_reported and frame.f_trace:
-                backend.return_only(frame)
-                self.states[frame].depth = -1  # no instruction is followed from here on
-                continue
-            backend.untrace(frame)
-            del self.states[frame]
-        if not self.states:
-            backend.disarm()
 
     # ==========================================================================================================
     # Helpers shared with commands/snapshot
