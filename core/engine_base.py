@@ -13,7 +13,7 @@ import functools
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Concatenate, Generic, NoReturn, ParamSpec, Protocol, TypeVar, overload
 
-from .model import EngineError, ErrorKind, GeneratedInfo, HistoryView, Resumed, Stop
+from .model import EngineError, ErrorKind, FrameView, GeneratedInfo, HistoryView, Resumed, Stop
 
 if TYPE_CHECKING:
     from .decisions import GuardDropper
@@ -94,7 +94,7 @@ class EngineHost(Protocol):
     def _leave_history(self) -> bool: ...  # noqa: D102
     def _live_only(self, what: str) -> None: ...  # noqa: D102
     def _history_shown(self, present: Stop) -> HistoryView | None: ...  # noqa: D102
-    def _selected_view(self) -> Any: ...  # noqa: D102
+    def _selected_view(self) -> FrameView | None: ...  # noqa: D102
     def _rebuild_stop(self) -> None: ...  # noqa: D102
     def _refresh_stop(self, **changes: Any) -> None: ...  # noqa: D102
     def eval_namespace(self, ctx: "PauseContext | None" = None) -> tuple[dict[str, Any], dict[str, Any]]: ...  # noqa: D102

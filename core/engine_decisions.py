@@ -138,7 +138,7 @@ class Decisions(Group):
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
                            fix, plan, groups=groups)
 
-    def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple]:
+    def _drop_of(self, guard_ids: tuple[str, ...]) -> tuple[RecompileRecord, list[Any], Any, Any, tuple[Any, ...]]:
         """(record, drop specs, checked plan, permanent fix or None, held-back guards) of a ``drop``; refuses what
         cannot be dropped. Changes nothing."""
         record = self.current_record()

@@ -24,6 +24,7 @@ from .model import (
 from .values import UNKNOWN, summarize
 
 if TYPE_CHECKING:
+    from .roles import CodegenFacts
     from .stack import FrameState
     from .state import PauseContext
 
@@ -377,10 +378,10 @@ def _traced_breaks(session: Any, code: Any, fv: Any, roles: Any) -> tuple[tuple[
 
 
 #: id(code) → (code, capture version, facts): `codegen_facts`' cache (the code is kept so its id stays its own).
-_facts_cache: dict[int, tuple[Any, Any, Any]] = {}
+_facts_cache: "dict[int, tuple[Any, Any, CodegenFacts]]" = {}
 
 
-def codegen_facts(capture: Any, code: Any) -> Any:
+def codegen_facts(capture: Any, code: Any) -> "CodegenFacts | None":
     """`roles.facts_from_capture(capture, code)`, cached while the capture has recorded nothing new
     (`Capture.version`): building it reads every compiled frame (about 60 ms on a 300-layer model), which a step
     must not pay. None without a capture. Raises what `facts_from_capture` raises."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from .engine import engine_method, refuse
+from .engine_base import engine_method, refuse
 from .model import EngineError, ErrorKind, ResumeAction, Resumed
 from .trace_model import (
     FakeTensorView,
