@@ -786,7 +786,7 @@ def _resume_code_of(value: Any) -> CodeType | None:
     """The resume code behind an installed ``__resume_at_*`` global: a function, or a closure factory that
     captured the code (``install_resume_function_global`` for code with free variables)."""
     code = getattr(value, "__code__", None)
-    if isinstance(value, FunctionType) and code is not None and facts.is_resume_name(code.co_name):
+    if isinstance(value, FunctionType) and isinstance(code, CodeType) and facts.is_resume_name(code.co_name):
         return code
     for cell in getattr(value, "__closure__", None) or ():
         try:

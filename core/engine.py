@@ -32,6 +32,7 @@ from .model import (
     BreakpointView,
     EngineError,
     ErrorKind,
+    FrameView,
     HistoryInfo,
     HistoryMark,
     HistoryView,
@@ -139,7 +140,7 @@ class EngineMethods:
         info = self.generated_info(code) if code is not None else None
         return info.original if info else None
 
-    def _selected_view(self):  # noqa: ANN202
+    def _selected_view(self) -> FrameView | None:
         stop = self._paused().stop
         return stop.selected_frame if stop is not None else None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import compat
 from .engine_base import Group, EngineHost, Refused, engine_method, refuse
@@ -36,6 +36,9 @@ from .format import drop_default as drop_default_text
 from .format import recompile as format_recompile
 from .recompile import analyze_miss
 from .state import Mode
+
+if TYPE_CHECKING:
+    from .capture import CacheMissEvent
 
 #: a guard id as the user types it: ``g5`` or ``COMPILE_ID:g5`` (``0/1:g5``)
 _ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")
@@ -86,6 +89,13 @@ class Decisions(Group):
         self.host._resumed = result
         return result
 
+    def _miss_event(self) -> CacheMissEvent:
+        """The cache miss the current recompile stop is for (refuses elsewhere)."""
+        event = self.host._paused().miss_event
+        if event is None:
+            refuse("only at a recompile stop", ErrorKind.NOT_HERE)
+        return event
+
     def _resume_recompile(self, result: Resumed) -> Resumed:
         ctx = self.host._paused()
         ctx.decision = "recompile"
@@ -97,8 +107,7 @@ class Decisions(Group):
     def _decide_drop(self, guard_ids: tuple[str, ...]) -> Resumed:
         record, specs, plan, fix, held = self._drop_of(guard_ids)
         # everything validated: now change state
-        ctx = self.host._paused()
-        self.host.guard_dropper.schedule(ctx.miss_event.code, specs, record)
+        self.host.guard_dropper.schedule(self._miss_event().code, specs, record)
         ids = tuple(s.leaf.id for s in specs)
         self.host.recompiles.update(record, action=Decision(DecisionKind.DROP, ids))
         return self._resume_recompile(Resumed(
@@ -188,7 +197,7 @@ class Decisions(Group):
         from .advice import plan_for_leaves
         from .filter_entries import NoFilterKind
 
-        entries = self.host._paused().miss_event.entries
+        entries = self._miss_event().entries
         first = str(entries[0].compile_id) if entries else ""
         by_cid: dict[str, list[Any]] = {}
         tokens = guard_ids or tuple(leaf.id for leaf in leaves)
@@ -217,7 +226,7 @@ class Decisions(Group):
         if m is None:
             refuse(f"bad guard id {token!r}: use g5 or COMPILE_ID:g5 (e.g. 0/1:g5)")
         cid, leaf_id = m.group("cid"), m.group("leaf")
-        ev = self.host._paused().miss_event
+        ev = self._miss_event()
         entries = list(ev.entries)
         if cid is None:
             entry = entries[0]
@@ -241,7 +250,7 @@ class Decisions(Group):
         if record.limit is not None and record.limit.hit_now:
             refuse(f"this compile hits torch._dynamo.config.{record.limit.exceeds}: Dynamo will not compile",
                    ErrorKind.REJECTED)
-        f_locals = self.host._paused().miss_event.f_locals
+        f_locals = self._miss_event().f_locals
         value = self._input_value(name, f_locals)
         compat.load()
         torch = compat.torch
@@ -276,7 +285,7 @@ class Decisions(Group):
         except Exception as exc:  # noqa: BLE001 - torch refuses (e.g. marked static): nothing changed
             refuse(f"torch refused: {type(exc).__name__}: {exc}", ErrorKind.REJECTED)
         self.host.recompiles.update(record, action=Decision(DecisionKind.DYNAMIC, name=shown, dim=dim))
-        self._dynamic_check().expect(self.host._paused().miss_event.code, name, dim, record)
+        self._dynamic_check().expect(self._miss_event().code, name, dim, record)
         return self._resume_recompile(Resumed(ResumeAction.DYNAMIC, dynamic=(marked,), permanent=fix))
 
     def _dynamic_check(self) -> Any:

@@ -162,9 +162,9 @@ class CompileQueries(Group):
             ev = ctx.miss_event
             return [guards.entry_guard_tree(e, ev.f_locals, backend=getattr(ev, "backend", None)) for e in ev.entries]
         if ctx.compile_event is not None:
-            ev = ctx.compile_event
-            inputs = getattr(ev, "f_locals", None)
-            return [guards.build_guard_tree(ev.guard_manager, str(ev.compile_id), inputs)]
+            compiled = ctx.compile_event
+            inputs = getattr(compiled, "f_locals", None)
+            return [guards.build_guard_tree(compiled.guard_manager, str(compiled.compile_id), inputs)]
         st = ctx.frame
         if st is None:
             return []

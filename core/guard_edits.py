@@ -555,7 +555,7 @@ class GuardEditor:
         if edit.kind is GuardEditKind.ADD:
             if edit.copy is not None:
                 return f"guard {edit.number} ({edit.text}) removed: " + self._undo_in_copy(ctx, edit)
-            if edit.event is not None and ctx.compile_event is edit.event:
+            if ctx.compile_event is edit.event and edit.event is not None:
                 edit.event.guard_manager = edit.old_manager
                 return f"guard {edit.number} ({edit.text}) removed from compile {edit.compile_id} (still being built)"
             gone = self._invalidate_built(edit)
@@ -564,7 +564,7 @@ class GuardEditor:
         rule = edit.rule
         assert rule is not None
         self._filter.remove(rule)
-        if edit.event is not None and ctx.compile_event is edit.event:
+        if ctx.compile_event is edit.event and edit.event is not None:
             edit.event.guard_manager = edit.old_manager
             return f"guard {edit.text} restored in compile {edit.compile_id} (it was still being built)"
         if edit.copy is not None:

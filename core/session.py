@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 from types import CodeType, FrameType
-from typing import Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from . import compat, facts
 from .model import (
@@ -51,6 +51,9 @@ from .stack import FrameState
 from .state import Breakpoint, Mode, PauseContext, SessionError
 from .snapshot import build_stop
 from .values import UNKNOWN
+
+if TYPE_CHECKING:
+    from .capture import Capture
 
 
 class Listener(Protocol):
@@ -173,7 +176,7 @@ class Session(TraceMethods, EngineMethods):
         self.ctx: PauseContext | None = None
         self._result: ExitResult | None = None
         self._done = threading.Event()
-        self.capture: Any = None
+        self.capture: Capture | None = None
         self.guard_costs: Any = None  # guard_cost.GuardCostLog while installed
         self.backend: Any = None
         self._prev_callback: Any = None
@@ -504,6 +507,8 @@ class Session(TraceMethods, EngineMethods):
         return threading.get_ident() == self._worker_ident
 
     def capture_has_frames(self) -> bool:
+        if self.capture is None:
+            return True   # as when reading the capture fails: not known, so not "none"
         try:
             return bool(self.capture.frames())
         except Exception:  # noqa: BLE001

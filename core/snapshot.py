@@ -253,9 +253,9 @@ def build_stop(session: Any, ctx: "PauseContext", message: str) -> Stop:
     if ctx.frames:
         compile_id, entry_index, entry_count = entry_position(session, ctx.frames[-1].frame.f_code)
     if ctx.kind is StopKind.COMPILE and ctx.compile_event is not None:
-        ev = ctx.compile_event
-        compile_id = str(ev.compile_id)
-        view = code_view(ev.code, generated=True, compile_id=compile_id, is_resume=bool(ev.is_resume))
+        compiled = ctx.compile_event
+        compile_id = str(compiled.compile_id)
+        view = code_view(compiled.code, generated=True, compile_id=compile_id, is_resume=bool(compiled.is_resume))
         frames.append(FrameView(code=view, index=-1, lineno=None, stack=(), stack_exact=False, locals=()))
     if ctx.kind is StopKind.RECOMPILE and ctx.miss_event is not None:
         ev = ctx.miss_event

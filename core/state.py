@@ -9,11 +9,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from types import CodeType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .disasm import code_view
 from .model import BreakpointView, Stop, StopKind
 from .stack import FrameState
+
+if TYPE_CHECKING:
+    from .capture import CacheMissEvent, CompileEvent
 
 
 class Mode(enum.Enum):
@@ -58,8 +61,8 @@ class PauseContext:
     return_value: Any = None
     exception: BaseException | None = None
     traceback: TracebackType | None = None
-    compile_event: Any = None               # capture.CompileEvent at a compile stop
-    miss_event: Any = None                  # capture.CacheMissEvent at a recompile stop
+    compile_event: CompileEvent | None = None  # at a compile stop
+    miss_event: CacheMissEvent | None = None   # at a recompile stop
     decision: str | None = None             # what to do at a recompile stop
     post_mortem: bool = False
     extra: dict[str, Any] = field(default_factory=dict)     # per-stop data ("recompile": the RecompileRecord)
