@@ -84,17 +84,29 @@ class TraceView(OutputView):
         traced = self.traced
         if traced is None or self.view is not None:
             return
-        head = Text.assemble(
-            (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}", "bold"),
-            f": the instructions it traced before the graph break "
-            f"{'of the bytecode cursor' + chr(39) + 's row' if self.from_row else 'behind this resume function'}; "
-            f"> marks the "
-            f"breaking one, step {traced.ordinal} ({traced.opname}" +
-            (f" at line {traced.line})" if traced.line is not None else ")"))
-        narrow = 0 < self.size.width < 95  # the left pane at 80 columns: rows that do not wrap
+        narrow = 0 < self.size.width < 95  # the left pane at 80 columns: rows that do not wrap, a short head
+        whose = ("the graph break of the bytecode cursor's row" if self.from_row
+                 else "the graph break behind this resume function")
+        at = f" at line {traced.line}" if traced.line is not None else ""
+        if narrow:
+            head = Text.assemble((f"Recorded trace, compile {traced.compile_id} attempt {traced.attempt}", "bold"),
+                                 f" ({whose.removeprefix('the graph ')}): > marks the breaking one, step {traced.ordinal} ({traced.opname}{at})")
+        else:
+            head = Text.assemble(
+                (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}", "bold"),
+                f": the instructions it traced before {whose}; > marks the breaking one, step {traced.ordinal} "
+                f"({traced.opname}{at})")
         body = (Text(steps, style="dim") if isinstance(steps, str)
                 else Text(tfmt.steps_text(steps, traced.ordinal, narrow=narrow)))
         self.content = Group(head, Text(""), body)
+        if not isinstance(steps, str):
+            # the breaking step in view: the head's wrapped rows, the blank row, then the body's rows
+            width = max(1, self.scrollable_content_region.width)
+            head_rows = len(head.wrap(self.app.console, width))
+            marked = next((i for i, row in enumerate(body.plain.splitlines()) if row.startswith(">")), None)
+            if marked is not None:
+                y = head_rows + 1 + marked
+                self.call_after_refresh(lambda: self.scroll_to(y=max(0, y - self.size.height // 2), animate=False))
         self.border_subtitle = "recorded at compile time · read-only"
 
 

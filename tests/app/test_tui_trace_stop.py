@@ -32,6 +32,20 @@ def _trace_text(app) -> str:  # noqa: ANN001
     return "\n".join(p.plain for p in parts if isinstance(p, Text))
 
 
+def _assert_marked_row_in_view(app) -> None:  # noqa: ANN001
+    """The breaking step's row (``>``) is on the screen a user sees, not scrolled out of the Trace pane."""
+    import tempfile
+
+    from svg_text import squeeze, svg_rows
+
+    marked = next(line for line in _trace_text(app).splitlines() if line.startswith(">"))
+    with tempfile.TemporaryDirectory() as tmp:
+        shot = Path(tmp) / "screen.svg"
+        shot.write_text(app.export_screenshot(), encoding="utf-8")
+        rows = [squeeze(r) for r in svg_rows(shot)]
+    assert any(squeeze(marked)[:24] in r for r in rows), rows
+
+
 def _app(break_on: set[str], program: Path = PROGRAM):  # noqa: ANN202
     from dynadbg.core.session import Session
     from dynadbg.tui.app import DebuggerApp
@@ -153,9 +167,11 @@ async def test_after_a_graph_break_the_trace_view_shows_the_recorded_attempt_wit
         await _until(pilot, lambda: "marks the breaking one" in _trace_text(app), 30)
         assert app.main_screen.active_view is View.TRACE
         text = _trace_text(app)
-        assert f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}" in text
+        assert (f"Recorded trace, compile {traced.compile_id} attempt {traced.attempt} (break behind this resume "
+                "function)") in text  # the short head at 80 columns
         (marked,) = [line for line in text.splitlines() if line.startswith(">")] or [text]
         assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked  # the narrow rows at 80 columns
+        _assert_marked_row_in_view(app)
         await pilot.press("q")
         await pilot.pause(0.2)
 
@@ -212,9 +228,10 @@ async def test_t_on_a_break_row_of_the_generated_code_opens_the_traced_break() -
         assert screen.active_view is View.TRACE
         traced = teaching.traced_break_at(screen.bytecode.cursor)
         text = _trace_text(app)
-        assert (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}: the instructions "
-                "it traced before the graph break of the bytecode cursor's row") in text
+        assert (f"Recorded trace, compile {traced.compile_id} attempt {traced.attempt} (break of the bytecode "
+                "cursor's row)") in text
         (marked,) = [line for line in text.splitlines() if line.startswith(">")] or [text]
         assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked
+        _assert_marked_row_in_view(app)
         await pilot.press("q")
         await pilot.pause(0.2)
