@@ -89,8 +89,9 @@ class TraceView(OutputView):
                  else "the graph break behind this resume function")
         at = f" at line {traced.line}" if traced.line is not None else ""
         if narrow:
+            short = whose.removeprefix("the graph ")
             head = Text.assemble((f"Recorded trace, compile {traced.compile_id} attempt {traced.attempt}", "bold"),
-                                 f" ({whose.removeprefix('the graph ')}): > marks the breaking one, step {traced.ordinal} ({traced.opname}{at})")
+                                 f" ({short}): > marks the breaking one, step {traced.ordinal} ({traced.opname}{at})")
         else:
             head = Text.assemble(
                 (f"Dynamo's recorded trace of compile {traced.compile_id} attempt {traced.attempt}", "bold"),
