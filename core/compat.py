@@ -27,6 +27,9 @@ from .model import ExceptionTableEntry
 PY311 = sys.version_info >= (3, 11)
 PY312 = sys.version_info >= (3, 12)
 PY313 = sys.version_info >= (3, 13)
+#: The running Python as people write it: "3.11" (the interpreter's), "3.11.7" (the full one, for patch files).
+PYTHON_VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
+PYTHON_VERSION_FULL = ".".join(map(str, sys.version_info[:3]))
 #: Tracing back end: settrace + f_trace_opcodes on 3.11, sys.monitoring on 3.12+ (torch-internals §8).
 USE_SYS_MONITORING = PY312
 #: On 3.11 a frame paused in a trace function exposes its real stack top, and torch clamps the requested depth

@@ -26,7 +26,6 @@ import difflib
 import dis
 import hashlib
 import re
-import sys
 from dataclasses import replace
 from types import CodeType
 from typing import Any, Sequence
@@ -117,8 +116,7 @@ def _valid_opname(opname: str) -> EditError | None:
             or dis.opmap[opname] >= 256):
         near = difflib.get_close_matches(opname, [n for n in dis.opmap if not n.startswith("INSTRUMENTED_")], 3)
         hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        return EditError("unknown opcode", f"{opname} is not an opcode of Python {sys.version_info[0]}."
-                                           f"{sys.version_info[1]}{hint}")
+        return EditError("unknown opcode", f"{opname} is not an opcode of Python {compat.PYTHON_VERSION}{hint}")
     return None
 
 

@@ -38,7 +38,7 @@ from .recompile import analyze_miss
 from .state import Mode
 
 if TYPE_CHECKING:
-    from .capture import CacheMissEvent
+    from .events import CacheMissEvent
 
 #: a guard id as the user types it: ``g5`` or ``COMPILE_ID:g5`` (``0/1:g5``)
 _ID_RE = re.compile(r"^(?:(?P<cid>!?\d+(?:/\d+)+):)?(?P<leaf>g\d+)$")

@@ -9,7 +9,6 @@ All texts are the project's own words. Functions here are pure: they take a code
 
 from __future__ import annotations
 
-import sys
 from types import CodeType
 from typing import Sequence
 
@@ -18,7 +17,7 @@ from .model import Explanation, GuardHelp, InstrRole, StackEffectView, ValueSumm
 from .provenance import raw_stack, slot_expression
 from .roles import CodegenFacts, ROLE_HELP, code_roles, flow_of
 
-_V = f"{sys.version_info[0]}.{sys.version_info[1]}"
+_V = compat.PYTHON_VERSION
 
 # --------------------------------------------------------------------------------------------------------------
 # Opcodes: (meaning, version note). Every opcode that shows up in Dynamo-generated code on 3.11-3.13 (and in

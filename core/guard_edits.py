@@ -36,7 +36,7 @@ from .model import DropWarning, EditError, EditOutcome, GuardEditKind, GuardEdit
 from .toolkit_sources import parse_source, value_at
 
 if TYPE_CHECKING:
-    from .capture import CompileEvent
+    from .events import CompileEvent
     from .patches import PatchManager
     from .protocol import Host
     from .state import PauseContext

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from typing import Any, Iterable
 
+from . import compat
 from .edits import EDIT_KINDS
 from .model import EditError, EditOp, NewInstr, PatchKey, PatchSpec
 from .toolkit_model import GuardOp, GuardOpKind
@@ -52,7 +52,7 @@ def patch_file_json(patches: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
         "format": PATCH_FILE_FORMAT,
         "version": PATCH_FILE_VERSION,
         "torch": str(torch.__version__),
-        "python": ".".join(map(str, sys.version_info[:3])),
+        "python": compat.PYTHON_VERSION_FULL,
         "patches": out,
     }
 
@@ -176,7 +176,7 @@ def read_patch_file(path: str) -> list[PatchSpec] | EditError:
 def _version_note(spec: PatchSpec) -> str | None:
     import torch
 
-    here_torch, here_py = str(torch.__version__), ".".join(map(str, sys.version_info[:3]))
+    here_torch, here_py = str(torch.__version__), compat.PYTHON_VERSION_FULL
     other_torch = spec.torch_version and spec.torch_version != here_torch
     if other_torch or spec.python_version and spec.python_version != here_py:
         return (f"patch for {spec.key.name} was made with torch {spec.torch_version or '?'} / Python "

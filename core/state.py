@@ -16,7 +16,7 @@ from .model import BreakpointView, Stop, StopKind
 from .stack import FrameState
 
 if TYPE_CHECKING:
-    from .capture import CacheMissEvent, CompileEvent
+    from .events import CacheMissEvent, CompileEvent
 
 
 class Mode(enum.Enum):

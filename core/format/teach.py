@@ -7,9 +7,9 @@ strings out); the TUI renders the same records with widgets.
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
+from .. import compat
 from ..explain import guard_line
 from ..guards import iter_leaves
 from ..model import (
@@ -24,7 +24,7 @@ from ..model import (
 )
 from ..roles import ROLE_HELP
 
-_V = f"{sys.version_info[0]}.{sys.version_info[1]}"
+_V = compat.PYTHON_VERSION
 
 #: The short tag of each role in the listing's role column (at most `ROLE_WIDTH` characters).
 ROLE_TAGS: dict[Role, str] = {

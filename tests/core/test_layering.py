@@ -85,7 +85,8 @@ def test_low_modules_import_nothing_above_them():
     low = {"model": set(), "identity": set(), "facts": set(), "values": {"model", "facts"},
            "disasm": {"model", "compat", "identity"},
            "protocol": {"model"},
-           "state": {"model", "stack", "disasm"}}
+           "events": {"model"},
+           "state": {"model", "stack", "disasm", "events"}}
     for mod, allowed in low.items():
         assert graph[mod] <= allowed | {"compat"}, f"{mod} imports {sorted(graph[mod] - allowed)}"
 
@@ -107,3 +108,17 @@ def test_core_never_imports_a_terminal_library():
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for name in names:
                     assert name.split(".")[0] not in ("textual", "rich", "curses"), f"{path.name} imports {name}"
+
+
+def test_python_version_checks_live_in_compat_alone():
+    """`sys.version_info` (a Python-version check, or a version shown to the user) is read in core/compat.py only;
+    the engine and the front ends use its flags (`PY312`, ...) and `PYTHON_VERSION`."""
+    app = CORE.parent / "app"
+    offenders = []
+    for path in [*CORE.rglob("*.py"), *app.rglob("*.py")]:
+        if path == CORE / "compat.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("version_info", "hexversion"):
+                offenders.append(f"{path.relative_to(CORE.parent)}:{node.lineno}")
+    assert not offenders, offenders
