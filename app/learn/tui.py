@@ -29,7 +29,7 @@ from textual.command import Hit, Hits, Provider
 from dynadbg.core.commands import READ_ONLY, RESUMING
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
-from dynadbg.tui.narration_view import NarrationView
+from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 
 from .coach import Coach, EngineState, verb_of
 from .lessons import Lesson
@@ -55,7 +55,10 @@ class LearnApp(DebuggerApp):
 
     # Textual reads CSS_PATH relative to the subclass's module: point it back at the debugger's stylesheet
     CSS_PATH = str(Path(sys.modules[DebuggerApp.__module__].__file__).with_name("dynadbg.tcss"))
-    BINDINGS = [*DebuggerApp.BINDINGS, Binding(SKIP_KEY, "skip_step", "Skip step", id="skip_step")]
+    BINDINGS = [*DebuggerApp.BINDINGS, Binding(SKIP_KEY, "skip_step", "Skip step", id="skip_step"),
+                # the narration scrolls while the console keeps the focus (a long step at 80×24)
+                Binding(SCROLL_KEYS[0], "scroll_narration(3)", "More of the step's text", show=False),
+                Binding(SCROLL_KEYS[1], "scroll_narration(-3)", "Back up the step's text", show=False)]
     COMMANDS = DebuggerApp.COMMANDS | {LessonCommands}
 
     def __init__(self, lesson: Lesson, progress: Progress | None,
@@ -81,8 +84,12 @@ class LearnApp(DebuggerApp):
 
     def lesson_keys(self) -> tuple[tuple[str, str], ...]:
         return ((SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),
+                ("Shift+↓ / Shift+↑", "Scroll the step's text when it is longer than its pane"),
                 ("lesson (console)", "Show the step again; a wrong move (a stop or a command the step does not ask "
                                      "for) shows the step's next hint"))
+
+    def action_scroll_narration(self, rows: int) -> None:
+        self.narration.scroll_lines(rows)
 
     def _show(self) -> None:
         coach = self.coach

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+#: The keys that scroll the narration while the console keeps the focus (`dynadbg learn` binds them).
+SCROLL_KEYS = ("shift+down", "shift+up")
 
-class NarrationView(Static):
+
+class NarrationView(VerticalScroll, can_focus=False):
     """Shows one step of a lesson: what to look at and do, a hint, "step k of n", and the skip key.
 
-    The app sets the text with `show`; the pane never talks to the engine.
+    The app sets the text with `show`; the pane never talks to the engine. A step longer than the pane (at 80×24 it
+    has about 10 rows) scrolls: Shift+Down / Shift+Up (`scroll_lines`) while the learner types in the console, and
+    the border says so while some of the text is out of view.
     """
 
     DEFAULT_CSS = """
@@ -19,7 +26,10 @@ class NarrationView(Static):
         border: round $accent;
         border-title-color: $accent;
         padding: 0 1;
-        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+    }
+    NarrationView > Static {
+        height: auto;
     }
     NarrationView.-done {
         border: round $success;
@@ -29,15 +39,31 @@ class NarrationView(Static):
     heading = ""
     """The full heading of the step shown; the border title is it, cut to the pane's width (`fitted_title`)."""
 
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._body = Static("")
+        self._subtitle = ""
+        self.text = Text("")
+        """The step's text as shown (body, then the hint or what to do now that the program has ended)."""
+
+    def compose(self) -> ComposeResult:
+        yield self._body
+
+    @property
+    def plain(self) -> str:
+        """The step's text as plain text (what a test reads)."""
+        return self.text.plain
+
     def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False,
              ended: str | None = None) -> None:
         """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint;
         `ended`: the program has ended with the step not done, what to do now (shown instead of the hint)."""
         self.heading = heading
         self.border_title = fitted_title(heading, self.size.width)
-        self.border_subtitle = ("q: leave the debugger" if done
-                                else f"{skip_key}: skip step · q: leave the debugger" if ended
-                                else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
+        self._subtitle = ("q: leave the debugger" if done
+                          else f"{skip_key}: skip step · q: leave the debugger" if ended
+                          else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
+        self.border_subtitle = self._subtitle
         text = Text(body)
         if ended:
             text.append("\n")
@@ -45,11 +71,29 @@ class NarrationView(Static):
         elif hint:
             text.append("\nHint: ", style="bold yellow")
             text.append(hint)
+        self.text = text
         self.set_class(done, "-done")
-        self.update(text)
+        self._body.update(text)
+        self.scroll_home(animate=False)
+        self.call_after_refresh(self._say_if_more)
+
+    def scroll_lines(self, rows: int) -> None:
+        """Scroll the text by `rows` (negative: up), without moving the focus."""
+        self.scroll_relative(y=rows, animate=False)
+        self.call_after_refresh(self._say_if_more)
+
+    def _say_if_more(self) -> None:
+        """The border's subtitle: while part of the text is out of view, which keys show it."""
+        if self.max_scroll_y <= 0:
+            self.border_subtitle = self._subtitle
+        elif self.scroll_y < self.max_scroll_y:
+            self.border_subtitle = "more below: Shift+↓ · Shift+↑ back · " + self._subtitle.split(" · ")[0]
+        else:
+            self.border_subtitle = "Shift+↑: back to the top · " + self._subtitle.split(" · ")[0]
 
     def on_resize(self) -> None:
         self.border_title = fitted_title(self.heading, self.size.width)
+        self.call_after_refresh(self._say_if_more)
 
 
 def fitted_title(heading: str, width: int) -> str:
