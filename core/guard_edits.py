@@ -1,27 +1,34 @@
-"""Guard edits: add a guard to a live cache entry, drop guards from one code object, export the drops as a
+"""Guard edits: add a guard to the entry at a stop, drop guards from one code object, export the drops as a
 ``guard_filter_fn``, undo each (docs/torch-internals.md §3, §11).
 
 * ``guard add EXPR`` — a Python expression over ``L`` (the frame's f_locals dict, free variables included) and
   ``G`` (its globals). It must compile and evaluate without error on this call's inputs. It becomes a root lambda
-  guard (``RootGuardManager.add_lambda_guard``) of the cache entry serving the frame (or being built, at a compile
-  stop), and of the precompile entry in front of it when an instruction edit installed one: a later call whose
-  inputs make it False (or raise) misses that entry, and Dynamo compiles a new one without it.
+  guard (``Draft.add_lambda_guard``) of a toolkit copy of the entry serving the frame, installed in its place
+  (``replace``), or of the guard manager the entry being built gets at a compile stop: a later call whose inputs
+  make it False (or raise) misses that entry, and Dynamo compiles a new one without it. ``guard add SOURCE``,
+  ``SOURCE TYPE``, ``SOURCE == VALUE`` and ``SOURCE is None`` add a real leaf guard the same way. In a frame that
+  an instruction edit's precompile entry runs, the expression is added to the live entries instead (a copy would
+  not decide those calls).
 * ``guard drop ID`` — a leaf id (``g6``) from the ``guards`` output. The code object's next compiles leave that
   guard out: a patched ``CheckFunctionManager`` filters the ``GuardFilterEntry`` objects whose source and type
-  match (``compat.install_guard_filter``). In a frame the code object is reset (``reset_code``) so it
-  recompiles on its next call; at a compile stop the entry being built gets a copy of its guard tree without that
-  guard's manager (``clone_manager``), so it applies from the next call with no recompile.
+  match (``compat.install_guard_filter``). In a frame a copy of the entry without the leaf replaces it; at a
+  compile stop the entry being built gets a copy of its guard tree without that guard's manager; a root guard's
+  drop resets the code object (``reset_code``) so it recompiles on its next call.
 * ``guard export`` — Python source of a ``guard_filter_fn`` that drops the same guards, for
   ``torch.compile(..., options={"guard_filter_fn": ...})``.
-* ``guard undo`` — undo the last edit (or a numbered one, or all): an added guard is switched off (torch keeps
-  the leaf; it then always passes); a dropped guard comes back on the next compile.
+* ``guard undo`` — undo the last edit (or a numbered one, or all): a copy's edit is taken out (the copy goes, or
+  is swapped for one with the other edits); an entry built at a compile stop with an added guard is invalidated
+  (its next call recompiles); an expression guard on a live entry is switched off (torch keeps the leaf; it then
+  always passes); a dropped guard comes back on the next compile.
 
 Dropping a guard on a value Dynamo specialised on (``EQUALS_MATCH``/``CONSTANT_MATCH`` on an int, a
 ``TENSOR_MATCH``'s shapes) lets calls with other values reuse code that baked the old value in: results can be
 silently wrong. Every drop says so (`EditOutcome.warning`).
 
-At session teardown every added guard is switched off, the filter patch removed, and every code object with a
-dropped guard reset, so the next session in the process starts with Dynamo's own guards.
+At session teardown the session's copies are removed (`toolkit.end_session`), entries built at a compile stop
+with an added guard are invalidated, every expression guard on a live entry is switched off, the filter patch
+removed, and every code object with a dropped guard reset, so the next session in the process starts with
+Dynamo's own guards.
 """
 
 from __future__ import annotations
@@ -127,7 +134,8 @@ class _Edit:
         self.original: CodeType | None = None   # the code object it was made for (patch files key on it)
         self.dynamo: CodeType | None = None     # ... and Dynamo's code of the entry it was made on
         self.copy: _Copy | None = None  # the session's copy of the entry that carries it, in a frame
-        self.op: tuple[Any, ...] = ()   # ("add", source, type, like) / ("drop", source, type): how to redo it
+        #: how to redo it: ("add", source, type, like), ("lambda", expression, guard callable), ("drop", source, type)
+        self.op: tuple[Any, ...] = ()
         self.wrapper: Any = None        # the guard manager a compile stop's entry was built with instead
         self.known: set[int] = set()    # a drop's copy: ids of the guard managers of the entries there were
 
@@ -184,7 +192,7 @@ class GuardEditor:
                 continue
             if e.kind == "drop" and e.source and e.source != "L":
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.DROP, e.source, e.guard_type)))
-            elif e.kind == "add" and e.op:
+            elif e.kind == "add" and e.op and e.op[0] == "add":
                 # a leaf guard is rebuilt from the live value at its source when the patch is replayed
                 out.append((e.original, e.dynamo, GuardOp(GuardOpKind.ADD, e.op[1], e.guard_type)))
             elif e.kind == "add":
@@ -252,6 +260,28 @@ class GuardEditor:
             hint = " (use L['name'] for a local, G['name'] for a global)" if isinstance(exc, NameError) else ""
             return _refused("eval", f"{type(exc).__name__}: {exc}{hint} on this call's inputs (nothing added)")
         guard = _AddedGuard(code, f_globals)
+        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
+        note = "" if value else ("; it is False for this call's inputs: the next call with the same inputs "
+                                 "recompiles")
+        if self._copyable(ctx, where):
+            # a lambda guard of a toolkit copy of the entry, as the leaf forms are: `guards` lists it in the
+            # copy's tree, `guard undo` takes it out with the copy, the session's end removes the copy
+            edit.op = ("lambda", expr, guard)
+            validation = self._put_in(ctx, where, edit, allow_baked=False)
+            if isinstance(validation, EditOutcome):
+                return validation
+            edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
+            self._patches().note_guard_editor(self)
+            self._edits.append(edit)
+            if event is not None:
+                where_text = "from the next call (this call runs it regardless)"
+            else:
+                assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
+                where_text = (f"from the next call (on copy {edit.copy.handle.compile_id} of the entry, which "
+                              f"replaces it; a call the copy rejects recompiles)")
+            return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
+                                       f"{where_text}: {expr}{note}", edit=edit.view())
+        # an instruction edit's precompile entry runs this frame in front of the cache entry: both get the guard
         parts = [f"DEBUGGER: {expr}"]
         try:
             for manager in managers:
@@ -259,7 +289,6 @@ class GuardEditor:
         except Exception as exc:  # noqa: BLE001 - this torch lacks the API
             guard.active = False
             return _refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
-        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         edit.guard = guard
         host = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
         if host is not None:
@@ -268,8 +297,6 @@ class GuardEditor:
         self._patches().note_guard_editor(self)
         self._edits.append(edit)
         when = "from the next call" if event is None else "from the next call (this call runs it regardless)"
-        note = "" if value else ("; it is False for this call's inputs: the next call with the same inputs "
-                                 "recompiles")
         return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                         f"{when}: {expr}{note}", edit=edit.view())
 
@@ -370,6 +397,8 @@ class GuardEditor:
             for e in edits_:
                 if e.op[0] == "add":
                     draft.add_guard(e.op[1], e.op[2], like=e.op[3])
+                elif e.op[0] == "lambda":
+                    draft.add_lambda_guard(e.op[2], f"DEBUGGER: {e.op[1]}")
                 else:
                     draft.drop_guard(e.op[1], e.op[2])
         except toolkit.ToolkitError as exc:

@@ -1845,7 +1845,7 @@ class EditOutcome:
 class GuardEditKind(StrEnum):
     """What a guard edit does (`GuardEditView.kind`); the values are the ``guard`` subcommands."""
 
-    ADD = "add"      # a lambda guard added to a live cache entry
+    ADD = "add"      # a leaf or lambda guard added to a copy of the entry (or to the entry being built)
     DROP = "drop"    # a guard left out of the code object's compiles
 
 

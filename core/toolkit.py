@@ -264,9 +264,23 @@ class _Registry:
 
     def _answer_miss(self, code: CodeType, frame: Any, waiting: list[_Install]) -> Any:
         f_locals = dict(frame.f_locals)
+        emptied: bool | None = None
         for inst in list(waiting):
             if inst.original is not code:
                 continue
+            if isinstance(inst, _Restore):
+                if emptied is None:
+                    emptied = not compat.cache_entries(code)
+                if emptied:
+                    # torch's cache of this code was emptied since the copy was removed (``torch._dynamo.reset()``,
+                    # ``reset_code``): Dynamo compiles it afresh, as for any code it has not seen. Putting the old
+                    # entry back would run code compiled before the reset, which a debugging session started since
+                    # never recorded.
+                    with self.lock:
+                        if inst in waiting:
+                            waiting.remove(inst)
+                    self.release_hooks()
+                    continue
             if not inst.built.wrapper.root.check_verbose(f_locals).result:
                 continue
             with self.lock:
@@ -956,8 +970,8 @@ class Handle:
     def remove(self) -> None:
         """Take the copy out and put back what installing it changed: the precompile entry goes, a cache entry
         it became is invalidated, a ``replace``d original comes back (without a recompile, at the first call
-        that needs it), a persisted draft stops being re-applied, globals the toolkit made are deleted. Calling
-        it twice does nothing."""
+        that needs it; not after torch's cache of that code was emptied: then Dynamo compiles it), a persisted
+        draft stops being re-applied, globals the toolkit made are deleted. Calling it twice does nothing."""
         _remove(self.record)
 
     def swap(self, draft: "Draft", *, force: bool = False) -> "Handle":

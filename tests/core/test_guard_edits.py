@@ -104,6 +104,11 @@ def test_guard_add_at_the_compile_stop_applies_from_the_next_call():
     assert said["add"].error is None, said["add"].error
     assert "DEBUGGER: float(L['x'].sum()) < 10" in said["guards"]
     assert len(entries_of(session, "scaled")) == 2
+    # the entry built with the guard was invalidated at the session's end: no live entry has it
+    from dynadbg.core import toolkit
+
+    live = [e for e in toolkit.entries(scaled) if not e.invalidated]
+    assert live and not [lf for e in live for lf in _debugger_leaves(e.guards)]
 
 
 @pytest.mark.parametrize("expr, why", [
@@ -128,21 +133,92 @@ def test_bad_guard_expressions_are_rejected_and_nothing_is_added(expr, why):
     assert len(entries_of(session, "scaled")) == 1     # no added guard: the 50.0 calls hit 0/0
 
 
-def test_guard_undo_of_an_add_switches_it_off():
-    results: list[float] = []
-    said = {}
+def test_guard_undo_of_an_add_takes_its_copy_out():
+    from dynadbg.core import toolkit
+
+    graphs, results, said = _Graphs(), [], {}
 
     def respond(stop, ex, n):
         if n == 0:
-            ex("guard add float(L['x'].sum()) < 10")
+            said["add"] = ex("guard add float(L['x'].sum()) < 10")
             said["undo"] = ex("guard undo")
             said["list"] = ex("guard")
         return ex("c")
 
-    _stops, _result, session, _ = drive_with(lambda s: s.start_callable(run_scaled, results), respond, ("entry",))
-    assert said["undo"].error is None and "switched off" in said["undo"].output
+    _stops, _result, session, _ = drive_with(lambda s: s.start_callable(run_scaled_with, graphs, results),
+                                             respond, ("entry",))
+    assert said["undo"].error is None and "removed" in said["undo"].output
+    assert f"copy {said['add'].data.edit.copy_id} is taken out" in said["undo"].output, said["undo"].output
     assert "(undone)" in said["list"].output
-    assert len(entries_of(session, "scaled")) == 1
+    # the 50.0 calls are served by the entry the copy stood in for, back without its guard: no recompile
+    assert results == [9.0, 9.0, 450.0, 450.0, 9.0] and graphs.count == 1
+    (back,) = [e for e in toolkit.entries(scaled) if not e.invalidated]
+    assert back.made_by == "dynamo" and _debugger_leaves(back.guards) == []
+
+
+def run_scaled_with(backend, results, values=(1.0, 1.0, 50.0, 50.0, 1.0)):
+    cf = torch.compile(scaled, backend=backend)
+    for v in values:
+        results.append(float(cf(torch.full((3,), v)).sum()))
+
+
+def _debugger_leaves(tree) -> list[Any]:
+    """The leaves of a guard tree that `guard add EXPR` made (their code starts with ``DEBUGGER:``)."""
+    return [lf for lf in G.iter_leaves(tree) if any(c.startswith("DEBUGGER:") for c in lf.code)]
+
+
+def test_an_expression_guard_is_a_lambda_leaf_of_a_copy_that_goes_at_the_session_end():
+    """`guard add EXPR` in a frame: a copy of the entry with the expression as a lambda guard replaces it (`guards`
+    lists the guard in the copy's tree); a call that fails it recompiles; the session's end takes the copy out,
+    and later sessions in the same process (with and without a reset of torch's caches) stop and edit as usual."""
+    from dynadbg.core import toolkit
+
+    graphs, results, said = _Graphs(), [], {}
+
+    def respond(stop, ex, n):
+        if n == 0:
+            said["add"] = ex("guard add float(L['x'].sum()) < 10")
+            said["guards"] = ex("guards").data
+            said["entries"] = [(e.made_by, e.invalidated) for e in toolkit.entries(scaled)]
+        return ex("c")
+
+    _s, result, session, messages = drive_with(lambda s: s.start_callable(run_scaled_with, graphs, results),
+                                               respond, ("entry",))
+    add = said["add"]
+    assert result.status == 0 and add.error is None, add.error
+    copy_id = add.data.edit.copy_id
+    assert copy_id is not None and f"on copy {copy_id} of the entry" in add.output, add.output
+    (leaf,) = _debugger_leaves(said["guards"])
+    assert leaf.guard_type == "LAMBDA_GUARD" and leaf.code[0].startswith("DEBUGGER: float(L['x'].sum()) < 10")
+    assert said["entries"] == [("dynamo", True)]          # the entry the copy replaces; the copy waits
+    # call 2 ran the copy; call 3 (50.0) failed the expression and Dynamo compiled again; then no more compiles
+    assert results == [9.0, 9.0, 450.0, 450.0, 9.0] and graphs.count == 2
+    (recompile,) = frame_of(session, "scaled").recompiles
+    assert "DEBUGGER: float(x.sum()) < 10" in recompile.reasons[0]
+    # the session's end removed the copy: nothing of the guard is left in torch's cache
+    assert any("removed 1 cache-entry copy" in m for m in messages), messages
+    live = [e for e in toolkit.entries(scaled) if not e.invalidated]
+    assert live and {e.made_by for e in live} == {"dynamo"}
+    assert not [lf for e in live for lf in _debugger_leaves(e.guards)]
+
+    def again(stop, ex, n):
+        if n == 0:
+            said["again"] = ex("guard add float(L['x'].sum()) < 100")
+            said["again guards"] = ex("guards").data
+        return ex("c")
+
+    for reset in (False, True):     # the same process: Dynamo's entries from before, then a fresh cache
+        if reset:
+            torch._dynamo.reset()
+        before, out = graphs.count, []
+        _s, result, second, _ = drive_with(lambda s: s.start_callable(run_scaled_with, graphs, out, (1.0, 1.0)),
+                                           again, ("entry",))
+        assert result.status == 0 and out == [9.0, 9.0]
+        assert said["again"].error is None, (reset, said["again"].error)
+        assert [lf.code[0].split("  #")[0] for lf in _debugger_leaves(said["again guards"])] == [
+            "DEBUGGER: float(L['x'].sum()) < 100"]
+        assert graphs.count == before + (1 if reset else 0)    # after the reset it compiles afresh, once
+        assert not [e for e in toolkit.entries(scaled) if e.made_by == "toolkit" and not e.invalidated]
 
 
 # ------------------------------------------------------------------------------------------------------------

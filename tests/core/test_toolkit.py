@@ -203,6 +203,24 @@ def test_replace_invalidates_the_original_a_miss_recompiles_and_remove_puts_it_b
     assert made == {"dynamo"} and handle.entry is None and handle.hits == 2
 
 
+def test_a_replaced_original_is_not_put_back_after_torch_resets_its_cache():
+    """After ``torch._dynamo.reset()`` the entry a removed copy replaced must not come back: the next call
+    compiles afresh (a debugging session started since would otherwise stop in code it never saw compiled)."""
+    graphs = Graphs()
+    cf = torch.compile(scaled, backend=graphs)
+    x = torch.ones(3)
+    cf(x, Config(2.0))
+    (entry,) = live(cf)
+    handle = entry.copy().add_lambda_guard(lambda f_locals: True, "always").install("replace")
+    assert float(cf(x, Config(2.0))[0]) == 3.0 and handle.hits == 1
+    handle.remove()
+    torch._dynamo.reset()
+    assert float(cf(x, Config(2.0))[0]) == 3.0
+    assert graphs.count == 2                              # compiled again, not the entry from before the reset
+    (back,) = live(cf)
+    assert back.made_by == "dynamo" and back.code_obj is not entry.code_obj
+
+
 def test_remove_leaves_a_clean_torch_state():
     cf = torch.compile(reads_lin_a, backend="eager")
     x = torch.randn(2, 4)
