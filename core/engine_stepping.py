@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from types import CodeType, FrameType
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from . import compat
 from . import format as fmt
@@ -37,6 +37,7 @@ class StepHost(Protocol):
     history: History
     verbose: bool
     check_depth: bool
+    on_traced: Callable[[FrameType, FrameState], None] | None
     depth_mismatches: list[tuple[str, int, int, int] | tuple[str, int, int, int, bool]]
     traced_instructions: int
     _hooks: DynamoHooks
@@ -157,6 +158,8 @@ class Stepping:
             if live is not None and live != st.depth:
                 host.depth_mismatches.append((frame.f_code.co_name, st.index, st.depth, live, rebased))
                 st.depth = live
+        if host.on_traced is not None:
+            host.on_traced(frame, st)
         code = frame.f_code
         if host.verbose:
             self.print_running(code, st)

@@ -107,6 +107,10 @@ class Session(TraceMethods, EngineMethods):
         break_on: which stop kinds are active (`model.BREAK_ON_KINDS`); default `model.DEFAULT_BREAK_ON`.
         check_depth: verify depth tracking against the live stack at every traced instruction (3.11 only; slow,
             for tests); disagreements are collected in `depth_mismatches`.
+        on_traced: called as ``on_traced(frame, state)`` at every traced instruction of generated code, after its
+            `stack.FrameState` has advanced to it (and been checked, with `check_depth`), before any stop there; on
+            the worker thread, inside the program (for checking tools and tests: tests/cases/step_all.py checks
+            slot provenance with it). It must not raise or resume anything.
         history_limit: most stops at an instruction kept for `back`/`forward` (`history.History`; 0: off).
         history_bytes: memory cap of that history (bytes, estimated from the kept summaries; 0: off).
         history_every: also record every instruction a stepping command runs through without stopping (``s N``,
@@ -121,6 +125,7 @@ class Session(TraceMethods, EngineMethods):
 
     def __init__(
         self, listener: Listener, *, break_on: Iterable[str] = DEFAULT_BREAK_ON, check_depth: bool = False,
+        on_traced: Callable[[FrameType, FrameState], None] | None = None,
         history_limit: int = DEFAULT_HISTORY_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
         history_every: bool = False, trace: bool = True,
     ) -> None:
@@ -132,6 +137,7 @@ class Session(TraceMethods, EngineMethods):
         #: check the tracked stack depth at every traced instruction (for tests): against the live stack top
         #: where the interpreter exposes it (3.11), else against what a return instruction needs (1, or 0)
         self.check_depth = check_depth
+        self.on_traced = on_traced
         self.break_on: set[str] = set(break_on)
         unknown = self.break_on - set(BREAK_ON_KINDS)
         if unknown:

@@ -6,6 +6,11 @@ stop (`step_all.py`: every instruction of every generated code object is traced,
 on Python 3.11 checked against the live stack top at every instruction). The program's stdout must be identical
 (lines with timings masked), the exit status the same, the interpreter must not crash, and at least one
 instruction of generated code must have been stepped.
+
+The same run checks the teaching engine on everything Dynamo generated (step_all.py is the corpus's one stepping
+driver): at every stepped instruction the slots' provenance agrees with the depth and names instructions that
+pushed and ran; every generated instruction has a role, every opcode and every guard type in the guard trees an
+explanation.
 """
 
 from __future__ import annotations
@@ -73,3 +78,8 @@ def test_stepping_every_instruction_leaves_output_identical(case: str) -> None:
     assert _mask(stepped.stdout) == _mask(plain.stdout)
     assert summary["traced_instructions"] > 50, summary
     assert summary["depth_mismatches"] == [], "tracked stack depth disagreed with the live stack"
+    assert summary["stepped"] == summary["traced_instructions"] and summary["codes"] > 0, summary
+    assert summary["provenance_problems"] == [], "slot provenance disagreed with the live stack"
+    assert summary["unknown"] == [], "instructions of generated code with no role"
+    assert summary["unexplained"] == [], "opcodes in generated code with no explanation"
+    assert summary["guard_types_unexplained"] == [], "guard types in the tree with no explanation"

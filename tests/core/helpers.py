@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from dynadbg.core.listeners import QueueListener
 from dynadbg.core.model import CommandResult, Stop
@@ -48,11 +48,13 @@ def drive_answering(
     break_on: Iterable[str] = ("entry",),
     timeout: float = 120.0,
     check_depth: bool = False,
+    **session_options: Any,
 ) -> Run:
     """Start a program; at each prompt `answer(run, stop)` gives the next command (None: detach), so a command may
-    depend on what an earlier stop showed. A stop is answered until a command resumes the program."""
+    depend on what an earlier stop showed. A stop is answered until a command resumes the program.
+    `session_options`: more `Session` arguments (e.g. ``on_traced``)."""
     listener = QueueListener()
-    session = Session(listener, break_on=break_on, check_depth=check_depth)
+    session = Session(listener, break_on=break_on, check_depth=check_depth, **session_options)
     run = Run(session=session, messages=listener.messages)
     start(session)
     while True:
@@ -79,9 +81,11 @@ def drive(
     break_on: Iterable[str] = ("entry",),
     timeout: float = 120.0,
     check_depth: bool = False,
+    **session_options: Any,
 ) -> Run:
     """Start a program, answer each stop with the next commands until one resumes; detach when they run out."""
-    return drive_answering(start, scripted(commands), break_on=break_on, timeout=timeout, check_depth=check_depth)
+    return drive_answering(start, scripted(commands), break_on=break_on, timeout=timeout, check_depth=check_depth,
+                           **session_options)
 
 
 def stop_row(stop: Stop) -> tuple[str, str, int, str, tuple[str, ...]]:

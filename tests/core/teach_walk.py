@@ -30,9 +30,8 @@ from typing import Any
 def main() -> int:
     target = os.path.abspath(sys.argv[1])
     dump = "--dump" in sys.argv
-    from dynadbg.core import compat, explain, flow, provenance, roles, stack
+    from dynadbg.core import compat, flow, stack
     from dynadbg.core.capture import Capture
-    from dynadbg.core.model import Role
     from dynadbg.core.tracing import make_backend
 
     compat.load()
@@ -70,29 +69,7 @@ def main() -> int:
                 live = fs.exact_stack()
                 if live is not None:
                     depth = len(live)
-            try:
-                prov = provenance.provenance(code, fs.index, path=path, generated=False)
-            except Exception as exc:  # noqa: BLE001
-                problems.append(f"{code.co_name}@{fs.index}: provenance raised {exc!r}")
-                return
-            if len(prov.slots) != depth:
-                if len(problems) < 50:
-                    problems.append(f"{code.co_name}@{fs.index} {prov.path}: {len(prov.slots)} slots, live depth "
-                                    f"{depth}")
-                return
-            ops, _ = roles.flow_of(code)
-            ran = set(path[:-1])
-            for s in prov.slots:
-                if s.index < 0:
-                    # pushed by the interpreter when it entered a handler: the raising instruction ran
-                    if s.opname != provenance.HANDLER or s.value_index not in set(path[:-1]):
-                        problems.append(f"{code.co_name}@{fs.index}: slot {s.slot} has no origin ({s})")
-                    continue
-                op = ops[s.index]
-                pushes = 1 if op.opname == "COPY" else flow.pops_pushes(op)[1]
-                if pushes < 1 or s.index not in ran:
-                    problems.append(f"{code.co_name}@{fs.index}: slot {s.slot} names {s.index} {op.opname}, "
-                                    f"which {'pushes nothing' if pushes < 1 else 'did not run before'}")
+            problems.extend(slot_problems(code, fs.index, path, depth, room=50 - len(problems)))
 
         def on_return(self, frame: FrameType, value: Any) -> None:
             self.states.pop(frame, None)
@@ -144,6 +121,50 @@ def main() -> int:
         compat.set_debugger_callback(None)
         backend.release()
         cap.uninstall()
+
+    summary = {"status": status, "stepped": stepped, "provenance_problems": problems[:50],
+               **analyse_capture(cap, dump=dump)}
+    sys.stdout.flush()
+    sys.stderr.write("\n" + json.dumps(summary) + "\n")
+    return 0
+
+
+def slot_problems(code: CodeType, index: int, path: list[int], depth: int, room: int = 50) -> list[str]:
+    """What is wrong with the slot provenance of `code` before instruction `index`, reached by `path` (the indices
+    the frame ran, `index` last) with `depth` values on the value stack: the slot count must be the depth, and
+    each slot's origin an instruction that pushes and ran earlier on the path (or the handler entry's push)."""
+    from dynadbg.core import flow, provenance, roles
+
+    try:
+        prov = provenance.provenance(code, index, path=path, generated=False)
+    except Exception as exc:  # noqa: BLE001
+        return [f"{code.co_name}@{index}: provenance raised {exc!r}"]
+    if len(prov.slots) != depth:
+        return [f"{code.co_name}@{index} {prov.path}: {len(prov.slots)} slots, live depth {depth}"] if room > 0 else []
+    out: list[str] = []
+    ops, _ = roles.flow_of(code)
+    ran = set(path[:-1])
+    for s in prov.slots:
+        if s.index < 0:
+            # pushed by the interpreter when it entered a handler: the raising instruction ran
+            if s.opname != provenance.HANDLER or s.value_index not in ran:
+                out.append(f"{code.co_name}@{index}: slot {s.slot} has no origin ({s})")
+            continue
+        op = ops[s.index]
+        pushes = 1 if op.opname == "COPY" else flow.pops_pushes(op)[1]
+        if pushes < 1 or s.index not in ran:
+            out.append(f"{code.co_name}@{index}: slot {s.slot} names {s.index} {op.opname}, "
+                       f"which {'pushes nothing' if pushes < 1 else 'did not run before'}")
+    return out
+
+
+def analyse_capture(cap: Any, dump: bool = False) -> dict[str, Any]:
+    """Roles, opcode explanations and guard-type explanations of every generated code object `cap` (a
+    `dynadbg.core.capture.Capture`, installed or not) kept: the summary's keys ``codes``, ``instructions``,
+    ``unknown``, ``unexplained``, ``roles``, ``sources``, ``opnames``, ``capture_errors``, ``guard_types``,
+    ``guard_types_unexplained``."""
+    from dynadbg.core import explain, roles
+    from dynadbg.core.model import Role
 
     frames = cap.frames()
     codes: list[CodeType] = []
@@ -197,16 +218,13 @@ def main() -> int:
                 walk(tree.root)
                 for leaf in tree.epilogue:
                     guard_types.add(leaf.guard_type)
-    summary = {
-        "status": status, "codes": len(codes), "instructions": n_instr, "stepped": stepped,
-        "unknown": unknown[:50], "unexplained": sorted(unexplained), "provenance_problems": problems[:50],
+    return {
+        "codes": len(codes), "instructions": n_instr,
+        "unknown": unknown[:50], "unexplained": sorted(unexplained),
         "roles": dict(role_counts), "sources": dict(sources), "opnames": sorted(opnames),
         "capture_errors": cap.errors[:5], "guard_types": sorted(guard_types),
         "guard_types_unexplained": sorted(g for g in guard_types if explain.guard_help(g) is None),
     }
-    sys.stdout.flush()
-    sys.stderr.write("\n" + json.dumps(summary) + "\n")
-    return 0
 
 
 def _is_script(path: str) -> bool:

@@ -291,14 +291,11 @@ def test_unknown_guard_type_says_so() -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 CASES_DIR = HERE.parents[1].parent / "shared" / "cases"
-PROGRAMS = sorted(
-    [str(p) for p in CASES_DIR.glob("[0-9]*.py")] if CASES_DIR.is_dir() else []
-) + [str(HERE / "programs" / n) for n in ("simple.py", "recompiles.py", "three_guards_script.py", "teach.py")]
+# the engine's own test programs (modules with run_* functions) and the demo; the corpora (tests/programs,
+# ../shared/cases) are checked the same way by their one stepping driver, tests/cases/step_all.py
+# (test_cases_stepping), under the real session
+PROGRAMS = [str(HERE / "programs" / n) for n in ("simple.py", "recompiles.py", "three_guards_script.py", "teach.py")]
 PROGRAMS.append(str(HERE.parents[1] / "app" / "demos" / "mlp.py"))
-if (HERE.parents[1] / "tests" / "programs").is_dir():
-    # every program of the project's corpus; record_expected.py is the tool that records their logs, no program
-    PROGRAMS += sorted(str(p) for p in (HERE.parents[1] / "tests" / "programs").glob("*.py")
-                       if p.name != "record_expected.py")
 
 
 @lru_cache(maxsize=None)
