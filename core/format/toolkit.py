@@ -30,7 +30,7 @@ def problem_text(p: Problem) -> str:
                 f"into the graph as a constant), so other values would run it unchecked and can give wrong results")
     if p.kind is ProblemKind.NOT_FOUND:
         return f"{guard}on {p.source or '?'}{detail}" if p.source else (p.detail or "not found")
-    return f"{guard}on {p.source or '?'} {code}{detail}".replace("  ", " ")
+    return f"{guard}on {p.source or '?'}" + (f" {code.rstrip()}" if code else "") + detail
 
 
 def refusal_text(validation: Validation) -> str:

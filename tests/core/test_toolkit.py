@@ -552,3 +552,15 @@ def test_under_skip_guard_eval_unsafe_the_copy_and_the_original_still_serve_thei
     # torch runs only each entry's diff guards now: the copy's distinguishing source is among them
     with torch.compiler.set_stance("default", skip_guard_eval_unsafe=True):
         assert cf(x, OtherConfig(2.0)) == 7 and float(cf(x, Config(2.0))[0]) == 3.0
+
+
+def test_an_unsupported_problem_reads_as_one_clean_line() -> None:
+    """A refusal's text has no stray space before its detail, with or without the guard's code."""
+    from dynadbg.core.format.toolkit import problem_text
+    from dynadbg.core.toolkit_model import Problem, ProblemKind
+
+    bare = Problem(ProblemKind.UNSUPPORTED, source="L['x']", detail="TypeError: no such accessor")
+    assert problem_text(bare) == "on L['x']: TypeError: no such accessor"
+    coded = Problem(ProblemKind.UNSUPPORTED, source="L['x']", guard_type="TENSOR_MATCH",
+                    guard_code="check_tensor(L['x'], ...)", detail="TypeError")
+    assert problem_text(coded) == "TENSOR_MATCH on L['x'] (check_tensor(L['x'], ...)): TypeError"
