@@ -34,7 +34,7 @@ from typing import Iterable, Iterator, TextIO
 from dynadbg.core import facts
 from dynadbg.core import format as fmt
 from dynadbg.core.commands import resolve_empty
-from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Stop
+from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Resumed, Stop
 from dynadbg.core.runner import ExitResult, QuitProgram
 from dynadbg.core.session import Session, session_on_thread
 
@@ -64,6 +64,9 @@ class LineDriver:
 
     def on_exit(self, result: ExitResult) -> None:
         pass
+
+    def on_resumed(self, result: Resumed) -> None:
+        pass  # `show_result` prints the resuming command's answer (it runs on this thread, before the program)
 
     # InlineDriver
     def read_command(self, stop: Stop) -> str | None:

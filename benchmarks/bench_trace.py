@@ -42,6 +42,9 @@ class _Quiet:
     def on_message(self, text: str) -> None:
         pass
 
+    def on_resumed(self, result: Any) -> None:
+        pass
+
     def on_exit(self, result: Any) -> None:
         self.done.put(result)
 

@@ -162,6 +162,9 @@ def bench_engine_alone(script: Path, steps: int) -> list[float]:
         def on_exit(self, result: object) -> None:
             stops.put(None)
 
+        def on_resumed(self, result: object) -> None:
+            pass
+
     session = Session(Listener())
     session.start_script(str(script), [])
     times = []

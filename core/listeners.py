@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import queue
 
-from .model import Stop
+from .model import Resumed, Stop
 from .runner import ExitResult
 
 
 class QueueListener:
-    """A `dynadbg.core.session.Listener` that queues every stop and the exit and keeps the message lines.
+    """A `dynadbg.core.protocol.Listener` that queues every stop and the exit and keeps the message lines.
 
     Attributes:
         events: ``("stop", Stop)`` and ``("exit", ExitResult)`` in the order they happened.
@@ -40,6 +40,9 @@ class QueueListener:
 
     def on_exit(self, result: ExitResult) -> None:
         self.events.put(("exit", result))
+
+    def on_resumed(self, result: Resumed) -> None:
+        pass  # the caller has the answer already: it sent the command
 
     def next(self, timeout: float = 120.0) -> tuple[str, Stop | ExitResult]:
         """The next event, waiting up to `timeout` seconds (`queue.Empty` after that)."""

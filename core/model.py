@@ -2399,3 +2399,20 @@ class MarkerView:
     index: int
     graph_calls: tuple[int, ...]
     graph_ran: bool | None
+
+
+@dataclass(frozen=True)
+class ExitResult:
+    """How the program ended.
+
+    Attributes:
+        status: the exit status ``python SCRIPT`` would have had (0, the `SystemExit` code, 1 on an exception).
+        traceback: the formatted traceback when the script raised, else None.
+        exception: ``"ValueError: boom"`` when the script raised, else None.
+        quit: True when the user ended it from the debugger (`q`).
+    """
+
+    status: int
+    traceback: str | None = None
+    exception: str | None = None
+    quit: bool = False

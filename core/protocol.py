@@ -1,4 +1,6 @@
-"""The engine API every front end uses (`Engine`), and the narrow view of the session its services get (`Host`).
+"""The engine API every front end uses (`Engine`), what a front end implements for it (`Listener`, and
+`InlineDriver` for one that answers stops on the program's own thread), and the narrow view of the session its
+services get (`Host`).
 
 `Engine` is written in the manner of `bdb.Bdb` (``set_step``, ``set_next``, ``set_return``, ``set_continue``,
 ``set_until``, ``set_break``, ``clear_break``): each method returns a frozen `dynadbg.core.model` value or an
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
         EditPreview,
         EngineError,
         EntryDiff,
+        ExitResult,
         EvalResult,
         Explanation,
         FrameRecompiles,
@@ -55,6 +58,44 @@ if TYPE_CHECKING:
         ValueSummary,
         WatchValue,
     )
+
+
+class Listener(Protocol):
+    """What a front end implements. Every method is called on the program's worker thread."""
+
+    def on_stop(self, stop: Stop) -> None:
+        """The program paused; it stays paused until a resuming command arrives through `Session.execute`."""
+
+    def on_running(self, message: str) -> None:
+        """The program runs again (``"running"``), or torch compiles a frame (``"compiling NAME (FILE:LINE)"``,
+        then ``"running"`` when that compile returned)."""
+
+    def on_message(self, text: str) -> None:
+        """An information or warning line (feature disabled, entry compiled, ...)."""
+
+    def on_exit(self, result: ExitResult) -> None:
+        """The program ended; the session's hooks are already restored."""
+
+    def on_resumed(self, result: Resumed) -> None:
+        """A control method or a decision let the program go on, before it runs on: a line-mode front end prints
+        the command's answer here, so it comes before the program's own next output (a front end that shows
+        answers where it sent the command does nothing here)."""
+
+    # Optional: ``wants_teaching = True``: every `Stop` then carries `Stop.teaching` (the roles and the value
+    # stack's provenance of its selected frame), so a front end that shows them needs no other call per stop.
+    # Optional: ``on_returned(item: ReturnedView | ReturnsOmitted)``, a generated frame returned (once per code
+    # object per stop-to-stop run) or the count of those past the per-run limit; without it the session sends
+    # the line's text (`format.notices`) to `on_message`.
+
+
+class InlineDriver(Protocol):
+    """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
+
+    def read_command(self, stop: Stop) -> str | None:
+        """The next command line at `stop` (None: detach and let the program run)."""
+
+    def show_result(self, result: CommandResult) -> None:
+        """Show what a command produced."""
 
 
 class Engine(Protocol):

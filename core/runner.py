@@ -6,25 +6,9 @@ import os
 import runpy
 import sys
 import traceback
-from dataclasses import dataclass
 from typing import Callable
 
-
-@dataclass(frozen=True)
-class ExitResult:
-    """How the program ended.
-
-    Attributes:
-        status: the exit status ``python SCRIPT`` would have had (0, the `SystemExit` code, 1 on an exception).
-        traceback: the formatted traceback when the script raised, else None.
-        exception: ``"ValueError: boom"`` when the script raised, else None.
-        quit: True when the user ended it from the debugger (`q`).
-    """
-
-    status: int
-    traceback: str | None = None
-    exception: str | None = None
-    quit: bool = False
+from .model import ExitResult as ExitResult  # the result type lives with the other results; its home was here
 
 
 class ScriptError(Exception):

@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import compat, facts
 from .model import (
@@ -39,6 +39,7 @@ from .engine_hooks import DynamoHooks
 from .engine_stepping import Stepping
 from .engine_install import BY_THREAD, Installer
 from .trace_engine import TraceMethods
+from .protocol import InlineDriver as InlineDriver, Listener as Listener  # the front end's side, declared there
 from .model import EngineError, ErrorKind, GeneratedInfo, Resumed
 from .decisions import GuardDropper
 from .guard_filter import GuardFilter
@@ -54,44 +55,6 @@ from .values import UNKNOWN
 
 if TYPE_CHECKING:
     from .capture import Capture
-
-
-class Listener(Protocol):
-    """What a front end implements. Every method is called on the program's worker thread."""
-
-    def on_stop(self, stop: Stop) -> None:
-        """The program paused; it stays paused until a resuming command arrives through `Session.execute`."""
-
-    def on_running(self, message: str) -> None:
-        """The program runs again (``"running"``), or torch compiles a frame (``"compiling NAME (FILE:LINE)"``,
-        then ``"running"`` when that compile returned)."""
-
-    def on_message(self, text: str) -> None:
-        """An information or warning line (feature disabled, entry compiled, ...)."""
-
-    def on_exit(self, result: ExitResult) -> None:
-        """The program ended; the session's hooks are already restored."""
-
-    # Optional: ``on_resumed(result: Resumed)``, called on the worker thread when a control method or a decision
-    # let the program go on, before it runs on: a line-mode front end prints the command's answer there, so it
-    # comes before the program's own next output.
-    # Optional: ``wants_teaching = True``: every `Stop` then carries `Stop.teaching` (the roles and the value
-    # stack's provenance of its selected frame), so a front end that shows them needs no other call per stop.
-    # Optional: ``on_returned(item: ReturnedView | ReturnsOmitted)``, a generated frame returned (once per code
-    # object per stop-to-stop run) or the count of those past the per-run limit; without it the session sends
-    # the line's text (`format.notices`) to `on_message`.
-
-
-class InlineDriver(Protocol):
-    """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
-
-    def read_command(self, stop: Stop) -> str | None:
-        """The next command line at `stop` (None: detach and let the program run)."""
-
-    def show_result(self, result: CommandResult) -> None:
-        """Show what a command produced."""
-
-
 
 
 def session_on_thread(ident: int | None = None) -> "Session | None":
@@ -668,11 +631,10 @@ class Session(TraceMethods, EngineMethods):
             pass
 
     def _notify_resumed(self) -> None:
-        notify = getattr(self.listener, "on_resumed", None)
-        if notify is None or self._resumed is None or self._resumed.quit:
+        if self._resumed is None or self._resumed.quit:
             return
         try:
-            notify(self._resumed)
+            self.listener.on_resumed(self._resumed)
         except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
             self._message(f"front end failed to show a resume: {exc}")
 
