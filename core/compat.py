@@ -2094,9 +2094,15 @@ def framelocals_index(code: CodeType, name: str) -> int:
 
 
 def child_guard_manager(parent: Any, step: tuple[str, Any], source: str, value: Any, *, f_code: CodeType | None,
-                        f_globals: dict[str, Any] | None) -> Any:
-    """The manager below `parent` for one step of a source, made if missing (torch returns the existing child
-    for an accessor it already has, so the tree is not doubled).
+                        f_globals: dict[str, Any] | None, reuse_local: bool = False) -> Any:
+    """The manager below `parent` for one step of a source, made if missing.
+
+    torch's ``framelocals_manager`` finds an accessor by the identity of its key, a new ``(name, index)`` tuple
+    every call, so it adds a second manager for a local that has one (seen on torch 2.13; Dynamo's
+    ``GuardBuilder`` avoids it with its own cache by source name). With `reuse_local`, a frame local's existing
+    manager is returned instead: for a leaf on the local itself. Below it, torch's own managers may be dict
+    managers (``_modules``, ``_parameters``), which key their items by index, so a deeper source gets a chain of
+    its own under a new manager for the local.
 
     `step` is ``("local", name)`` (root only; needs `f_code`), ``("globals", None)`` (root only; needs
     `f_globals`), ``("item", key)`` (``dict_getitem_manager``), ``("attr", name)`` (``getattr_manager``) or
@@ -2104,6 +2110,10 @@ def child_guard_manager(parent: Any, step: tuple[str, Any], source: str, value: 
     ``torch._C._dynamo.guards.GuardManager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them).
     """
     kind, key = step
+    if kind == "local" and reuse_local:
+        for child in parent.get_child_managers():
+            if child.get_source() == source:
+                return child
     enum = guard_manager_kind(False)
     if kind == "local":
         return parent.framelocals_manager(key=(key, framelocals_index(f_code, key)), source=source,  # type: ignore[arg-type]

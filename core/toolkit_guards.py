@@ -113,8 +113,9 @@ def manager_for(root: Any, source: Source, scope: Scope) -> tuple[Any, Any]:
         if scope.f_locals is None:
             raise KeyError(f"no call's inputs to read {source.text} from")
         value = scope.f_locals[source.name]
+        # a leaf on the local itself joins the manager torch built for it (one L['x'] in the tree)
         mgr = compat.child_guard_manager(root, ("local", source.name), f"L[{source.name!r}]", value,
-                                         f_code=scope.f_code, f_globals=None)
+                                         f_code=scope.f_code, f_globals=None, reuse_local=not source.steps)
     else:
         g = scope.f_globals
         gmgr = compat.child_guard_manager(root, ("globals", None), "G", g, f_code=None, f_globals=g)

@@ -164,6 +164,28 @@ def test_copy_with_one_guard_dropped_and_one_real_guard_added_serves_next_to_the
     assert float(cf(x, OtherConfig(5.0))[0]) == 6.0 and graphs.count == 3
 
 
+def test_an_added_leaf_joins_the_manager_its_source_already_has():
+    """A guard added on ``L['x']`` (which has a manager already: its TENSOR_MATCH) goes under that manager, as
+    Dynamo would build it; torch's accessor methods alone would make a second ``L['x']`` manager."""
+    cf = torch.compile(scaled, backend="eager")
+    x = torch.ones(3)
+    cf(x, Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    handle = entry.copy().inputs(x, Config(2.0)).add_guard("L['x']", "TYPE_MATCH").install(mode="front")
+
+    def managers(node):  # noqa: ANN001, ANN202
+        yield node
+        for child in node.children:
+            yield from managers(child)
+
+    copy = next(e for e in live(cf) if e.made_by == "toolkit")
+    at_x = [n for n in managers(copy.guards.root) if n.source == "L['x']"]
+    assert len(at_x) == 1, [n.source for n in managers(copy.guards.root)]
+    assert {"TENSOR_MATCH", "TYPE_MATCH"} <= {lf.guard_type for lf in at_x[0].leaves}
+    assert float(cf(x, Config(2.0))[0]) == 3.0 and handle.hits == 1   # the copy serves the call
+    handle.remove()
+
+
 def test_front_install_is_a_precompile_entry_and_a_miss_falls_back_to_the_original():
     graphs = Graphs()
     cf = torch.compile(scaled, backend=graphs)
