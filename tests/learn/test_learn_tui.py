@@ -273,3 +273,95 @@ async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> N
             f"the palette's Eager did not finish step 3 (step {app.coach.index + 1}, hint {app.coach.hint!r})")
         assert app.coach.hint is None
         await pilot.press("q")
+
+
+def _screen_rows(app, tmp_path) -> list[str]:  # noqa: ANN001
+    """The rows of the terminal as the learner reads them (`export_screenshot`)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("svg_text", Path(__file__).parents[1] / "app" / "svg_text.py")
+    svg_text = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(svg_text)
+    shot = tmp_path / "screen.svg"
+    shot.write_text(app.export_screenshot(), encoding="utf-8")
+    return svg_text.svg_rows(shot)
+
+
+def _pane_rows(rows: list[str], title: str) -> list[str]:
+    """The text rows inside the pane whose top border carries `title` (none: the pane is not on screen)."""
+    top = next((i for i, row in enumerate(rows) if f"╭─ {title} " in row), None)
+    if top is None:
+        return []
+    column = rows[top].index("╭")
+    inside = []
+    for row in rows[top + 1:]:
+        if row[column:column + 1] != "│":
+            break
+        inside.append(row[column + 1:].split("│")[0].strip("▌▁▂▃▄▅▆▇█ "))
+    return inside
+
+
+async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3 at 80×24: at the first stop the bytecode pane shows several rows (not a bare border); the step that
+    asks for the BREAK CALL's index shows that row (the lesson put the cursor on it); ``X`` there opens an Explain
+    pane with rows to read beside the bytecode; typing `stack` shows the value-stack pane whole."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[2]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        assert len([r for r in _pane_rows(rows, "bytecode") if r]) >= 4, "\n".join(rows)
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        index = app.main_screen.bytecode.cursor
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        assert line == f"until {index}"   # the row the step asks for is under the cursor
+        bytecode = _pane_rows(_screen_rows(app, tmp_path), "bytecode")
+        assert any(re.match(rf"{index}\s+\d+.*CALL", r) for r in bytecode), "\n".join(bytecode)
+        assert any("run eagerly" in r for r in bytecode), "\n".join(bytecode)
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+        await pilot.press("escape", "X")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        # the next step put the cursor on the resume call: the Explain pane explains that row, with room to read
+        cursor = app.main_screen.bytecode.cursor
+        explain = [r for r in _pane_rows(rows, "explain") if r]
+        assert len(explain) >= 4 and explain[0].startswith(f"{cursor} CALL"), "\n".join(rows)
+        assert any(r.lstrip("▶▌ ").startswith(f"{cursor} ") for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
+        app.submit("stack")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        rows = _screen_rows(app, tmp_path)
+        stack = [r for r in _pane_rows(rows, "value stack") if r]
+        assert any(r.startswith("TOS") for r in stack) and any("BINARY_SUBSCR" in r for r in stack), "\n".join(rows)
+        await pilot.press("q")
+
+
+async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 1's hint says "at the (dynadbg) prompt" for line mode; the TUI has no such prompt: it says "in the
+    console"."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[0]
+    assert "(dynadbg) prompt" in lesson.steps[0].hints[0]   # line mode's wording (its prompt is "(dynadbg)")
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("s")                           # step 1 wants `orig`
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await _settle(pilot)
+        assert "Type the four letters `orig` in the console" in app.narration.plain
+        assert "(dynadbg)" not in app.narration.plain
+        await pilot.press("q")
