@@ -157,6 +157,9 @@ class LearnApp(DebuggerApp):
             self._pane_step = coach.index
             if step.pane is not None:
                 self.bring_to_front(step.pane)
+            # a step about a guard opens that value's guards in the guard pane (each leaf shows its source line)
+            guarded = step.done.guard or step.done.no_guard
+            self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
             if step.cursor is not None:
                 self._cursor_to(step.cursor)
         if step is None:

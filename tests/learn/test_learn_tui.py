@@ -298,7 +298,7 @@ def _pane_rows(rows: list[str], title: str) -> list[str]:
     for row in rows[top + 1:]:
         if row[column:column + 1] != "│":
             break
-        inside.append(row[column + 1:].split("│")[0].strip("▌▁▂▃▄▅▆▇█ "))
+        inside.append(row[column + 1:].rsplit("│", 1)[0].strip("▌▁▂▃▄▅▆▇█ "))  # the right border (a full-width pane)
     return inside
 
 
@@ -364,4 +364,24 @@ async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_pat
         await _settle(pilot)
         assert "Type the four letters `orig` in the console" in app.narration.plain
         assert "(dynadbg)" not in app.narration.plain
+        await pilot.press("q")
+
+
+async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 2 step 1 asks for the guard on L['offset'] and the source line it came from: at 80×24 the guard pane
+    is on screen with that value's guards open, the EQUALS_MATCH leaf and its line in sight."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[1]
+    assert lesson.steps[0].pane == "guards"
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        assert await _until(pilot, lambda: app.main_screen.guards is not None)
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        guards = [re.sub(r"\s+", "", r) for r in _pane_rows(rows, "guards")]
+        assert any("EQUALS_MATCHL['offset']==1←returnx+offset" in r for r in guards), "\n".join(rows)
         await pilot.press("q")
