@@ -385,3 +385,42 @@ async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_p
         guards = [re.sub(r"\s+", "", r) for r in _pane_rows(rows, "guards")]
         assert any("EQUALS_MATCHL['offset']==1←returnx+offset" in r for r in guards), "\n".join(rows)
         await pilot.press("q")
+
+
+async def test_at_80x24_lesson_8_u_then_x_shows_the_explain_pane_of_the_caller(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 8 step 6 at 80×24, after the trace stop and its log answers: ``u`` then ``X`` show the caller's
+    bytecode and an Explain pane of its resume call, with rows to read (it showed none)."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[7]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("graph")                       # a trace stop: the answer is the log's, in front
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        log = [re.sub(r"\s+", "", r) for r in _screen_rows(app, tmp_path)]
+        assert any(r.startswith("sum_1call_methodsum") for r in log), "\n".join(log)
+        for step in lesson.steps[:5]:
+            for command in step.action:
+                assert await _until(pilot, lambda: _idle(app))
+                if app.coach.index != step.number - 1:
+                    break
+                app.submit(await asyncio.to_thread(resolve_action, app.session, command))
+                await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        await _settle(pilot)
+        await pilot.press("escape")
+        await pilot.press("u")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        await pilot.press("X")
+        assert await _until(pilot, lambda: app.coach.index == 6 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        explain = [r for r in _pane_rows(rows, "explain") if r]
+        assert len(explain) >= 4 and "resume call" in explain[0], "\n".join(rows)
+        assert any("CALL_FUNCTION_EX" in r for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
+        await pilot.press("q")
