@@ -100,16 +100,29 @@ async def test_every_lesson_in_the_tui(lesson, by, tmp_path, monkeypatch) -> Non
     """Each step's action, typed in the console (`by` typing) or done by the footer's key where one sends that
     command (`by` keys: ``E`` for ``eager``, ``t`` on the cursor's row for ``until IDX``, ``3`` for ``graph``, the
     edit dialog for ``edit``), makes the step done."""
+    await _play(lesson, by, tmp_path, monkeypatch, (120, 40))
+
+
+@pytest.mark.skipif("keys" not in PLAYS, reason="this lane plays the lessons by typing only")
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+async def test_every_lesson_by_keys_at_80x24(lesson, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """At 80×24, where one pane is in front beside the narration and panes step aside, the footer's keys still
+    make every step done."""
+    await _play(lesson, "keys", tmp_path, monkeypatch, (80, 24))
+
+
+async def _play(lesson, by: str, tmp_path, monkeypatch, size: tuple[int, int]) -> None:  # noqa: ANN001
     from dynadbg.core.session import Session
     from dynadbg.learn.tui import LearnApp
 
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
     pressed: list[str] = []
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         narration = app.narration
-        assert narration.border_title == f"Lesson {lesson.number}: {lesson.title} · step 1 of {len(lesson.steps)}"
+        assert narration.heading == f"Lesson {lesson.number}: {lesson.title} · step 1 of {len(lesson.steps)}"
+        assert str(narration.border_title).endswith(f" · step 1 of {len(lesson.steps)}")
         for step in lesson.steps:
             assert app.coach.index == step.number - 1
             for command in step.action:
