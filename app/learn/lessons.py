@@ -12,6 +12,8 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     text = "What to look at and what to do."
     action = "until {role:graph call}"     # what a learner would type; `;` separates commands
     hints = ["shown after the 1st wrong move", "after the 2nd and later ones"]
+    pane = "guards"                        # optional: the pane this step talks about, put in front (`PANES`)
+    cursor = "{role:graph call:CALL}"      # optional: the bytecode pane's cursor goes to this row (its answer)
     [steps.done]                           # when the step is done: every key given must hold
     stop = "entry"                         # the stop kind (or a list of kinds)
     role = "graph call"                    # the role of the current instruction (`Role` values)
@@ -78,7 +80,13 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
 CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "stack_has",
               "value")
 _TOP_KEYS = {"title", "program", "intro", "outro", "break_on", "steps"}
-_STEP_KEYS = {"text", "action", "hints", "done"}
+_STEP_KEYS = {"text", "action", "hints", "done", "pane", "cursor"}
+#: What a step's ``pane`` may name: the pane its text talks about (where its answer is). At 80×24 the TUI has room
+#: for one of them at a time beside the narration: the lesson puts that one in front (`learn.tui.LearnApp`). The
+#: views of the left pane (``bytecode``, ``graph``, ...) are opened; ``explain`` is the Explain pane under the
+#: bytecode (opened by ``X`` or the typed command); ``log`` is the console's log, where typed commands answer.
+PANES = ("bytecode", "original", "graph", "entries", "stop", "recompile", "trace", "explain", "source", "stack",
+         "locals", "guards", "log")
 _PLACEHOLDER = re.compile(r"\{(\w+):([^{}]*)\}")
 _ROLES = {r.value for r in Role}
 _STOPS = {k.value for k in StopKind}
@@ -161,6 +169,11 @@ class Step:
     action: tuple[str, ...]
     hints: tuple[str, ...]
     done: Condition
+    pane: str | None = None
+    """The pane the step talks about (`PANES`), or None: the panes stay as the learner left them."""
+    cursor: str | None = None
+    """The row a step asks the learner to find (an ``{role:...}`` / ``{instr:...}`` placeholder): the TUI puts the
+    bytecode pane's cursor on it when the step begins, so the row and its index are on screen."""
 
 
 @dataclass(frozen=True)
@@ -254,11 +267,20 @@ def _load_step(raw: object, number: int, fail) -> Step:  # noqa: ANN001 - the lo
                 raise fail(f"action {command!r}: unknown role {value!r}", number)
             if kind not in ("role", "instr"):
                 raise fail(f"action {command!r}: unknown placeholder {{{kind}:...}} (use role or instr)", number)
+    pane = raw.get("pane")
+    if pane is not None and pane not in PANES:
+        raise fail(f"'pane' must be one of {', '.join(PANES)}", number)
+    cursor = raw.get("cursor")
+    if cursor is not None and not (isinstance(cursor, str) and _PLACEHOLDER.fullmatch(cursor)
+                                   and cursor.split(":")[0] in ("{role", "{instr")
+                                   and (not cursor.startswith("{role:")
+                                        or cursor[6:-1].split(":")[0] in _ROLES)):
+        raise fail("'cursor' must be one {role:ROLE[:OPNAME]} or {instr:TEXT} placeholder", number)
     done = raw.get("done")
     if not isinstance(done, dict) or not done:
         raise fail("a step needs a [steps.done] table saying when it is done", number)
     return Step(number, text.strip(), split_action(action), tuple(h.strip() for h in hints),
-                _load_condition(done, number, fail))
+                _load_condition(done, number, fail), pane, cursor)
 
 
 def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001

@@ -13,6 +13,11 @@ A key counts as the command the action registry says it sends (`ResumeSent.comma
 When the step asks for what that command prints (``output_contains``) and the command only reads
 (`commands.READ_ONLY`), its text is read by running the command on the engine (nothing is logged). When the
 program ends with the step not done the narration says so and how to go on (F8, or the lesson again).
+
+Under 32 rows (80×24) the screen has room for one pane beside the narration and the console (``dynadbg.tcss``,
+``-learn``): the pane a step names (`Step.pane`) comes to the front when the step begins, a view key or a typed
+command brings up the pane that shows its answer (``guards`` the guard tree, ``explain`` the Explain pane; at a
+trace stop the console log), and the next step keeps it there unless it names another.
 """
 
 from __future__ import annotations
@@ -25,17 +30,28 @@ from typing import Any, Callable
 from textual import on
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
+from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import READ_ONLY, RESUMING
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
+from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, verb_of
+from .coach import Coach, EngineState, resolve_action, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
 SKIP_KEY = "f8"
+
+#: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
+FRONT_PANES = ("source", "stack", "locals", "guards", "log")
+#: A step's `Step.pane` that is a view, by name.
+PANE_VIEWS = {"bytecode": View.BYTECODE, "explain": View.BYTECODE, "original": View.ORIGINAL, "graph": View.GRAPH,
+              "entries": View.ENTRIES, "stop": View.STOP, "recompile": View.RECOMPILE, "trace": View.TRACE}
+#: A typed command whose answer a pane shows in full (the log has a few rows at 80×24): that pane comes to the front.
+ANSWER_PANE = {"stack": "stack", "locals": "locals", "guards": "guards", "explain": "explain", "graph": "graph",
+               "orig": "original", "entries": "entries", "why": "recompile", "trace": "trace"}
 
 
 class LessonCommands(Provider):
@@ -72,9 +88,14 @@ class LearnApp(DebuggerApp):
         self._preface = preface
         self.narration = NarrationView(id="narration")
         """The lesson's narration pane."""
+        self.front = "views"
+        """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
+        self._pane_step = -1
 
     def on_main_screen_ready(self) -> None:
+        self.main_screen.add_class("-learn")
         self.main_screen.mount(self.narration, before=self.main_screen.console)
+        self.bring_to_front("views")
         self._show()
         for line in self._preface.splitlines():
             self.main_screen.console.info(line)
@@ -91,14 +112,63 @@ class LearnApp(DebuggerApp):
     def action_scroll_narration(self, rows: int) -> None:
         self.narration.scroll_lines(rows)
 
+    def bring_to_front(self, pane: str) -> None:
+        """Put `pane` (a `Step.pane` name, or ``views``) in front: at 80×24 the one pane shown beside the narration;
+        a view is opened (at any size), the Explain pane is opened under the bytecode."""
+        screen = self.main_screen
+        front = pane if pane in FRONT_PANES else "views"
+        self.front = front
+        for name in ("views", *FRONT_PANES):
+            screen.set_class(name == front, f"-front-{name}")
+        view = PANE_VIEWS.get(pane)
+        if view is not None and self.phase == "stopped" and screen.active_view is not view:
+            screen.show_view(view)
+        if pane == "explain" and self.phase == "stopped" and not screen.explain_shown:
+            screen.toggle_explain()
+            self.teaching.explain_cursor()
+
+    def _cursor_to(self, placeholder: str) -> None:
+        """The bytecode pane's cursor on the row `placeholder` names (the views in front, the Bytecode view open)."""
+        session = self.session
+
+        def moved(index: Any) -> None:
+            if isinstance(index, str) and index.isdigit():
+                self.bring_to_front("bytecode")
+                self.main_screen.bytecode.action_cursor_to(int(index))
+
+        def find() -> str:
+            try:
+                return resolve_action(session, placeholder)
+            except LookupError:
+                return ""  # the lesson is stale for this torch: the tests say so; the learner keeps the listing
+
+        self.client.call(find, moved, "lesson cursor")
+
+    @on(TabbedContent.TabActivated)
+    def _view_opened(self, event: TabbedContent.TabActivated) -> None:
+        """A view was opened (its key, the palette, a stop): the views come to the front."""
+        if self.front != "views":
+            self.bring_to_front("views")
+
     def _show(self) -> None:
         coach = self.coach
         step = coach.step
+        if step is not None and self._pane_step != coach.index and self.phase == "stopped":
+            self._pane_step = coach.index
+            if step.pane is not None:
+                self.bring_to_front(step.pane)
+            # a step about a guard opens that value's guards in the guard pane (each leaf shows its source line)
+            guarded = step.done.guard or step.done.no_guard
+            self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
+            if step.cursor is not None:
+                self._cursor_to(step.cursor)
         if step is None:
             body = coach.lesson.outro or "Lesson finished."
         else:
             body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
-        self.narration.show(coach.heading(), body, coach.hint, SKIP_KEY.upper(), done=step is None,
+        # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt
+        hint = coach.hint.replace("at the (dynadbg) prompt", "in the console") if coach.hint else coach.hint
+        self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
                             ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"))
 
     # what the learner does -----------------------------------------------------------------------------------
@@ -130,6 +200,8 @@ class LearnApp(DebuggerApp):
             return
         step = self.coach.step
         verb = verb_of(event.command)
+        if verb == "explain":
+            self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
         self.coach.observe_command(event.command, "", None)
         if (step is not None and step.done.output_contains is not None and step.done.command == verb
                 and verb in READ_ONLY):
@@ -143,6 +215,11 @@ class LearnApp(DebuggerApp):
         result = event.result
         if result.resumed and not result.error:
             return  # a resuming command was noted when it was sent; the stop it leads to is checked
+        pane = ANSWER_PANE.get(verb_of(event.line)) if not result.error else None
+        if pane is not None:
+            # before the check: a step it completes may name the next pane. At a trace stop the answer is the
+            # command's own text (the views are about generated code): the log, in front
+            self.bring_to_front("log" if self.at_trace_stop else pane)
         self.coach.observe_command(event.line, result.output, result.error)
         self._check(move=True, looked=result.error is None)
 

@@ -464,9 +464,11 @@ class DebuggerApp(App[int]):
         return ()
 
     def _toggle_explain(self) -> bool:
-        """``X``: show the Explain pane (True) or hide it (False)."""
+        """``X``: show the Explain pane (True; the Bytecode view opens, it sits there) or hide it (False)."""
         shown = self._main.toggle_explain()
         if shown:
+            if self._main.active_view is not View.BYTECODE:
+                self._main.show_view(View.BYTECODE)  # the pane sits under the bytecode: another view would hide it
             self.teaching.explain_cursor()
         return bool(shown)
 

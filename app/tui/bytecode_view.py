@@ -314,6 +314,9 @@ class BytecodeView(ScrollView, can_focus=True):
             self.scroll_to(y=row - height + 1, animate=False, immediate=True, force=True)
 
     def on_resize(self, event: events.Resize) -> None:
+        if 0 <= self.cursor != self.current and self.code is not None and not self._center_pending:
+            self._keep_cursor_visible()  # the cursor was moved away from the current instruction: it stays in sight
+            return
         if self._center_pending or self.current >= 0:
             self.center_current(force=True)
 

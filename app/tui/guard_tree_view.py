@@ -125,6 +125,27 @@ class GuardTreeView(Tree[object]):
         """The recompile record's groups of failing guards (`RecompileRecord.groups`), set before `guards`; the
         leaves of the shown entry's groups are marked."""
         self._group_of: dict[str, tuple[int, int]] = {}
+        self.opened_source: str | None = None
+        """A guarded value's source (``"L['offset']"``) whose manager is opened, its leaves shown with the line each
+        came from, in every tree shown while it is set and nothing fails (a lesson step about that guard sets it)."""
+
+    def open_source(self, source: str | None) -> None:
+        """Open the manager of `source` now and in every later tree (None: no longer)."""
+        self.opened_source = source
+        if source is not None and self.guards is not None and not self._index.paths:
+            self._open_source(source)
+
+    def _open_source(self, source: str) -> None:
+        tree = self.guards
+        path = _managers_to(tree.root, source) if tree is not None else None
+        if not path:
+            return
+        node: TreeNode[object] = self.root
+        for manager in path[1:]:                  # path[0] is the root's, shown as the root
+            node = self._child_for(node, lambda data, m=manager: data is m)
+        self._populate(node)
+        node.expand()
+        self.call_after_refresh(self.move_cursor, node)
 
     # Data ------------------------------------------------------------------------------------------------------
 
@@ -173,6 +194,8 @@ class GuardTreeView(Tree[object]):
             target = self._reveal(paths[self._position])
             self.root.set_label(self._root_label(tree))
             self.call_after_refresh(self.move_cursor, target)
+        elif self.opened_source is not None:
+            self._open_source(self.opened_source)
 
     def _root_label(self, tree: GuardTree | None) -> Text:
         dim = self._style("guards--dim")
@@ -457,3 +480,14 @@ class GuardTreeView(Tree[object]):
         text = Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line.strip())))
         text.stylize(self._style("guards--userline"))
         return text
+
+
+def _managers_to(root: GuardNodeView, source: str) -> list[GuardNodeView] | None:
+    """The managers from `root` down to the one guarding `source` (inclusive), or None when none does."""
+    if root.source == source:
+        return [root]
+    for child in root.children:
+        below = _managers_to(child, source)
+        if below is not None:
+            return [root, *below]
+    return None

@@ -505,9 +505,10 @@ class MainScreen(Screen[None]):
             return
         stop = self.stop
         # Entries are named by compile id, not numbered: the status line's "checked i of n" is torch's lookup order
-        # (most recently used first), which a position in this list would contradict.
-        parts: list[RenderableType] = [Text("in compile order; ▶ serves this frame", style="dim")]
-        for entry in frame.entries:
+        # (most recently used first), which a position in this list would contradict. Newest first, as the
+        # `entries` command lists them.
+        parts: list[RenderableType] = [Text("newest first; ▶ serves this frame", style="dim")]
+        for entry in reversed(frame.entries):
             serving = stop is not None and stop.compile_id == entry.compile_id
             head = Text(f"{'▶' if serving else ' '} entry {entry.compile_id}", style="bold")
             head.append(f"  backend {entry.backend or '?'}  hits {'?' if entry.hits < 0 else entry.hits}",

@@ -71,6 +71,10 @@ class StackView(LinesView):
             if top != self.scroll_offset.y:
                 self.scroll_to(y=top, animate=False, immediate=True, force=True)
 
+    def on_resize(self) -> None:
+        """A pane shown or resized (a lesson at 80×24 brings it to the front) keeps TOS in sight too."""
+        self.call_after_refresh(lambda: self._show(self._build()))
+
     def _build(self) -> list[Text]:
         frame = self.frame
         empty = self.get_component_rich_style("stack--empty", partial=True)

@@ -107,7 +107,7 @@ async def test_stack_pane_and_stack_command_list_slots_in_one_order() -> None:
 
 async def test_entries_view_and_status_line_do_not_number_one_entry_two_ways() -> None:
     """The status line gives the serving entry's compile id and its place in torch's lookup order; the Entries view
-    names each entry by compile id (no second numbering) and marks the serving one."""
+    names each entry by compile id (no second numbering), newest first, and marks the serving one."""
     import re
 
     from rich.console import Console as RichConsole
@@ -126,6 +126,8 @@ async def test_entries_view_and_status_line_do_not_number_one_entry_two_ways() -
         assert len(serving) == 1 and serving[0].startswith("▶ entry 0/0"), text
         assert "  entry 0/1" in text
         assert not re.search(r"\d+\. entry", text)
+        # newest first, as the `entries` command lists them (and the lessons say)
+        assert text.startswith("newest first") and text.index("entry 0/1") < text.index("entry 0/0"), text
 
 
 async def test_resume_function_global_and_code_names_are_linked() -> None:

@@ -100,16 +100,29 @@ async def test_every_lesson_in_the_tui(lesson, by, tmp_path, monkeypatch) -> Non
     """Each step's action, typed in the console (`by` typing) or done by the footer's key where one sends that
     command (`by` keys: ``E`` for ``eager``, ``t`` on the cursor's row for ``until IDX``, ``3`` for ``graph``, the
     edit dialog for ``edit``), makes the step done."""
+    await _play(lesson, by, tmp_path, monkeypatch, (120, 40))
+
+
+@pytest.mark.skipif("keys" not in PLAYS, reason="this lane plays the lessons by typing only")
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+async def test_every_lesson_by_keys_at_80x24(lesson, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """At 80×24, where one pane is in front beside the narration and panes step aside, the footer's keys still
+    make every step done."""
+    await _play(lesson, "keys", tmp_path, monkeypatch, (80, 24))
+
+
+async def _play(lesson, by: str, tmp_path, monkeypatch, size: tuple[int, int]) -> None:  # noqa: ANN001
     from dynadbg.core.session import Session
     from dynadbg.learn.tui import LearnApp
 
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
     pressed: list[str] = []
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         narration = app.narration
-        assert narration.border_title == f"Lesson {lesson.number}: {lesson.title} · step 1 of {len(lesson.steps)}"
+        assert narration.heading == f"Lesson {lesson.number}: {lesson.title} · step 1 of {len(lesson.steps)}"
+        assert str(narration.border_title).endswith(f" · step 1 of {len(lesson.steps)}")
         for step in lesson.steps:
             assert app.coach.index == step.number - 1
             for command in step.action:
@@ -272,4 +285,155 @@ async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> N
         assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app), 60), (
             f"the palette's Eager did not finish step 3 (step {app.coach.index + 1}, hint {app.coach.hint!r})")
         assert app.coach.hint is None
+        await pilot.press("q")
+
+
+def _screen_rows(app, tmp_path) -> list[str]:  # noqa: ANN001
+    """The rows of the terminal as the learner reads them (`export_screenshot`)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("svg_text", Path(__file__).parents[1] / "app" / "svg_text.py")
+    svg_text = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(svg_text)
+    shot = tmp_path / "screen.svg"
+    shot.write_text(app.export_screenshot(), encoding="utf-8")
+    return svg_text.svg_rows(shot)
+
+
+def _pane_rows(rows: list[str], title: str) -> list[str]:
+    """The text rows inside the pane whose top border carries `title` (none: the pane is not on screen)."""
+    top = next((i for i, row in enumerate(rows) if f"╭─ {title} " in row), None)
+    if top is None:
+        return []
+    column = rows[top].index("╭")
+    inside = []
+    for row in rows[top + 1:]:
+        if row[column:column + 1] != "│":
+            break
+        inside.append(row[column + 1:].rsplit("│", 1)[0].strip("▌▁▂▃▄▅▆▇█ "))  # the right border (a full-width pane)
+    return inside
+
+
+async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3 at 80×24: at the first stop the bytecode pane shows several rows (not a bare border); the step that
+    asks for the BREAK CALL's index shows that row (the lesson put the cursor on it); ``X`` there opens an Explain
+    pane with rows to read beside the bytecode; typing `stack` shows the value-stack pane whole."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[2]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        assert len([r for r in _pane_rows(rows, "bytecode") if r]) >= 4, "\n".join(rows)
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        index = app.main_screen.bytecode.cursor
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        assert line == f"until {index}"   # the row the step asks for is under the cursor
+        bytecode = _pane_rows(_screen_rows(app, tmp_path), "bytecode")
+        assert any(re.match(rf"{index}\s+\d+.*CALL", r) for r in bytecode), "\n".join(bytecode)
+        assert any("run eagerly" in r for r in bytecode), "\n".join(bytecode)
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+        await pilot.press("escape", "X")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        # the next step put the cursor on the resume call: the Explain pane explains that row, with room to read
+        cursor = app.main_screen.bytecode.cursor
+        explain = [r for r in _pane_rows(rows, "explain") if r]
+        assert len(explain) >= 4 and explain[0].startswith(f"{cursor} CALL"), "\n".join(rows)
+        assert any(r.lstrip("▶▌ ").startswith(f"{cursor} ") for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
+        app.submit("stack")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        rows = _screen_rows(app, tmp_path)
+        stack = [r for r in _pane_rows(rows, "value stack") if r]
+        assert any(r.startswith("TOS") for r in stack) and any("BINARY_SUBSCR" in r for r in stack), "\n".join(rows)
+        await pilot.press("q")
+
+
+async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 1's hint says "at the (dynadbg) prompt" for line mode; the TUI has no such prompt: it says "in the
+    console"."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[0]
+    assert "(dynadbg) prompt" in lesson.steps[0].hints[0]   # line mode's wording (its prompt is "(dynadbg)")
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("s")                           # step 1 wants `orig`
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await _settle(pilot)
+        assert "Type the four letters `orig` in the console" in app.narration.plain
+        assert "(dynadbg)" not in app.narration.plain
+        await pilot.press("q")
+
+
+async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 2 step 1 asks for the guard on L['offset'] and the source line it came from: at 80×24 the guard pane
+    is on screen with that value's guards open, the EQUALS_MATCH leaf and its line in sight."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[1]
+    assert lesson.steps[0].pane == "guards"
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        assert await _until(pilot, lambda: app.main_screen.guards is not None)
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        guards = [re.sub(r"\s+", "", r) for r in _pane_rows(rows, "guards")]
+        assert any("EQUALS_MATCHL['offset']==1←returnx+offset" in r for r in guards), "\n".join(rows)
+        await pilot.press("q")
+
+
+async def test_at_80x24_lesson_8_u_then_x_shows_the_explain_pane_of_the_caller(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 8 step 6 at 80×24, after the trace stop and its log answers: ``u`` then ``X`` show the caller's
+    bytecode and an Explain pane of its resume call, with rows to read (it showed none)."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[7]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("graph")                       # a trace stop: the answer is the log's, in front
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        log = [re.sub(r"\s+", "", r) for r in _screen_rows(app, tmp_path)]
+        assert any(r.startswith("sum_1call_methodsum") for r in log), "\n".join(log)
+        for step in lesson.steps[:5]:
+            for command in step.action:
+                assert await _until(pilot, lambda: _idle(app))
+                if app.coach.index != step.number - 1:
+                    break
+                app.submit(await asyncio.to_thread(resolve_action, app.session, command))
+                await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        await _settle(pilot)
+        await pilot.press("escape")
+        await pilot.press("u")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        await pilot.press("X")
+        assert await _until(pilot, lambda: app.coach.index == 6 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        explain = [r for r in _pane_rows(rows, "explain") if r]
+        assert len(explain) >= 4 and "resume call" in explain[0], "\n".join(rows)
+        assert any("CALL_FUNCTION_EX" in r for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
         await pilot.press("q")

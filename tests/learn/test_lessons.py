@@ -54,6 +54,9 @@ def test_there_are_eight_lessons_with_their_programs() -> None:
     (("program = \"l1_compiled.py\"", "program = \"missing.py\""), "program 'missing.py' is not in"),
     (("title = \"t\"", "title = 3"), "'title' must be a non-empty string"),
     (("text = \"type orig\"", "text = \"\"\"unclosed"), "not valid TOML"),
+    (("action = \"orig\"", "action = \"orig\"\npane = \"sidebar\""), "step 1: 'pane' must be one of bytecode"),
+    (("action = \"orig\"", "action = \"orig\"\ncursor = \"{role:nope}\""), "step 1: 'cursor' must be one {role"),
+    (("action = \"orig\"", "action = \"orig\"\ncursor = \"until 3\""), "step 1: 'cursor' must be one {role"),
 ])
 def test_a_bad_lesson_file_is_rejected_with_file_step_and_reason(tmp_path, change, reason) -> None:
     path = _write(tmp_path, GOOD.replace(*change))
