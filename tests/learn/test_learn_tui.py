@@ -415,7 +415,8 @@ async def test_at_80x24_lesson_8_u_then_x_shows_the_explain_pane_of_the_caller(t
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app))
         log = [re.sub(r"\s+", "", r) for r in _screen_rows(app, tmp_path)]
-        assert any(r.startswith("sum_1call_methodsum") for r in log), "\n".join(log)
+        # "+" marks a node the last traced instruction added (on 3.12 the stop comes right after the sum)
+        assert any(r.lstrip("+").startswith("sum_1call_methodsum") for r in log), "\n".join(log)
         for step in lesson.steps[:5]:
             for command in step.action:
                 assert await _until(pilot, lambda: _idle(app))
