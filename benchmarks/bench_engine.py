@@ -96,9 +96,29 @@ def _best(fn, n: int = 200000) -> float:
     return best
 
 
+def _torch_calls_callback(blocks: int = 40, n: int = 200) -> float:
+    """µs torch's C++ adds to a compiled call when a debugger callback is set at all (a no-op one): blocks of
+    plain calls with and without it, alternating, the median of the differences (drift hits both alike)."""
+    from dynadbg.core import compat
+
+    def noop(code: object) -> None:
+        return None
+
+    diffs = []
+    for _ in range(blocks):
+        without = timed_calls(n)
+        prev = compat.set_debugger_callback(noop)
+        try:
+            with_cb = timed_calls(n)
+        finally:
+            compat.set_debugger_callback(prev)
+        diffs.append(with_cb - without)
+    return statistics.median(diffs)
+
+
 def pieces() -> list[tuple[str, float]]:
     """What a session adds to each compiled call that needs no tracing, piece by piece: torch's debugger callback
-    (`Session._make_callback`: a hit count and one set lookup; torch calls it from C++ for every call of
+    (`DynamoHooks.make_callback`: a hit count and one set lookup; torch calls it from C++ for every call of
     generated code), and on 3.11 the exit hook in torch's compiled-function wrapper (two small calls)."""
     from dynadbg.core import compat
     from dynadbg.core.session import Session
@@ -108,8 +128,9 @@ def pieces() -> list[tuple[str, float]]:
     session._worker_ident = threading.get_ident()  # noqa: SLF001 - as if on the program's thread
     code = f.__code__
     session._quiet.add(id(code))  # noqa: SLF001 - a code that needs no tracing: the steady state
-    callback = session._make_callback()  # noqa: SLF001
-    rows = [("the debugger callback (hit count, quiet check)", _best(lambda: callback(code)))]
+    callback = session._hooks.make_callback()  # noqa: SLF001
+    rows = [("the debugger callback (hit count, quiet check)", _best(lambda: callback(code))),
+            ("torch calling a no-op debugger callback", _torch_calls_callback())]
     if not compat.USE_SYS_MONITORING:
         hook = session._enter_hook  # noqa: SLF001
         rows.append(("the exit hook and its cleanup (3.11 only)", _best(lambda: hook()())))
