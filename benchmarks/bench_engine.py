@@ -119,7 +119,8 @@ def _torch_calls_callback(blocks: int = 40, n: int = 200) -> float:
 def pieces() -> list[tuple[str, float]]:
     """What a session adds to each compiled call that needs no tracing, piece by piece: torch's debugger callback
     (`DynamoHooks.make_callback`: a hit count and one set lookup; torch calls it from C++ for every call of
-    generated code), and on 3.11 the exit hook in torch's compiled-function wrapper (two small calls)."""
+    generated code), torch's own cost of calling a debugger callback at all (`_torch_calls_callback`), and on 3.11
+    the exit hook in torch's compiled-function wrapper (two small calls)."""
     from dynadbg.core import compat
     from dynadbg.core.session import Session
 
