@@ -3,7 +3,7 @@
 Threads: the user's program runs on the engine's worker thread; this app owns the main thread. Engine events
 arrive as `Bridge` messages. Every engine method the app calls (`dynadbg.core.protocol.Engine`: `set_step`,
 `guard_trees`, `decide`, `preview_edit`, ...) blocks until the program's thread answered, so the app makes each
-one through its `EngineClient` (`engine_client.py`): in a Textual thread worker, one at a time, in order, the
+one through its `EngineClient` (`engine_client.py`): on its own daemon thread, one at a time, in order, the
 answer handled on the UI thread.
 
 Widgets post intents (a view, an instruction index, a decision, an edit op); the app turns each into one typed

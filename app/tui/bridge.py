@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 class EngineSession(Engine, Protocol):
     """What the TUI calls on the engine: the typed `dynadbg.core.protocol.Engine`, plus waiting for the end.
 
-    Every `Engine` method blocks until the program's worker thread handled it: call them from a thread worker,
-    never on the UI thread.
+    Every `Engine` method blocks until the program's worker thread handled it: call them from another thread (the TUI's
+    `EngineClient` thread), never on the UI thread.
     """
 
     def wait(self, timeout: float | None = None) -> ExitResult | None: ...
