@@ -28,8 +28,8 @@ program ended). `ResumeSent` and `ActionDone` carry the command-language line th
 (`actions.command_line`), so a front end follows one language whichever way the user went. Console lines can be
 taken over by handling `Console.Submitted` first and calling `prevent_default()`.
 
-The delays (`FOOTER_SETTLE`, `RUNNING_SHOWN_AFTER`, `QUIT_DEADLINE`, `PRINT_FLUSH`) are class attributes; the
-tests set them to 0.
+The delays (`FOOTER_SETTLE`, `RUNNING_SHOWN_AFTER`, `PANES_AT_LATEST`, `QUIT_DEADLINE`, `PRINT_FLUSH`) are class
+attributes; the tests set them to 0.
 """
 
 from __future__ import annotations
@@ -135,6 +135,9 @@ class DebuggerApp(App[int]):
     rebuilds its key widgets: tens of ms)."""
     RUNNING_SHOWN_AFTER: ClassVar[float] = 0.1
     """Seconds the program must run before the status line says so (a quick step shows no "running" flash)."""
+    PANES_AT_LATEST: ClassVar[float] = 0.1
+    """Seconds after a step's stop by which its panes are painted even when no frame showed the status line first
+    (normally they follow the frame that does: `StatusLine.after_render`)."""
     ELAPSED_SHOWN_AFTER: ClassVar[float] = 3.0
     """Seconds a compile must have run before the status line adds its time to ``compiling NAME (FILE:LINE)``."""
     QUIT_DEADLINE: ClassVar[float] = 0.9
@@ -937,20 +940,24 @@ class DebuggerApp(App[int]):
             # A step: the status line (where the program is now) goes out in a frame of its own, the panes in the
             # next one. A frame repaints every widget between its topmost and its lowest change (Textual
             # composes the bounding box of the changes), so the status line alone is a one-row frame the
-            # terminal shows at once; the panes follow a frame later (`_paint_step`).
+            # terminal shows at once; the panes follow a frame later (`_paint_step`), once the status line was
+            # rendered (`StatusLine.after_render`), or after `PANES_AT_LATEST` seconds when no frame shows it (a
+            # dialog on top, a maximised pane).
             screen.status.stop = stop
             self._paint_pending = stop
-            self.call_after_refresh(self._paint_step, stop)
+            screen.status.after_render(lambda: self._paint_step(stop))
+            self.set_timer(self.PANES_AT_LATEST, lambda: self._paint_step(stop))
             return
         screen.stop = stop
         self._log_stop(stop)
         self._show_stop(stop)
 
     def _paint_step(self, stop: Stop) -> None:
-        if self._paint_pending is stop:
-            self._paint_pending = None
+        if self._paint_pending is not stop:
+            return  # painted already (the other of its two triggers), or a later stop came: it paints itself
+        self._paint_pending = None
         if self.last_stop is not stop:
-            return  # a later stop came before this one was painted: it paints itself
+            return  # a later stop of another kind came before this one was painted
         self._main.stop = stop
         self._show_stop(stop)
 

@@ -6,7 +6,7 @@ answer: the first runs on the client's own daemon thread (``dynadbg-engine-calls
 on the UI thread once the answer is back (`EngineClient.Answered`, posted to the app). One thread for the whole
 session, not a Textual thread worker per call: a worker costs a thread start and the app's worker bookkeeping
 (state messages, a refresh of every widget watching workers) at each step, and a step is the path a user repeats
-most (issue 21 item 7: p95 of a step in a real terminal, 35.7 → 26.5 ms at 140×45 when measured). Calls run one at a time, in the order they were made: a
+most (`benchmarks/bench_tui_terminal.py` times it). Calls run one at a time, in the order they were made: a
 breakpoint toggled twice, or a query sent behind an edit, reaches the engine in that order. An exception raised by
 the engine is answered as an ``EngineError(kind=ErrorKind.INTERNAL)``: an engine bug never kills the UI.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from rich.style import Style
 from rich.text import Span, Text
@@ -53,6 +54,18 @@ class StatusLine(Static):
         self.aliases: dict[str, str] = {}
         """A resume function's code name → its global name (``__resume_at_196_3``), shown beside it."""
         self._styles: tuple[Style, ...] | None = None
+        self._after_render: Callable[[], None] | None = None
+
+    def after_render(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the UI thread, as a message of this widget's) once the line has been rendered with
+        what it holds now, i.e. once the frame that carries it is being written to the terminal.
+
+        A step's stop goes out in two frames: this line first, the panes after (`DebuggerApp.on_bridge_stopped`).
+        Textual's `call_after_refresh` cannot order them: it runs at the screen's next idle moment, which can
+        come before this line's refresh has reached the screen, so the panes' update would be painted in the
+        same, slower frame. A callback set again before the render replaces the one waiting.
+        """
+        self._after_render = callback
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -87,6 +100,9 @@ class StatusLine(Static):
             parts.append((Text(f"  · {self.interrupt_key} to interrupt", dim), 1))
         else:
             parts.extend(self._stop_parts(self.stop, kind_style, dim, error, history))
+        if self._after_render is not None:
+            callback, self._after_render = self._after_render, None
+            self.call_later(callback)  # after the frame being composed now was written
         stderr = self._stderr_part(dim)
         if stderr is not None:
             # after the stop's fields, before its message (the message is the first thing dropped)

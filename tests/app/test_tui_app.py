@@ -87,6 +87,36 @@ async def test_step_three_times_moves_marker_and_changes_stack() -> None:
         assert "instr 3/32" in rendered(app.main_screen.query_one(StatusLine))
 
 
+async def test_a_step_shows_the_status_line_in_a_frame_before_the_panes(monkeypatch) -> None:  # noqa: ANN001
+    """The status line (where the program is now) reaches the terminal in a frame of its own: each frame written
+    is recorded with the status line's instruction and the bytecode pane's marker at that moment."""
+    from textual.screen import Screen
+
+    app = make_app()
+    frames: list[tuple[str, int | None]] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = app.main_screen.query_one(StatusLine)
+        bytecode = app.main_screen.query_one("#bytecode", BytecodeView)
+        refresh = Screen._compositor_refresh
+
+        def recorded(screen: Screen) -> None:
+            refresh(screen)
+            if screen is app.main_screen:
+                frames.append((rendered(status), bytecode.current))
+
+        monkeypatch.setattr(Screen, "_compositor_refresh", recorded)
+        for expected in (1, 2, 3):
+            frames.clear()
+            await pilot.press("s")
+            await settle(pilot)
+            shown = [(f"instr {expected}/32" in text, current) for text, current in frames]
+            first = next(k for k, (new_line, _) in enumerate(shown) if new_line)
+            # the first frame with the new instruction still has the old marker: the panes come a frame later
+            assert shown[first] == (True, expected - 1), frames
+            assert shown[-1] == (True, expected), frames
+
+
 async def test_stack_pane_and_stack_command_list_slots_in_one_order() -> None:
     import re
 
