@@ -331,6 +331,19 @@ async def test_program_that_raises_shows_traceback_and_stays_open() -> None:
     assert app.return_code == 1
 
 
+async def test_typed_quit_after_the_program_finished_leaves_the_app() -> None:
+    app = make_app(crash_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.phase == "exited"
+        await pilot.press("colon", "s", "enter")
+        await settle(pilot)
+        await pilot.press("q", "enter")  # the console keeps the focus
+        await settle(pilot)
+        assert "the program has finished" in log_text(app)  # `s` is refused: nothing to step
+        assert app.return_code == 1, log_text(app)  # `q` is not: the app leaves with the program's status
+
+
 async def test_program_that_never_compiled_says_so() -> None:
     app = make_app(never_compiled_scenario())
     async with app.run_test(size=SIZE) as pilot:
