@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, TabbedContent, TabPane, Tabs
+from textual.widgets import Footer, Input, Label, TabbedContent, TabPane, Tabs
 
 
 from dynadbg.core.model import (
@@ -45,6 +45,7 @@ from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
 from . import highlight
+from .actions import display_keys
 from .bytecode_view import BytecodeView
 from .console import Console
 from .diff_view import DiffView
@@ -66,10 +67,17 @@ from .watches_view import WatchesView
 
 class KeysFooter(Footer):
     """The footer: under `NARROW_FOOTER` columns it packs the keys tighter, drops the palette hint (Ctrl+P still
-    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end."""
+    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end.
+
+    While the focused widget takes typed letters (the console's input), a letter key types into it and Textual
+    leaves its binding out: the footer then shows the keys that still work there (``F11 Step``, ``F10 Next``,
+    ``F5 Cont``, ``F9 Break``) and ``Esc/Tab``, which leave the input for the panes, where every key works."""
 
     FIRST = ("dbg('help')", "dbg('quit')")
     """The actions shown first on a narrow footer."""
+
+    LEAVE = "leave the console to use s n c t …"
+    """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters."""
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW_FOOTER
@@ -79,6 +87,15 @@ class KeysFooter(Footer):
 
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
+        focused = self.screen.focused
+        if focused is not None and focused.check_consume_key("s", "s"):
+            for key in keys:
+                if hasattr(key, "key_display") and not key.has_class("-command-palette"):  # a debugger key
+                    key.key_display = display_keys(key.key)  # F11, as the help screen writes it
+            yield from keys
+            yield Label("Esc/Tab", classes="footer-hint-key")
+            yield Label(self.LEAVE, classes="footer-hint")
+            return
         if self.compact:
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
             keys = first + [k for k in keys if k not in first]
