@@ -159,6 +159,33 @@ async def test_at_80x24_the_consoles_footer_shows_the_keys_that_work_there_and_h
         assert "sStep" in footer_row() and "Esc/Tab" not in footer_row()
 
 
+async def test_in_the_console_its_cursor_is_steady_and_the_bytecode_cursor_row_stays_marked() -> None:
+    """Typing a command that names an instruction (``until 4``, ``b 4``): the console's cursor does not blink, and
+    the bytecode pane still marks the row its cursor is on (dimmer than while it has the focus), apart from the
+    current instruction's row and the plain rows."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.bytecode
+        await pilot.press("down", "down")
+        await settle(pilot)
+
+        def background(index: int) -> set[object]:
+            line = bytecode.render_line(bytecode.row_of(index) - bytecode.scroll_offset.y)
+            return {segment.style.bgcolor for segment in line if segment.style is not None}
+
+        cursor, current = bytecode.cursor, bytecode.current
+        plain = next(i for i in range(len(bytecode.code.instructions))
+                     if i not in (cursor, current) and i not in bytecode.related)
+        focused_cursor = background(cursor)
+        await pilot.press("colon")
+        await settle(pilot)
+        assert isinstance(app.focused, Input) and not app.focused.cursor_blink
+        assert bytecode.cursor == cursor != current
+        assert background(cursor) != background(plain), "the cursor row looks like any other row"
+        assert background(cursor) != background(current) and background(cursor) != focused_cursor
+
+
 async def test_every_recompile_stop_opens_the_recompile_view_even_from_entries() -> None:
     scenario = counter_recompile_scenario()
     recompile, entry = scenario.stops
