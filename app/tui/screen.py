@@ -308,6 +308,9 @@ class MainScreen(Screen[None]):
                 else "" if frame is None else "below the pending call" if frame.below_call
                 else "depth from the code's flow" if frame.depth_from_flow
                 else "" if frame.stack_exact else "tracked depth"))
+        else:  # the program ended: nothing the last stop's panes said holds any more
+            _subtitle(self.locals, "")
+            _subtitle(self.stack, "")
 
     def show_trace_tab(self, shown: bool) -> None:
         """The Trace view's tab is there only at a trace stop, or at a run-time stop after a graph break that
