@@ -13,6 +13,7 @@ synced cursors are a composed `SyncedViews`.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
@@ -76,25 +77,33 @@ class KeysFooter(Footer):
     FIRST = ("dbg('help')", "dbg('quit')")
     """The actions shown first on a narrow footer."""
 
-    LEAVE = "leave the console to use s n c t …"
-    """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters."""
+    LEAVE = ("leave the console to use s n c t …", "leave for s n c t …")
+    """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters: the first that fits
+    beside the keys shown (`dynadbg learn` adds ``F8 Skip step``)."""
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW_FOOTER
         if narrow != self.compact:
             self.compact = narrow
             self.show_command_palette = not narrow
+        elif self.query(".footer-hint"):
+            self.call_after_refresh(self.recompose)  # the hint that fits the new width
 
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
         focused = self.screen.focused
         if focused is not None and focused.check_consume_key("s", "s"):
+            used = 0
             for key in keys:
-                if hasattr(key, "key_display") and not key.has_class("-command-palette"):  # a debugger key
-                    key.key_display = display_keys(key.key)  # F11, as the help screen writes it
+                if hasattr(key, "key_display") and hasattr(key, "description"):  # a FooterKey (Textual's, private)
+                    if not key.has_class("-command-palette"):  # a debugger key
+                        key.key_display = display_keys(key.key)  # F11, as the help screen writes it
+                    # the cells it takes: key, description, their padding (compact: none) and the gap after it
+                    used += cell_len(key.key_display) + cell_len(key.description) + (2 if self.compact else 3)
             yield from keys
             yield Label("Esc/Tab", classes="footer-hint-key")
-            yield Label(self.LEAVE, classes="footer-hint")
+            room = self.size.width - used - cell_len(" Esc/Tab") - 2
+            yield Label(next((t for t in self.LEAVE if cell_len(t) <= room), self.LEAVE[-1]), classes="footer-hint")
             return
         if self.compact:
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]

@@ -208,6 +208,25 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
         await pilot.press("q")
 
 
+async def test_at_80x24_the_footer_beside_the_console_fits_the_skip_key_and_how_to_leave(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A lesson starts in the console, where the letter keys type: the footer shows the keys that work there, F8
+    among them, and how to leave the console for the letter keys, all within 80 columns."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[2]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        assert app.focused is app.main_screen.console.input
+        footer = re.sub(r"\s+", "", _screen_rows(app, tmp_path)[-1])
+        assert "F10Next" in footer and "F8Skipstep" in footer and "Esc/Tableave" in footer, footer
+        assert all(part.region.right <= 80 for part in app.main_screen.query("KeysFooter > *"))
+        await pilot.press("ctrl+q")
+
+
 def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> None:
     from dynadbg.tui.narration_view import fitted_title
 
