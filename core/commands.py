@@ -170,6 +170,9 @@ HISTORY_OK: frozenset[str] = frozenset({
     "back", "forward", "present", "history", "stack", "locals", "bt", "l", "ll", "src", "orig", "explain", "h",
     "compiles", "graph", "break-on", "v", "watch", "b", "entries", "why", "diff"})
 
+#: Verbs that still work once the program has finished: help, the compile summary, and `q` (the front end leaves).
+AFTER_END: frozenset[str] = frozenset({"h", "compiles", "q"})
+
 #: Verbs that only read: they change neither the program, the selected frame, breakpoints, watches, the code nor
 #: what the next command shows, so running one again answers the same (`dynadbg learn` reads the text of a key's
 #: answer, such as ``X`` for ``explain``, this way).
@@ -227,7 +230,7 @@ def execute(engine: "Engine", line: str) -> CommandResult:
             return CommandResult(error="the program has finished")
         if name != "detach":
             return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
-    if engine.finished and name not in ("h", "compiles"):
+    if engine.finished and name not in AFTER_END:
         return CommandResult(error="the program has finished")
     at_trace = trace_commands.at_trace_stop(engine, name, arg)  # inside Dynamo's tracing: the trace verbs
     if at_trace is not None:

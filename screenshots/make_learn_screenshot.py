@@ -1,9 +1,9 @@
 """Make the README's `dynadbg learn` screenshot from the real app: ``python screenshots/make_learn_screenshot.py``.
 
 Runs lesson 3 (a graph break) under the real engine in `dynadbg.learn.tui.LearnApp`, headless at 120x40, types
-the learner's commands in the console (``ll``, ``until`` the graph-break CALL, ``explain``), and writes
-``learn-lesson.svg`` next to this file: the narration pane at step 4 of the lesson, the console showing what
-``explain`` said. Progress goes to a temporary data directory (the user's own is untouched). Shares the
+the learner's commands in the console (``ll``, ``until`` the graph-break CALL, ``explain``, then starts typing
+``until``), and writes ``learn-lesson.svg`` next to this file: the narration pane at step 4 of the lesson, its
+cursor on the resume call, the console showing what ``explain`` said. Progress goes to a temporary data directory (the user's own is untouched). Shares the
 `Driver` of ``make_screenshots.py``.
 """
 
@@ -34,6 +34,9 @@ async def drive(driver: Driver) -> None:
         app.submit(line)  # as typed in the console (Enter)
         await driver.until(lambda: app.stopped and not app.engine_busy, f"`{line}`")
     await driver.until(lambda: app.coach.index == 3, "step 4 of the lesson")
+    first = screen.bytecode.cursor
+    await pilot.press(*"until ")  # the learner goes on: step 4's cursor comes (it waits for a key after explain)
+    await driver.until(lambda: screen.bytecode.cursor != first and not app.engine_busy, "step 4's cursor")
     await driver.shoot("learn-lesson")
     await pilot.press("ctrl+q")  # typing goes to the command line in learn: q would be typed there
 

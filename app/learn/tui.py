@@ -18,6 +18,10 @@ Under 32 rows (80×24) the screen has room for one pane beside the narration and
 ``-learn``): the pane a step names (`Step.pane`) comes to the front when the step begins, a view key or a typed
 command brings up the pane that shows its answer (``guards`` the guard tree, ``explain`` the Explain pane; at a
 trace stop the console log), and the next step keeps it there unless it names another.
+
+When a step is done, the narration shows the next one at once, but its pane and its bytecode cursor wait for the
+learner's next key press (or command): until then the screen keeps the answer to the step just done (``explain``'s
+text in the Explain pane). The first step's pane, and the step F8 skips to, come at once.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
 from textual.widgets import TabbedContent
@@ -91,6 +95,7 @@ class LearnApp(DebuggerApp):
         self.front = "views"
         """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
         self._pane_step = -1
+        self._panes_pending = False
 
     def on_main_screen_ready(self) -> None:
         self.main_screen.add_class("-learn")
@@ -150,18 +155,17 @@ class LearnApp(DebuggerApp):
         if self.front != "views":
             self.bring_to_front("views")
 
-    def _show(self) -> None:
+    def _show(self, at_once: bool = False) -> None:
+        """The current step in the narration. A step begun since the last call brings its pane and cursor at once
+        when it is the first one (or `at_once`: F8 skipped to it), else at the learner's next key or command
+        (`_panes_pending`): the answer to the step just done stays on screen until then."""
         coach = self.coach
         step = coach.step
         if step is not None and self._pane_step != coach.index and self.phase == "stopped":
-            self._pane_step = coach.index
-            if step.pane is not None:
-                self.bring_to_front(step.pane)
-            # a step about a guard opens that value's guards in the guard pane (each leaf shows its source line)
-            guarded = step.done.guard or step.done.no_guard
-            self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
-            if step.cursor is not None:
-                self._cursor_to(step.cursor)
+            if at_once or self._pane_step < 0:
+                self._step_panes()
+            else:
+                self._panes_pending = True
         if step is None:
             body = coach.lesson.outro or "Lesson finished."
         else:
@@ -171,7 +175,36 @@ class LearnApp(DebuggerApp):
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
                             ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"))
 
+    def _step_panes(self) -> None:
+        """Bring the current step's pane to the front and its cursor onto its row (`Step.pane`, `Step.cursor`),
+        once per step, while the program is stopped."""
+        self._panes_pending = False
+        coach = self.coach
+        step = coach.step
+        if step is None or self._pane_step == coach.index or self.phase != "stopped":
+            return
+        self._pane_step = coach.index
+        if step.pane is not None:
+            self.bring_to_front(step.pane)
+        # a step about a guard opens that value's guards in the guard pane (each leaf shows its source line)
+        guarded = step.done.guard or step.done.no_guard
+        self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
+        if step.cursor is not None:
+            self._cursor_to(step.cursor)
+
     # what the learner does -----------------------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """A key press brings the pending step's pane and cursor (`_show`) before the key does anything."""
+        if isinstance(event, events.Key) and self._panes_pending:
+            self._step_panes()
+        await super().on_event(event)
+
+    def submit(self, line: str) -> None:
+        """A command line: the pending step's pane and cursor come first, so the command's answer pane wins."""
+        if self._panes_pending:
+            self._step_panes()
+        super().submit(line)
+
     @on(Console.Submitted)
     def _lesson_line(self, event: Console.Submitted) -> None:
         """``lesson`` and ``lesson skip`` are the coach's, as in line mode; every other line goes to the engine."""
@@ -239,7 +272,7 @@ class LearnApp(DebuggerApp):
     def action_skip_step(self) -> None:
         """Skip the current step (always allowed)."""
         self.coach.skip()
-        self._show()
+        self._show(at_once=True)
 
     def action_show_step(self) -> None:
         self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))

@@ -36,7 +36,8 @@ class BytecodeView(ScrollView, can_focus=True):
     The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
     the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
     click) picks the instruction that ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at
-    every stop. Clicking the gutter toggles that row's breakpoint.
+    every stop, and stays marked (dimmer) while another widget has the focus, so its index can be read while a
+    command is typed. Clicking the gutter toggles that row's breakpoint.
 
     | Key | Action |
     | :- | :- |
@@ -68,7 +69,7 @@ class BytecodeView(ScrollView, can_focus=True):
     | Class | Description |
     | :- | :- |
     | `bytecode--current` | The row about to run. |
-    | `bytecode--cursor` | The cursor row, while the pane has focus. |
+    | `bytecode--cursor` | The cursor row (dimmer while another widget, such as the console, has focus). |
     | `bytecode--breakpoint` | The ``●`` gutter mark. |
     | `bytecode--marker` | The ``▶`` gutter mark. |
     | `bytecode--header` | A role section's header row. |
@@ -442,7 +443,7 @@ class BytecodeView(ScrollView, can_focus=True):
         line_style = base
         if is_current:
             line_style = current_style
-        elif row == self.cursor and self.has_focus:
+        elif row == self.cursor:
             line_style = cursor_style
         elif is_related:
             line_style = related_style

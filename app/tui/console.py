@@ -22,7 +22,7 @@ class Console(Vertical):
     """A `RichLog` of output above an `Input` taking the command language (``s``, ``p x``, ``guards fail``, …).
 
     While the input has focus, letters type into it (the single-letter debugger keys are not priority bindings);
-    Escape leaves it, Up/Down walk the history.
+    Escape leaves it, Up/Down walk the history. Its cursor does not blink.
 
     | Key | Action |
     | :- | :- |
@@ -81,7 +81,9 @@ class Console(Vertical):
 
     def compose(self) -> ComposeResult:
         yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
-        yield Input(id="command", placeholder="command (h: commands, ?: keys, Esc: leave)")
+        command = Input(id="command", placeholder="command (h: commands, ?: keys, Esc: leave)")
+        command.cursor_blink = False  # a steady cursor: a blinking one draws the eye from the panes
+        yield command
 
     @property
     def log_widget(self) -> RichLog:

@@ -13,6 +13,7 @@ synced cursors are a composed `SyncedViews`.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
@@ -22,7 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, TabbedContent, TabPane, Tabs
+from textual.widgets import Footer, Input, Label, TabbedContent, TabPane, Tabs
 
 
 from dynadbg.core.model import (
@@ -45,6 +46,7 @@ from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
 from . import highlight
+from .actions import display_keys
 from .bytecode_view import BytecodeView
 from .console import Console
 from .diff_view import DiffView
@@ -66,19 +68,43 @@ from .watches_view import WatchesView
 
 class KeysFooter(Footer):
     """The footer: under `NARROW_FOOTER` columns it packs the keys tighter, drops the palette hint (Ctrl+P still
-    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end."""
+    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end.
+
+    While the focused widget takes typed letters (the console's input), a letter key types into it and Textual
+    leaves its binding out: the footer then shows the keys that still work there (``F11 Step``, ``F10 Next``,
+    ``F5 Cont``, ``F9 Break``) and ``Esc/Tab``, which leave the input for the panes, where every key works."""
 
     FIRST = ("dbg('help')", "dbg('quit')")
     """The actions shown first on a narrow footer."""
+
+    LEAVE = ("leave the console to use s n c t …", "leave for s n c t …")
+    """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters: the first that fits
+    beside the keys shown (`dynadbg learn` adds ``F8 Skip step``)."""
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = event.size.width < NARROW_FOOTER
         if narrow != self.compact:
             self.compact = narrow
             self.show_command_palette = not narrow
+        elif self.query(".footer-hint"):
+            self.call_after_refresh(self.recompose)  # the hint that fits the new width
 
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
+        focused = self.screen.focused
+        if focused is not None and focused.check_consume_key("s", "s"):
+            used = 0
+            for key in keys:
+                if hasattr(key, "key_display") and hasattr(key, "description"):  # a FooterKey (Textual's, private)
+                    if not key.has_class("-command-palette"):  # a debugger key
+                        key.key_display = display_keys(key.key)  # F11, as the help screen writes it
+                    # the cells it takes: key, description, their padding (compact: none) and the gap after it
+                    used += cell_len(key.key_display) + cell_len(key.description) + (2 if self.compact else 3)
+            yield from keys
+            yield Label("Esc/Tab", classes="footer-hint-key")
+            room = self.size.width - used - cell_len(" Esc/Tab") - 2
+            yield Label(next((t for t in self.LEAVE if cell_len(t) <= room), self.LEAVE[-1]), classes="footer-hint")
+            return
         if self.compact:
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
             keys = first + [k for k in keys if k not in first]
@@ -291,6 +317,9 @@ class MainScreen(Screen[None]):
                 else "" if frame is None else "below the pending call" if frame.below_call
                 else "depth from the code's flow" if frame.depth_from_flow
                 else "" if frame.stack_exact else "tracked depth"))
+        else:  # the program ended: nothing the last stop's panes said holds any more
+            _subtitle(self.locals, "")
+            _subtitle(self.stack, "")
 
     def show_trace_tab(self, shown: bool) -> None:
         """The Trace view's tab is there only at a trace stop, or at a run-time stop after a graph break that

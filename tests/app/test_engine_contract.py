@@ -224,6 +224,8 @@ def test_after_the_end_methods_answer_not_paused(engine) -> None:  # noqa: ANN00
     for result in (session.current_stop(), session.set_step(), session.guard_trees(), session.set_break(0)):
         assert isinstance(result, EngineError) and result.kind == "not paused", result
     assert session.execute("s").error == "the program has finished"
+    quit_result = session.execute("q")  # a typed quit is still heard: the front end leaves on it
+    assert quit_result.quit and not quit_result.error
 
 
 def _recompiling_program() -> None:

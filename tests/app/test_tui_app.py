@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import time
+from dataclasses import replace
 
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from fake_engine import FakeEngine
@@ -359,6 +360,35 @@ async def test_program_that_raises_shows_traceback_and_stays_open() -> None:
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 1
+
+
+async def test_typed_quit_after_the_program_finished_leaves_the_app() -> None:
+    app = make_app(crash_scenario())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.phase == "exited"
+        await pilot.press("colon", "s", "enter")
+        await settle(pilot)
+        await pilot.press("q", "enter")  # the console keeps the focus
+        await settle(pilot)
+        assert "the program has finished" in log_text(app)  # `s` is refused: nothing to step
+        assert app.return_code == 1, log_text(app)  # `q` is not: the app leaves with the program's status
+
+
+async def test_after_the_program_ends_the_stack_pane_says_nothing_of_the_last_stop() -> None:
+    scenario = forward_scenario()
+    last = scenario.stops[0]
+    frame = replace(last.frames[-1], stack_exact=False)  # its slots are a tracked depth: the pane says so
+    scenario.stops = [replace(last, frames=(*last.frames[:-1], frame))]
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        stack = app.main_screen.query_one(StackView)
+        assert stack.border_subtitle == "tracked depth"
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.phase == "exited"
+        assert not stack.border_subtitle
 
 
 async def test_program_that_never_compiled_says_so() -> None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from fake_scenarios import counter_recompile_scenario
+from svg_text import squeeze, svg_rows
 from rich.console import Console
 from textual.widgets import Input, RichLog
 
@@ -127,6 +128,62 @@ async def test_escape_in_the_console_keeps_the_open_view() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.main_screen.views.active == "tab-stop" and app.focused.id == "stop-detail"
+
+
+async def test_at_80x24_the_consoles_footer_shows_the_keys_that_work_there_and_how_to_leave(tmp_path) -> None:  # noqa: ANN001
+    """In the console a letter types into the input: the footer shows the keys that still work there (F10 steps
+    over) and Esc/Tab, which leave it for the panes, where the letter keys work and show again."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+
+        def footer_row() -> str:
+            shot = tmp_path / "screen.svg"
+            shot.write_text(app.export_screenshot(), encoding="utf-8")
+            return squeeze(svg_rows(shot)[-1])
+
+        assert "sStep" in footer_row() and "Esc/Tab" not in footer_row()
+        await pilot.press("colon")
+        await settle(pilot)
+        assert isinstance(app.focused, Input)
+        row = footer_row()
+        assert "F11Step" in row and "F10Next" in row and "F5Cont" in row and "F9Break" in row, row
+        assert "Esc/Tableavetheconsoletouse" in row and "sStep" not in row, row
+        assert all(part.region.right <= SMALL[0] for part in app.main_screen.query("KeysFooter > *"))
+        before = app.main_screen.bytecode.current
+        await pilot.press("f10")
+        await settle(pilot)
+        assert app.main_screen.bytecode.current != before and isinstance(app.focused, Input)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert "sStep" in footer_row() and "Esc/Tab" not in footer_row()
+
+
+async def test_in_the_console_its_cursor_is_steady_and_the_bytecode_cursor_row_stays_marked() -> None:
+    """Typing a command that names an instruction (``until 4``, ``b 4``): the console's cursor does not blink, and
+    the bytecode pane still marks the row its cursor is on (dimmer than while it has the focus), apart from the
+    current instruction's row and the plain rows."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.bytecode
+        await pilot.press("down", "down")
+        await settle(pilot)
+
+        def background(index: int) -> set[object]:
+            line = bytecode.render_line(bytecode.row_of(index) - bytecode.scroll_offset.y)
+            return {segment.style.bgcolor for segment in line if segment.style is not None}
+
+        cursor, current = bytecode.cursor, bytecode.current
+        plain = next(i for i in range(len(bytecode.code.instructions))
+                     if i not in (cursor, current) and i not in bytecode.related)
+        focused_cursor = background(cursor)
+        await pilot.press("colon")
+        await settle(pilot)
+        assert isinstance(app.focused, Input) and not app.focused.cursor_blink
+        assert bytecode.cursor == cursor != current
+        assert background(cursor) != background(plain), "the cursor row looks like any other row"
+        assert background(cursor) != background(current) and background(cursor) != focused_cursor
 
 
 async def test_every_recompile_stop_opens_the_recompile_view_even_from_entries() -> None:

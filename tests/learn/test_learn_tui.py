@@ -208,6 +208,25 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
         await pilot.press("q")
 
 
+async def test_at_80x24_the_footer_beside_the_console_fits_the_skip_key_and_how_to_leave(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A lesson starts in the console, where the letter keys type: the footer shows the keys that work there, F8
+    among them, and how to leave the console for the letter keys, all within 80 columns."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    lesson = LESSONS[2]
+    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        assert app.focused is app.main_screen.console.input
+        footer = re.sub(r"\s+", "", _screen_rows(app, tmp_path)[-1])
+        assert "F10Next" in footer and "F8Skipstep" in footer and "Esc/Tableave" in footer, footer
+        assert all(part.region.right <= 80 for part in app.main_screen.query("KeysFooter > *"))
+        await pilot.press("ctrl+q")
+
+
 def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> None:
     from dynadbg.tui.narration_view import fitted_title
 
@@ -317,8 +336,10 @@ def _pane_rows(rows: list[str], title: str) -> list[str]:
 
 async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 3 at 80×24: at the first stop the bytecode pane shows several rows (not a bare border); the step that
-    asks for the BREAK CALL's index shows that row (the lesson put the cursor on it); ``X`` there opens an Explain
-    pane with rows to read beside the bytecode; typing `stack` shows the value-stack pane whole."""
+    asks for the BREAK CALL's index shows that row once the learner starts typing (the lesson put the cursor on
+    it); ``X`` there opens an Explain
+    pane with rows to read beside the bytecode, and it stays on that answer until the next key, which brings the
+    next step's cursor (the resume call, explained); typing `stack` shows the value-stack pane whole."""
     from dynadbg.core.session import Session
     from dynadbg.learn.tui import LearnApp
 
@@ -333,20 +354,36 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         app.submit("ll")
         assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
         await _settle(pilot)
+        first = app.main_screen.bytecode.cursor
+        await pilot.press(*"until ")              # the learner starts typing: step 2's cursor comes
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != first), \
+            "typing did not bring step 2's cursor"
+        await _settle(pilot)
         index = app.main_screen.bytecode.cursor
         line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
         assert line == f"until {index}"   # the row the step asks for is under the cursor
         bytecode = _pane_rows(_screen_rows(app, tmp_path), "bytecode")
         assert any(re.match(rf"{index}\s+\d+.*CALL", r) for r in bytecode), "\n".join(bytecode)
         assert any("run eagerly" in r for r in bytecode), "\n".join(bytecode)
-        app.submit(line)
+        await pilot.press(*str(index), "enter")
         assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
         await _settle(pilot)
         await pilot.press("escape", "X")
         assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
         await _settle(pilot)
         rows = _screen_rows(app, tmp_path)
-        # the next step put the cursor on the resume call: the Explain pane explains that row, with room to read
+        # step 4 is shown, but the screen keeps step 3's answer: the Explain pane on the BREAK CALL, to read
+        assert app.main_screen.bytecode.cursor == index, "\n".join(rows)
+        explain = [r for r in _pane_rows(rows, "explain") if r]
+        assert len(explain) >= 4 and explain[0].startswith(f"{index} CALL"), "\n".join(rows)
+        assert "step 4 of" in str(app.narration.border_title)
+        await pilot.press("colon")                 # the learner goes on (back to typing): step 4's cursor comes
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != index), \
+            "the key did not bring step 4's cursor"
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        # step 4 put the cursor on the resume call: the Explain pane explains that row, with room to read
         cursor = app.main_screen.bytecode.cursor
         explain = [r for r in _pane_rows(rows, "explain") if r]
         assert len(explain) >= 4 and explain[0].startswith(f"{cursor} CALL"), "\n".join(rows)
