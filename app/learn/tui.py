@@ -47,6 +47,8 @@ from .lessons import Lesson
 from .progress import Progress
 
 SKIP_KEY = "f8"
+#: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
+PANES_PENDING = "(The last answer stays on screen; this step's pane and cursor come with your next key or command.)"
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
@@ -170,6 +172,8 @@ class LearnApp(DebuggerApp):
             body = coach.lesson.outro or "Lesson finished."
         else:
             body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
+            if self._panes_pending and (step.pane is not None or step.cursor is not None):
+                body = PANES_PENDING + "\n" + body  # what the text says of the panes is true after that key
         # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt
         hint = coach.hint.replace("at the (dynadbg) prompt", "in the console") if coach.hint else coach.hint
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
@@ -178,7 +182,7 @@ class LearnApp(DebuggerApp):
     def _step_panes(self) -> None:
         """Bring the current step's pane to the front and its cursor onto its row (`Step.pane`, `Step.cursor`),
         once per step, while the program is stopped."""
-        self._panes_pending = False
+        pending, self._panes_pending = self._panes_pending, False
         coach = self.coach
         step = coach.step
         if step is None or self._pane_step == coach.index or self.phase != "stopped":
@@ -191,6 +195,8 @@ class LearnApp(DebuggerApp):
         self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
         if step.cursor is not None:
             self._cursor_to(step.cursor)
+        if pending:
+            self._show()  # the narration without `PANES_PENDING`
 
     # what the learner does -----------------------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:

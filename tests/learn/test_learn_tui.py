@@ -13,6 +13,7 @@ import pytest
 from dynadbg.learn.coach import resolve_action
 from dynadbg.learn.lessons import load_lessons
 from dynadbg.learn.progress import DATA_DIR_ENV, Progress
+from dynadbg.learn.tui import PANES_PENDING
 
 pytestmark = pytest.mark.slow
 
@@ -377,11 +378,14 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         explain = [r for r in _pane_rows(rows, "explain") if r]
         assert len(explain) >= 4 and explain[0].startswith(f"{index} CALL"), "\n".join(rows)
         assert "step 4 of" in str(app.narration.border_title)
+        # the narration says so: its "the cursor is on that CALL_FUNCTION_EX" holds after the next key
+        assert app.narration.text.plain.startswith(PANES_PENDING), app.narration.text.plain
         await pilot.press("colon")                 # the learner goes on (back to typing): step 4's cursor comes
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != index), \
             "the key did not bring step 4's cursor"
         await _settle(pilot)
+        assert PANES_PENDING not in app.narration.text.plain
         rows = _screen_rows(app, tmp_path)
         # step 4 put the cursor on the resume call: the Explain pane explains that row, with room to read
         cursor = app.main_screen.bytecode.cursor
@@ -391,9 +395,12 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         app.submit("stack")
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app))
-        rows = _screen_rows(app, tmp_path)
-        stack = [r for r in _pane_rows(rows, "value stack") if r]
-        assert any(r.startswith("TOS") for r in stack) and any("BINARY_SUBSCR" in r for r in stack), "\n".join(rows)
+
+        def tos_shown() -> bool:  # the pane scrolls to its TOS once it has been laid out: poll, a moment at most
+            stack = [r for r in _pane_rows(_screen_rows(app, tmp_path), "value stack") if r]
+            return any(r.startswith("TOS") for r in stack) and any("BINARY_SUBSCR" in r for r in stack)
+
+        assert await _until(pilot, tos_shown, timeout=5.0), "\n".join(_screen_rows(app, tmp_path))
         await pilot.press("q")
 
 
