@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.app import App, ScreenStackError
 from textual.message import Message
@@ -130,6 +129,8 @@ class DebuggerApp(App[int]):
     BINDINGS = actions.bindings()
     COMMANDS = App.COMMANDS | {ActionCommands, LearnCommand}
 
+    DIRECT_KEYS: ClassVar[tuple[str, ...]] = ("step", "next", "return", "continue", "until")
+    """Actions whose keys, pressed in a pane of the main screen, run at once (`on_event`)."""
     FOOTER_SETTLE: ClassVar[float] = 0.25
     """Seconds the program state must hold before the footer's greyed-out keys are updated (each footer refresh
     rebuilds its key widgets: tens of ms)."""
@@ -222,6 +223,9 @@ class DebuggerApp(App[int]):
         """The one path of every engine call."""
         self.keymap: dict[str, str] = dict(keymap or {})
         """Action id → keys overrides in force (shown by the help screen and the palette)."""
+        effective = actions.effective_keys(self.keymap)
+        self._direct: dict[str, str] = {key.strip(): f"dbg({action_id!r})" for action_id in self.DIRECT_KEYS
+                                        for key in effective[action_id].split(",") if key.strip()}
         self.phase = "starting"
         """``"starting"``, ``"running"``, ``"stopped"`` or ``"exited"``."""
         self.last_stop: Stop | None = None
@@ -343,6 +347,32 @@ class DebuggerApp(App[int]):
         gc.unfreeze()
         if self._footer_timer is not None:
             self._footer_timer.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A stepping key (`DIRECT_KEYS`) pressed while a pane of the main screen has the focus runs its action
+        here, at once. Textual would forward the key to the focused pane and let it travel back up through the
+        pane's containers (seven for the bytecode pane, a message hop each) to reach the app's binding: about
+        1 ms of a step's latency, keypress to status line, in a real terminal (`benchmarks/bench_tui_terminal.py`).
+        Only when nothing between the pane and the app binds that key and the pane takes no typed text (the
+        console's input does), so the action that runs is the one Textual would run; otherwise, and when the
+        action does not apply now, the key goes Textual's way."""
+        if isinstance(event, events.Key) and not event.is_forwarded and await self._direct_key(event):
+            return
+        await super().on_event(event)
+
+    async def _direct_key(self, event: events.Key) -> bool:
+        action = self._direct.get(event.key)
+        focused = self.focused
+        if action is None or focused is None or self.screen is not self._main:
+            return False
+        if focused.check_consume_key(event.key, event.character):
+            return False
+        for node in focused.ancestors_with_self:
+            if node is self:
+                break
+            if event.key in node._bindings.key_to_bindings:  # noqa: SLF001 - Textual's own order: theirs first
+                return False
+        return bool(await self.run_action(action))
 
     # Actions (all from the registry) ---------------------------------------------------------------------------
 
@@ -542,7 +572,8 @@ class DebuggerApp(App[int]):
         if result.plan is not None:
             console.output(plan_check_text(result.plan))
         if result.permanent is not None:
-            console.output(Text("permanently: ") + Text(fmt.permanent_text(result.permanent)))
+            # prose, not a listing: it wraps at the console's edge (at 80 columns its comment ran off the right)
+            console.output("permanently: " + fmt.permanent_text(result.permanent))
 
     def _resumed(self, result: Any) -> None:
         """A control call or a decision answered: running (its answer came through `Bridge.Resuming`), or why
@@ -1099,6 +1130,8 @@ class DebuggerApp(App[int]):
         (console.error if result.status else console.info)(
             f"{status}: {result.exception}" if result.exception else status)
         console.info("press q to leave the debugger")
+        if self.focused is console.input and not console.input.value:
+            screen.on_console_left()  # an empty console gives up the focus, so that q is the key the line names
         if self.stops_seen == 0:
             console.info("the program never stopped in compiled code")
 

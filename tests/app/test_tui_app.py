@@ -377,6 +377,23 @@ async def test_typed_quit_after_the_program_finished_leaves_the_app() -> None:
         assert app.return_code == 1, log_text(app)  # `q` is not: the app leaves with the program's status
 
 
+async def test_when_the_program_ends_an_empty_console_gives_up_the_focus_so_q_leaves() -> None:
+    """"press q to leave the debugger" holds as said: the program ended after a typed `c`, and `q` alone leaves
+    (in the console it would only type a q)."""
+    scenario = forward_scenario()
+    scenario.stops = scenario.stops[:1]  # one stop: `c` runs the program to its end
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", "c", "enter")
+        await settle(pilot)
+        assert app.phase == "exited"
+        assert app.focused is not app.main_screen.console.input
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.return_code == 0, log_text(app)
+
+
 async def test_after_the_program_ends_the_stack_pane_says_nothing_of_the_last_stop() -> None:
     scenario = forward_scenario()
     last = scenario.stops[0]
@@ -619,6 +636,28 @@ async def test_keymap_remaps_by_binding_id(tmp_path) -> None:  # noqa: ANN001
         await pilot.press("s")  # no longer bound
         await settle(pilot)
         assert app.session.sent == ["set_step()"]
+
+
+async def test_a_stepping_key_goes_to_a_panes_own_binding_of_it_first() -> None:
+    """A stepping key runs at once from a pane (`DebuggerApp.on_event`), but a pane that binds the key itself
+    keeps it, as Textual's order has it: with ``step`` also on Enter, Enter steps in the bytecode pane and opens a
+    node in the guard tree (Textual's Tree binds Enter)."""
+    app = make_app(keymap={"step": "s,enter"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.main_screen.bytecode.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.session.sent == ["set_step()"]
+        tree = app.main_screen.query_one(GuardTreeView)
+        tree.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.session.sent == ["set_step()"]  # the tree's Enter, not a step
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.session.sent == ["set_step()", "set_step()"]
 
 
 def test_keymap_from_environment(tmp_path) -> None:  # noqa: ANN001

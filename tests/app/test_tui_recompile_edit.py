@@ -436,3 +436,20 @@ async def test_a_long_guard_code_takes_one_line_at_80_columns(tmp_path) -> None:
         assert f"(cut:{len(code)}chars;wholeintheguardpane)" in rows[at + 1]
         assert not any('"grad_mode"' in r for r in rows)          # none of the JSON past the first line
         assert any("g6EQUALS_MATCH" in r for r in rows)           # the next failing guard is on the first screen
+
+
+async def test_at_80_columns_the_permanent_code_wraps_in_the_console() -> None:
+    """The `permanently:` line of a decision is prose with code in it: at 80 columns it wraps at the console's
+    edge, nothing of it runs off the right (as a listing it was cut at ``# calls insid``)."""
+    app = make_app(counter_recompile_scenario())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settled(pilot)
+        await pilot.press("E")
+        await _settled(pilot)
+        log = app.main_screen.console.log_widget
+        width = log.scrollable_content_region.width
+        rows = [strip.text.rstrip() for strip in log.lines]
+        start = next(k for k, row in enumerate(rows) if row.startswith("permanently: "))
+        assert all(len(row) <= width for row in rows[start:start + 8]), rows
+        said = " ".join(" ".join(rows[start:start + 8]).split())
+        assert "outside it torch compiles as before" in said and "every other call runs eagerly" in said, said
