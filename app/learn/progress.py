@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,12 +82,18 @@ class Progress:
         return next((n for n in numbers if n not in self.done), None)
 
 
-def lesson_list(lessons: list[Lesson], progress: Progress) -> str:
-    """One line per lesson: ``[x]`` finished, ``[k/n]`` begun, ``[ ]`` not begun."""
+def lesson_list(lessons: list[Lesson], progress: Progress, width: int | None = None) -> str:
+    """One entry per lesson: ``[x]`` finished, ``[k/n]`` begun, ``[ ]`` not begun; an entry longer than `width`
+    columns (default: the terminal's, `shutil.get_terminal_size`) goes on under its title, at a word break."""
+    if width is None:
+        width = shutil.get_terminal_size((80, 24)).columns
     lines = []
     for lesson in lessons:
         total = len(lesson.steps)
         mark = ("x" if lesson.number in progress.done
                 else f"{progress.steps[lesson.number]}/{total}" if lesson.number in progress.steps else " ")
-        lines.append(f"  [{mark}] {lesson.number}. {lesson.title}  ({total} steps)")
+        head = f"  [{mark}] {lesson.number}. "
+        count = f"({total}\u00a0steps)"  # kept on one row (textwrap breaks at ASCII whitespace only)
+        lines.append(textwrap.fill(f"{head}{lesson.title}  {count}", max(width - 1, 40),
+                                   subsequent_indent=" " * len(head), break_on_hyphens=False).replace("\u00a0", " "))
     return "\n".join(lines)

@@ -161,6 +161,19 @@ def test_progress_persists_and_reset_forgets_it(data_dir, capsys) -> None:
     assert Progress().next_lesson([1, 2, 3]) == 1
 
 
+def test_the_lesson_list_fits_80_columns_with_each_step_count_whole(data_dir) -> None:  # noqa: ANN001, ARG001
+    from dynadbg.learn.progress import lesson_list
+
+    lessons = list(LESSONS)
+    rows = lesson_list(lessons, Progress(), width=80).splitlines()
+    assert all(len(row) < 80 for row in rows), rows
+    assert len(rows) > len(lessons)  # some titles are long: their entry goes on a second row, under the title
+    text = "\n".join(rows)
+    for lesson in lessons:
+        assert f"({len(lesson.steps)} steps)" in text  # never split as "(8" / "steps)"
+        assert " ".join(text.split()).count(" ".join(lesson.title.split())) == 1
+
+
 def test_a_malformed_progress_file_counts_as_none(data_dir) -> None:
     data_dir.mkdir(parents=True)
     (data_dir / "learn.json").write_text("{not json")
