@@ -350,7 +350,8 @@ def graph_text(view: TraceStopView) -> str:
     more = view.nodes_total - len(view.nodes)
     lines = [f"FX graph so far: {plural(view.nodes_total, 'node')}" + (f" (the last {len(view.nodes)} listed)"
                                                                         if more > 0 else "")
-             + "; + marks what the last instruction added"]
+             + ("; + marks what the last instruction added" if any(n.new for n in view.nodes)
+                else "; the last instruction added no node")]
     for n in view.nodes:
         mark = "+" if n.new else " "
         target = "" if n.op in ("placeholder", "output") else f" {n.target}"
@@ -367,7 +368,8 @@ def guards_text(view: TraceStopView) -> str:
         lines += [f"+ {g.guard_type:<22} {g.source}" for g in view.guards] or ["  (none)"]
         return head + "\n".join(lines)
     lines = [f"guards so far: {view.guards_total} (Dynamo builds them into the guard tree when the compile ends); "
-             "+ marks what the last instruction installed"]
+             + ("+ marks what the last instruction installed" if any(g.new for g in view.guards)
+                else "the last instruction installed none")]
     for g in view.guards:
         lines.append(f"{'+' if g.new else ' '} {g.guard_type:<22} {g.source or '(global state)'}")
     if view.shape_guards:

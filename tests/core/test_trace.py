@@ -327,6 +327,25 @@ def test_fake_graph_and_guards_at_a_stop_of_a_dynamic_compile() -> None:
     assert "not a symbolic local" in run.output_of("fake q").error
 
 
+@pytest.mark.parametrize("added", [True, False])
+def test_graph_and_guards_at_a_trace_stop_name_the_plus_mark_only_when_a_row_has_it(added: bool) -> None:
+    """``graph`` / ``guards`` at a trace stop say what ``+`` marks only when the last instruction added a row; else
+    they say it added none (lesson 8's `graph` said "+ marks ..." over rows without one)."""
+    from dynadbg.core.format import trace as tfmt
+
+    node = types.SimpleNamespace(name="l_x_", op="placeholder", target="l_x_", value="", new=added)
+    guard = types.SimpleNamespace(guard_type="TENSOR_MATCH", source="L['x']", new=added)
+    view = types.SimpleNamespace(mark=None, nodes=[node], nodes_total=1, guards=[guard], guards_total=1,
+                                 shape_guards=[])
+    graph, guards = tfmt.graph_text(view), tfmt.guards_text(view)  # type: ignore[arg-type]
+    rows = graph.splitlines()[1:] + guards.splitlines()[1:]
+    assert any(row.startswith("+") for row in rows) is added
+    assert ("+ marks what the last instruction added" in graph) is added
+    assert ("+ marks what the last instruction installed" in guards) is added
+    if not added:
+        assert "the last instruction added no node" in graph and "the last instruction installed none" in guards
+
+
 def test_commands_that_need_a_running_frame_are_refused_at_a_trace_stop() -> None:
     run = scripted_trace(PROGRAMS / "item_graph_break.py", ["p 1 + 1", "1 + 1", "entries", "eager", "b 3", "u",
                                                              "globals", "explain", "trace", "c"], break_on=("trace",))
