@@ -54,6 +54,19 @@ class TraceView(OutputView):
         self.from_row = False
         """`traced` is the break of a graph-break row of the bytecode pane (``T``), not the one behind the stop."""
         self._idle = False
+        self._recorded: tuple[TraceStep, ...] | str | None = None
+        self._recorded_narrow = False
+
+    def on_resize(self) -> None:
+        """Recorded steps are laid out for the pane's width (`show_recorded`: narrow rows under 95 columns). A pane
+        filled while hidden (0 columns wide) is laid out again once shown, and again when resized across 95."""
+        if self._recorded is not None and self.view is None and self.traced is not None \
+                and self._narrow() != self._recorded_narrow:
+            self.show_recorded(self._recorded)
+
+    def _narrow(self) -> bool:
+        width = self.size.width or self.app.size.width  # hidden: as wide as it can be at most
+        return width < 95
 
     def show(self, view: TraceStopView | None, traced: TracedBreak | None = None, *, row: bool = False) -> None:
         """Show `view` (None: the placeholder of a stop outside Dynamo's tracing, or, with `traced`, of the
@@ -62,6 +75,7 @@ class TraceView(OutputView):
         if view is None and traced is None and self.view is None and self.traced is None and self._idle:
             return  # the placeholder is up already: a repeat would re-lay out the screen at every step
         self._idle = view is None and traced is None
+        self._recorded = None
         self.view = view
         self.traced = traced
         self.from_row = row
@@ -84,7 +98,8 @@ class TraceView(OutputView):
         traced = self.traced
         if traced is None or self.view is not None:
             return
-        narrow = 0 < self.size.width < 95  # the left pane at 80 columns: rows that do not wrap, a short head
+        self._recorded = steps
+        narrow = self._recorded_narrow = self._narrow()  # the left pane at 80 columns: rows that do not wrap
         whose = ("the graph break of the bytecode cursor's row" if self.from_row
                  else "the graph break behind this resume function")
         at = f" at line {traced.line}" if traced.line is not None else ""

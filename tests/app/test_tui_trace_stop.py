@@ -5,6 +5,8 @@ tracing (``s``/``n``/``c``; ``[``/``]`` browse the recorded steps), at 80×24 an
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 from pathlib import Path
 
@@ -172,6 +174,16 @@ async def test_after_a_graph_break_the_trace_view_shows_the_recorded_attempt_wit
         (marked,) = [line for line in text.splitlines() if line.startswith(">")] or [text]
         assert marked.startswith(f">{traced.ordinal:>4} L9") and "CALL" in marked  # the narrow rows at 80 columns
         _assert_marked_row_in_view(app)
+        # the steps arriving while the view is hidden (0 columns wide) are laid out for the width it will have
+        await pilot.press("1")
+        await pilot.pause()
+        steps = await asyncio.to_thread(app.session.trace_steps, traced.compile_id, traced.attempt)
+        app.main_screen.trace_view.show_recorded(steps)
+        await pilot.press("9")
+        await pilot.pause()
+        rows = _trace_text(app).splitlines()
+        assert any(row.startswith(f">{traced.ordinal:>4} L9") for row in rows), rows
+        assert all(len(row) <= 80 for row in rows[2:]), rows  # the steps' rows: none wraps
         await pilot.press("q")
         await pilot.pause(0.2)
 
