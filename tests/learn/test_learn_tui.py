@@ -29,6 +29,15 @@ async def _until(pilot, condition, timeout: float = 60.0) -> bool:  # noqa: ANN0
     return True
 
 
+def _learn_app(lesson, tmp_path, monkeypatch):  # noqa: ANN001, ANN202
+    """`lesson` in the TUI on the real engine, its progress kept under `tmp_path`."""
+    from dynadbg.core.session import Session
+    from dynadbg.learn.tui import LearnApp
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    return LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+
+
 async def _settle(pilot) -> None:  # noqa: ANN001
     """Until no engine call is in flight and no worker runs (a settled app), then its messages handled."""
     await _until(pilot, lambda: pilot.app.settled and all(w.is_finished for w in pilot.app.workers))
@@ -113,11 +122,7 @@ async def test_every_lesson_by_keys_at_80x24(lesson, tmp_path, monkeypatch) -> N
 
 
 async def _play(lesson, by: str, tmp_path, monkeypatch, size: tuple[int, int]) -> None:  # noqa: ANN001
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     pressed: list[str] = []
     async with app.run_test(size=size) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
@@ -153,12 +158,8 @@ async def _play(lesson, by: str, tmp_path, monkeypatch, size: tuple[int, int]) -
 
 
 async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[2]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         app.submit("until 3")                     # step 1 wants `ll`
@@ -181,12 +182,8 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
     spec.loader.exec_module(svg_text)
     squeeze, svg_rows = svg_text.squeeze, svg_text.svg_rows
 
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[2]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     shot = tmp_path / "screen.svg"
 
     def screen() -> str:
@@ -212,12 +209,8 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
 async def test_at_80x24_the_footer_beside_the_console_fits_the_skip_key_and_how_to_leave(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """A lesson starts in the console, where the letter keys type: the footer shows the keys that work there, F8
     among them, and how to leave the console for the letter keys, all within 80 columns."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[2]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         await _settle(pilot)
@@ -243,12 +236,8 @@ async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(
     """Lesson 4, step 3 asks for `eager` at the recompile stop; `R` (recompile) there is a wrong move, and `c` then
     lets the program end: the narration says the step cannot be done in this run and how to go on, and F8 walks
     through the rest to the end of the lesson."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[3]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         await pilot.press("escape")
@@ -284,12 +273,8 @@ async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> N
     """Lesson 4, step 3 (`eager` at the recompile stop) done from the command palette (Ctrl+P, "Eager")."""
     from textual.command import CommandPalette
 
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[3]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         for line in ("c", "why"):
@@ -341,12 +326,8 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
     it); ``X`` there opens an Explain
     pane with rows to read beside the bytecode, and it stays on that answer until the next key, which brings the
     next step's cursor (the resume call, explained); typing `stack` shows the value-stack pane whole."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[2]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         await _settle(pilot)
@@ -407,13 +388,9 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
 async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 1's hint says "at the (dynadbg) prompt" for line mode; the TUI has no such prompt: it says "in the
     console"."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[0]
     assert "(dynadbg) prompt" in lesson.steps[0].hints[0]   # line mode's wording (its prompt is "(dynadbg)")
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         app.submit("s")                           # step 1 wants `orig`
@@ -427,13 +404,9 @@ async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_pat
 async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 2 step 1 asks for the guard on L['offset'] and the source line it came from: at 80×24 the guard pane
     is on screen with that value's guards open, the EQUALS_MATCH leaf and its line in sight."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[1]
     assert lesson.steps[0].pane == "guards"
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         assert await _until(pilot, lambda: app.main_screen.guards is not None)
@@ -447,12 +420,8 @@ async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_p
 async def test_at_80x24_lesson_8_u_then_x_shows_the_explain_pane_of_the_caller(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 8 step 6 at 80×24, after the trace stop and its log answers: ``u`` then ``X`` show the caller's
     bytecode and an Explain pane of its resume call, with rows to read (it showed none)."""
-    from dynadbg.core.session import Session
-    from dynadbg.learn.tui import LearnApp
-
-    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     lesson = LESSONS[7]
-    app = LearnApp(lesson, Progress(), lambda listener: Session(listener, break_on=lesson.break_on))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
         app.submit("graph")                       # a trace stop: the answer is the log's, in front
