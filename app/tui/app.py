@@ -29,7 +29,8 @@ program ended). `ResumeSent` and `ActionDone` carry the command-language line th
 taken over by handling `Console.Submitted` first and calling `prevent_default()`.
 
 The delays (`FOOTER_SETTLE`, `RUNNING_SHOWN_AFTER`, `PANES_AT_LATEST`, `QUIT_DEADLINE`, `PRINT_FLUSH`) are class
-attributes; the tests set them to 0.
+attributes; the tests set the footer's, the "running" flash's and the output gathering's to 0 (`PANES_AT_LATEST`
+stays: a step's panes normally follow the status line's frame well before it).
 """
 
 from __future__ import annotations
