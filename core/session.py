@@ -342,6 +342,27 @@ class Session(TraceMethods, EngineMethods):
         except Exception as exc:  # noqa: BLE001 - never let a debugger bug kill the program
             return EngineError(f"internal error: {type(exc).__name__}: {exc}", ErrorKind.INTERNAL)
 
+    def submit(self, fn: Callable[[], Any], answer: Callable[[Any], None]) -> bool:
+        """Queue `fn` for the paused worker thread and return at once, without waiting for it; the worker calls
+        `answer` with its result (an `EngineError` when `fn` raised, or when the program resumed before `fn` could
+        run). `fn` may call any engine method (on the worker thread they run directly); a resuming one lets the
+        program go on after `fn` returns, as `engine_method`'s blocking path does.
+
+        For a front end that must not block, and whose answer is a message (the TUI posts it to its app:
+        `MessagePump.post_message` is thread-safe): a step costs one thread hop each way instead of two.
+        `answer` runs on the worker thread and must not raise.
+
+        Returns:
+            False (nothing queued) when the program is not paused, or when called on the worker thread itself.
+        """
+        if threading.get_ident() == self._worker_ident:
+            return False
+        with self._lock:
+            if self.ctx is None:
+                return False
+            self._requests.put((lambda: self._guarded(fn), _Answer(answer)))
+        return True
+
     def call_on_worker(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` on the paused worker thread and return its result (None when the program is not paused)."""
         if threading.get_ident() == self._worker_ident:
@@ -685,3 +706,18 @@ class Session(TraceMethods, EngineMethods):
 
 
 __all__ = ["Session", "Listener", "Mode", "Breakpoint", "PauseContext", "SessionError", "UNKNOWN", "FrameView"]
+
+
+class _Answer:
+    """The reply slot of a `Session.submit` request: the pause loop's ``reply.put(result)`` calls the answer."""
+
+    __slots__ = ("_answer",)
+
+    def __init__(self, answer: Callable[[Any], None]) -> None:
+        self._answer = answer
+
+    def put(self, value: Any) -> None:
+        try:
+            self._answer(value)
+        except Exception:  # noqa: BLE001 - a front-end bug must not kill the program
+            pass

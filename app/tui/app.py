@@ -556,7 +556,7 @@ class DebuggerApp(App[int]):
         self.awaiting_resume = True
         self.post_message(self.ResumeSent(what, command=command))
         self._bindings_changed()
-        self.client.call(fn, self._resumed, what)
+        self.client.call(fn, self._resumed, what, direct=True)
 
     def _show_resumed(self, result: Resumed) -> None:
         """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s

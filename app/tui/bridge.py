@@ -13,7 +13,8 @@ delivered by `Bridge.attach`.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.message import Message
 
@@ -34,6 +35,10 @@ class EngineSession(Engine, Protocol):
     """
 
     def wait(self, timeout: float | None = None) -> ExitResult | None: ...
+
+    def submit(self, fn: Callable[[], Any], answer: Callable[[Any], None]) -> bool:
+        """Queue `fn` on the paused program's thread without waiting; `answer(result)` is called there. False
+        when nothing was queued (`dynadbg.core.session.Session.submit`)."""
 
 
 class Bridge:

@@ -7,8 +7,10 @@ on the UI thread once the answer is back (`EngineClient.Answered`, posted to the
 session, not a Textual thread worker per call: a worker costs a thread start and the app's worker bookkeeping
 (state messages, a refresh of every widget watching workers) at each step, and a step is the path a user repeats
 most (`benchmarks/bench_tui_terminal.py` times it). Calls run one at a time, in the order they were made: a
-breakpoint toggled twice, or a query sent behind an edit, reaches the engine in that order. An exception raised by
-the engine is answered as an ``EngineError(kind=ErrorKind.INTERNAL)``: an engine bug never kills the UI.
+breakpoint toggled twice, or a query sent behind an edit, reaches the engine in that order. A call that lets the
+program go on (a step, continue, a decision) is handed to the paused program's thread itself (`Call.direct`,
+`Session.submit`), still in its turn: the answer is posted from there, one thread hop less each way. An exception
+raised by the engine is answered as an ``EngineError(kind=ErrorKind.INTERNAL)``: an engine bug never kills the UI.
 
 `EngineClient.quit` and `EngineClient.interrupt` do not wait their turn: both return at once on the engine
 (`Session.quit`, `Session.interrupt`), and a user who presses ``q`` or Ctrl+C while a long call runs must be heard.
@@ -43,11 +45,15 @@ class Call:
         fn: calls the engine (on the client's thread) and returns its answer.
         done: handles the answer on the UI thread.
         what: what it is, for an internal-error line.
+        direct: hand `fn` to the paused program's thread itself (`EngineSession.submit`) when it takes it: one
+            thread hop less each way, for the calls that let the program go on (a step is the path a user repeats
+            most). Falls back to the client's thread when the engine does not take it.
     """
 
     fn: Callable[[], Any]
     done: Callable[[Any], None]
     what: str
+    direct: bool = False
 
 
 class EngineClient:
@@ -85,17 +91,20 @@ class EngineClient:
         """A call is running or waiting, or its answer is not handled yet."""
         return self._in_flight is not None or bool(self._waiting)
 
-    def call(self, fn: Callable[[], Any], done: Callable[[Any], None], what: str) -> None:
-        """Make the engine call `fn` after the ones already made; `done(answer)` runs on the UI thread."""
+    def call(self, fn: Callable[[], Any], done: Callable[[Any], None], what: str, *, direct: bool = False) -> None:
+        """Make the engine call `fn` after the ones already made; `done(answer)` runs on the UI thread.
+        `direct`: see `Call.direct`."""
         if self._closed:
             return
-        self._waiting.append(Call(fn, done, what))
+        self._waiting.append(Call(fn, done, what, direct))
         self._next()
 
     def _next(self) -> None:
         if self._in_flight is not None or not self._waiting or self._closed:
             return
         call = self._in_flight = self._waiting.popleft()
+        if call.direct and self.engine.submit(lambda: self._run(call), lambda result: self._post(call, result)):
+            return
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name="dynadbg-engine-calls", daemon=True)
             self._thread.start()
@@ -107,11 +116,20 @@ class EngineClient:
             self._make(call)
 
     def _make(self, call: Call) -> None:
-        """On the client's thread: the engine call, then its answer posted to the app (thread-safe)."""
+        """On the client's thread: the engine call, then its answer posted to the app."""
+        self._post(call, self._run(call))
+
+    @staticmethod
+    def _run(call: Call) -> Any:
+        """The engine call (on the client's thread, or the program's for a direct call); an exception is answered
+        as an internal error."""
         try:
-            result = call.fn()
+            return call.fn()
         except Exception as exc:  # noqa: BLE001 - an engine bug must not kill the UI
-            result = EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", ErrorKind.INTERNAL)
+            return EngineError(f"internal error in {call.what}: {type(exc).__name__}: {exc}", ErrorKind.INTERNAL)
+
+    def _post(self, call: Call, result: Any) -> None:
+        """The answer to the app (thread-safe: `MessagePump.post_message`)."""
         if not self.app.post_message(self.Answered(call, result)):
             self._in_flight = None  # the app is closing: nobody handles it
 

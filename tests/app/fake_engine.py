@@ -181,6 +181,9 @@ class FakeEngine:
         self._finished.wait(timeout)
         return self._result
 
+    def submit(self, fn: Callable[[], Any], answer: Callable[[Any], None]) -> bool:
+        return False  # no worker thread: the client makes every call on its own thread
+
     def current_stop(self) -> Stop | EngineError:
         stop = self._paused()
         if isinstance(stop, EngineError):

@@ -227,6 +227,50 @@ def test_session_implements_every_method_of_the_engine_protocol():
     assert [n for n in names if not hasattr(Session, n)] == []
 
 
+def test_submit_queues_on_the_paused_worker_and_answers_there():
+    """`Session.submit` (the TUI's path for a step): it returns at once, the worker runs the call and hands its
+    answer over; a call queued behind a resuming one is answered with an error, never run; nothing is queued
+    from the worker itself or once the program has finished."""
+    import queue
+    import threading
+
+    results: list = []
+    answers: "queue.Queue[tuple[str, Any, str]]" = queue.Queue()
+    release = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def answer(tag: str):
+        return lambda value: answers.put((tag, value, threading.current_thread().name))
+
+    def blocker(s: Session) -> int:
+        seen["nested"] = s.submit(lambda: 0, answer("nested"))  # on the worker: refused, never deadlocks
+        release.wait(30)
+        return s.current_stop().frame.index
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        if n == 0:
+            assert s.submit(lambda: blocker(s), answer("first"))
+            assert s.submit(lambda: s.set_step(1), answer("step"))
+            assert s.submit(lambda: 1 / 0, answer("behind"))
+            release.set()
+            got = {tag: (value, thread) for tag, value, thread in (answers.get(timeout=30) for _ in range(3))}
+            seen["got"], seen["index"] = got, stop.frame.index
+            return got["step"][0]
+        return s.set_continue()
+
+    stops, session, _result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, results), at_stop)
+    got = seen["got"]
+    assert seen["nested"] is False
+    assert got["first"][0] == seen["index"]
+    assert isinstance(got["step"][0], Resumed)
+    behind = got["behind"][0]
+    assert isinstance(behind, EngineError) and "resumed before" in behind.message  # queued behind: never ran
+    assert got["first"][1] == got["step"][1] != threading.current_thread().name  # answered on the worker
+    assert stops[1].frame.index == seen["index"] + 1
+    assert session.submit(lambda: 0, answer("late")) is False  # finished: nothing to queue on
+    assert answers.empty()
+
+
 def test_the_front_end_is_told_what_compiles_while_it_compiles():
     """A first compile can take tens of seconds: the listener hears ``compiling NAME (FILE:LINE)`` when torch
     starts converting a frame and ``running`` when it returned, so a front end can say what the program waits on."""
