@@ -28,6 +28,10 @@ from typing import Any, Iterable, Mapping
 
 from . import compat
 
+#: What torch's guard-eval figure is (`profile_guard_manager`, run once as the entry is built).
+COLD_SAMPLE = ("timed by torch right after compiling, caches cold (profile_guard_manager): one sample, not what "
+               "each later call pays")
+
 __all__ = ["AMBIENT", "EntryCost", "GuardCostLog", "advice", "entry_cost_json", "group_by_source",
            "guard_count", "cost_text"]
 
@@ -263,7 +267,7 @@ def cost_text(cost_json: Mapping[str, Any], *, entries: int, max_groups: int = 6
     n = cost_json.get("guards")
     us = cost_json.get("eval_us")
     head = f"{indent}guard cost: {'?' if n is None else n} guards"
-    head += (f", {us:.1f} µs per evaluation (one cold-cache sample torch took when it compiled: profile_guard_manager)"
+    head += (f", {us:.1f} µs for one evaluation {COLD_SAMPLE}"
              if us is not None else ", evaluation time not measured on this torch")
     lines = [head]
     groups = cost_json.get("by_source") or {}

@@ -753,7 +753,9 @@ class _Tagger:
         carries = tuple(_describe_resume_arg(a) for a in fact.arg_names) if fact is not None else ()
         what = ", ".join(fact.arg_names) if fact is not None and fact.arg_names else "the saved stack and locals"
         self.set(c, Role.RESUME_CALL, f"loads the resume function {gname} ({fn})", src, force=True)
-        self.set(call, Role.RESUME_CALL, f"calls the resume function {fn} with {what}", src, force=True)
+        # the value stack shows the global the code loads, the status line and frames the code's own name: both
+        named = f"{fn} (loaded as {gname})" if fn != gname else fn
+        self.set(call, Role.RESUME_CALL, f"calls the resume function {named} with {what}", src, force=True)
         self.resume_calls.append(ResumeCallInfo(call_index=call, load_index=c, global_name=gname,
                                                 function_name=fn if src == "capture" else None,
                                                 arg_names=fact.arg_names if fact is not None else (),

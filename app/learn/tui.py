@@ -34,6 +34,7 @@ from typing import Any, Callable
 from textual import events, on
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
+from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import READ_ONLY, RESUMING
@@ -108,7 +109,12 @@ class LearnApp(DebuggerApp):
             self.main_screen.console.info(line)
         # lessons say "type `ll`": typing goes to the command line from the start (Escape leaves it for the keys)
         self.main_screen.console.input.focus()
+        # the narration's border says whether letters type a command or act as keys now
+        self.watch(self.main_screen, "focused", self._focus_moved)
         # (Textual then calls DebuggerApp's own handler of this message, which starts the program)
+
+    def _focus_moved(self, focused: Widget | None) -> None:
+        self.narration.typing = focused is self.main_screen.console.input
 
     def lesson_keys(self) -> tuple[tuple[str, str], ...]:
         return ((SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),

@@ -6,6 +6,9 @@ and cached, so a step in a 2,000-instruction code object repaints a screenful of
 
 from __future__ import annotations
 
+import re
+
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -425,7 +428,7 @@ class BytecodeView(ScrollView, can_focus=True):
         if row is None and self._display is not None and 0 <= y + scroll_y < len(self._display):
             section = self._sections[-1 - self._display[y + scroll_y]]
             segments = [Segment("  "), Segment("▌", gutter_style(section.role)),
-                        Segment(f" ── {section.title} ──", header_style)]
+                        Segment(_fit_header(section.title, width - 3), header_style)]
             return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
         if code is None or row is None:
             return Strip.blank(width, base)
@@ -448,4 +451,17 @@ class BytecodeView(ScrollView, can_focus=True):
         elif is_related:
             line_style = related_style
         return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
+
+
+def _fit_header(title: str, room: int) -> str:
+    """A section's header row within `room` cells: ``── title ──``; too long, the resume function's global
+    (`` (= __resume_at_76_3)``) goes first, then the title is cut with ``…`` (the row never runs off the pane)."""
+    text = f" ── {title} ──"
+    if room <= 0 or cell_len(text) <= room:
+        return text
+    title = re.sub(r" \(= [^)]*\)", "", title)
+    text = f" ── {title} ──"
+    if cell_len(text) <= room:
+        return text
+    return f" ── {title[:max(4, room - 8)]}… ──"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Static
 
 #: The keys that scroll the narration while the console keeps the focus (`dynadbg learn` binds them).
@@ -37,6 +38,10 @@ class NarrationView(VerticalScroll, can_focus=False):
     }
     """
 
+    typing: var[bool] = var(True)
+    """Whether typed letters go to the console now (the app sets it as the focus moves): the border says how to
+    type a command when they do not."""
+
     heading = ""
     """The full heading of the step shown; the border title is it, cut to the pane's width (`fitted_title`)."""
 
@@ -44,6 +49,8 @@ class NarrationView(VerticalScroll, can_focus=False):
         super().__init__(name=name, id=id, classes=classes)
         self._body = Static("")
         self._subtitle = ""
+        self._done = self._ended = False
+        self._skip_key = ""
         self.text = Text("")
         """The step's text as shown (body, then the hint or what to do now that the program has ended)."""
 
@@ -61,9 +68,8 @@ class NarrationView(VerticalScroll, can_focus=False):
         `ended`: the program has ended with the step not done, what to do now (shown instead of the hint)."""
         self.heading = heading
         self.border_title = fitted_title(heading, self.size.width)
-        self._subtitle = ("q: leave the debugger" if done
-                          else f"{skip_key}: skip step · q: leave the debugger" if ended
-                          else f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)")
+        self._done, self._ended, self._skip_key = done, ended is not None, skip_key
+        self._subtitle = self._subtitle_text()
         self.border_subtitle = self._subtitle
         text = Text(body)
         if ended:
@@ -77,6 +83,22 @@ class NarrationView(VerticalScroll, can_focus=False):
         self._body.update(text)
         self.scroll_home(animate=False)
         self.call_after_refresh(self._say_if_more)
+
+    def _subtitle_text(self) -> str:
+        skip_key = self._skip_key
+        if self._done:
+            return "q: leave the debugger"
+        if self._ended:
+            return f"{skip_key}: skip step · q: leave the debugger"
+        if self.typing:
+            return f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)"
+        # a step that says "Type `entries`" while the keys act: its letters would be keys (e edits)
+        return f"{skip_key}: skip step · letters are keys now: \":\" to type a command"
+
+    def watch_typing(self) -> None:
+        if self._skip_key:
+            self._subtitle = self._subtitle_text()
+            self._say_if_more()
 
     def scroll_lines(self, rows: int) -> None:
         """Scroll the text by `rows` (negative: up), without moving the focus."""

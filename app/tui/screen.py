@@ -77,6 +77,10 @@ class KeysFooter(Footer):
     FIRST = ("dbg('help')", "dbg('quit')")
     """The actions shown first on a narrow footer."""
 
+    KEEP = ("skip_step",)
+    """Actions a narrow footer never drops, shown last (`dynadbg learn`'s ``F8 Skip step``); other keys that do not
+    fit are dropped from the end, and ``…`` says so (``? Help`` lists every key)."""
+
     LEAVE = ("leave the console to use s n c t …", "leave for s n c t …")
     """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters: the first that fits
     beside the keys shown (`dynadbg learn` adds ``F8 Skip step``)."""
@@ -106,8 +110,27 @@ class KeysFooter(Footer):
             yield Label(next((t for t in self.LEAVE if cell_len(t) <= room), self.LEAVE[-1]), classes="footer-hint")
             return
         if self.compact:
+            for key in keys:
+                if hasattr(key, "key_display") and not key.has_class("-command-palette"):
+                    key.key_display = display_keys(key.key)  # F8, as the help screen and the narration write it
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
-            keys = first + [k for k in keys if k not in first]
+            kept = [k for k in keys if getattr(k, "action", None) in self.KEEP and k not in first]
+            rest = [k for k in keys if k not in first and k not in kept]
+            width = self.size.width
+
+            def cells(shown: list[Widget]) -> int:
+                # a compact key: its key, its description and the gap after it (as in the console's branch)
+                return sum(cell_len(getattr(k, "key_display", "")) + cell_len(getattr(k, "description", "")) + 2
+                           for k in shown)
+
+            cut = False
+            while rest and width > 0 and cells(first + rest + kept) + (2 if cut else 0) > width:
+                rest.pop()  # the last keys go first; `? Help` lists them all
+                cut = True
+            yield from first + rest + kept
+            if cut:
+                yield Label("…", classes="footer-hint")
+            return
         yield from keys
 
 
@@ -536,7 +559,9 @@ class MainScreen(Screen[None]):
         # Entries are named by compile id, not numbered: the status line's "checked i of n" is torch's lookup order
         # (most recently used first), which a position in this list would contradict. Newest first, as the
         # `entries` command lists them.
+        # every entry's one-line head first, so a short pane shows them all; each one's details below
         parts: list[RenderableType] = [Text("newest first; ▶ serves this frame", style="dim")]
+        details: list[RenderableType] = []
         for entry in reversed(frame.entries):
             serving = stop is not None and stop.compile_id == entry.compile_id
             head = Text(f"{'▶' if serving else ' '} entry {entry.compile_id}", style="bold")
@@ -547,14 +572,16 @@ class MainScreen(Screen[None]):
             else:
                 head.append(f"  {entry.code.name} ({len(entry.code.instructions)} instructions)", style="default")
             parts.append(head)
+            details.append(Text(f"\nentry {entry.compile_id}", style="bold"))
             cost = next((c for c in getattr(frame, "guard_costs", ()) if c.compile_id == entry.compile_id), None)
             if cost is not None:
-                parts.append(Text("\n".join(f"  {line}" for line in guard_cost_lines(cost, max_groups=3)),
-                                  style="dim"))
-            parts.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
+                details.append(Text("\n".join(f"  {line}" for line in guard_cost_lines(cost, max_groups=3)),
+                                    style="dim"))
+            details.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
             resumes = [f"{name} (= {self.resume_aliases[name]})" if name in self.resume_aliases else name
                        for name in entry.resume_functions]
-            parts.append(Text(f"     resume functions: {', '.join(resumes) or '-'}", style="dim"))
+            details.append(Text(f"     resume functions: {', '.join(resumes) or '-'}", style="dim"))
+        parts += details
         view.content = Group(*parts)
 
     # Detail text -----------------------------------------------------------------------------------------------

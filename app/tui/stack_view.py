@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.reactive import reactive
 
@@ -108,8 +110,11 @@ class StackView(LinesView):
             if prov is not None:
                 slot = prov.slots[depth]
                 lines.append(Text(" " * (width + 7) + origin_text(slot), origin_style))
-                if slot.note:  # on a line of its own: in a narrow pane it is the part worth the width
-                    lines.append(Text(f"    = {slot.note}", origin_style))
+                if slot.note:  # on lines of its own, wrapped: in a narrow pane it is the part worth the width
+                    room = self.scrollable_content_region.width - 6
+                    parts = textwrap.wrap(slot.note, room) if room >= 20 else [slot.note]
+                    lines += [Text(("    = " if k == 0 else "      ") + part, origin_style)
+                              for k, part in enumerate(parts)]
         return lines
 
 

@@ -75,7 +75,7 @@ class StatusLine(Static):
         if not self.stderr_lines:
             return None
         lines = "line" if self.stderr_lines == 1 else "lines"
-        return Text.assemble((" · ", dim), (f"stderr: {self.stderr_lines} {lines} (key {self.stderr_key})", "bold"))
+        return Text.assemble((" · ", dim), (f"stderr: {self.stderr_lines} {lines} (view {self.stderr_key})", "bold"))
 
     def render(self) -> Text:
         """The status line, fitted to the width: when it does not fit, the least needed fields go first (the

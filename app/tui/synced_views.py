@@ -18,6 +18,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import TabbedContent
 
+from dynadbg.core.facts import short_graph_name
 from dynadbg.core.model import GraphView
 
 from . import highlight
@@ -171,20 +172,25 @@ class SyncedViews:
         y = 0
         view.cursor_y = None
         for graph in graphs:
-            parts.append(Text(f"{graph.name}  ·  compile {graph.compile_id}  ·  {graph.node_count} nodes",
-                              style="bold"))
+            # one row (the cursor's row count below relies on it), named as the bytecode's headers name it
+            parts.append(Text(f"{short_graph_name(graph.name)}  ·  compile {graph.compile_id}  ·  "
+                              f"{graph.node_count} nodes", style="bold", no_wrap=True, overflow="ellipsis"))
             # the FX nodes traced from the cursor's user line are highlighted (and named above)
             lines, note = self.graph_highlight(graph)
             if note is not None:
                 parts.append(note)
             y += 1 + (note is not None)
-            syntax = Syntax(graph.code.rstrip(), "python", theme=highlight.STYLE_NAME,
-                            background_color="default", line_numbers=False)
+            # FX's code starts with blank lines: not shown (a line k of `graph.code` is row k - lead)
             code_lines = graph.code.splitlines()
+            lead = next((k for k, text in enumerate(code_lines) if text.strip()), 0)
+            code_lines = code_lines[lead:]
+            syntax = Syntax("\n".join(code_lines).rstrip(), "python", theme=highlight.STYLE_NAME,
+                            background_color="default", line_numbers=False)
             for k in lines:
-                syntax.stylize_range(_RELATED, (k, 0), (k, len(code_lines[k - 1])))
-            if cursor is not None and cursor.graph == graph.name:
-                k = cursor.code_line
+                if k > lead:
+                    syntax.stylize_range(_RELATED, (k - lead, 0), (k - lead, len(code_lines[k - lead - 1])))
+            if cursor is not None and cursor.graph == graph.name and cursor.code_line > lead:
+                k = cursor.code_line - lead
                 syntax.stylize_range(_CURSOR, (k, 0), (k, len(code_lines[k - 1])))
                 view.cursor_y = y + k - 1
             parts.append(syntax)

@@ -30,6 +30,7 @@ from ..model import (
     RecompileRecord,
     StackArg,
 )
+from ..guard_cost import COLD_SAMPLE
 from ..guards import location_text
 from ..recompile import reason_head
 from ..values import cut, cut_pair
@@ -636,8 +637,7 @@ def guard_cost_lines(cost: GuardCostView, *, max_groups: int = 5, indent: str = 
     """What one entry's guards cost per call: count, torch's guard-eval latency, the largest source groups and
     the documented cuts that apply."""
     n = "?" if cost.guards is None else str(cost.guards)
-    us = (f", {cost.eval_us:.1f} µs per evaluation (one cold-cache sample torch took when it compiled: "
-          "profile_guard_manager)"
+    us = (f", {cost.eval_us:.1f} µs for one evaluation {COLD_SAMPLE}"
           if cost.eval_us is not None else ", evaluation time not measured (compiled before the session started)")
     lines = [f"{indent}guard cost of {cost.compile_id}: {n} guards{us}"]
     for group, guards, tensors in cost.by_source[:max_groups]:

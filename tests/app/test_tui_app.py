@@ -921,7 +921,7 @@ async def test_stderr_goes_to_its_own_view_with_a_count_not_to_the_console() -> 
         await settle(pilot)
         assert "graph break" not in log_text(app) and "NumPy" not in log_text(app)
         assert "result 42" in log_text(app)
-        assert "stderr: 2 lines (key 8)" in rendered(app.main_screen.query_one(StatusLine))
+        assert "stderr: 2 lines (view 8)" in rendered(app.main_screen.query_one(StatusLine))
         await pilot.press("8")
         await settle(pilot)
         view = app.main_screen.query_one("#stderr", RichLog)
