@@ -140,7 +140,7 @@ class Session(TraceMethods, EngineMethods):
         # threads
         self._thread: threading.Thread | None = None
         self._worker_ident: int | None = None
-        self._requests: "queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]]" = queue.Queue()
+        self._requests: "queue.Queue[tuple[Callable[[], Any], queue.Queue[Any] | _Answer]]" = queue.Queue()
         self._lock = threading.Lock()
         self.ctx: PauseContext | None = None
         self._result: ExitResult | None = None

@@ -219,6 +219,8 @@ class Coach:
         self.output = ""
         self.error: str | None = None
         self.exited = False
+        self.left_trace = False
+        """The current step is about a stop inside Dynamo's tracing, and the program went on to a run-time stop."""
         self.skipped: list[int] = []
         """Numbers of the steps the learner skipped."""
         self.passed: list[int] = []
@@ -235,9 +237,10 @@ class Coach:
 
     @property
     def stranded(self) -> bool:
-        """The program has ended and the current step is not done: its condition can no longer become true
-        (only a step that waits for the end is done by it, and `advance` has already passed such a step)."""
-        return self.exited and self.step is not None
+        """The current step's condition can no longer become true: the program has ended with it not done (only a
+        step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
+        about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
+        return (self.exited or self.left_trace) and self.step is not None
 
     # -- what happened ------------------------------------------------------------------------------------------
     def observe_command(self, line: str, output: str, error: str | None) -> None:
@@ -294,12 +297,21 @@ class Coach:
             self.passed.append(step.number)
             self._next()
             return True
+        wanted = step.done.stop
+        wanted = (wanted,) if isinstance(wanted, str) else tuple(wanted or ())
+        if (wanted and all(kind.startswith("trace") for kind in wanted) and state.stop is not None
+                and not state.stop.startswith("trace")):
+            # the step is about a stop inside Dynamo's tracing, and the program has gone on to run the code that
+            # tracing produced: that trace is over, the step cannot be done in this run
+            self.left_trace = True
         # A look around (a command that worked, when the step does not ask for one) is no wrong move, nor a command
         # the step's action types on the way to its last one (`u` of "u; explain"); a stop that is not the one
         # wanted, a command that failed, or another command than the one asked for is.
         on_the_way = (looked and state.error is None and state.command is not None
                       and state.command in {verb_of(a) for a in step.action[:-1]})
-        if move and not (looked and step.done.command is None) and not on_the_way:
+        # nor a command the step's own text suggests on the side ("`guards` shows it too")
+        suggested = looked and state.error is None and state.command is not None and f"`{state.command}`" in step.text
+        if move and not (looked and step.done.command is None) and not on_the_way and not suggested:
             self.wrong_moves += 1
         return False
 
@@ -314,6 +326,7 @@ class Coach:
 
     def _next(self) -> None:
         self.index += 1
+        self.left_trace = False
         self.wrong_moves = 0
         self.command, self.output, self.error = None, "", None
         if self.progress is not None:
@@ -338,6 +351,11 @@ class Coach:
         skip it (`skip_how`) and how to start the lesson again."""
         if not self.stranded:
             return None
+        if not self.exited:
+            return (f"The program has left Dynamo's tracing before this step was done (it is stopped at run time "
+                    f"now), so this step's stop cannot come back in this run. "
+                    f"{skip_how[0].upper()}{skip_how[1:]} to skip it and go on with the lesson, or run "
+                    f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
         return (f"The program has ended before this step was done, so it cannot be done in this run. "
                 f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "
                 f"`dynadbg learn {self.lesson.number}` to start the lesson again.")

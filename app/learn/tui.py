@@ -49,7 +49,8 @@ from .progress import Progress
 
 SKIP_KEY = "f8"
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
-PANES_PENDING = "(The last answer stays on screen; this step's pane and cursor come with your next key or command.)"
+PANES_PENDING = ("(The last answer stays on screen; this step's pane and cursor come with your next command or key, "
+                 "not Shift+↓, which only scrolls this text.)")
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
@@ -206,9 +207,10 @@ class LearnApp(DebuggerApp):
 
     # what the learner does -----------------------------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
-        """A key press brings the pending step's pane and cursor (`_show`) before the key does anything."""
-        if isinstance(event, events.Key) and self._panes_pending:
-            self._step_panes()
+        """A key press brings the pending step's pane and cursor (`_show`) before the key does anything (not
+        Shift+↓ / Shift+↑, which scroll the narration: the last answer stays while the step is read)."""
+        if isinstance(event, events.Key) and self._panes_pending and event.key not in SCROLL_KEYS:
+            self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
         await super().on_event(event)
 
     def submit(self, line: str) -> None:

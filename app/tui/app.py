@@ -290,10 +290,20 @@ class DebuggerApp(App[int]):
         }
         """Registry action id → what it does (the views and the recompile choices are added below)."""
         for view in View:
-            self._actions[view.action] = lambda view=view: self._main.show_view(view)
+            self._actions[view.action] = lambda view=view: self._show_view(view)
         for kind in DecisionKind:
             if kind is not DecisionKind.DYNAMIC:
                 self._actions.setdefault(kind.value, lambda kind=kind: self._choose(kind))
+
+    def _show_view(self, view: View) -> bool | None:
+        """A view's key. At a trace stop the Graph and Recompile views have nothing to show (they are about
+        generated code); their commands answer there from Dynamo's trace: the key runs the command instead
+        (``3``: ``graph``, the graph so far; ``7``: ``why``, the reason of the break), as if typed."""
+        if self.at_trace_stop and view in (View.GRAPH, View.RECOMPILE):
+            self.submit("graph" if view is View.GRAPH else "why")
+            return False  # no ActionDone: the typed command is checked as typed
+        self._main.show_view(view)
+        return None
 
     # Set-up ----------------------------------------------------------------------------------------------------
 

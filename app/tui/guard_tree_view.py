@@ -15,6 +15,8 @@ its label (``[group: 3 of 8]``), as the Recompile view lists the group as one li
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -466,7 +468,8 @@ class GuardTreeView(Tree[object]):
             text.append(f" [group: {k} of {n}]", status_style)
         if leaf.code:
             text.append("  ")
-            text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(leaf.code[0]))))
+            code = _ID_ARG.sub(r"\1, …)", leaf.code[0])  # the id is a process's address: the type after it tells
+            text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(code))))
             if len(leaf.code) > 1:
                 text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
         if leaf.user_line:
@@ -480,6 +483,11 @@ class GuardTreeView(Tree[object]):
         text = Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line.strip())))
         text.stylize(self._style("guards--userline"))
         return text
+
+
+#: ``___check_type_id(L['x'], 140217489390816)``: the number is an object's address in this process; the tree
+#: shows ``…`` so the ``type=<class 'int'>`` after it fits a narrow pane (the leaf's details keep it whole).
+_ID_ARG = re.compile(r"(___check_(?:type|obj)_id\([^,()]+), \d+\)")
 
 
 def _managers_to(root: GuardNodeView, source: str) -> list[GuardNodeView] | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -575,8 +576,9 @@ class MainScreen(Screen[None]):
             details.append(Text(f"\nentry {entry.compile_id}", style="bold"))
             cost = next((c for c in getattr(frame, "guard_costs", ()) if c.compile_id == entry.compile_id), None)
             if cost is not None:
-                details.append(Text("\n".join(f"  {line}" for line in guard_cost_lines(cost, max_groups=3)),
-                                    style="dim"))
+                # each line wraps under its own indent (a long one, the cut's code, stays readable at 80 columns)
+                details += [Padding(Text(line.lstrip(), style="dim"), (0, 0, 0, 2 + len(line) - len(line.lstrip())))
+                            for line in guard_cost_lines(cost, max_groups=3)]
             details.append(Text(f"     graphs: {', '.join(entry.graphs) or '-'}", style="dim"))
             resumes = [f"{name} (= {self.resume_aliases[name]})" if name in self.resume_aliases else name
                        for name in entry.resume_functions]

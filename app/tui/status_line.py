@@ -117,7 +117,7 @@ class StatusLine(Static):
             # inside Dynamo's tracing: where Dynamo is (compile, attempt, depth, line, step, graph and guards so far)
             parts.append((Text(f" ⏸ {stop.kind.value} ", kind_style), 0))
             head = Text(" " + trace_status(stop.trace), history if stop.trace.mark is not None else "")
-            head.spans.append(Span(0, 0, _NAME))
+            head.spans.append(Span(0, 0, _HEAD))
             parts.append((head, 0))
             if stop.message:
                 parts.append((Text.assemble(("  — ", dim), (stop.message, dim)), 10))
@@ -161,8 +161,11 @@ class StatusLine(Static):
         return parts
 
 
-#: An empty style that marks the code-name field (the part `_fit` cuts short when nothing else can go).
+#: An empty style that marks the code-name field (the part `_fit` cuts short when nothing else can go: in the
+#: middle, so both ends of ``torch_dynamo_resume_in_normalise_at_8`` stay).
 _NAME = Style(meta={"status": "name"})
+#: The same for the trace stop's head (cut at its end: it reads left to right, compile id first).
+_HEAD = Style(meta={"status": "head"})
 
 
 def _fit(parts: list[tuple[Text, int]], width: int) -> Text:
@@ -180,10 +183,24 @@ def _fit(parts: list[tuple[Text, int]], width: int) -> Text:
     over = sum(p.cell_len for p, _ in kept) - width if width > 0 else 0
     if over > 0:
         # still too wide: cut the code name (the first field after the state) short, not the fields after it
-        k = next((k for k, (p, _) in enumerate(kept) if any(span.style == _NAME for span in p.spans)), None)
+        k = next((k for k, (p, _) in enumerate(kept) if any(span.style in (_NAME, _HEAD) for span in p.spans)), None)
         if k is not None:
-            part = kept[k][0]
-            part.truncate(max(8, part.cell_len - over), overflow="ellipsis")
+            part, priority = kept[k]
+            is_name = any(span.style == _NAME for span in part.spans)
+            alias = part.plain.find(" (= ")
+            if alias > 0 and is_name:
+                # the resume function's global goes first (the Stop view's frames list keeps it)
+                over -= part.cell_len - alias
+                part = part[:alias]
+                kept[k] = (part, priority)
+            keep = max(8, part.cell_len - over)
+            if over <= 0:
+                pass
+            elif is_name and len(part.plain) == part.cell_len:
+                head = (keep - 1) // 2
+                kept[k] = (part[:head] + Text("…") + part[len(part) - (keep - 1 - head):], priority)
+            else:
+                part.truncate(keep, overflow="ellipsis")
     text = Text(no_wrap=True, overflow="ellipsis")
     for part, _ in kept:
         text.append_text(part)
