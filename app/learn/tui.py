@@ -100,6 +100,9 @@ class LearnApp(DebuggerApp):
         """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
         self._pane_step = -1
         self._panes_pending = False
+        self._answer_in_pane = False
+        """The last command's answer is a pane or view on screen (`ANSWER_PANE`): the next step's pane waits for
+        the learner's next key, so it stays to be read; an answer only in the console, or a stop, keeps nothing."""
 
     def on_main_screen_ready(self) -> None:
         self.main_screen.add_class("-learn")
@@ -171,8 +174,8 @@ class LearnApp(DebuggerApp):
         coach = self.coach
         step = coach.step
         if step is not None and self._pane_step != coach.index and self.phase == "stopped":
-            if at_once or self._pane_step < 0:
-                self._step_panes()
+            if at_once or self._pane_step < 0 or not self._answer_in_pane:
+                self._step_panes()  # nothing to keep: the last step's answer is in the console, or was a stop
             else:
                 self._panes_pending = True
         if step is None:
@@ -232,6 +235,16 @@ class LearnApp(DebuggerApp):
         else:
             self.action_show_step()
 
+    @on(Console.Left)
+    def _console_left(self) -> None:
+        """Escape in the console at 80×24: to the pane in front (the screen focused the left pane's open view,
+        which a front pane covers), so its keys (Enter opens a guard) act on what is on screen."""
+        screen = self.main_screen
+        pane = {"source": screen.source, "stack": screen.stack, "locals": screen.locals,
+                "guards": screen.guard_tree}.get(self.front)
+        if pane is not None and pane.display and screen.has_class("-short"):
+            pane.focus()
+
     @on(DebuggerApp.ResumeSent)
     def _resume_sent(self, event: DebuggerApp.ResumeSent) -> None:
         # noted before the answer: the stop it leads to may arrive before the call's own answer
@@ -247,6 +260,7 @@ class LearnApp(DebuggerApp):
             return
         step = self.coach.step
         verb = verb_of(event.command)
+        self._answer_in_pane = verb in ANSWER_PANE  # a view key (``3``) or ``X``: its answer is that pane
         if verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
         self.coach.observe_command(event.command, "", None)
@@ -263,6 +277,7 @@ class LearnApp(DebuggerApp):
         if result.resumed and not result.error:
             return  # a resuming command was noted when it was sent; the stop it leads to is checked
         pane = ANSWER_PANE.get(verb_of(event.line)) if not result.error else None
+        self._answer_in_pane = pane is not None
         if pane is not None:
             # before the check: a step it completes may name the next pane. At a trace stop the answer is the
             # command's own text (the views are about generated code): the log, in front
@@ -275,6 +290,7 @@ class LearnApp(DebuggerApp):
         if not event.new:
             return  # a command changed the stop: its answer is checked (`CommandAnswered`)
         move, self._moved = self._moved, False
+        self._answer_in_pane = False  # a new stop: the panes show it, nothing of a last answer to keep
         self._check(move=move)
 
     @on(DebuggerApp.ProgramEnded)

@@ -71,11 +71,13 @@ class StatusLine(Static):
         super().notify_style_update()
         self._styles = None
 
-    def _stderr_part(self, dim: Style) -> Text | None:
+    def _stderr_part(self, dim: Style, short: bool = False) -> Text | None:
         if not self.stderr_lines:
             return None
         lines = "line" if self.stderr_lines == 1 else "lines"
-        return Text.assemble((" · ", dim), (f"stderr: {self.stderr_lines} {lines} (view {self.stderr_key})", "bold"))
+        text = (f"stderr {self.stderr_lines} (view {self.stderr_key})" if short
+                else f"stderr: {self.stderr_lines} {lines} (view {self.stderr_key})")
+        return Text.assemble((" · ", dim), (text, "bold"))
 
     def render(self) -> Text:
         """The status line, fitted to the width: when it does not fit, the least needed fields go first (the
@@ -105,6 +107,9 @@ class StatusLine(Static):
             self.call_later(callback)  # after the frame being composed now was written
         stderr = self._stderr_part(dim)
         if stderr is not None:
+            width = self.size.width
+            if width > 0 and sum(p.cell_len for p, priority in parts if priority == 0) + stderr.cell_len > width:
+                stderr = self._stderr_part(dim, short=True)  # the short form before the code name is cut
             # after the stop's fields, before its message (the message is the first thing dropped)
             at = next((k for k, (_, priority) in enumerate(parts) if priority >= 9), len(parts))
             parts.insert(at, (stderr, 0))

@@ -323,8 +323,8 @@ def _pane_rows(rows: list[str], title: str) -> list[str]:
 
 async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 3 at 80×24: at the first stop the bytecode pane shows several rows (not a bare border); the step that
-    asks for the BREAK CALL's index shows that row once the learner starts typing (the lesson put the cursor on
-    it); ``X`` there opens an Explain
+    asks for the BREAK CALL's index shows that row at once (`ll`'s answer is in the console: nothing to keep; the
+    lesson put the cursor on it); ``X`` there opens an Explain
     pane with rows to read beside the bytecode, and it stays on that answer until the next key, which brings the
     next step's cursor (the resume call, explained); typing `stack` shows the value-stack pane whole."""
     lesson = LESSONS[2]
@@ -337,13 +337,13 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         app.submit("ll")
         assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
         await _settle(pilot)
-        first = app.main_screen.bytecode.cursor
-        await pilot.press(*"until ")              # the learner starts typing: step 2's cursor comes
-        assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != first), \
-            "typing did not bring step 2's cursor"
+        # `ll`'s answer is in the console: nothing to keep, step 2's cursor comes at once, on the row it asks for
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        assert await _until(pilot, lambda: _idle(app) and line == f"until {app.main_screen.bytecode.cursor}"), \
+            "step 2's cursor did not come"
+        await pilot.press(*"until ")              # the learner starts typing
         await _settle(pilot)
         index = app.main_screen.bytecode.cursor
-        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
         assert line == f"until {index}"   # the row the step asks for is under the cursor
         bytecode = _pane_rows(_screen_rows(app, tmp_path), "bytecode")
         assert any(re.match(rf"{index}\s+\d+.*CALL", r) for r in bytecode), "\n".join(bytecode)
@@ -451,4 +451,59 @@ async def test_at_80x24_lesson_8_u_then_x_shows_the_explain_pane_of_the_caller(t
         explain = [r for r in _pane_rows(rows, "explain") if r]
         assert len(explain) >= 4 and "resume call" in explain[0], "\n".join(rows)
         assert any("CALL_FUNCTION_EX" in r for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
+        await pilot.press("q")
+
+
+async def test_at_80x24_escape_from_the_console_goes_to_the_pane_in_front(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """After `guards` the guard tree is the one pane in front: Escape gives it the focus (not the hidden
+    bytecode view behind it), so Enter opens the guard under its cursor."""
+    lesson = LESSONS[1]  # lesson 2: guards
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("guards")
+        assert await _until(pilot, lambda: app.front == "guards" and _idle(app))
+        await _settle(pilot)
+        await pilot.press("escape")
+        await _settle(pilot)
+        assert app.focused is app.main_screen.guard_tree, app.focused
+        await pilot.press("q")
+
+
+async def test_shift_down_reads_the_next_step_without_bringing_its_pane(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Once a step is done by a command whose answer is a pane (lesson 1's `orig`), the next step's pane and
+    cursor wait for the learner's next key, so the answer stays to be read; Shift+Down, which scrolls the step's
+    text, is not that key (a learner scrolling to read the step lost the answer to the last one)."""
+    from dynadbg.learn.tui import PANES_PENDING
+
+    app = _learn_app(LESSONS[0], tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("orig")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        assert app.narration.plain.startswith(PANES_PENDING)
+        await pilot.press("shift+down", "shift+down")
+        await _settle(pilot)
+        assert app.narration.plain.startswith(PANES_PENDING)  # still waiting
+        await pilot.press("escape")  # any other key: the step's pane and cursor come
+        await _settle(pilot)
+        assert not app.narration.plain.startswith(PANES_PENDING)
+        await pilot.press("q")
+
+
+async def test_an_answer_only_in_the_console_keeps_nothing_the_next_step_brings_its_cursor_at_once(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3: `ll`'s answer is in the console (three rows at 80×24), so step 2's bytecode cursor comes at once,
+    on the graph-break CALL the step asks for: the listing's region is on screen without a key."""
+    from dynadbg.learn.tui import PANES_PENDING
+
+    app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        assert await _until(pilot, lambda: _idle(app) and f"until {app.main_screen.bytecode.cursor}" == line)
+        assert not app.narration.plain.startswith(PANES_PENDING)
         await pilot.press("q")

@@ -131,6 +131,38 @@ def test_a_step_the_ended_program_can_no_longer_make_true_says_so_and_skipping_f
     assert coach.stranded_text() is None
 
 
+def test_a_step_about_a_trace_stop_says_so_once_the_program_runs_on() -> None:
+    """Lesson 8's steps 2-3 read Dynamo's state at the trace-break stop: once the learner's `c` took the program on
+    to run time, that stop cannot come back; the step says so and how to go on, instead of repeating its hint."""
+    lesson = LESSONS[7]
+    coach = Coach(lesson)
+    coach.advance(EngineState(stop="trace-break", command="why", output="... resume function ..."), looked=True)
+    assert coach.index == 1 and not coach.stranded
+    coach.advance(EngineState(stop="trace-break", command="graph", output="FX graph so far"), looked=True)
+    assert not coach.stranded                # still at the trace stop: a wrong move, the step can still be done
+    coach.advance(EngineState(stop="graph-break", command="c"))
+    assert coach.stranded and coach.index == 1
+    text = coach.narration()
+    assert "left Dynamo's tracing before this step was done" in text and "Hint:" not in text
+    coach.skip()                             # step 3 (`graph` at the trace stop) cannot be done either
+    coach.advance(EngineState(stop="graph-break", command="graph", output="truediv"), looked=True)
+    assert coach.stranded and coach.index == 2
+    coach.skip()                             # step 4 (`c` to the graph-break stop) is about run time
+    assert not coach.stranded
+
+
+def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
+    lesson = LESSONS[5]                      # lesson 6, step 4: "Type `graph` ... (`guards` shows it too ...)"
+    coach = Coach(lesson)
+    for _ in range(3):
+        coach.skip()
+    assert "`guards`" in coach.step.text and coach.step.done.command == "graph"
+    coach.advance(EngineState(stop="entry", command="guards", output="..."), looked=True)
+    assert coach.hint is None
+    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    assert coach.hint is not None            # a command the step does not name is still a wrong move
+
+
 def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
