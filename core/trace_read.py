@@ -46,7 +46,8 @@ def _dtype_text(dtype: Any) -> str | None:
 def tensor_text(shape: tuple[str, ...] | None, dtype: str | None, device: str | None) -> str:
     """``Tensor[3, s0] float32 cpu`` (the same shape as `values.summarize` of a real tensor)."""
     dims = ", ".join(shape) if shape is not None else "?"
-    return " ".join(p for p in (f"Tensor[{dims}]", dtype, device) if p)
+    head = f"Tensor[{dims}]" if shape != () else "Tensor[] (0-d)"  # a 0-d tensor holds one number
+    return " ".join(p for p in (head, dtype, device) if p)
 
 
 def _fake_meta(fake: Any) -> tuple[tuple[str, ...] | None, str | None, str | None]:

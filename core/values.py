@@ -184,13 +184,15 @@ def _tensor_summary(value: Any) -> ValueSummary | None:
         return None
     try:
         shape = tuple(int(s) for s in value.shape)
+        zero_d = not shape
     except Exception:  # noqa: BLE001 - symbolic or exotic shapes
-        shape = ()
+        shape, zero_d = (), False
     dtype = str(value.dtype).removeprefix("torch.")
     device = str(value.device)
     requires_grad = bool(value.requires_grad)
     name = type(value).__name__
-    text = f"{name}[{', '.join(map(str, shape))}] {dtype} {device}" + (" grad" if requires_grad else "")
+    head = f"{name}[{', '.join(map(str, shape))}]" if not zero_d else f"{name}[] (0-d)"  # a 0-d tensor: one number
+    text = f"{head} {dtype} {device}" + (" grad" if requires_grad else "")
     return ValueSummary(
         type_name=name,
         text=text,

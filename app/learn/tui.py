@@ -49,8 +49,7 @@ from .progress import Progress
 
 SKIP_KEY = "f8"
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
-PANES_PENDING = ("(The last answer stays on screen; this step's pane and cursor come with your next command or key, "
-                 "not Shift+↓, which only scrolls this text.)")
+PANES_PENDING = "(This step's pane and cursor come with your next key or command.)"
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
@@ -144,6 +143,15 @@ class LearnApp(DebuggerApp):
             screen.toggle_explain()
             self.teaching.explain_cursor()
 
+    def _in_front(self, pane: str) -> bool:
+        """Whether `pane` (a `Step.pane` name) is what the screen shows in front now."""
+        screen = self.main_screen
+        if pane in FRONT_PANES:
+            return self.front == pane
+        if self.front != "views" or screen.active_view is not PANE_VIEWS.get(pane):
+            return False
+        return pane != "explain" or screen.explain_shown
+
     def _cursor_to(self, placeholder: str) -> None:
         """The bytecode pane's cursor on the row `placeholder` names (the views in front, the Bytecode view open)."""
         session = self.session
@@ -174,8 +182,10 @@ class LearnApp(DebuggerApp):
         coach = self.coach
         step = coach.step
         if step is not None and self._pane_step != coach.index and self.phase == "stopped":
-            if at_once or self._pane_step < 0 or not self._answer_in_pane:
-                self._step_panes()  # nothing to keep: the last step's answer is in the console, or was a stop
+            if (at_once or self._pane_step < 0 or not self._answer_in_pane
+                    or step.cursor is None and (step.pane is None or self._in_front(step.pane))):
+                # nothing to keep (the last step's answer is in the console, or was a stop), or nothing to change
+                self._step_panes()
             else:
                 self._panes_pending = True
         if step is None:

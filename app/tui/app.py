@@ -416,6 +416,8 @@ class DebuggerApp(App[int]):
         stop = self.last_stop if self.phase == "stopped" else None
         at_recompile = stop is not None and stop.kind is StopKind.RECOMPILE
         when = entry.when
+        if self.phase == "exited" and when in ("stopped", "frame", "generated", "recompile", "running"):
+            return False  # the program has ended: no key that steps, selects or decides is offered any more
         if when == "running":
             # Only while the program runs; otherwise Ctrl+C falls through to Textual's copy binding.
             return self.phase in ("running", "starting") or self.awaiting_resume

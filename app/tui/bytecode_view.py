@@ -23,6 +23,7 @@ from dynadbg.core import format as fmt
 from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
+from .lines_view import marked_cut
 from .role_sections import Section, gutter_style, sections
 
 #: Widest opname column before names are allowed to push the argument right.
@@ -450,7 +451,10 @@ class BytecodeView(ScrollView, can_focus=True):
             line_style = cursor_style
         elif is_related:
             line_style = related_style
-        return Strip([*gutter, *segments]).crop_extend(scroll_x, scroll_x + width, line_style).apply_style(line_style)
+        strip = Strip([*gutter, *segments])
+        cut = strip.cell_length > scroll_x + width
+        strip = strip.crop_extend(scroll_x, scroll_x + width, line_style)
+        return (marked_cut(strip, width) if cut else strip).apply_style(line_style)
 
 
 def _fit_header(title: str, room: int) -> str:

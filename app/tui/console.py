@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -16,6 +17,9 @@ from dynadbg.core.commands import resolve_empty
 MAX_LOG_LINES = 5000
 #: Commands kept in the history.
 MAX_HISTORY = 500
+#: The input's placeholder while it has the focus (letters type a command) and while it has not (letters are keys).
+PLACEHOLDER_TYPING = "command (h: commands, ?: keys, Esc: leave)"
+PLACEHOLDER_KEYS = "letters act as keys on the panes now; press : to type a command here (?: keys)"
 
 
 class Console(Vertical):
@@ -81,9 +85,17 @@ class Console(Vertical):
 
     def compose(self) -> ComposeResult:
         yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
-        command = Input(id="command", placeholder="command (h: commands, ?: keys, Esc: leave)")
+        command = Input(id="command", placeholder=PLACEHOLDER_TYPING)
         command.cursor_blink = False  # a steady cursor: a blinking one draws the eye from the panes
         yield command
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget is self.input:
+            self.input.placeholder = PLACEHOLDER_TYPING
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if event.widget is self.input:
+            self.input.placeholder = PLACEHOLDER_KEYS  # letters act as keys now: say how to type again
 
     @property
     def log_widget(self) -> RichLog:

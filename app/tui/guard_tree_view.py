@@ -26,6 +26,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Tree
+from textual.strip import Strip
 from textual.widgets.tree import TreeNode
 
 from dynadbg.core.format.guards import caveat_lines
@@ -34,6 +35,7 @@ from dynadbg.core.guards import location_text
 from dynadbg.core.model import GuardGroup, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 
 from . import highlight
+from .lines_view import marked_cut
 
 #: Children added per expansion; the rest wait behind a ``… N more`` node.
 CHUNK = 100
@@ -425,6 +427,23 @@ class GuardTreeView(Tree[object]):
             style = self._styles[component] = self.get_component_rich_style(component, partial=True)
         return style
 
+    def render_line(self, y: int) -> Strip:
+        """Textual's row, ending in ``…`` when the row goes on past the pane's right edge (the tree scrolls
+        sideways; a row cut without a mark read as a whole one)."""
+        strip = super().render_line(y)
+        width = self.size.width
+        node = self.get_node_at_line(y + self.scroll_offset.y)
+        if node is None or width < 2:
+            return strip
+        depth = 0
+        parent = node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        guides = (depth if self.show_root else max(0, depth - 1)) * self.guide_depth
+        if guides + self.get_label_width(node) <= self.scroll_offset.x + width:
+            return strip
+        return marked_cut(strip, width)
+
     def get_label_width(self, node: TreeNode[object]) -> int:
         """A node's width in cells, from its label's length and the expand icon (Textual's default renders every
         label again each time a node is expanded or collapsed, which is most of a jump's time in a big tree)."""
@@ -469,6 +488,7 @@ class GuardTreeView(Tree[object]):
         if leaf.code:
             text.append("  ")
             code = _ID_ARG.sub(r"\1, …)", leaf.code[0])  # the id is a process's address: the type after it tells
+            code = _short_tensor_check(code)
             text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(code))))
             if len(leaf.code) > 1:
                 text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
@@ -488,6 +508,23 @@ class GuardTreeView(Tree[object]):
 #: ``___check_type_id(L['x'], 140217489390816)``: the number is an object's address in this process; the tree
 #: shows ``…`` so the ``type=<class 'int'>`` after it fits a narrow pane (the leaf's details keep it whole).
 _ID_ARG = re.compile(r"(___check_(?:type|obj)_id\([^,()]+), \d+\)")
+
+
+#: torch's ``TENSOR_MATCH`` code part: ``check_tensor(SOURCE, Tensor, DispatchKeySet(...), DTYPE, device=...,
+#: requires_grad=..., size=[...], stride=[...])`` (``torch._dynamo.guards.get_tensor_guard_code_part``).
+_TENSOR_CHECK = re.compile(r"check_tensor\((?P<source>.+?), \w+, DispatchKeySet\([^)]*\), (?P<dtype>[\w.]+), "
+                           r"(?P<rest>.*?)size=(?P<size>\[[^\]]*\]), stride=(?P<stride>\[[^\]]*\])\)$")
+
+
+def _short_tensor_check(code: str) -> str:
+    """A ``TENSOR_MATCH`` code part with what tells tensors apart first (size, stride, dtype), the rest as ``…``:
+    a narrow pane cut the sizes off the end. The leaf's details keep the whole code part."""
+    match = _TENSOR_CHECK.match(code)
+    if match is None:
+        return code
+    grad = ", requires_grad=True" if "requires_grad=True" in match["rest"] else ""
+    return (f"check_tensor({match['source']}, size={match['size']}, stride={match['stride']}, "
+            f"{match['dtype'].removeprefix('torch.')}{grad}, …)")
 
 
 def _managers_to(root: GuardNodeView, source: str) -> list[GuardNodeView] | None:

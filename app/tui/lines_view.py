@@ -98,3 +98,16 @@ class LinesView(ScrollView, can_focus=True):
             segments = [Segment(s.text, s.style) for s in line.render(self.app.console) if s.text != "\n"]
             strip = self._strips[row] = Strip(segments).crop_extend(0, width, base).apply_style(base)
         return strip
+
+
+def marked_cut(strip: Strip, width: int) -> Strip:
+    """`strip` (a row already cropped to `width` cells) with its last cell replaced by ``…``, in that cell's
+    style: the row goes on past the pane's right edge. The panes that scroll sideways (bytecode, guards) mark
+    their cut rows with it, as `LinesView` does its own."""
+    if width < 2:
+        return strip
+    head = strip.crop(0, width - 1)
+    segments = list(strip.crop(width - 1, width))
+    style = segments[-1].style if segments else None
+    return Strip.join([head, Strip([Segment("…", style)], 1)])
+

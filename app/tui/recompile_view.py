@@ -192,8 +192,25 @@ class RecompileView(OutputView):
             parts.append(Text("why a code object recompiled: shown at a recompile stop, or with key 7 at any stop",
                               self._style("recompile--dim")))
         if at_recompile:
+            parts[1:1] = [self._choices_at_a_glance(stop)]
             parts.extend(self._choices(stop))
         return Group(*parts)
+
+    def _choices_at_a_glance(self, stop: Stop | None) -> Text:
+        """One row under the title: the keys of the choices this stop offers (each is described, with its
+        permanent code, in the ``choices`` section at the end, which a small pane shows only after scrolling)."""
+        key_style, dim = self._style("recompile--key"), self._style("recompile--dim")
+        text = Text("choose: ", Style(bold=True))
+        usable = [c for c in sorted(stop.choices if stop is not None else (),
+                                    key=lambda c: CHOICE_IDS.index(c.kind.value)) if _usable(c)]
+        for n, choice in enumerate(usable):
+            action = actions.get(choice.kind.value)
+            key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
+            text.append(" · " if n else "", dim)
+            text.append(f" {key} ", key_style)
+            text.append(f" {choice.kind.value}")
+        text.append("   (each with its permanent code: \"choices\", at the end; End jumps there)", dim)
+        return text
 
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
         dim = self._style("recompile--dim")

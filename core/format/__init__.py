@@ -369,11 +369,20 @@ def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -
     return "\n".join(lines)
 
 
+#: What each plain decision does, as its answer says it (not the command's name again: the echo shows that).
+_DECIDED = {
+    ResumeAction.RECOMPILE: "recompile: Dynamo compiles a new cache entry for this call",
+    ResumeAction.EAGER: "eager: this call runs without compiling; the cache entries stay as they are",
+    ResumeAction.SKIP: "skip: this code object is not compiled again; its cache entries still serve",
+    ResumeAction.QUIT: "quit",
+}
+
+
 def resumed_head(result: Resumed) -> str:
     """What a resuming command or a decision did, before its warnings and permanent fix: ``"recompiling
     without: g18 EQUALS_MATCH L['self'].counter == 0"``, ``"marked x dimension 0 dynamic (size now 5);
-    recompiling"``, the decision's name; ``"back to the present"`` first when history was shown. Empty for a
-    plain step or a detach."""
+    recompiling"``, what the decision does (`_DECIDED`); ``"back to the present"`` first when history was
+    shown. Empty for a plain step or a detach."""
     action = result.action
     if action is ResumeAction.DROP:
         head = "recompiling without: " + ", ".join(dropped_refs_texts(result.dropped, result.groups))
@@ -382,8 +391,8 @@ def resumed_head(result: Resumed) -> str:
                          + (f" (size now {d.size})" if d.size is not None else "")
                          + "; recompiling (the new entry is checked when it is built)"
                          for d in result.dynamic)
-    elif action in (ResumeAction.RECOMPILE, ResumeAction.EAGER, ResumeAction.SKIP, ResumeAction.QUIT):
-        head = action.value
+    elif action in _DECIDED:
+        head = _DECIDED[action]
     elif action is ResumeAction.TRACE_REWIND and result.rewind is not None:
         r = result.rewind
         head = f"rewinding: Dynamo traces {r.code_name} again from its start (attempt {r.attempt})"
