@@ -122,6 +122,11 @@ def check(cond: Condition, state: EngineState) -> bool:
     return cond.output_contains is None or cond.output_contains in state.output
 
 
+#: Commands that only look (`commands.READ_ONLY`, and `l`, `p`, `fake`, `trace`, `u` and `d`): one that
+#: worked is never a wrong move, whatever the step asks for.
+LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
+
+
 def verb_of(line: str) -> str | None:
     """The command verb of a line (aliases resolved), None for an empty line."""
     parts = cmd.split(line)
@@ -304,14 +309,17 @@ class Coach:
             # the step is about a stop inside Dynamo's tracing, and the program has gone on to run the code that
             # tracing produced: that trace is over, the step cannot be done in this run
             self.left_trace = True
-        # A look around (a command that worked, when the step does not ask for one) is no wrong move, nor a command
-        # the step's action types on the way to its last one (`u` of "u; explain"); a stop that is not the one
-        # wanted, a command that failed, or another command than the one asked for is.
-        on_the_way = (looked and state.error is None and state.command is not None
-                      and state.command in {verb_of(a) for a in step.action[:-1]})
+        # A look around (a command that worked and changed nothing: `commands.READ_ONLY`, or any that worked when
+        # the step does not ask for a command) is no wrong move, nor a command the step's action types on the way
+        # to its last one (`u` of "u; explain"); a stop that is not the one wanted, a command that failed, or
+        # another command than the one asked for that changes something (an edit, a breakpoint) is.
+        worked = looked and state.error is None and state.command is not None
+        on_the_way = worked and state.command in {verb_of(a) for a in step.action[:-1]}
         # nor a command the step's own text suggests on the side ("`guards` shows it too")
-        suggested = looked and state.error is None and state.command is not None and f"`{state.command}`" in step.text
-        if move and not (looked and step.done.command is None) and not on_the_way and not suggested:
+        suggested = worked and f"`{state.command}`" in step.text
+        looked_around = worked and (step.done.command is None or state.command in LOOKS)
+        if move and not (looked and step.done.command is None) and not looked_around and not on_the_way \
+                and not suggested:
             self.wrong_moves += 1
         return False
 

@@ -49,7 +49,7 @@ from .progress import Progress
 
 SKIP_KEY = "f8"
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
-PANES_PENDING = "(This step's pane and cursor come with your next key or command.)"
+PANES_PENDING = "(The last answer stays until your next key; Shift+↓ just scrolls this.)"
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
@@ -125,6 +125,11 @@ class LearnApp(DebuggerApp):
                 ("lesson (console)", "Show the step again; a wrong move (a stop or a command the step does not ask "
                                      "for) shows the step's next hint"))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "skip_step":
+            return not self.coach.finished  # a finished lesson has no step to skip: the footer drops the key
+        return super().check_action(action, parameters)
+
     def action_scroll_narration(self, rows: int) -> None:
         self.narration.scroll_lines(rows)
 
@@ -190,6 +195,7 @@ class LearnApp(DebuggerApp):
                 self._panes_pending = True
         if step is None:
             body = coach.lesson.outro or "Lesson finished."
+            self.refresh_bindings()  # F8 leaves the footer (`check_action`)
         else:
             body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
             if self._panes_pending and (step.pane is not None or step.cursor is not None):

@@ -28,7 +28,7 @@ class NarrationView(VerticalScroll, can_focus=False):
         border: round $accent;
         border-title-color: $accent;
         padding: 0 1;
-        scrollbar-size-vertical: 1;
+        scrollbar-size-vertical: 0;  /* no thumb among the words: the border says when more is below or above */
     }
     NarrationView > Static {
         height: auto;
@@ -86,10 +86,11 @@ class NarrationView(VerticalScroll, can_focus=False):
 
     def _subtitle_text(self) -> str:
         skip_key = self._skip_key
+        leave = "type q to leave the debugger" if self.typing else "q: leave the debugger"
         if self._done:
-            return "q: leave the debugger"
+            return leave
         if self._ended:
-            return f"{skip_key}: skip step · q: leave the debugger"
+            return f"{skip_key}: skip step · {leave}"
         if self.typing:
             return f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)"
         # a step that says "Type `entries`" while the keys act: its letters would be keys (e edits)

@@ -209,7 +209,10 @@ class RecompileView(OutputView):
             text.append(" · " if n else "", dim)
             text.append(f" {key} ", key_style)
             text.append(f" {choice.kind.value}")
-        text.append("   (each with its permanent code: \"choices\", at the end; End jumps there)", dim)
+        room = self.scrollable_content_region.width - text.cell_len
+        tail = next((t for t in ('   (each with its permanent code: "choices", at the end; End jumps there)',
+                                 '   ("choices" at the end: End)') if len(t) <= room), "")
+        text.append(tail, dim)
         return text
 
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
@@ -418,7 +421,8 @@ class RecompileView(OutputView):
         title.append("   press the key; the log then shows the permanent code", dim)
         lines: list[RenderableType] = [Text(""), title]
         choices = stop.choices if stop is not None else ()
-        for choice in sorted(choices, key=lambda c: CHOICE_IDS.index(c.kind.value)):
+        # the choices this stop offers first, those it does not after them (End lands near the last usable one)
+        for choice in sorted(choices, key=lambda c: (not _usable(c), CHOICE_IDS.index(c.kind.value))):
             action = actions.get(choice.kind.value)
             key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
             on = _usable(choice)
@@ -460,8 +464,9 @@ class RecompileView(OutputView):
 
     def on_resize(self, event: events.Resize) -> None:
         narrow = 0 < event.size.width < NARROW
-        if narrow != getattr(self, "_built_narrow", narrow):
-            self._update()
+        at_recompile = self._stop is not None and self._stop.kind is StopKind.RECOMPILE
+        if narrow != getattr(self, "_built_narrow", narrow) or at_recompile:
+            self._update()  # (at a recompile stop the "choose:" row's tail is fitted to the width)
 
     def _code_line(self, label: str, code: str) -> Text:
         """`label` then Python `code` highlighted, one line per line of code (narrow: every line under the

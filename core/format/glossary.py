@@ -18,11 +18,10 @@ from .recompile import WARNING_TERMS
 
 #: term → the gloss in one line. In the order a user meets them (and the glosses are printed).
 TERMS: dict[str, str] = {
-    "generated code": "the bytecode Dynamo wrote in place of your function's: it calls the compiled graph(s) and "
-                      "runs what could not be traced",
-    "compile id": "compile {id} is frame #{frame}'s {nth} compile (frame # / compile # of that frame)",
-    "cache entry": "one compiled version of a function; torch reuses it for a call whose guards all pass "
-                   "(`entries` lists them)",
+    # the terms of a lesson's or a run's first stop fit one 80-column row each (the TUI's console is 3 rows there)
+    "generated code": "Dynamo's bytecode, run instead of yours; calls the graphs",
+    "compile id": "compile {id}: frame #{frame}'s {nth} compile (frame # / compile #)",
+    "cache entry": "a compiled version, reused while its guards pass (`entries`)",
     "guard": "a check on the inputs (type, shape, value) that an entry was compiled for; when one fails on every "
              "entry, the function recompiles (`guards` shows them)",
     "graph break": "where Dynamo stopped tracing your code (something it cannot put in a graph); the rest runs in "
@@ -30,8 +29,7 @@ TERMS: dict[str, str] = {
     "resume function": "the function Dynamo makes for the code after a graph break (torch_dynamo_resume_in_*, held "
                        "in the global __resume_at_*); it receives the values on the stack (___stack0, ...) and the "
                        "live locals",
-    "FX graph": "the graph of tensor operations Dynamo traced from your code; __compiled_fn_N runs it (an FX node is "
-                "one operation in it, `graph` prints it)",
+    "FX graph": "traced tensor operations; __compiled_fn_N runs them (`graph`)",
     # terms of the trace stops (compile time, inside Dynamo's own tracing)
     "variable tracker": "what Dynamo holds for each value while it traces your code: a TensorVariable stands for a "
                         "fake tensor and its FX node, a ConstantVariable for a value known at trace time",

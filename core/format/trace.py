@@ -610,15 +610,15 @@ def compiles_text(compiles: Sequence[TraceCompileView]) -> str:
 def steps_text(steps: Sequence[TraceStep], current: int | None = None, *, narrow: bool = False) -> str:
     """Recorded steps, one a line under a header row (``trace steps``); `current`: the ordinal marked with ``>``.
     The columns: the step's ordinal, the depth of the traced frame (0: the compiled function, 1: a function it
-    inlines), its code name, the source line, the instruction, and the FX nodes and guards the trace had after
-    the step. Rows fit 78 columns; `narrow` (a pane about 45 columns wide): the code name and depth on a row of
+    inlines), its code name, the source line, the instruction, and the FX nodes and guards the trace had when it
+    reached the step (before its instruction ran). Rows fit 78 columns; `narrow` (a pane about 45 columns wide): the code name and depth on a row of
     their own where they change, the instruction cut to 20 characters."""
     if not steps:
         return "no steps recorded for that attempt (dropped to stay within the bounds, or none traced)"
     if narrow:
-        lines = [f"  {'step':>4} {'line':<5} {'instruction':<20} {'nodes':>5} {'guards':>6}"]
+        lines = [f"{'step':>5} {'line':<5} {'instruction':<20} {'nodes':>5} {'guards':>6}"]
     else:
-        lines = [f"  {'step':>4} {'depth':>5} {'code':<16} {'line':<5} {'instruction':<24} {'nodes':>5} {'guards':>6}"]
+        lines = [f"  {'step':>4} {'depth':>5} {'code':<16} {'line':<5} {'instruction':<20} {'nodes':>5} {'guards':>6}"]
     shown_code = None
     for s in steps:
         mark = ">" if current is not None and s.ordinal == current else " "
@@ -627,12 +627,12 @@ def steps_text(steps: Sequence[TraceStep], current: int | None = None, *, narrow
         replay = " replay" if s.replay else ""
         if narrow:
             if s.code_name != shown_code:
-                lines.append(f"  in {s.code_name} (depth {s.depth})")
+                lines.append(f"  in {cut_text(s.code_name, 28)} (depth {s.depth})")
                 shown_code = s.code_name
-            lines.append(f"{mark} {s.ordinal:>4} {line:<5} {cut_text(ins, 20):<20} {s.nodes:>5} {s.guards:>6}{replay}")
+            lines.append(f"{mark}{s.ordinal:>4} {line:<5} {cut_text(ins, 20):<20} {s.nodes:>5} {s.guards:>6}{replay}")
             continue
         lines.append(f"{mark} {s.ordinal:>4} {s.depth:>5} {cut_text(s.code_name, 16):<16} {line:<5} "
-                     f"{cut_text(ins, 24):<24} {s.nodes:>5} {s.guards:>6}{replay}")
+                     f"{cut_text(ins, 20):<20} {s.nodes:>5} {s.guards:>6}{replay}")
     return "\n".join(lines)
 
 

@@ -1016,3 +1016,35 @@ async def test_a_step_outside_dynamos_tracing_does_not_redraw_the_hidden_trace_v
             await settle(pilot)
             assert app.main_screen.bytecode.current == expected
         assert updates == []
+
+
+def test_the_stderr_view_shows_torchs_log_prefix_once_above_the_lines_of_one_message() -> None:
+    """At 80 columns torch's ``W1203 13:46:16.395000 7702 torch/...py:1759] [0/0]`` prefix took most of each row
+    and the message's lines alternated with it; the view shows it dimmed once per run of lines that share it
+    (what was written is kept as it came: `text`)."""
+    from dynadbg.tui.stderr_view import StderrView
+
+    prefix = "W1203 13:46:16.395000 7702 torch/_dynamo/variables/tensor.py:1759] [0/0]"
+    written = f"{prefix} Graph break from `Tensor.item()`\n{prefix}     capture_scalar_outputs = True\nplain line\n" \
+              f"{prefix} again"
+    view = StderrView()
+    shown = view._shown(written)  # noqa: SLF001 - the display transform alone, no app needed
+    assert shown.plain.splitlines() == [prefix, "  Graph break from `Tensor.item()`", "      capture_scalar_outputs = True",
+                                        "plain line", prefix, "  again"]
+    assert shown.spans and shown.spans[0].style == "dim"
+
+
+def test_rows_cut_at_a_panes_right_edge_end_in_an_ellipsis_and_a_tensor_check_leads_with_its_sizes() -> None:
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from dynadbg.tui.guard_tree_view import _short_tensor_check
+    from dynadbg.tui.lines_view import marked_cut
+
+    cut = marked_cut(Strip([Segment("LOAD_GLOBAL __compiled_fn_2")]).crop(0, 12), 12)
+    assert cut.text == "LOAD_GLOBAL…" and cut.cell_length == 12
+    code = ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
+            "torch.float32, device=None, requires_grad=False, size=[2, 4], stride=[4, 1])")
+    assert _short_tensor_check(code) == "check_tensor(L['x'], size=[2, 4], stride=[4, 1], float32, …)"
+    assert "requires_grad=True" in _short_tensor_check(code.replace("requires_grad=False", "requires_grad=True"))
+    assert _short_tensor_check("___check_type_id(L['x'], …)") == "___check_type_id(L['x'], …)"

@@ -171,7 +171,7 @@ def test_each_stance_line_has_one_description_wherever_it_is_printed():
 def test_the_compile_id_gloss_is_about_the_id_on_screen():
     glossary = Glossary()
     (gloss,) = [g for g in glossary.new_terms({"compile id"}, "0/0") if "compile id" in g]
-    assert "compile 0/0 is frame #0's first compile" in gloss
+    assert "compile 0/0: frame #0's first compile" in gloss
     assert "second" in Glossary().new_terms({"compile id"}, "2/1")[0]
 
 

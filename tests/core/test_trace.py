@@ -502,3 +502,26 @@ def test_after_a_restart_the_trace_stop_shows_the_attempt_strip() -> None:
     from dynadbg.tui.trace_view import render
 
     assert strip in "\n".join(p.plain for p in render(view).renderables if hasattr(p, "plain"))
+
+
+def test_trace_steps_rows_fit_80_columns_under_a_header_that_names_each_column() -> None:
+    """`trace steps` in the TUI console at 80 columns wrapped every row (92 cells) into an orphan line; its
+    columns (``d0``, ``3n 8g``) were never named."""
+    from dynadbg.core.format.trace import steps_text
+    from dynadbg.core.trace_model import RewriteKind, TraceStep
+
+    def step(n: int, depth: int, name: str) -> TraceStep:
+        return TraceStep(ordinal=n, compile_id="0/0", attempt=0, depth=depth, code_name=name, filename="m.py",
+                         firstlineno=1, line=120, index=n, opname="CALL_FUNCTION_EX", argrepr="1", user_offset=n,
+                         rewrite=RewriteKind.SAME, rewrite_of=None, nodes=1234, guards=56789, replay=n == 2)
+
+    steps = [step(0, 0, "normalise"), step(1, 1, "a_very_long_inlined_helper_name"), step(2, 1, "helper")]
+    for narrow, width in ((False, 78), (True, 45)):
+        rows = steps_text(steps, current=1, narrow=narrow).splitlines()
+        # (a narrow row of a re-trace ends in " replay" past the 45th column, where the pane's width allows)
+        assert all(len(row.removesuffix(" replay" if narrow else "")) <= width for row in rows), (narrow, rows)
+        assert rows[0].split() == (["step", "line", "instruction", "nodes", "guards"] if narrow else
+                                   ["step", "depth", "code", "line", "instruction", "nodes", "guards"])
+    wide = steps_text(steps, current=1).splitlines()
+    assert wide[2].startswith(">    1     1 a_very_long_inl…") and wide[2].split()[-2:] == ["1234", "56789"]
+    assert wide[3].endswith(" replay")

@@ -14,3 +14,15 @@ def test_a_bound_method_reads_as_its_name_and_its_object_not_an_address() -> Non
     assert summarize(torch.nn.Linear(2, 2).forward).text == "method forward of Linear train mode"
     assert summarize(len).text == "<built-in function len>"  # a builtin function is bound to its module: unchanged
     assert " at 0x" not in summarize([].append).text
+
+
+def test_a_0d_tensor_says_so_and_a_sized_one_shows_its_sizes() -> None:
+    """``Tensor[]`` alone read as "no shape known"; a 0-d tensor (one number, as ``y.sum()`` makes) says ``(0-d)``."""
+    import torch
+
+    from dynadbg.core.trace_read import tensor_text
+
+    assert summarize(torch.tensor(1.0)).text == "Tensor[] (0-d) float32 cpu"
+    assert summarize(torch.ones(2, 3)).text == "Tensor[2, 3] float32 cpu"
+    assert tensor_text((), "float32", "cpu") == "Tensor[] (0-d) float32 cpu"   # a fake tensor while tracing
+    assert tensor_text(("3", "s0"), "float32", None) == "Tensor[3, s0] float32"

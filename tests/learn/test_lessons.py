@@ -94,8 +94,10 @@ def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     assert coach.hint is None
     coach.advance(EngineState(stop="entry"), move=False)   # the first stop is no move of the learner's
     assert coach.hint is None
-    coach.advance(EngineState(stop="entry", command="ll"))
-    assert coach.hint == lesson.steps[0].hints[0]
+    coach.advance(EngineState(stop="entry", command="ll"), looked=True)
+    assert coach.hint is None                # a look around (`ll` worked, read only) is no wrong move
+    coach.advance(EngineState(stop="entry", command="orig", error="usage: orig"), looked=False)
+    assert coach.hint == lesson.steps[0].hints[0]  # a command that failed is
     coach.skip()
     assert coach.index == 1 and coach.skipped == [1] and coach.hint is None
     assert "step 2 of" in coach.narration()
@@ -110,7 +112,9 @@ def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
     coach.advance(EngineState(stop="graph-break", command="u", output="> #0 normalise"), looked=True)
     assert coach.hint is None and coach.index == 5  # on the way: no hint, the step waits for `explain`
     coach.advance(EngineState(stop="graph-break", command="stack", output="..."), looked=True)
-    assert coach.hint == lesson.steps[5].hints[0]  # another command than the step's is still a wrong move
+    assert coach.hint is None                # a look around is no wrong move either
+    coach.advance(EngineState(stop="graph-break", command="b", output="breakpoint 1"), looked=True)
+    assert coach.hint == lesson.steps[5].hints[0]  # a command that changes something, not the step's, is one
 
 
 def test_a_step_the_ended_program_can_no_longer_make_true_says_so_and_skipping_finishes_the_end_step() -> None:
@@ -160,14 +164,18 @@ def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
     coach.advance(EngineState(stop="entry", command="guards", output="..."), looked=True)
     assert coach.hint is None
     coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
-    assert coach.hint is not None            # a command the step does not name is still a wrong move
+    assert coach.hint is None                # nor is a look around
+    coach.advance(EngineState(stop="entry", command="guard", output="guard added"), looked=True)
+    assert coach.hint is not None            # a command that changes something, not the step's, is a wrong move
 
 
-def test_looking_around_is_no_wrong_move_unless_the_step_asks_for_a_command() -> None:
+def test_looking_around_is_no_wrong_move_and_a_wrong_stop_is() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
     coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
-    assert coach.hint is not None            # step 1 asks for `ll`: another command is a wrong move
+    assert coach.hint is None                # step 1 asks for `ll`: a look at the stack on the way is fine
+    coach.advance(EngineState(stop="entry", command="l", output="..."), looked=True)
+    assert coach.hint is None                # `l 26, 28` too (a listing that only reads)
     coach.skip()
     coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
     assert coach.hint is None                # step 2 wants a stop: a look at the stack is fine
@@ -243,11 +251,12 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
 
     lesson = LESSONS[0]
     out = io.StringIO()
-    run = run_lesson_plain(lesson, Progress(), stdin=io.StringIO("ll\nlesson skip\nlesson\nc\n"), out=out)
+    run = run_lesson_plain(lesson, Progress(), stdin=io.StringIO("ll\nnosuchcommand\nlesson skip\nlesson\nc\n"),
+                           out=out)
     text = out.getvalue()
     total = len(lesson.steps)
     assert f"Lesson 1: What torch.compile produced · step 1 of {total}" in text
-    assert "Hint: Type the four letters `orig`" in text          # `ll` was a wrong move for step 1
+    assert "Hint: Type the four letters `orig`" in text          # a command that failed: a wrong move for step 1
     assert f"· step 2 of {total}" in text and run.skipped == [1]
     # `c` let the program end on step 2: the last narration says that step cannot be done now, and the way on
     assert text.rstrip().endswith("or run `dynadbg learn 1` to start the lesson again.")
