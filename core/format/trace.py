@@ -611,8 +611,8 @@ def steps_text(steps: Sequence[TraceStep], current: int | None = None, *, narrow
     """Recorded steps, one a line under a header row (``trace steps``); `current`: the ordinal marked with ``>``.
     The columns: the step's ordinal, the depth of the traced frame (0: the compiled function, 1: a function it
     inlines), its code name, the source line, the instruction, and the FX nodes and guards the trace had when it
-    reached the step (before its instruction ran). Rows fit 78 columns; `narrow` (a pane about 45 columns wide): the code name and depth on a row of
-    their own where they change, the instruction cut to 20 characters."""
+    reached the step (before its instruction ran). Rows fit 78 columns; `narrow` (a pane about 45 columns wide):
+    the code name and depth on a row of their own where they change. The instruction is cut to 20 characters."""
     if not steps:
         return "no steps recorded for that attempt (dropped to stay within the bounds, or none traced)"
     if narrow:
