@@ -127,6 +127,23 @@ def check(cond: Condition, state: EngineState) -> bool:
 LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
 
 
+#: The sentence part of a step's text that says what to do: an imperative up to its first command in backticks
+#: ("Type `why`", "Run to the graph-break instruction: type `until IDX`", "Continue with `c`").
+_TODO = re.compile(r"(?:^|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?(?:[Tt]ype|Continue|Run|Step|Undo|Replace|"
+                   r"Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
+
+
+def todo_line(text: str) -> str | None:
+    """What `text` (a step's narration, with the lesson's intro before it on the first step) asks the learner to
+    do, when that is not where the text begins: ``"Type `orig`"``; None when the text starts with it or has none.
+    At 80×24 the narration shows six rows, and the instruction often came after them."""
+    match = _TODO.search(text)
+    if match is None or match.start() == 0:
+        return None
+    todo = match.group(1)
+    return todo[0].upper() + todo[1:]
+
+
 def verb_of(line: str) -> str | None:
     """The command verb of a line (aliases resolved), None for an empty line."""
     parts = cmd.split(line)

@@ -26,6 +26,7 @@ text in the Explain pane). The first step's pane, and the step F8 skips to, come
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,12 +39,13 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import READ_ONLY, RESUMING
+from dynadbg.tui import actions
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, resolve_action, verb_of
+from .coach import Coach, EngineState, resolve_action, todo_line, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
@@ -58,7 +60,7 @@ PANE_VIEWS = {"bytecode": View.BYTECODE, "explain": View.BYTECODE, "original": V
               "entries": View.ENTRIES, "stop": View.STOP, "recompile": View.RECOMPILE, "trace": View.TRACE}
 #: A typed command whose answer a pane shows in full (the log has a few rows at 80×24): that pane comes to the front.
 ANSWER_PANE = {"stack": "stack", "locals": "locals", "guards": "guards", "explain": "explain", "graph": "graph",
-               "orig": "original", "entries": "entries", "why": "recompile", "trace": "trace"}
+               "orig": "original", "entries": "entries", "why": "recompile", "trace": "trace", "l": "log"}
 
 
 class LessonCommands(Provider):
@@ -198,6 +200,9 @@ class LearnApp(DebuggerApp):
             self.refresh_bindings()  # F8 leaves the footer (`check_action`)
         else:
             body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
+            todo = todo_line(body)
+            if todo is not None:
+                body = f"▶ {todo}\n" + body  # what to do, in sight before any scrolling (the text says why)
             if self._panes_pending and (step.pane is not None or step.cursor is not None):
                 body = PANES_PENDING + "\n" + body  # what the text says of the panes is true after that key
         # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt
@@ -229,8 +234,29 @@ class LearnApp(DebuggerApp):
         """A key press brings the pending step's pane and cursor (`_show`) before the key does anything (not
         Shift+↓ / Shift+↑, which scroll the narration: the last answer stays while the step is read)."""
         if isinstance(event, events.Key) and self._panes_pending and event.key not in SCROLL_KEYS:
+            step = self.coach.step
             self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
+            if step is not None and step.cursor is not None and self._acts_on_cursor(event.key):
+                # a key (`t`, `X`, `e`, `b`) would act on the row the cursor is leaving: this one only brings the
+                # step's cursor and pane; the narration's first line said so (`PANES_PENDING`)
+                event.stop()
+                event.prevent_default()
+                return
         await super().on_event(event)
+
+    def _acts_on_cursor(self, key: str) -> bool:
+        """Whether `key`, pressed now, runs an action on the bytecode cursor's row (its command has ``{cursor}``)."""
+        if self.main_screen.focused is self.main_screen.console.input:
+            return False  # typing a command
+        active = self.screen.active_bindings.get(key)
+        match = re.fullmatch(r"dbg\('([^']+)'\)", active.binding.action) if active is not None else None
+        if match is None:
+            return False
+        try:
+            command = actions.get(match.group(1)).command
+        except KeyError:
+            return False
+        return command is not None and "{cursor}" in command
 
     def submit(self, line: str) -> None:
         """A command line: the pending step's pane and cursor come first, so the command's answer pane wins."""
@@ -277,7 +303,9 @@ class LearnApp(DebuggerApp):
         step = self.coach.step
         verb = verb_of(event.command)
         self._answer_in_pane = verb in ANSWER_PANE  # a view key (``3``) or ``X``: its answer is that pane
-        if verb == "explain":
+        if self.at_trace_stop and verb in ANSWER_PANE:
+            self.bring_to_front("log")     # ``3`` / ``7`` at a trace stop answer in the console: its log in front
+        elif verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
         self.coach.observe_command(event.command, "", None)
         if (step is not None and step.done.output_contains is not None and step.done.command == verb

@@ -83,6 +83,12 @@ async def _press_for(pilot, line: str) -> str | None:  # noqa: ANN001
         return None
     if app.focused is app.main_screen.console.input:
         await pilot.press("escape")  # the keys, not the command line
+    step = app.coach.step
+    if app._panes_pending and step is not None and step.cursor is not None:  # noqa: SLF001
+        # as a learner does: the first key only brings the step's cursor (the narration's first line says so)
+        await pilot.press(key)
+        assert await _until(pilot, lambda: not app._panes_pending)  # noqa: SLF001
+        await pilot.pause()
     if index is None:
         bytecode.action_to_current()
     else:

@@ -284,3 +284,18 @@ def test_learn_opens_the_next_unfinished_lesson(data_dir, capsys) -> None:
     assert "[x] 1. What torch.compile produced" in out
     assert "Opening lesson 2: Guards" in out
     assert Progress().done == {1, 2}
+
+
+def test_the_narration_leads_with_what_to_do_when_the_text_does_not() -> None:
+    """At 80×24 the narration shows six rows; lesson 1's first step reached "type `orig`" only after its intro,
+    lesson 3's step 4 after two sentences. `todo_line` is the instruction, shown first; None when the text
+    already starts with it."""
+    from dynadbg.learn.coach import todo_line
+
+    lessons = {lesson.number: lesson for lesson in LESSONS}
+    first = lessons[1].intro + "\n\n" + lessons[1].steps[0].text
+    assert todo_line(first) == "Type `orig`"
+    assert todo_line(lessons[3].steps[3].text) == "Type `until IDX`"
+    assert todo_line(lessons[4].steps[2].text) == "Choose `eager`"
+    assert todo_line(lessons[8].steps[0].text) is None          # "Type `why`: ..." starts with it
+    assert todo_line("Nothing to type here.") is None
