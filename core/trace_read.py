@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from . import compat
 from .trace_model import FakeTensorView, SizeView, TraceFrame, TraceGuard, TraceNode, TraceValue, TraceValueKind
-from .values import cut
+from .values import cut, tensor_head
 
 #: longest `TraceValue.text` (characters)
 MAX_TEXT = 120
@@ -45,9 +45,8 @@ def _dtype_text(dtype: Any) -> str | None:
 
 def tensor_text(shape: tuple[str, ...] | None, dtype: str | None, device: str | None) -> str:
     """``Tensor[3, s0] float32 cpu`` (the same shape as `values.summarize` of a real tensor)."""
-    dims = ", ".join(shape) if shape is not None else "?"
-    head = f"Tensor[{dims}]" if shape != () else "Tensor[] (0-d)"  # a 0-d tensor holds one number
-    return " ".join(p for p in (head, dtype, device) if p)
+    return " ".join(p for p in (tensor_head("Tensor", list(shape) if shape is not None else None), dtype, device)
+                    if p)
 
 
 def _fake_meta(fake: Any) -> tuple[tuple[str, ...] | None, str | None, str | None]:

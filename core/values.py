@@ -176,6 +176,14 @@ def _module_summary(value: Any) -> str | None:
         return None
 
 
+def tensor_head(type_name: str, dims: list[str] | None) -> str:
+    """``Tensor[3, 4]`` from a tensor's type name and its sizes as text (``s0`` for a symbol; None: unknown,
+    ``Tensor[?]``); a 0-d tensor (one number, as ``y.sum()`` makes) is ``Tensor[] (0-d)``."""
+    if dims is None:
+        return f"{type_name}[?]"
+    return f"{type_name}[{', '.join(dims)}]" if dims else f"{type_name}[] (0-d)"
+
+
 def _tensor_summary(value: Any) -> ValueSummary | None:
     import sys
 
@@ -184,14 +192,14 @@ def _tensor_summary(value: Any) -> ValueSummary | None:
         return None
     try:
         shape = tuple(int(s) for s in value.shape)
-        zero_d = not shape
+        read = True
     except Exception:  # noqa: BLE001 - symbolic or exotic shapes
-        shape, zero_d = (), False
+        shape, read = (), False
     dtype = str(value.dtype).removeprefix("torch.")
     device = str(value.device)
     requires_grad = bool(value.requires_grad)
     name = type(value).__name__
-    head = f"{name}[{', '.join(map(str, shape))}]" if not zero_d else f"{name}[] (0-d)"  # a 0-d tensor: one number
+    head = tensor_head(name, [str(s) for s in shape]) if read else f"{name}[]"
     text = f"{head} {dtype} {device}" + (" grad" if requires_grad else "")
     return ValueSummary(
         type_name=name,

@@ -78,6 +78,12 @@ def tensor_inputs(stop: Stop | None) -> list[tuple[str, tuple[int, ...]]]:
     return [(name, value.shape) for name, value in stop.frame.locals if value.shape is not None]
 
 
+def _in_order(choices: Sequence[RecompileChoice]) -> list[RecompileChoice]:
+    """`choices` as the view lists them: the ones the stop offers first (End lands near the last of them), each
+    group in `CHOICE_IDS` order."""
+    return sorted(choices, key=lambda c: (not _usable(c), CHOICE_IDS.index(c.kind.value)))
+
+
 def _usable(choice: RecompileChoice) -> bool:
     """Available, and for ``dynamic`` with a tensor dimension to mark: the engine names one only when a size
     guard failed (a key that pre-filled a guess would invite marking a dimension that never changed)."""
@@ -201,19 +207,21 @@ class RecompileView(OutputView):
         permanent code, in the ``choices`` section at the end, which a small pane shows only after scrolling)."""
         key_style, dim = self._style("recompile--key"), self._style("recompile--dim")
         text = Text("choose: ", Style(bold=True))
-        usable = [c for c in sorted(stop.choices if stop is not None else (),
-                                    key=lambda c: CHOICE_IDS.index(c.kind.value)) if _usable(c)]
+        usable = [c for c in _in_order(stop.choices if stop is not None else ()) if _usable(c)]
         for n, choice in enumerate(usable):
-            action = actions.get(choice.kind.value)
-            key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
             text.append(" · " if n else "", dim)
-            text.append(f" {key} ", key_style)
+            text.append(f" {self._key_of(choice)} ", key_style)
             text.append(f" {choice.kind.value}")
         room = self.scrollable_content_region.width - text.cell_len
         tail = next((t for t in ('   (each with its permanent code: "choices", at the end; End jumps there)',
                                  '   ("choices" at the end: End)') if len(t) <= room), "")
         text.append(tail, dim)
         return text
+
+    def _key_of(self, choice: RecompileChoice) -> str:
+        """The key that makes `choice` (the first one, as the keymap binds it)."""
+        action = actions.get(choice.kind.value)
+        return actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
 
     def _record(self, record: RecompileRecord, *, live: bool) -> list[RenderableType]:
         dim = self._style("recompile--dim")
@@ -421,10 +429,9 @@ class RecompileView(OutputView):
         title.append("   press the key; the log then shows the permanent code", dim)
         lines: list[RenderableType] = [Text(""), title]
         choices = stop.choices if stop is not None else ()
-        # the choices this stop offers first, those it does not after them (End lands near the last usable one)
-        for choice in sorted(choices, key=lambda c: (not _usable(c), CHOICE_IDS.index(c.kind.value))):
+        for choice in _in_order(choices):
             action = actions.get(choice.kind.value)
-            key = actions.display_keys(self.keys.get(action.id, action.keys)).split(" / ")[0]
+            key = self._key_of(choice)
             on = _usable(choice)
             row = Table.grid(padding=(0, 1))
             row.add_column(no_wrap=True)
