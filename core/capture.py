@@ -142,8 +142,9 @@ class Capture:
         #: code objects that hit the recompile limit (id → code): torch runs them RUN_ONLY from then on; the
         #: capture keeps answering their misses itself so each one is seen (`CacheMissEvent.after_limit`)
         self._run_only: dict[int, CodeType] = {}
-        #: code objects the user chose ``skip`` for inside a fullgraph=True call (id → code): their later misses
-        #: are answered by the capture, each run uncompiled and counted (`_uncompiled`)
+        #: code objects the user chose ``skip`` for (id → code): while the capture is installed their later misses
+        #: are answered by the capture, each call run uncompiled (`_uncompiled`), so their existing cache entries
+        #: still serve the calls they match (torch's own SKIP would run every call of the code uncompiled)
         self._skipped_here: dict[int, CodeType] = {}
         self._frames: dict[int, _Frame] = {}          # id(original code) -> record, first-seen order
         self._generated: dict[int, _Entry] = {}       # id(generated code) -> entry (Dynamo's and replacements)
@@ -442,7 +443,7 @@ class Capture:
                 return orig(wrapper, frame, *args, **kwargs)
             code: CodeType = frame.f_code
             if cap._skipped_here.get(id(code)) is code:
-                # skipped inside a fullgraph=True call: later misses are answered here, as the skip said
+                # skipped by the user: a later miss runs uncompiled, the entries still serve what they match
                 return cap._uncompiled(code, "eager")
             if id(code) in cap._run_only and cap._run_only[id(code)] is code:
                 answer = cap._miss_after_limit(frame, code, wrapper)
@@ -499,12 +500,14 @@ class Capture:
         return __call__
 
     def _uncompiled(self, code: CodeType, action: str) -> Any:
-        """What the hook returns to run this call uncompiled (``eager``, ``skip``). Inside a ``fullgraph=True``
-        call torch raises "found no compiled frames" when no compiled frame ran under the default stance; the
-        call is counted as torch counts one under ``eager_on_recompile`` (`compat.count_uncompiled_call_as_compiled`),
-        and a skip there answers the code's later misses here (torch's SKIP would run them in C, uncounted)."""
-        counted = compat.count_uncompiled_call_as_compiled()
-        if action == "skip" and counted:
+        """What the hook returns to run this call uncompiled (``eager``, ``skip``). A skip answers the code's later
+        misses here, each run uncompiled, so its existing cache entries go on serving the calls they match (torch's
+        SKIP, ``ConvertFrameReturn()``, would run every later call uncompiled, entries unused: checked on torch
+        2.13 with the generated code's calls counted). Inside a ``fullgraph=True`` call torch raises "found no
+        compiled frames" when no compiled frame ran under the default stance; the call is counted as torch counts
+        one under ``eager_on_recompile`` (`compat.count_uncompiled_call_as_compiled`)."""
+        compat.count_uncompiled_call_as_compiled()
+        if action == "skip":
             with self._lock:
                 self._skipped_here[id(code)] = code
             action = "eager"

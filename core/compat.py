@@ -501,8 +501,10 @@ def convert_frame_return(action: str) -> Any:
     """What a patched ``CatchErrorsWrapper.__call__`` returns to run a frame without compiling it.
 
     ``"eager"``: ``ConvertFrameReturn(apply_to_code=False)`` — this call runs uncompiled, later calls may compile.
-    ``"skip"``: ``ConvertFrameReturn()`` — SKIP for this code from now on (existing cache entries still run;
-    ``reset_code`` undoes it). Both VERIFIED on torch 2.13 (torch-internals §4).
+    ``"skip"``: ``ConvertFrameReturn()`` — SKIP for this code from now on: every later call of it runs uncompiled,
+    its existing cache entries unused (checked on torch 2.13 by counting the generated code's calls; torch-internals
+    §4 says the entries still run, which is not so); ``reset_code`` undoes it. The capture answers a user's skip
+    with ``"eager"`` at each later miss instead (`Capture._uncompiled`), so the entries still serve.
     """
     from torch._dynamo.types import ConvertFrameReturn
 

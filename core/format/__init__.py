@@ -373,7 +373,7 @@ def stop_text(stop: Stop, *, context: int = 2, roles: CodeRoles | None = None) -
 _DECIDED = {
     ResumeAction.RECOMPILE: "recompile: Dynamo compiles a new cache entry for this call",
     ResumeAction.EAGER: "eager: this call runs without compiling; the cache entries stay as they are",
-    ResumeAction.SKIP: "skip: this code object is not compiled again; its cache entries still serve",
+    ResumeAction.SKIP: "skip: this code object is not compiled again while dynadbg runs; its cache entries still serve",
     ResumeAction.QUIT: "quit",
 }
 

@@ -107,3 +107,20 @@ def make_closure(k):
         return x * k + cfg["a"]
 
     return inner
+
+
+def times_n(x, n):
+    return x * n
+
+
+def run_counted(results, compiles, ns=(1, 2, 1, 3)):
+    """`times_n` under a backend that records each compile it is asked for (a compile Dynamo really made, counted
+    outside dynadbg), called with the ints `ns`; int specialisation only (dynamic=False), so each new n misses."""
+
+    def counting_backend(gm, example_inputs):
+        compiles.append(len(results))   # how many calls had finished when this compile ran
+        return gm.forward
+
+    cf = torch.compile(times_n, backend=counting_backend, dynamic=False)
+    for n in ns:
+        results.append(cf(torch.ones(2), n).tolist())
