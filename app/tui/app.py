@@ -140,6 +140,11 @@ class DebuggerApp(App[int]):
     PANES_AT_LATEST: ClassVar[float] = 0.1
     """Seconds after a step's stop by which its panes are painted even when no frame showed the status line first
     (normally they follow the frame that does: `StatusLine.after_render`)."""
+    PANES_AFTER_STATUS: ClassVar[float] = 0.001
+    """Seconds the UI thread idles after composing a step's status-line frame before it paints the panes: Textual
+    writes a frame from a thread of its own, which needs the GIL; painting at once held it for the paint's
+    milliseconds (up to the interpreter's 5 ms switch interval), and the status line reached the terminal late
+    (p95 +4 ms in `benchmarks/bench_tui_terminal.py`)."""
     ELAPSED_SHOWN_AFTER: ClassVar[float] = 3.0
     """Seconds a compile must have run before the status line adds its time to ``compiling NAME (FILE:LINE)``."""
     QUIT_DEADLINE: ClassVar[float] = 0.9
@@ -989,7 +994,8 @@ class DebuggerApp(App[int]):
             # dialog on top, a maximised pane).
             screen.status.stop = stop
             self._paint_pending = stop
-            screen.status.after_render(lambda: self._paint_step(stop))
+            screen.status.after_render(lambda: self.set_timer(self.PANES_AFTER_STATUS,
+                                                              lambda: self._paint_step(stop)))
             self.set_timer(self.PANES_AT_LATEST, lambda: self._paint_step(stop))
             return
         screen.stop = stop
