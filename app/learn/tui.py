@@ -159,14 +159,17 @@ class LearnApp(DebuggerApp):
             return False
         return pane != "explain" or screen.explain_shown
 
-    def _cursor_to(self, placeholder: str) -> None:
-        """The bytecode pane's cursor on the row `placeholder` names (the views in front, the Bytecode view open)."""
+    def _cursor_to(self, placeholder: str, then: Callable[[], Any] | None = None) -> None:
+        """The bytecode pane's cursor on the row `placeholder` names (the views in front, the Bytecode view open);
+        `then` runs once it is there (or once the row is known not to exist)."""
         session = self.session
 
         def moved(index: Any) -> None:
             if isinstance(index, str) and index.isdigit():
                 self.bring_to_front("bytecode")
                 self.main_screen.bytecode.action_cursor_to(int(index))
+            if then is not None:
+                self.call_later(then)
 
         def find() -> str:
             try:
@@ -210,9 +213,10 @@ class LearnApp(DebuggerApp):
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
                             ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"))
 
-    def _step_panes(self) -> None:
+    def _step_panes(self, then: Callable[[], Any] | None = None) -> None:
         """Bring the current step's pane to the front and its cursor onto its row (`Step.pane`, `Step.cursor`),
-        once per step, while the program is stopped."""
+        once per step, while the program is stopped; `then` runs once the cursor is on its row (the step has a
+        cursor: it is moved by an engine call)."""
         pending, self._panes_pending = self._panes_pending, False
         coach = self.coach
         step = coach.step
@@ -225,7 +229,7 @@ class LearnApp(DebuggerApp):
         guarded = step.done.guard or step.done.no_guard
         self.main_screen.guard_tree.open_source(guarded[0] if guarded and step.pane == "guards" else None)
         if step.cursor is not None:
-            self._cursor_to(step.cursor)
+            self._cursor_to(step.cursor, then)
         if pending:
             self._show()  # the narration without `PANES_PENDING`
 
@@ -235,28 +239,31 @@ class LearnApp(DebuggerApp):
         Shift+↓ / Shift+↑, which scroll the narration: the last answer stays while the step is read)."""
         if isinstance(event, events.Key) and self._panes_pending and event.key not in SCROLL_KEYS:
             step = self.coach.step
-            self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
-            if step is not None and step.cursor is not None and self._acts_on_cursor(event.key):
-                # a key (`t`, `X`, `e`, `b`) would act on the row the cursor is leaving: this one only brings the
-                # step's cursor and pane; the narration's first line said so (`PANES_PENDING`)
+            action = self._cursor_action(event.key) if step is not None and step.cursor is not None else None
+            if action is not None:
+                # a key (`t`, `X`, `e`, `b`) would act on the row the cursor is leaving: it acts once the step's
+                # cursor is on the step's row, as the narration says it is
                 event.stop()
                 event.prevent_default()
+                self._step_panes(then=lambda: self.run_action(action))
                 return
+            self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
         await super().on_event(event)
 
-    def _acts_on_cursor(self, key: str) -> bool:
-        """Whether `key`, pressed now, runs an action on the bytecode cursor's row (its command has ``{cursor}``)."""
+    def _cursor_action(self, key: str) -> str | None:
+        """The action `key` runs now when it acts on the bytecode cursor's row (its command has ``{cursor}``),
+        else None."""
         if self.main_screen.focused is self.main_screen.console.input:
-            return False  # typing a command
+            return None  # typing a command
         active = self.screen.active_bindings.get(key)
         match = re.fullmatch(r"dbg\('([^']+)'\)", active.binding.action) if active is not None else None
         if match is None:
-            return False
+            return None
         try:
             command = actions.get(match.group(1)).command
         except KeyError:
-            return False
-        return command is not None and "{cursor}" in command
+            return None
+        return active.binding.action if command is not None and "{cursor}" in command else None
 
     def submit(self, line: str) -> None:
         """A command line: the pending step's pane and cursor come first, so the command's answer pane wins."""

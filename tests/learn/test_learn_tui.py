@@ -513,3 +513,26 @@ async def test_an_answer_only_in_the_console_keeps_nothing_the_next_step_brings_
         assert await _until(pilot, lambda: _idle(app) and f"until {app.main_screen.bytecode.cursor}" == line)
         assert not app.narration.plain.startswith(PANES_PENDING)
         await pilot.press("q")
+
+
+async def test_a_cursor_key_while_the_last_answer_is_kept_acts_on_the_steps_row(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3 step 4 ("run to the call of the resume function") comes while `explain`'s answer is kept; the
+    learner's `t` (until the cursor) runs to the resume call at once: the key brings the step's cursor, then acts
+    on its row (a tester's first `t` used to do nothing but move the cursor)."""
+    app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        app.submit("explain")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await _settle(pilot)
+        target = await asyncio.to_thread(resolve_action, app.session, "until {role:resume call:CALL_FUNCTION_EX}")
+        app.main_screen.bytecode.focus()
+        await pilot.press("t")
+        assert await _until(pilot, lambda: app.coach.index == 4 and _idle(app)), app.coach.index
+        assert f"until {app.last_stop.frame.index}" == target
+        await pilot.press("q")
