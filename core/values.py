@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import reprlib
+import sys
 import types
 import weakref
+from itertools import islice
 from typing import Any
 
 from .facts import short_graph_name
@@ -20,10 +22,24 @@ class _SummaryRepr(reprlib.Repr):
     output tuple) and, on a GPU, copies them to the host."""
 
     def repr1(self, x: Any, level: int) -> str:
-        tensor = _tensor_summary(x)
+        tensor = _tensor_parts(x)
         if tensor is not None:
-            return tensor.text
+            return tensor[0]
         return super().repr1(x, level)
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        """A dict's first `maxdict` items in insertion order, as ``repr`` lists them (`reprlib` sorts every key
+        first: a module's ``_modules`` read ``'0', '1', '10', '100'`` and cost a sort of all of them per stop)."""
+        n = len(x)
+        if n == 0:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        repr1 = self.repr1
+        pieces = [f"{repr1(key, level - 1)}: {repr1(val, level - 1)}" for key, val in islice(x.items(), self.maxdict)]
+        if n > self.maxdict:
+            pieces.append(self.fillvalue)
+        return "{" + ", ".join(pieces) + "}"
 
 
 _repr = _SummaryRepr()
@@ -160,10 +176,8 @@ def _module_summary(value: Any) -> str | None:
     """An ``nn.Module`` as its class, its mode and its direct children (``Net eval mode: blocks=Sequential,
     head=Linear``): its own repr prints the whole module tree, thousands of lines for a real model. Reads
     ``training`` and ``_modules`` only (no parameter is touched)."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(value, torch.nn.Module):
+    kinds = _TORCH_TYPES or _torch_types()
+    if kinds is None or not isinstance(value, kinds[1]):
         return None
     try:
         children = vars(value).get("_modules") or {}
@@ -184,11 +198,24 @@ def tensor_head(type_name: str, dims: list[str] | None) -> str:
     return f"{type_name}[{', '.join(dims)}]" if dims else f"{type_name}[] (0-d)"
 
 
-def _tensor_summary(value: Any) -> ValueSummary | None:
-    import sys
+#: (torch.Tensor, torch.nn.Module) once torch is imported (summaries never import it themselves)
+_TORCH_TYPES: tuple[type, type] | None = None
 
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(value, torch.Tensor):
+
+def _torch_types() -> tuple[type, type] | None:
+    global _TORCH_TYPES
+    if _TORCH_TYPES is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not hasattr(torch, "Tensor") or not hasattr(getattr(torch, "nn", None), "Module"):
+            return None
+        _TORCH_TYPES = (torch.Tensor, torch.nn.Module)
+    return _TORCH_TYPES
+
+
+def _tensor_parts(value: Any) -> tuple[str, tuple[int, ...], str, str, bool] | None:
+    """(text, shape, dtype, device, requires_grad) of a tensor, else None: metadata only."""
+    kinds = _TORCH_TYPES or _torch_types()
+    if kinds is None or not isinstance(value, kinds[0]):
         return None
     try:
         shape = tuple(int(s) for s in value.shape)
@@ -200,9 +227,16 @@ def _tensor_summary(value: Any) -> ValueSummary | None:
     requires_grad = bool(value.requires_grad)
     name = type(value).__name__
     head = tensor_head(name, [str(s) for s in shape]) if read else f"{name}[]"
-    text = f"{head} {dtype} {device}" + (" grad" if requires_grad else "")
+    return f"{head} {dtype} {device}" + (" grad" if requires_grad else ""), shape, dtype, device, requires_grad
+
+
+def _tensor_summary(value: Any) -> ValueSummary | None:
+    parts = _tensor_parts(value)
+    if parts is None:
+        return None
+    text, shape, dtype, device, requires_grad = parts
     return ValueSummary(
-        type_name=name,
+        type_name=type(value).__name__,
         text=text,
         shape=shape,
         dtype=dtype,
