@@ -199,10 +199,10 @@ def tensor_head(type_name: str, dims: list[str] | None) -> str:
 
 
 #: (torch.Tensor, torch.nn.Module) once torch is imported (summaries never import it themselves)
-_TORCH_TYPES: tuple[type, type] | None = None
+_TORCH_TYPES: tuple[Any, Any] | None = None
 
 
-def _torch_types() -> tuple[type, type] | None:
+def _torch_types() -> tuple[Any, Any] | None:
     global _TORCH_TYPES
     if _TORCH_TYPES is None:
         torch = sys.modules.get("torch")

@@ -179,6 +179,14 @@ class LearnApp(DebuggerApp):
 
         self.client.call(find, moved, "lesson cursor")
 
+    def _show_view(self, view: View) -> bool | None:
+        """A view's key brings the views to the front, also the view already open behind the log (its tab does
+        not change, so `_view_opened` hears nothing): a tester pressed 1 for the bytecode and the log stayed."""
+        shown = super()._show_view(view)
+        if shown is not False and self.front != "views":
+            self.bring_to_front("views")
+        return shown
+
     @on(TabbedContent.TabActivated)
     def _view_opened(self, event: TabbedContent.TabActivated) -> None:
         """A view was opened (its key, the palette, a stop): the views come to the front."""
@@ -346,6 +354,8 @@ class LearnApp(DebuggerApp):
 
     @on(DebuggerApp.ProgramEnded)
     def _program_ended(self, event: DebuggerApp.ProgramEnded) -> None:
+        # the panes have nothing left to show; the log has every line the program printed
+        self.bring_to_front("log")
         if not self.coach.exited:
             self.coach.observe_exit()
             self._check(move=True)

@@ -736,6 +736,8 @@ class DebuggerApp(App[int]):
                 dialog.applied(result)
             if isinstance(result, EditOutcome) and result.ok:
                 self.post_message(self.ActionDone(op.kind.value, op.text))
+                self._main.note_code_replaced()
+                self._main.refresh_subtitles()
                 self._patch_changed()
                 self._main.console.output(result.message)
                 if result.diff is not None:
@@ -903,6 +905,8 @@ class DebuggerApp(App[int]):
             self._view_seq.clear()
             if isinstance(result.data, EditOutcome) and result.data.edit is not None:
                 self._guards_key = None   # a guard edit changed the entry's guards: fetch the tree again
+            elif isinstance(result.data, EditOutcome) and result.data.ok:
+                self._main.note_code_replaced()  # an instruction edit, a patch file or an undo
             self._show_same_stop(stop)
 
     def on_engine_client_answered(self, event: EngineClient.Answered) -> None:
@@ -985,6 +989,7 @@ class DebuggerApp(App[int]):
         gc.freeze()
         screen = self._main
         screen.activity = None
+        screen.new_stop(stop)
         if stop.kind is StopKind.STEP:
             # A step: the status line (where the program is now) goes out in a frame of its own, the panes in the
             # next one. A frame repaints every widget between its topmost and its lowest change (Textual
@@ -1063,8 +1068,16 @@ class DebuggerApp(App[int]):
         self.post_message(self.StopShown(stop, new))
 
     def _show_same_stop(self, stop: Stop) -> None:
-        """The stop the program is paused at, changed by a call (another frame selected, a breakpoint, a watch)."""
+        """The stop the program is paused at, changed by a call (another frame selected, a breakpoint, a watch).
+        Another frame selected (``u``, ``d``) while the Trace view shows a run-time stop's recorded trace (the
+        trace of the selected frame's break): the listing of the frame now selected comes to the front."""
+        before = self.last_stop
         self.last_stop = stop
+        screen = self._main
+        if (before is not None and before.selected != stop.selected and stop.trace is None
+                and screen.active_view is View.TRACE):
+            self._auto_view = None
+            screen.show_view(View.BYTECODE)
         self._main.stop = stop
         self._at_stop(stop, new=False)
 

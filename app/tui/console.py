@@ -22,6 +22,22 @@ PLACEHOLDER_TYPING = "command (h: commands, ?: keys, Esc: leave)"
 PLACEHOLDER_KEYS = "letters act as keys on the panes now; press : to type a command here (?: keys)"
 
 
+class ConsoleLog(RichLog):
+    """The console's log. Read at its last line when its size changes (a pane zoomed with ``z`` and given back, the
+    log brought to the front), it is at its last line after: a `RichLog` keeps its scroll offset, so a log grown and
+    shrunk again showed older lines than the last answer."""
+
+    _at_end = True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._at_end = new_value >= self.max_scroll_y
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._at_end:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+
 class Console(Vertical):
     """A `RichLog` of output above an `Input` taking the command language (``s``, ``p x``, ``guards fail``, …).
 
@@ -84,7 +100,7 @@ class Console(Vertical):
         self._history_pos = 0
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
+        yield ConsoleLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
         command = Input(id="command", placeholder=PLACEHOLDER_TYPING)
         command.cursor_blink = False  # a steady cursor: a blinking one draws the eye from the panes
         yield command

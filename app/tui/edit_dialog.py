@@ -214,8 +214,9 @@ class EditDialog(ModalScreen[None]):
         if self.kind == "delete":
             return Text("Enter deletes this instruction (the engine validates it first) · Esc cancels",
                         Style(dim=True))
-        return Text("→ completes the opcode · Enter applies (validated again, nothing is installed if it is "
-                    "rejected) · Esc cancels", Style(dim=True))
+        return Text("Typing replaces the selected instruction; ← or End keeps it to change a part (→ at the end "
+                    "completes an opcode) · Enter applies (validated again, nothing is installed if it is rejected) "
+                    "· Esc cancels", Style(dim=True))
 
     # The command -----------------------------------------------------------------------------------------------
 

@@ -92,7 +92,7 @@ class NarrationView(VerticalScroll, can_focus=False):
         if self._ended:
             return f"{skip_key}: skip step · {leave}"
         if self.typing:
-            return f"{skip_key}: skip step · type commands below (Esc: keys, \":\": back to typing)"
+            return f"{skip_key}: skip step · typing in the console below (Esc: letters act as keys)"
         # a step that says "Type `entries`" while the keys act: its letters would be keys (e edits)
         return f"{skip_key}: skip step · letters are keys now: \":\" to type a command"
 

@@ -230,7 +230,7 @@ class RecompileView(OutputView):
         name = record.code_name if record.is_resume and record.code_name else record.frame_name
         title = Text(f"⟳ {name} ", self._style("recompile--title"))
         if live:
-            title.append(f"is about to recompile → {record.compile_id or '?'}")
+            title.append(f"is about to recompile → new entry {record.compile_id or '?'}")
         else:
             action = action_text(record)
             title.append(f"recompiled → {record.compile_id or '?'}: {record.decision.value}"

@@ -13,6 +13,8 @@ synced cursors are a composed `SyncedViews`.
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -46,7 +48,7 @@ from dynadbg.core import format as fmt
 from dynadbg.core.format.recompile import guard_cost_lines
 from dynadbg.core.runner import ExitResult
 
-from . import highlight
+from . import actions, highlight
 from .actions import display_keys
 from .bytecode_view import BytecodeView
 from .console import Console
@@ -67,6 +69,17 @@ from .views import View
 from .watches_view import WatchesView
 
 
+def _is_choice(action: str | None) -> bool:
+    """Whether a footer key's action (``"dbg('eager')"``) is a recompile stop's choice."""
+    found = re.fullmatch(r"dbg\('([^']+)'\)", action or "")
+    if found is None:
+        return False
+    try:
+        return actions.get(found.group(1)).when == "recompile"
+    except KeyError:
+        return False
+
+
 class KeysFooter(Footer):
     """The footer: under `NARROW_FOOTER` columns it packs the keys tighter, drops the palette hint (Ctrl+P still
     opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end.
@@ -82,7 +95,7 @@ class KeysFooter(Footer):
     """Actions a narrow footer never drops, shown last (`dynadbg learn`'s ``F8 Skip step``); other keys that do not
     fit are dropped from the end, and ``…`` says so (``? Help`` lists every key)."""
 
-    LEAVE = ("leave the console to use s n c t …", "leave for s n c t …")
+    LEAVE = ("leave typing: letters become keys (s n c t …)", "for letter keys (s n c …)", "for letter keys")
     """What the footer says after ``Esc/Tab`` while the focused widget takes typed letters: the first that fits
     beside the keys shown (`dynadbg learn` adds ``F8 Skip step``)."""
 
@@ -117,6 +130,8 @@ class KeysFooter(Footer):
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
             kept = [k for k in keys if getattr(k, "action", None) in self.KEEP and k not in first]
             rest = [k for k in keys if k not in first and k not in kept]
+            # a recompile stop's choices before the stepping keys: those are what the stop asks for
+            rest.sort(key=lambda k: not _is_choice(getattr(k, "action", None)))
             width = self.size.width
 
             def cells(shown: list[Widget]) -> int:
@@ -195,6 +210,9 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.status = StatusLine(id="status")
         """The status line."""
+        self._replaced_keys: set[int] = set()
+        """Keys of generated code objects whose cache entry got other code while a call of theirs was paused
+        (`note_code_replaced`)."""
         self.views = TabbedContent(id="views", initial=View.BYTECODE.pane_id)
         """The switchable views (`View`)."""
         self.bytecode = BytecodeView(id="bytecode")
@@ -408,7 +426,7 @@ class MainScreen(Screen[None]):
         else:
             roles = teaching.roles if teaching is not None else self.bytecode.roles_for(frame.code)
             self.bytecode.show(frame.code, frame.index, self._breakpoints_of(frame), roles=roles)
-            _subtitle(self.bytecode, f"{frame.code.name} · {len(frame.code.instructions)} instructions")
+            _subtitle(self.bytecode, self._listing_subtitle(frame))
             self.source.show(frame.code.filename, frame.lineno)
         self.stack.show(frame, teaching.provenance if teaching is not None else None,
                         stop.return_value if stop is not None else None)
@@ -441,6 +459,35 @@ class MainScreen(Screen[None]):
         """Open or close the Explain pane; whether it is open now."""
         self.toggle_class("-explain")
         return self.explain_shown
+
+    def note_code_replaced(self) -> None:
+        """An instruction edit (or a patch file, or its undo) was installed while the program is paused in the code
+        the bytecode pane lists: this call goes on running what it started with, so the pane still lists the old
+        instructions; its subtitle says the next call runs other code, until a stop lists another code object."""
+        frame = self.frame
+        if frame is not None and frame.code.generated:
+            self._replaced_keys.add(frame.code.key)
+
+    def new_stop(self, stop: Stop) -> None:
+        """A new stop arrived: a call's entry is another call (its code is what the entry now holds), and a stop in
+        another code object ends the call the note was made in (`note_code_replaced`)."""
+        frame = stop.selected_frame
+        if stop.kind is StopKind.ENTRY or frame is None:
+            self._replaced_keys.clear()
+        else:
+            self._replaced_keys &= {frame.code.key}
+
+    def refresh_subtitles(self) -> None:
+        """The bytecode pane's subtitle again for the frame shown (`note_code_replaced` changed it)."""
+        frame = self.frame
+        if frame is not None and self.stop is not None and self.stop.trace is None:
+            _subtitle(self.bytecode, self._listing_subtitle(frame))
+
+    def _listing_subtitle(self, frame: FrameView) -> str:
+        text = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
+        if frame.code.key in self._replaced_keys:
+            text += " · the next call runs the new code (Diff: 6)"
+        return text
 
     # Views -----------------------------------------------------------------------------------------------------
 

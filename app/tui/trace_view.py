@@ -123,7 +123,9 @@ class TraceView(OutputView):
             if marked is not None:
                 y = head_rows + 1 + marked
                 self.call_after_refresh(lambda: self.scroll_to(y=max(0, y - self.size.height // 2), animate=False))
-        self.border_subtitle = "recorded at compile time · read-only"
+        # a narrow pane scrolls the column header out of sight to show the breaking step: the border names them
+        self.border_subtitle = ("columns: step line instruction nodes guards · read-only" if narrow
+                                else "recorded at compile time · read-only")
 
 
 def _section(title: str) -> Text:

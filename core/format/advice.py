@@ -90,8 +90,10 @@ def plan_check_text(plan: FilterPlan) -> str:
         shown = ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])}, … {ids[-1]}: {len(ids)} guards"
         # the filter's entries are torch's guard list before it is built into the tree: another count than the
         # tree's leaves, and names of how a guard was made (CONSTANT_MATCH builds an EQUALS_MATCH leaf)
-        return (f"checked on the {plan.total} guard filter entries of {plan.compile_id} (torch's guard list before "
-                f"it becomes the tree's leaves): it drops {drops} ({shown}) and keeps the other {plan.kept}")
+        built = f"the leaf it built: {shown}" if len(ids) == 1 else f"the leaves they built: {shown}"
+        return (f"checked on the {plan.total} guard filter entries of {plan.compile_id} (torch's list of the guards "
+                f"to build, not the tree's leaves: counts and names differ): it drops {drops} ({built}) and keeps "
+                f"the other {plan.kept}")
     if plan.why_not:
         return "no guard_filter_fn: " + "; ".join(no_filter_text(w) for w in plan.why_not)
     parts = []

@@ -148,7 +148,7 @@ async def test_at_80x24_the_consoles_footer_shows_the_keys_that_work_there_and_h
         assert isinstance(app.focused, Input)
         row = footer_row()
         assert "F11Step" in row and "F10Next" in row and "F5Cont" in row and "F9Break" in row, row
-        assert "Esc/Tableavetheconsoletouse" in row and "sStep" not in row, row
+        assert "Esc/Tabforletterkeys" in row and "sStep" not in row, row
         assert all(part.region.right <= SMALL[0] for part in app.main_screen.query("KeysFooter > *"))
         before = app.main_screen.bytecode.current
         await pilot.press("f10")
