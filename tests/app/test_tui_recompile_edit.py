@@ -282,6 +282,8 @@ async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
         assert app.session.sent == ["apply_edit(edit 8 LOAD_CONST 1)"]
         assert not isinstance(app.screen, EditDialog)
         assert "installed: runs from the next call" in log_text(app)
+        # this call goes on with the instructions listed: the pane says the next call runs others
+        assert str(app.main_screen.bytecode.border_subtitle).endswith("· the next call runs the new code (Diff: 6)")
         await pilot.press("6")
         await _settled(pilot)
         assert app.session.calls[-1] == "patch_diff()"

@@ -184,6 +184,14 @@ async def test_after_a_graph_break_the_trace_view_shows_the_recorded_attempt_wit
         rows = _trace_text(app).splitlines()
         assert any(row.startswith(f">{traced.ordinal:>4} L9") for row in rows), rows
         assert all(len(row) <= 80 for row in rows[2:]), rows  # the steps' rows: none wraps
+        # the column header scrolls out to show the breaking row: the border names the columns
+        assert str(app.main_screen.trace_view.border_subtitle).startswith("columns: step line instruction nodes")
+        # `u` selects the caller (the generated code suspended in the resume call): its listing comes to the front
+        seq = app.last_stop.seq
+        await pilot.press("u")
+        await _until(pilot, lambda: app.last_stop.seq == seq and app.last_stop.selected == len(stop.frames) - 2, 30)
+        assert app.main_screen.active_view is View.BYTECODE
+        assert app.main_screen.bytecode.code.name == app.last_stop.frames[app.last_stop.selected].code.name
         await pilot.press("q")
         await pilot.pause(0.2)
 
