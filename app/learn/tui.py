@@ -51,7 +51,7 @@ from .progress import Progress
 
 SKIP_KEY = "f8"
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
-PANES_PENDING = "(The last answer stays until your next key; Shift+↓ just scrolls this.)"
+PANES_PENDING = "(Your next key shows this step's panes; Shift+↓ only scrolls.)"
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
@@ -61,6 +61,9 @@ PANE_VIEWS = {"bytecode": View.BYTECODE, "explain": View.BYTECODE, "original": V
 #: A typed command whose answer a pane shows in full (the log has a few rows at 80×24): that pane comes to the front.
 ANSWER_PANE = {"stack": "stack", "locals": "locals", "guards": "guards", "explain": "explain", "graph": "graph",
                "orig": "original", "entries": "entries", "why": "recompile", "trace": "trace", "l": "log"}
+#: Command lines that only read though their verb can do more (``trace`` also arms trace stops): a key that counts as
+#: one (``9`` after a graph break is ``trace steps``) is checked by reading that line's text from the engine.
+READ_ONLY_LINES = frozenset({"trace steps"})
 
 
 class LessonCommands(Provider):
@@ -324,7 +327,7 @@ class LearnApp(DebuggerApp):
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
         self.coach.observe_command(event.command, "", None)
         if (step is not None and step.done.output_contains is not None and step.done.command == verb
-                and verb in READ_ONLY):
+                and (verb in READ_ONLY or event.command in READ_ONLY_LINES)):
             self._check(move=True, looked=True, read=event.command)
             return
         # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind

@@ -308,6 +308,10 @@ class DebuggerApp(App[int]):
             self.submit("graph" if view is View.GRAPH else "why")
             return False  # no ActionDone: the typed command is checked as typed
         self._main.show_view(view)
+        if (view is View.TRACE and self.stopped and not self.at_trace_stop
+                and traced_break(self.last_stop) is not None):
+            # after a graph break the view shows what ``trace steps`` lists: the attempt that traced the break
+            self.post_message(self.ActionDone(view.action, "trace steps"))
         return None
 
     # Set-up ----------------------------------------------------------------------------------------------------

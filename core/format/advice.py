@@ -88,6 +88,15 @@ def plan_check_text(plan: FilterPlan) -> str:
                                       for x in items))
         ids = plan.leaf_ids
         shown = ", ".join(ids) if len(ids) <= 6 else f"{', '.join(ids[:3])}, … {ids[-1]}: {len(ids)} guards"
+        if len(plan.dropped) == 1 and len(ids) == 1 and not counts:
+            # one entry for one leaf: name the leaf type torch built from it (GuardFilterEntry.derived_guard_types),
+            # so a CONSTANT_MATCH entry reads as the EQUALS_MATCH leaf the tree shows
+            (entry,) = plan.dropped
+            derived = "/".join(entry.derived_guard_types)
+            built = f"the leaf it built: {ids[0]}" + (f" {derived}" if derived else "")
+            return (f"checked on the {plan.total} guard filter entries of {plan.compile_id} (torch's list of the "
+                    f"guards to build, not the tree's leaves: counts and names differ): it drops {entry.label} "
+                    f"({built}) and keeps the other {plan.kept}")
         # the filter's entries are torch's guard list before it is built into the tree: another count than the
         # tree's leaves, and names of how a guard was made (CONSTANT_MATCH builds an EQUALS_MATCH leaf)
         built = f"the leaf it built: {shown}" if len(ids) == 1 else f"the leaves they built: {shown}"

@@ -536,3 +536,24 @@ async def test_a_cursor_key_while_the_last_answer_is_kept_acts_on_the_steps_row(
         assert await _until(pilot, lambda: app.coach.index == 4 and _idle(app)), app.coach.index
         assert f"until {app.last_stop.frame.index}" == target
         await pilot.press("q")
+
+
+async def test_lesson_8s_trace_steps_step_is_done_by_the_trace_views_key_too(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """After the graph break, key 9 opens the Trace view with what `trace steps` lists (the attempt that traced
+    the break): it counts as that command, as the narration's "(key 9)" lets a learner expect."""
+    from dynadbg.core.model import StopKind
+
+    lesson = next(les for les in LESSONS if les.path.stem.startswith("08"))
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for k, line in enumerate(["why", "stack", "graph", "c"]):
+            app.submit(line)
+            assert await _until(pilot, lambda k=k: app.coach.index == k + 1 and _idle(app), 120), (line, app.coach.index)
+        await _settle(pilot)
+        assert app.last_stop.kind is StopKind.GRAPH_BREAK and app.coach.step.done.command == "trace"
+        if app.focused is app.main_screen.console.input:
+            await pilot.press("escape")
+        await pilot.press("9")
+        assert await _until(pilot, lambda: app.coach.index == 5 and _idle(app), 30), app.coach.index
+        await pilot.press("q")
