@@ -12,10 +12,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -51,10 +51,7 @@ def _log(app) -> str:  # noqa: ANN001
 
 
 async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
-    start = time.monotonic()
-    while not condition() and time.monotonic() - start < timeout:
-        await pilot.pause(0.05)
-    await settle(pilot)
+    await until(pilot, condition, timeout, poll=lambda: pilot.pause(0.05))  # fails the test when it never holds
 
 
 async def test_tui_drop_at_a_recompile_stop_says_the_warning_and_the_filter_once(tmp_path) -> None:  # noqa: ANN001

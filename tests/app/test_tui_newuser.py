@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 
 import pytest
+import waiting
 from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from fake_scenarios import counter_recompile_scenario
 from svg_text import squeeze, svg_rows
@@ -238,7 +239,6 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
     """The bundled demo on the real engine, keys only, at 80x24: a guard's detail, Original scrolled, the full
     log and the Stop view maximised and restored, torch's warning read whole in the Stderr view, both recompile
     stops opening their view (the second from the Entries view) and saying what ``___stack0`` is."""
-    import time
 
     from dynadbg.core.model import LeafGuardView
     from dynadbg.core.session import Session
@@ -248,10 +248,7 @@ async def test_the_real_demo_from_the_keyboard_alone_at_80x24() -> None:
     from dynadbg.tui.guard_tree_view import GuardTreeView
 
     async def until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
-        start = time.monotonic()
-        while not condition() and time.monotonic() - start < timeout:
-            await asyncio.sleep(0.01)
-        await settle(pilot)
+        await waiting.until(pilot, condition, timeout, poll=lambda: asyncio.sleep(0.01))
 
     async def tab_to(pilot, test) -> None:  # noqa: ANN001
         for _ in range(12):
@@ -367,7 +364,6 @@ print(torch.compile(f, backend="eager")(torch.ones(3)))
 async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tmp_path) -> None:  # noqa: ANN001
     """``u`` from g's entry to f, which waits in its call of g: the stack pane shows the 3 under that call (said
     to be below the pending call), not ``?``; the status line shows f's compile, not g's."""
-    import time
 
     from dynadbg.core.session import Session
     from dynadbg.tui.app import DebuggerApp
@@ -378,10 +374,7 @@ async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tm
     app = DebuggerApp(lambda listener: Session(listener), lambda session: session.start_script(str(script), []))
     async with app.run_test(size=(120, 40)) as pilot:
         async def until(condition) -> None:  # noqa: ANN001
-            start = time.monotonic()
-            while not condition() and time.monotonic() - start < 120:
-                await asyncio.sleep(0.01)
-            await settle(pilot)
+            await waiting.until(pilot, condition, 120, poll=lambda: asyncio.sleep(0.01))
 
         await until(lambda: app.phase == "stopped")
         await pilot.press("c")

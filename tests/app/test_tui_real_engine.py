@@ -12,6 +12,7 @@ import time
 
 import pytest
 from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -42,10 +43,7 @@ CRASH = textwrap.dedent(
 
 
 async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
-    start = time.monotonic()
-    while not condition() and time.monotonic() - start < timeout:
-        await asyncio.sleep(0.01)  # polls a real program (compiling, running): no fixed wait
-    await settle(pilot)
+    await until(pilot, condition, timeout, poll=lambda: asyncio.sleep(0.01))  # fails the test when it never holds
 
 
 def _app(path):  # noqa: ANN001, ANN202
@@ -57,6 +55,17 @@ def _app(path):  # noqa: ANN001, ANN202
 
 def _log(app) -> str:  # noqa: ANN001
     return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+def _rendered(renderable) -> str:  # noqa: ANN001
+    """A widget's Rich content as the text a reader sees (``str()`` of a Group is its repr, not its text)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
 
 
 async def test_real_program_stops_steps_and_runs_to_the_end(tmp_path) -> None:  # noqa: ANN001
@@ -331,14 +340,8 @@ async def test_the_demo_from_the_keyboard_at_80x24() -> None:
                 break
         assert app.phase == "stopped"
         await pilot.press("5")
-        await _until(pilot, lambda: "continues forward" in str(app.main_screen.stop_detail.content), 30)
-        import io
-
-        from rich.console import Console
-
-        console = Console(width=200, record=True, file=io.StringIO())
-        console.print(screen.query_one("#stop-detail").content)
-        text = console.export_text()
+        await _until(pilot, lambda: "continues forward" in _rendered(screen.stop_detail.content), 30)
+        text = _rendered(screen.stop_detail.content)
         assert "graph break" in text and "continues forward" in text, text
         await pilot.press("q")
         await pilot.pause(0.2)

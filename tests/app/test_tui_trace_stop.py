@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 
-import time
 from pathlib import Path
 
 import pytest
 from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from waiting import until
 from rich.text import Text
 
 pytestmark = pytest.mark.slow
@@ -21,10 +21,7 @@ PROGRAM = PROGRAMS / "item_graph_break.py"
 
 
 async def _until(pilot, condition, timeout: float = 120.0) -> None:  # noqa: ANN001
-    start = time.monotonic()
-    while not condition() and time.monotonic() - start < timeout:
-        await pilot.pause(0.05)
-    await settle(pilot)
+    await until(pilot, condition, timeout, poll=lambda: pilot.pause(0.05))  # fails the test when it never holds
 
 
 def _trace_text(app) -> str:  # noqa: ANN001

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 
 async def _until(pilot, condition, timeout: float) -> None:  # noqa: ANN001
     start = time.monotonic()
-    while not condition() and time.monotonic() - start < timeout:
+    while not condition():
+        assert time.monotonic() - start < timeout, f"waited {timeout:g} s for a condition that never held"
         await pilot.pause(0.05)
     await pilot.pause(0.2)
 
