@@ -150,7 +150,7 @@ class CompileQueries(Group):
         for e in compat.cache_entries(info.original):
             if e.code is code:
                 return e
-        # edited code runs from a precompile entry the patch manager installed
+        # edited code runs from the toolkit copy the patch manager installed in front of the cache entries
         return self.host.patch_manager.serving_entry(code)
 
     def guard_trees_now(self) -> list[GuardTree]:

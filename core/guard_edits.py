@@ -7,8 +7,9 @@
   (``replace``), or of the guard manager the entry being built gets at a compile stop: a later call whose inputs
   make it False (or raise) misses that entry, and Dynamo compiles a new one without it. ``guard add SOURCE``,
   ``SOURCE TYPE``, ``SOURCE == VALUE`` and ``SOURCE is None`` add a real leaf guard the same way. In a frame that
-  an instruction edit's precompile entry runs, the expression is added to the live entries instead (a copy would
-  not decide those calls).
+  an instruction edit's copy runs (a toolkit copy installed in front of the cache entries, `patches`), the
+  expression is added to the live entries instead (a copy in place of the cache entry would not decide those
+  calls), and a leaf guard is refused.
 * ``guard drop ID`` — a leaf id (``g6``) from the ``guards`` output. The code object's next compiles leave that
   guard out: a patched ``CheckFunctionManager`` filters the ``GuardFilterEntry`` objects whose source and type
   match (``compat.install_guard_filter``). In a frame a copy of the entry without the leaf replaces it; at a
@@ -152,8 +153,8 @@ class GuardEditor:
 
     Args:
         session: what the editor may use of the session (`protocol.Host`).
-        patches: the session's `patches.PatchManager` (edited code runs from its precompile entries, whose guard
-            managers get the same edits).
+        patches: the session's `patches.PatchManager` (edited code runs from its toolkit copies in front of the
+            cache entries, whose guard managers get the same expression guards).
         guard_filter: the session's one guard filter (drops are its `Scope.EVERY_COMPILE` rules).
     """
 

@@ -2,10 +2,13 @@
 patch files read and written by `dynadbg.core.patchfile`.
 
 How an edit is installed (`PatchManager`): at a compile stop it replaces the code of the compile being finished
-(``CompileEvent.code``), so the very call that compiled it runs the edit; at any later stop it is installed as a
-precompile entry (``compat.load_precompile_entry``) with a copy of the cache entry's guards, which torch tries
-before the normal cache entries, so it runs from the next call. A patch also re-applies itself to every later
-compile of the same code object whose Dynamo code has the same fingerprint. `patch undo` removes it.
+(``CompileEvent.code``), so the very call that compiled it runs the edit; at any later stop each live cache entry
+whose Dynamo code the patch was made for gets a `dynadbg.core.toolkit` copy: a `toolkit.Draft` of the entry with
+the patch's instruction edits, validated by the toolkit (the unguarded-edit check, the layout checks) and
+installed in front of the cache entries (``Draft.install("front")``: a precompile entry, tried before them), so it
+runs from the next call; ``toolkit.entries`` lists it with its hit count. A patch also re-applies itself to every
+later compile of the same code object whose Dynamo code has the same fingerprint. `patch undo` and the session's
+end take the copies out (`toolkit.Handle.remove`).
 
 The edits themselves (parse, apply, validate, diff) are pure functions in `dynadbg.core.edits`; patch files
 (JSON) are `dynadbg.core.patchfile`.
@@ -54,18 +57,28 @@ class _Patch:
 
 
 class _Precompiled:
-    """One precompile entry the session installed: `code` serves the calls `guard_manager` accepts, in front of
-    the cache entry whose Dynamo code is `dynamo` and whose own code is `entry_code`."""
+    """One toolkit copy the session installed in front of a cache entry (`toolkit.Handle`, mode ``front``): its
+    code serves the calls its guard manager accepts, in front of the cache entry whose Dynamo code is `dynamo` and
+    whose own code is `entry_code`."""
 
-    __slots__ = ("dynamo", "entry_code", "code", "guard_manager", "patch")
+    __slots__ = ("dynamo", "entry_code", "handle", "patch")
 
-    def __init__(self, dynamo: CodeType, entry_code: CodeType, code: CodeType, guard_manager: Any,
-                 patch: _Patch) -> None:
+    def __init__(self, dynamo: CodeType, entry_code: CodeType, handle: Any, patch: _Patch) -> None:
         self.dynamo = dynamo
         self.entry_code = entry_code
-        self.code = code
-        self.guard_manager = guard_manager
+        self.handle = handle
         self.patch = patch
+
+    @property
+    def code(self) -> CodeType:
+        """The code the copy runs (Dynamo's code with the patch's edits)."""
+        return self.handle.record.built.code  # type: ignore[no-any-return]
+
+    @property
+    def guard_manager(self) -> Any:
+        """The copy's guard manager wrapper (the entry's guards, those the unguarded-edit check added, and the
+        toolkit's hit counter)."""
+        return self.handle.record.built.wrapper
 
 
 @dataclass
@@ -106,8 +119,6 @@ class PatchManager:
         self._touched: dict[int, CodeType] = {}
         self._pending: list[PatchSpec] = []
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
-        #: this manager's name in the shared list of precompile entries (`dynadbg.core.precompile`)
-        self._owner = f"session {id(self):x}"
         self._guard_editor: Any = None
         #: (f_locals, f_globals) of the stop an edit is being installed from
         self._live_scope: tuple[dict[str, Any], dict[str, Any]] | None = None
@@ -426,6 +437,9 @@ class PatchManager:
             self._install_later_all(patch)
             return EditOutcome(done)
         what = "Dynamo's code restored" if new is t.dynamo else "installed"
+        copy = self._precompiled.get(id(t.original), (t.original, {}))[1].get(id(t.dynamo))
+        if copy is not None:
+            new = copy.code     # the toolkit's build of the same edits: what the next call runs
         if not done and ops:
             return EditOutcome(message=f"{what}: no live cache entry of {t.original.co_name} runs this code now; the "
                                        f"edit applies when Dynamo compiles it again", diff=diff_code(t.dynamo, new),
@@ -436,8 +450,9 @@ class PatchManager:
 
     def _install_later_all(self, patch: _Patch, prebuilt: dict[int, CodeType] | None = None) -> int | EditError:
         """Make every live cache entry of the patched code object whose Dynamo code matches the patch run
-        `patch.ops` from the next call (precompile entries in front of the cache entries). `prebuilt` maps
-        id(Dynamo code) to its already-built patched code. Returns how many entries now run the patch."""
+        `patch.ops` from the next call: a toolkit copy of each (`_install_copy`) in front of the cache entries,
+        the copy it had before taken out. `prebuilt` maps id(Dynamo code) to the patched code already built (an
+        edit's preview; it says whether anything is to install). Returns how many entries now run the patch."""
         reason = compat.precompile_entries_supported()
         if reason is not None:
             return EditError("unsupported", f"installing after the compile stop needs precompile entries: {reason}")
@@ -449,7 +464,6 @@ class PatchManager:
             except Exception as exc:  # noqa: BLE001
                 return EditError("unsupported", f"cannot read the cache entries of {original.co_name}: {exc}")
             _orig, pres = self._precompiled.setdefault(id(original), (original, {}))
-            changed = False
             for entry in entries:
                 entry_code = getattr(entry, "code", None)
                 if entry_code is None:
@@ -464,34 +478,53 @@ class PatchManager:
                 old = pres.pop(id(dynamo), None)
                 if old is not None:
                     self._unregister(old)
-                    changed = True
                 if want is entry_code:
                     continue
-                manager = compat.clone_guard_manager(entry.guard_manager)
-                if want is not dynamo:
-                    guarded = self._guarded(original, dynamo, want, manager, self._live_scope)
-                    if isinstance(guarded, EditError):
-                        return guarded
-                    manager = guarded or manager
-                pre = _Precompiled(dynamo, entry_code, want, manager, patch)
+                pre = self._install_copy(original, entry, dynamo, entry_code, patch)
+                if isinstance(pre, EditError):
+                    return pre
                 pres[id(dynamo)] = pre
-                if want is not dynamo:
-                    self._made[id(want)] = (patch, dynamo, want)
+                if pre.code is not dynamo:
+                    self._made[id(pre.code)] = (patch, dynamo, pre.code)
                 self._register(original, pre)
                 cid = str(getattr(entry, "compile_id", "?"))
                 if cid not in patch.compile_ids:
                     patch.compile_ids.append(cid)
-                changed = True
-            if changed:
-                self._reload(original)
         return count
 
+    def _install_copy(self, original: CodeType, entry: Any, dynamo: CodeType, entry_code: CodeType,
+                      patch: _Patch) -> _Precompiled | EditError:
+        """A toolkit copy of the cache entry `entry` (its guards; Dynamo's code `dynamo` with `patch.ops`),
+        validated and installed in front of the cache entries (``Draft.install("front")``). A copy the toolkit
+        refuses (a source the graph would read with no guard) is an `EditError` with the toolkit's reason."""
+        from . import toolkit
+        from .format.toolkit import problem_text
+
+        scope = self._live_scope
+        f_globals = scope[1] if scope is not None else _globals_of(original)
+        base = toolkit.compile_entry(original, dynamo, entry.guard_manager, getattr(entry, "compile_id", None),
+                                     f_globals)
+        draft = base.copy()
+        draft.call_inputs = dict(scope[0]) if scope is not None else None
+        draft.edit_ops = list(patch.ops)
+        try:
+            handle = draft.install("front")
+        except toolkit.Refused as exc:
+            problems = exc.validation.problems
+            kinds = {p.kind.value for p in problems}
+            if kinds <= {"edit"}:
+                return EditError("invalid edit", "; ".join(problem_text(p) for p in problems))
+            return EditError("unguarded source", "; ".join(problem_text(p) for p in problems)
+                             + " (the graph would read it with no guard: nothing installed)")
+        except toolkit.ToolkitError as exc:
+            return EditError("unsupported", f"cannot install the edit: {exc}")
+        return _Precompiled(dynamo, entry_code, handle, patch)
+
     def _register(self, original: CodeType, pre: _Precompiled) -> None:
+        """The session learns the copy's code (the toolkit registered it with torch as Dynamo's code's stand-in)."""
         s = self.session
         s.generated[id(pre.code)] = pre.code
         s.mark_changed(id(pre.code))  # a new code object may need tracing
-        if pre.code is not pre.dynamo:
-            compat.register_replacement_code(pre.dynamo, pre.code, original)
         if s.capture is not None:
             try:
                 s.capture.register_generated(pre.code, like=pre.entry_code)
@@ -500,6 +533,9 @@ class PatchManager:
         self._touched[id(original)] = original
 
     def _unregister(self, pre: _Precompiled) -> None:
+        """Take the copy out (`toolkit.Handle.remove`: its precompile entry goes) and point the capture back at the
+        cache entry's code."""
+        pre.handle.remove()
         capture = self.session.capture
         if capture is not None:
             try:
@@ -507,18 +543,13 @@ class PatchManager:
             except KeyError:
                 pass
 
-    def _reload(self, original: CodeType) -> None:
-        """torch keeps precompile entries per code object: drop them all and load the current set."""
-        _orig, pres = self._precompiled.get(id(original), (original, {}))
-        precompile.set_entries(original, self._owner, [(p.guard_manager, p.code) for p in pres.values()])
-
     def on_reset(self, original: CodeType) -> None:
         """`original`'s cache and precompile entries were dropped (``reset_code``): forget the precompile
         entries; the compile hook re-applies the patches when it compiles again."""
         _orig, pres = self._precompiled.pop(id(original), (original, {}))
-        precompile.forget(original)
         for pre in pres.values():
             self._unregister(pre)
+        precompile.forget(original)
 
     # -- hooks -------------------------------------------------------------------------------------------------
 
@@ -578,8 +609,10 @@ class PatchManager:
         """Drop every cache entry an edit touched (its code was replaced, or a precompile entry sits in front):
         the next call compiles Dynamo's own code again."""
         self.active = False
+        for _orig, pres in list(self._precompiled.values()):
+            for pre in pres.values():
+                pre.handle.remove()
         for original in list(self._touched.values()):
-            precompile.forget(original, self._owner)
             try:
                 compat.reset_code(original)
             except Exception as exc:  # noqa: BLE001

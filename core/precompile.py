@@ -1,5 +1,6 @@
-"""The precompile entries dynadbg puts in front of a code object's cache, shared by every part that installs some
-(a session's instruction edits, `dynadbg.core.toolkit` copies).
+"""The precompile entries dynadbg puts in front of a code object's cache: the ``front`` copies of
+`dynadbg.core.toolkit`, a script's and a debugging session's instruction edits alike (`dynadbg.core.patches`
+installs its edits through the toolkit).
 
 Torch keeps precompile entries per code object and offers only "load one more" and "drop them all"
 (``_load_precompile_entry``, ``_reset_precompile_entries``); it tries them in the order they were loaded (VERIFIED

@@ -407,7 +407,8 @@ class Entry:
             Dynamo's own entries (torch keeps no count).
         call_site: the user call that compiled it, when the toolkit was recording (`record_call_sites`); for a
             copy, the call that installed it.
-        made_by: ``"dynamo"`` or ``"toolkit"`` (a copy), ``"dynadbg"`` (a session's edit).
+        made_by: ``"dynamo"`` or ``"toolkit"`` (a copy: a script's, or a debugging session's edit or guard
+            edit), ``"dynadbg"`` (a precompile entry the toolkit does not know).
         invalidated: True when torch will never run it again (it stays listed).
         warnings: the problems a ``force=True`` install overrode, as `Problem` records.
     """

@@ -604,3 +604,74 @@ def test_a_guard_drop_recompile_keeps_the_instruction_edit():
     assert said["drop"].error is None
     assert results == [6.0, 7.0, 7.0]
     assert any("patch applied to double_sum" in m for m in messages), messages
+
+
+# ------------------------------------------------------------------------------------------------------------
+# one install path: an edit at a later stop is a dynadbg.toolkit copy
+# ------------------------------------------------------------------------------------------------------------
+
+
+def test_an_edit_at_a_later_stop_is_a_toolkit_copy_that_counts_its_calls():
+    from dynadbg.core import compat, toolkit
+
+    results: list[float] = []
+    seen: list[list[tuple[str, str, Any]]] = []
+
+    def run(results):
+        cf = torch.compile(double_sum, backend="eager")
+        for _ in range(3):
+            results.append(float(cf(torch.ones(3))))
+            seen.append([(e.kind.value, e.made_by, e.hits) for e in toolkit.entries(double_sum)
+                         if not e.invalidated])
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        return ex("c")
+
+    _stops, result, *_ = drive_with(lambda s: s.start_callable(run, results), respond, ("entry",))
+    assert result.exception is None, result.exception
+    assert results == [6.0, 7.0, 7.0]
+    # the copy is tried before Dynamo's entry, and its hit count rises with each call it serves
+    precompile = [[row for row in rows if row[0] == "precompile"] for rows in seen]
+    assert [[(k, who) for k, who, _h in rows] for rows in precompile] == [[("precompile", "toolkit")]] * 3
+    assert [rows[0][2] for rows in precompile] == [0, 1, 2]
+    assert all(("cache", "dynamo", None) in rows for rows in seen)
+    # the session's end takes the copy out
+    assert compat.precompile_entries(double_sum.__code__) == []
+    assert not [h for h in toolkit.installed() if h.record.original is double_sum.__code__]
+
+
+def test_patch_undo_at_a_later_stop_leaves_torchs_cache_as_it_was():
+    from dynadbg.core import compat, toolkit
+
+    results: list[float] = []
+    state: dict[str, Any] = {}
+
+    def torch_state(results):
+        code = double_sum.__code__
+        return ([id(e.guard_manager) for e in compat.cache_entries(code)],
+                [id(e.guard_manager) for e in compat.precompile_entries(code)],
+                [h.compile_id for h in toolkit.installed() if h.record.original is code])
+
+    def run(results):
+        cf = torch.compile(double_sum, backend="eager")
+        results.append(float(cf(torch.ones(3))))
+        state["after the first call"] = torch_state(results)
+        results.append(float(cf(torch.ones(3))))
+        state["after the undo"] = torch_state(results)
+        results.append(float(cf(torch.ones(3))))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:   # the second call runs the copy
+            state["undo"] = ex("patch undo")
+        return ex("c")
+
+    drive_with(lambda s: s.start_callable(run, results), respond, ("entry",))
+    assert state["undo"].error is None, state["undo"].error
+    assert results == [6.0, 7.0, 6.0]
+    entries, pre, copies = state["after the first call"]
+    assert len(entries) == 1 and len(pre) == 1 and len(copies) == 1
+    assert state["after the undo"] == (entries, [], [])

@@ -218,3 +218,39 @@ def test_a_replayed_guard_drop_that_no_longer_fits_is_refused_with_its_reason(tm
     result, _s, messages = drive(start, lambda *a: None, break_on=())
     assert result.exception is None and replay == [2.0, 2.0]
     assert any("not applied" in m and "L['cfg'].missing" in m and "no guards there" in m for m in messages), messages
+
+
+def test_an_edit_at_a_frame_stop_is_refused_with_the_reason_the_toolkit_gives():
+    """At a stop in generated code (not the compile stop) the edit goes through the toolkit: the same copy made
+    from a script is refused for the same source, with the same words."""
+    from dynadbg.core import toolkit
+    from dynadbg.core.format.toolkit import problem_text
+
+    out: list = []
+    said: dict = {}
+
+    def program_refuse(out):
+        torch._dynamo.reset()
+        cf = torch.compile(reads_lin_a, backend="eager")
+        cf(torch.randn(2, 4))
+        entry = next(e for e in toolkit.entries(reads_lin_a) if e.kind is toolkit.EntryKind.CACHE)
+        row = next(i.index for i in entry.code.instructions if i.opname == "LOAD_GLOBAL" and i.argrepr == "lin_a")
+        try:
+            entry.copy().edit(row, "LOAD_GLOBAL", "lin_c").install("front")
+            out.append(None)
+        except toolkit.Refused as exc:
+            out.append([problem_text(p) for p in exc.validation.problems])
+        out.append(len(toolkit.entries(reads_lin_a)))
+
+    def respond(session, stop, n):
+        if n == 0:
+            said["lin_c"] = session.execute(f"edit {lin_a_row(stop)} LOAD_GLOBAL lin_c")
+
+    result, _session, _messages = drive(lambda s: s.start_callable(program_refuse, out), respond, ("entry",))
+    assert result.exception is None, result.exception
+    refused = said["lin_c"].error
+    assert "unguarded source" in refused and "G['lin_c']._parameters['weight']" in refused
+    assert "nothing installed" in refused
+    reasons = out[0]
+    assert reasons and all(reason in refused for reason in reasons), (reasons, refused)
+    assert out[1] == 1     # neither installed anything: Dynamo's one entry
