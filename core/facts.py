@@ -18,6 +18,8 @@ the modules that use them were verified with (2.13.0 to 2.15.0).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
 
@@ -166,6 +168,88 @@ def config_suggestions(text: str) -> list[str]:
     """The ``torch._dynamo.config.X = Y`` lines torch suggests in `text` (a guard's ``HINT:`` note, a reason),
     in order, spelled alike (``torch._dynamo.config.allow_unspec_int_on_nn_module = True``)."""
     return [f"torch._dynamo.config.{name} = {value}" for name, value in _CONFIG_SUGGESTION.findall(text)]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# How torch writes a leaf guard's code parts
+# --------------------------------------------------------------------------------------------------------------
+
+#: torch's ``TENSOR_MATCH`` code part (``torch._dynamo.guards.get_tensor_guard_code_part``, the same on torch
+#: 2.13.0 to 2.15.0): ``check_tensor(SOURCE, CLASS, DispatchKeySet(KEYS), DTYPE, device=INDEX,
+#: requires_grad=BOOL, size=[...], stride=[...])``, ``None`` for a dynamic dimension.
+_TENSOR_CHECK = re.compile(
+    r"^check_tensor\((?P<source>.*), (?P<cls>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), (?P<dtype>torch\.\w+), "
+    r"device=(?P<device>[^,]+), requires_grad=(?P<rg>\w+), size=\[(?P<size>[^\]]*)\], "
+    r"stride=\[(?P<stride>[^\]]*)\]\)$"
+)
+
+
+@dataclass(frozen=True)
+class TensorCheck:
+    """A ``TENSOR_MATCH`` code part, read (`tensor_check`).
+
+    Attributes:
+        source: the guarded tensor as torch writes it (``"L['x']"``).
+        cls: its class (``"Tensor"``, ``"torch.nn.parameter.Parameter"``).
+        keys: the dispatch keys, comma-separated (``"CPU, BackendSelect, ADInplaceOrView, AutogradCPU"``).
+        dtype: ``"torch.float32"``.
+        device: the device index as written (``"None"`` on the CPU, ``"0"``).
+        requires_grad: what the guard expects.
+        size_text, stride_text: the lists as written, without brackets (``"2, None"``).
+    """
+
+    source: str
+    cls: str
+    keys: str
+    dtype: str
+    device: str
+    requires_grad: bool
+    size_text: str
+    stride_text: str
+
+    @property
+    def size(self) -> tuple[int | None, ...]:
+        """Each dimension's size, None where it is dynamic; () for a 0-d tensor."""
+        return _dims(self.size_text)
+
+    @property
+    def stride(self) -> tuple[int | None, ...]:
+        """Each dimension's stride, None where it is dynamic."""
+        return _dims(self.stride_text)
+
+
+def _dims(text: str) -> tuple[int | None, ...]:
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    return tuple(int(p) if p.lstrip("-").isdigit() else None for p in parts)
+
+
+def tensor_check(code: str) -> TensorCheck | None:
+    """`code` (one code part of a ``TENSOR_MATCH`` leaf) read as a `TensorCheck`; None when it is not one."""
+    m = _TENSOR_CHECK.match(code)
+    if m is None:
+        return None
+    return TensorCheck(m["source"], m["cls"], m["keys"], m["dtype"], m["device"], m["rg"] == "True", m["size"],
+                       m["stride"])
+
+
+def tensor_check_in(parts: Iterable[str]) -> TensorCheck | None:
+    """The first of a leaf's code parts that reads as a `TensorCheck`, if any."""
+    for part in parts:
+        found = tensor_check(part)
+        if found is not None:
+            return found
+    return None
+
+
+#: ``___check_type_id(L['x'], 140217489390816)`` / ``___check_obj_id(...)``: the number is an object's address in
+#: the compiling process (torch's ``TYPE_MATCH`` and ``ID_MATCH`` code parts).
+_OBJECT_ID_ARG = re.compile(r"(___check_(?:type|obj)_id\([^,()]+), \d+\)")
+
+
+def without_object_ids(code: str) -> str:
+    """`code` with the addresses in its ``___check_type_id`` / ``___check_obj_id`` calls written as ``…``: they
+    differ in every process, and the ``type=<class 'int'>`` torch writes after them says what they stand for."""
+    return _OBJECT_ID_ARG.sub(r"\1, …)", code) if "___check_" in code else code
 
 
 # --------------------------------------------------------------------------------------------------------------

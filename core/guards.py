@@ -120,11 +120,6 @@ _EXTRA_ID = "len"
 #: is a leaf ``guards`` lists, and an entry's leaf count is the same at every stop).
 BACKEND_MATCH_ID = "backend"
 CHECK_VERBOSE_ID = "torch-check"
-_TENSOR_RE = re.compile(
-    r"^check_tensor\((?P<src>.*), (?P<cls>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), (?P<dtype>torch\.\w+), "
-    r"device=(?P<device>[^,]+), requires_grad=(?P<rg>\w+), size=\[(?P<size>[^\]]*)\], "
-    r"stride=\[(?P<stride>[^\]]*)\]\)$"
-)
 
 
 def _expected(guard_type: str, source: str, code: str) -> str | None:
@@ -150,14 +145,14 @@ def _expected(guard_type: str, source: str, code: str) -> str | None:
             return f"the object with id {match['id']} at compile time{kind}"
         return code
     if guard_type == "TENSOR_MATCH":
-        match = _TENSOR_RE.match(code)
-        if match is None:
+        check = facts.tensor_check(code)
+        if check is None:
             return code
-        text = (f"{match['cls']} {match['dtype'].removeprefix('torch.')} size=[{match['size']}] "
-                f"stride=[{match['stride']}] requires_grad={match['rg']}")
-        device_type = _device_type_of_keys(match["keys"]) or "cpu"
-        if match["device"] != "None":
-            return f"{text} device={device_type}:{match['device']}"
+        text = (f"{check.cls} {check.dtype.removeprefix('torch.')} size=[{check.size_text}] "
+                f"stride=[{check.stride_text}] requires_grad={check.requires_grad}")
+        device_type = _device_type_of_keys(check.keys) or "cpu"
+        if check.device != "None":
+            return f"{text} device={device_type}:{check.device}"
         return text if device_type == "cpu" else f"{text} device={device_type}"
     if guard_type in _CODE_IS_EXPECTED:
         return code
@@ -213,39 +208,37 @@ def _tensor_mismatch(source: str, code: str, value: Any) -> str | None:
     """Why a ``TENSOR_MATCH`` rejects `value`, in the words torch's ``check_verbose`` uses, checking what can be
     read off the guard's code in torch's order (type, dtype, device, requires_grad, rank, sizes, strides).
     None when nothing readable differs (e.g. only the dispatch key set)."""
-    match = _TENSOR_RE.match(code)
-    if match is None:
+    check = facts.tensor_check(code)
+    if check is None:
         return None
     head = f"tensor '{source}'"
     try:
-        if type(value).__name__ != match["cls"].rsplit(".", 1)[-1]:
-            return f"expected type of '{source}' to be a tensor type of {match['cls']}, but found {type(value)!r}"
-        if str(value.dtype) != match["dtype"]:
-            return f"{head} dtype mismatch. expected {match['dtype']}, actual {value.dtype}"
-        device_type = _device_type_of_keys(match["keys"])
+        if type(value).__name__ != check.cls.rsplit(".", 1)[-1]:
+            return f"expected type of '{source}' to be a tensor type of {check.cls}, but found {type(value)!r}"
+        if str(value.dtype) != check.dtype:
+            return f"{head} dtype mismatch. expected {check.dtype}, actual {value.dtype}"
+        device_type = _device_type_of_keys(check.keys)
         if device_type is not None and value.device.type != device_type:
             return f"{head} device mismatch. expected {device_type}, actual {value.device.type}"
-        index = None if match["device"] == "None" else int(match["device"])
+        index = None if check.device == "None" else int(check.device)
         if value.device.index != index and value.device.type != "cpu":
             return f"{head} Tensor device index mismatch. Expected device index to be {index}, actual {value.device}"
-        expected_rg = match["rg"] == "True"
-        if bool(value.requires_grad) != expected_rg:
-            return f"{head} requires_grad mismatch. expected requires_grad={int(expected_rg)}"
-        sizes = [s.strip() for s in match["size"].split(",")] if match["size"].strip() else []
-        strides = [s.strip() for s in match["stride"].split(",")] if match["stride"].strip() else []
+        if bool(value.requires_grad) != check.requires_grad:
+            return f"{head} requires_grad mismatch. expected requires_grad={int(check.requires_grad)}"
+        sizes, strides = check.size, check.stride
         if value.dim() != len(sizes):
             return f"{head} rank mismatch. expected {len(sizes)}, actual {value.dim()}"
         for i, (want, have) in enumerate(zip(sizes, value.shape)):
-            if want != "None" and int(want) != int(have):
+            if want is not None and want != int(have):
                 return f"{head} size mismatch at index {i}. expected {want}, actual {int(have)}"
         for i, (want, have) in enumerate(zip(strides, value.stride())):
-            if want != "None" and int(want) != int(have):
+            if want is not None and want != int(have):
                 return f"{head} stride mismatch at index {i}. expected {want}, actual {int(have)}"
     except Exception:  # noqa: BLE001 - an odd value: no readable reason
         return None
     # what is left is the dispatch key set: the tensor's keys with the thread-local include/exclude sets applied,
     # which autocast, functorch transforms and some modes change
-    return (f"{head} dispatch key set mismatch. expected DispatchKeySet({match['keys']}); dtype, device, "
+    return (f"{head} dispatch key set mismatch. expected DispatchKeySet({check.keys}); dtype, device, "
             f"requires_grad, sizes and strides match (thread-local dispatch state, e.g. autocast, differs)")
 
 
@@ -253,21 +246,21 @@ def _size_changes(code: str, value: Any) -> tuple[int, ...]:
     """The dimensions whose static size a ``TENSOR_MATCH`` (`code`) pins and `value` no longer has, when the
     tensor's type, dtype, device, requires_grad and rank are those of the guard (what ``mark_dynamic`` could
     cover); () otherwise."""
-    match = _TENSOR_RE.match(code)
-    if match is None:
+    check = facts.tensor_check(code)
+    if check is None:
         return ()
     try:
-        if (type(value).__name__ != match["cls"].rsplit(".", 1)[-1] or str(value.dtype) != match["dtype"]
-                or bool(value.requires_grad) != (match["rg"] == "True")):
+        if (type(value).__name__ != check.cls.rsplit(".", 1)[-1] or str(value.dtype) != check.dtype
+                or bool(value.requires_grad) != check.requires_grad):
             return ()
-        device_type = _device_type_of_keys(match["keys"])
+        device_type = _device_type_of_keys(check.keys)
         if device_type is not None and value.device.type != device_type:
             return ()
-        sizes = [s.strip() for s in match["size"].split(",")] if match["size"].strip() else []
+        sizes = check.size
         if value.dim() != len(sizes):
             return ()
         return tuple(i for i, (want, have) in enumerate(zip(sizes, value.shape))
-                     if want != "None" and int(want) != int(have))
+                     if want is not None and want != int(have))
     except Exception:  # noqa: BLE001 - an odd value: nothing to say
         return ()
 
@@ -1162,9 +1155,6 @@ def _unnumbered(text: str) -> str:
     return _BUILTINS_ALIAS_RE.sub("__builtins_dict___*", text) if "__builtins_dict___" in text else text
 
 
-_TENSOR_SIZES = re.compile(r"size=\[([^\]]*)\]")
-
-
 def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...] | None:
     """The sizes a new entry's ``TENSOR_MATCH`` on `source` pins (``check_tensor(..., size=[None, 3], ...)``:
     None where the dimension is dynamic), read off the guard's code parts (`compat.read_guard_manager`); None when
@@ -1180,13 +1170,7 @@ def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...
             for leaf in node.leaves:
                 if leaf.guard_type != "TENSOR_MATCH":
                     continue
-                m = _TENSOR_SIZES.search(" ".join(leaf.parts))
-                if m is None:
-                    return None
-                out: list[int | None] = []
-                for part in m.group(1).split(","):
-                    part = part.strip()
-                    out.append(int(part) if part.lstrip("-").isdigit() else None)
-                return tuple(out)
+                check = facts.tensor_check_in(leaf.parts)
+                return check.size if check is not None else None
         stack.extend(node.children)
     return None

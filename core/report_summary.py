@@ -8,11 +8,11 @@ Pure data and pure functions over `model` views: no torch, no text.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Iterable, Sequence
 
+from .facts import tensor_check_in
 from .model import CompiledFrameView, GuardTree
 
 __all__ = ["BreakKey", "DistinctBreak", "DynamicDims", "EntryCostLine", "FrameSummary", "LookAt", "LookKind",
@@ -113,9 +113,6 @@ class DynamicDims:
     seen: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
-_SIZES = re.compile(r"size=\[([^\]]*)\]")
-
-
 def dynamic_dims(tree: GuardTree | None, auto: Sequence[Any] = ()) -> tuple[DynamicDims, ...]:
     """Each tensor of `tree` with dynamic dimensions, read off its ``TENSOR_MATCH`` code (``check_tensor(L['x'],
     ..., size=[2, None], ...)``), in tree order. `auto`: the `model.AutoDynamicDim`s of the recompile that built
@@ -129,10 +126,10 @@ def dynamic_dims(tree: GuardTree | None, auto: Sequence[Any] = ()) -> tuple[Dyna
         for leaf in node.leaves:
             if leaf.guard_type != "TENSOR_MATCH":
                 continue
-            m = _SIZES.search(" ".join(leaf.code))
-            if m is None:
+            check = tensor_check_in(leaf.code)
+            if check is None:
                 continue
-            dims = tuple(i for i, part in enumerate(m.group(1).split(",")) if part.strip() == "None")
+            dims = tuple(i for i, size in enumerate(check.size) if size is None)
             if dims:
                 seen = tuple((d.dim, tuple(d.seen)) for d in auto
                              if d.source == leaf.source and d.dim in dims and not d.already)

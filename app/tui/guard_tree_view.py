@@ -15,7 +15,6 @@ its label (``[group: 3 of 8]``), as the Recompile view lists the group as one li
 
 from __future__ import annotations
 
-import re
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from textual.widgets import Tree
 from textual.strip import Strip
 from textual.widgets.tree import TreeNode
 
-from dynadbg.core.format.guards import caveat_lines
+from dynadbg.core.format.guards import caveat_lines, short_leaf_code
 from dynadbg.core.guard_failures import EMPTY, FailingPath, FailureIndex, failure_index
 from dynadbg.core.guards import location_text
 from dynadbg.core.model import GuardGroup, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
@@ -487,8 +486,7 @@ class GuardTreeView(Tree[object]):
             text.append(f" [group: {k} of {n}]", status_style)
         if leaf.code:
             text.append("  ")
-            code = _ID_ARG.sub(r"\1, …)", leaf.code[0])  # the id is a process's address: the type after it tells
-            code = _short_tensor_check(code)
+            code = short_leaf_code(leaf.code[0])
             text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(code))))
             if len(leaf.code) > 1:
                 text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
@@ -503,28 +501,6 @@ class GuardTreeView(Tree[object]):
         text = Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line.strip())))
         text.stylize(self._style("guards--userline"))
         return text
-
-
-#: ``___check_type_id(L['x'], 140217489390816)``: the number is an object's address in this process; the tree
-#: shows ``…`` so the ``type=<class 'int'>`` after it fits a narrow pane (the leaf's details keep it whole).
-_ID_ARG = re.compile(r"(___check_(?:type|obj)_id\([^,()]+), \d+\)")
-
-
-#: torch's ``TENSOR_MATCH`` code part: ``check_tensor(SOURCE, Tensor, DispatchKeySet(...), DTYPE, device=...,
-#: requires_grad=..., size=[...], stride=[...])`` (``torch._dynamo.guards.get_tensor_guard_code_part``).
-_TENSOR_CHECK = re.compile(r"check_tensor\((?P<source>.+?), \w+, DispatchKeySet\([^)]*\), (?P<dtype>[\w.]+), "
-                           r"(?P<rest>.*?)size=(?P<size>\[[^\]]*\]), stride=(?P<stride>\[[^\]]*\])\)$")
-
-
-def _short_tensor_check(code: str) -> str:
-    """A ``TENSOR_MATCH`` code part with what tells tensors apart first (size, stride, dtype), the rest as ``…``:
-    a narrow pane cut the sizes off the end. The leaf's details keep the whole code part."""
-    match = _TENSOR_CHECK.match(code)
-    if match is None:
-        return code
-    grad = ", requires_grad=True" if "requires_grad=True" in match["rest"] else ""
-    return (f"check_tensor({match['source']}, size={match['size']}, stride={match['stride']}, "
-            f"{match['dtype'].removeprefix('torch.')}{grad}, …)")
 
 
 def _managers_to(root: GuardNodeView, source: str) -> list[GuardNodeView] | None:

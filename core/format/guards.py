@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..facts import tensor_check, without_object_ids
 from ..guards import iter_managers, location_text
 from ..model import Caveat, CaveatKind, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 from ..recompile import failure_kind
@@ -214,3 +215,16 @@ def caveat_lines(caveat: Caveat) -> tuple[str, str]:
     return ("no user line made it",
             "torch made this guard, not your code: a float input it traces as a symbol is guarded to be no NaN, "
             "so a call with NaN there misses")
+
+
+def short_leaf_code(code: str) -> str:
+    """A leaf's code part for one row of a narrow pane: object addresses as ``…`` (`facts.without_object_ids`), and
+    a ``TENSOR_MATCH`` with what tells tensors apart first (size, stride, dtype) and the rest as ``…`` (at 80
+    columns the sizes at the end were cut off). The leaf's details keep the whole code part."""
+    code = without_object_ids(code)
+    check = tensor_check(code)
+    if check is None:
+        return code
+    grad = ", requires_grad=True" if check.requires_grad else ""
+    return (f"check_tensor({check.source}, size=[{check.size_text}], stride=[{check.stride_text}], "
+            f"{check.dtype.removeprefix('torch.')}{grad}, …)")

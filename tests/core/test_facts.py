@@ -90,3 +90,43 @@ def test_dynamo_names_and_graph_break_reasons():
     assert summary == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     assert [n.split(":")[0] for n in notes] == ["Explanation", "Hint"]
     assert facts.config_suggestions(notes[1]) == ["torch._dynamo.config.capture_scalar_outputs = True"]
+
+
+def _relu(t):  # noqa: ANN001, ANN202
+    return t.relu()
+
+
+class _Box:
+    k = 2
+
+
+_BOX = _Box()
+
+
+def test_tensor_match_code_is_read_once_for_every_reader():
+    """torch's ``TENSOR_MATCH`` code part of a real entry reads as the sizes, strides, dtype and requires_grad of
+    the tensor it was traced with (a dynamic dimension as None), and the guard pane's one-row form puts them first
+    and leaves no object address; a code part of another kind is not read as one."""
+    from dynadbg.core.format.guards import short_leaf_code
+
+    def f(x, w, n):  # noqa: ANN001, ANN202
+        return _relu(x @ w) * n * _BOX.k
+
+    torch._dynamo.reset()
+    x, w = torch.ones(4, 3), torch.ones(3, 2, requires_grad=True)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch.compile(f, backend="eager", dynamic=False)(x, w, 2)
+    (entry,) = compat.cache_entries(f.__code__)
+    all_leaves = list(iter_leaves(entry_guard_tree(entry)))
+    leaves = {leaf.source: leaf for leaf in all_leaves if leaf.guard_type == "TENSOR_MATCH"}
+    cx, cw = facts.tensor_check_in(leaves["L['x']"].code), facts.tensor_check_in(leaves["L['w']"].code)
+    assert cx is not None and cw is not None
+    assert (cx.size, cx.stride, cx.dtype, cx.requires_grad) == ((None, 3), (3, 1), "torch.float32", False)
+    assert (cw.size, cw.stride, cw.requires_grad) == ((3, 2), (2, 1), True)
+    assert short_leaf_code(leaves["L['w']"].code[0]) == (
+        "check_tensor(L['w'], size=[3, 2], stride=[2, 1], float32, requires_grad=True, …)")
+    (type_leaf,) = [leaf for leaf in all_leaves if leaf.source == "G['_BOX']" and leaf.guard_type == "TYPE_MATCH"]
+    (id_leaf,) = [leaf for leaf in all_leaves if leaf.guard_type == "ID_MATCH"]
+    assert facts.tensor_check(type_leaf.code[0]) is None
+    assert short_leaf_code(type_leaf.code[0]).startswith("___check_type_id(G['_BOX'], …), type=<class ")
+    assert short_leaf_code(id_leaf.code[0]).startswith("___check_obj_id(G['_relu'].__code__, …), type=<class 'code'>")
