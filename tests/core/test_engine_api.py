@@ -226,6 +226,24 @@ def test_an_engine_method_that_extends_another_keeps_its_running_flag():
         assert len(flags) == 1, name
 
 
+def test_no_verb_offers_a_recorded_stop_to_an_engine_method_that_refuses_one():
+    """Which verbs work while a recorded stop is shown is the verb row's `history` flag (the engine has no flag for
+    it); an engine method that refuses outside the present (`_live_only`) is never called by a form the row lets
+    through, so the user gets the command language's one refusal, not the engine's."""
+    import ast
+
+    core = Path(commands.__file__).resolve().parent
+    live_only = {fn.name for path in core.glob("engine*.py")
+                 for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(fn, ast.FunctionDef)
+                 and any(isinstance(c, ast.Attribute) and c.attr == "_live_only" for c in ast.walk(fn))
+                 and not fn.name.startswith("_")}
+    assert {"set_break", "evaluate", "add_watch", "apply_edit"} <= live_only
+    for spec in commands.COMMANDS:
+        for arg in ("", "1"):
+            if spec.method(arg) in live_only:
+                assert not spec.shows_history(arg), (spec.name, arg)
+
+
 def test_each_command_line_keeps_its_own_list_continuation():
     """`l` again lists the next 11 instructions: what one front end's command line remembers, not the engine's."""
     seen: dict[str, Any] = {}
