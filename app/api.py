@@ -33,7 +33,7 @@ from typing import Iterable, Iterator, TextIO
 
 from dynadbg.core import facts
 from dynadbg.core import format as fmt
-from dynadbg.core.commands import resolve_empty
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.model import DEFAULT_BREAK_ON, CommandResult, Resumed, Stop
 from dynadbg.core.runner import ExitResult, QuitProgram
 from dynadbg.core.session import Session, session_on_thread
@@ -42,14 +42,20 @@ PROMPT = "(dynadbg) "
 
 
 class LineDriver:
-    """Listener and inline driver: prints stops, reads commands from a list, then from `stdin`."""
+    """Listener and inline driver: prints stops, reads commands from a list, then from `stdin`, and runs them with
+    its command line over the session it serves (`serve`)."""
 
     def __init__(self, commands: Iterable[str] | None = None, stdin: TextIO | None = None,
                  out: TextIO | None = None) -> None:
         self.pending = list(commands) if commands is not None else None
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stdout
-        self.last: str | None = None
+        self.command_line: CommandLine | None = None
+
+    def serve(self, session: Session) -> None:
+        """Answer `session`'s stops on this thread from now on (`Session.attach`), with a command line over it."""
+        self.command_line = CommandLine(session)
+        session.attach(self)
 
     # Listener
     def on_stop(self, stop: Stop) -> None:
@@ -69,22 +75,35 @@ class LineDriver:
         pass  # `show_result` prints the resuming command's answer (it runs on this thread, before the program)
 
     # InlineDriver
+    def answer(self, stop: Stop) -> CommandResult:
+        """Read one command (None: the commands ran out, or EOF: ``detach``), run it, print what it produced."""
+        assert self.command_line is not None, "serve(session) first"
+        line = self.read_command(stop)
+        try:
+            result = self.command_line.execute("detach" if line is None else line)
+        except QuitProgram:
+            result = CommandResult(output="quit", quit=True)
+        except Exception as exc:  # noqa: BLE001 - a debugger bug is shown, the program goes on
+            result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
+        self.show_result(result)
+        return result
+
     def read_command(self, stop: Stop) -> str | None:
+        """The next command line at `stop`, an empty one resolved as pdb does (None: none left, or EOF)."""
+        assert self.command_line is not None, "serve(session) first"
         if self.pending is not None:
             if not self.pending:
                 return None
             line = self.pending.pop(0)
             self.out.write(f"{PROMPT}{line}\n")
-            line, self.last = resolve_empty(line, self.last)  # an empty entry repeats, as typed
-            return line
+            return self.command_line.resolve(line)  # an empty entry repeats, as typed
         self.out.write(PROMPT)
         self.out.flush()
         line = self.stdin.readline()
         if not line:
             self.out.write("\n")
             return None
-        line, self.last = resolve_empty(line.rstrip("\n"), self.last)  # as in pdb: an empty line repeats
-        return line
+        return self.command_line.resolve(line.rstrip("\n"))  # as in pdb: an empty line repeats
 
     def show_result(self, result: CommandResult) -> None:
         if result.output:
@@ -177,7 +196,7 @@ def debug(
     if outer is not None:
         outer.suspend()  # a region inside a region: this one gets its own session
     try:
-        session.attach(driver)
+        driver.serve(session)
         _active[key] = session
         try:
             yield DebugContext(session)
@@ -212,8 +231,9 @@ def _thread_session() -> Session:
     key = threading.get_ident()
     session = session_on_thread() or _active.get(key)
     if session is None:
-        session = Session(make_driver(), break_on=SET_TRACE_BREAK_ON)
-        session.attach(session.listener)  # type: ignore[arg-type]
+        driver = make_driver()
+        session = Session(driver, break_on=SET_TRACE_BREAK_ON)
+        driver.serve(session)
         _active[key] = session
         _from_set_trace.add(session)
         atexit.register(session.release)

@@ -14,7 +14,7 @@ import threading
 from typing import Callable, Iterable, Iterator, TextIO
 
 from dynadbg.core import format as fmt
-from dynadbg.core.commands import resolve_empty
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.format.glossary import Glossary, stop_terms
 from dynadbg.core.model import CodeRoles, Resumed, Stop
 from dynadbg.core.runner import ExitResult
@@ -163,7 +163,7 @@ def _drive(
     session = Session(listener, break_on=break_on)
     start(session)
     pending = list(commands) if commands is not None else None
-    last: str | None = None  # what an empty line repeats (`commands.resolve_empty`)
+    command_line = CommandLine(session)  # the command language over the session; it keeps what an empty line repeats
     glossary = Glossary()
     while True:
         kind, payload = _next_event(listener, session, out)
@@ -187,7 +187,7 @@ def _drive(
                     break
                 line = pending.pop(0)
                 out.write(f"{PROMPT}{line}\n")  # an empty entry echoes as the empty line it stands for
-                line, last = resolve_empty(line, last)
+                line = command_line.resolve(line)
             else:
                 out.write(PROMPT)
                 out.flush()
@@ -200,8 +200,8 @@ def _drive(
                     out.write("\n")
                     session.detach()
                     break
-                line, last = resolve_empty(line.rstrip("\n"), last)  # as in pdb: an empty line repeats
-            result = session.execute(line)
+                line = command_line.resolve(line.rstrip("\n"))  # as in pdb: an empty line repeats
+            result = command_line.execute(line)
             if result.output and not (result.resumed and not result.quit):
                 # a resuming command's answer was printed by `on_resumed`, before the program went on
                 out.write(result.output + "\n")

@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from dynadbg.core.listeners import QueueListener
 
@@ -43,15 +44,16 @@ def stepped(steps: int, **history: int) -> tuple[float, Session]:
 
     listener = QueueListener()
     session = Session(listener, break_on=("entry",), **history)
+    commands = CommandLine(session)
     session.start_callable(program)
     kind, _ = listener.events.get(timeout=120)
     assert kind == "stop"
     for _ in range(20):  # warm-up
-        session.execute("s")
+        commands.execute("s")
         listener.events.get(timeout=120)
     t0 = time.perf_counter()
     for _ in range(steps):
-        session.execute("s")
+        commands.execute("s")
         kind, _ = listener.events.get(timeout=120)
         assert kind == "stop"
     us = (time.perf_counter() - t0) / steps * 1e6
@@ -69,13 +71,14 @@ def ran_through(count: int, every: bool) -> float:
 
     listener = QueueListener()
     session = Session(listener, break_on=("entry",), history_every=every)
+    commands = CommandLine(session)
     session.start_callable(program)
     kind, _ = listener.events.get(timeout=120)
     assert kind == "stop"
-    session.execute("s 200")  # warm-up
+    commands.execute("s 200")  # warm-up
     listener.events.get(timeout=120)
     t0 = time.perf_counter()
-    session.execute(f"s {count}")
+    commands.execute(f"s {count}")
     kind, _ = listener.events.get(timeout=300)
     us = (time.perf_counter() - t0) / count * 1e6
     assert kind == "stop"

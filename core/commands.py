@@ -1,17 +1,23 @@
-"""The command language (line mode, the TUI console, ``debug(commands=...)``): one parser over the `Engine` methods.
+"""The command language (line mode, the TUI console, ``debug(commands=...)``): a layer over the `Engine` methods.
 
-`COMMANDS` is the one table of verbs: name, aliases, help line, whether the verb lets the program go on
-(`RESUMING`), whether it works while the program runs. `execute` parses a line, calls the typed methods of any
-`dynadbg.core.protocol.Engine` (the real `Session` or a test fake) and formats their frozen results as plain
-text (`dynadbg.core.format`). Nothing is printed: a `CommandResult` comes back. An unknown or malformed command
-returns an error and changes nothing.
+A front end holds a `CommandLine` over its engine, as pdb sits on bdb: `CommandLine.execute` parses a line, calls
+the typed methods of any `dynadbg.core.protocol.Engine` (the real `Session` or a test fake) and formats their
+frozen results as plain text (`dynadbg.core.format`). Nothing is printed: a `CommandResult` comes back. An unknown
+or malformed command returns an error and changes nothing. The engine knows nothing of this module.
+
+Each verb is registered once, where its handler is written: ``@verb("s", "step", resumes=True, calls="set_step",
+help=...)`` (`dynadbg.core.verbs`); the order of the handlers below is the order help lists the verbs, and the trace
+stops' verbs (`dynadbg.core.trace_commands`) come after them. Which verbs work while the program runs is the
+``anytime`` flag of the engine method a verb names (`calls`, or `bare` without an argument), read from the engine
+(`verbs.runs_anytime`). `COMMANDS`, `BY_NAME`, `ALIASES`, `RESUMING`, `HISTORY_OK`, `AFTER_END` and `READ_ONLY`
+are read off the registered rows (at the end of this module).
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import format as fmt
 from . import trace_commands
@@ -30,155 +36,14 @@ from .model import (
     Stop,
     StopKind,
 )
+from .verbs import CommandSpec as CommandSpec  # the row type, for importers of this module
+from .verbs import Verbs, runs_anytime
 
 if TYPE_CHECKING:
     from .protocol import Engine
 
-
-@dataclass(frozen=True)
-class CommandSpec:
-    """One verb of the command language.
-
-    Attributes:
-        name: the verb (``"s"``).
-        aliases: other spellings (``("step",)``).
-        help: the help line, ``"SYNTAX: what it does"``.
-        resumes: the verb lets the program go on (when it succeeds).
-        anytime: the verb also works while the program runs (it touches no frame).
-    """
-
-    name: str
-    aliases: tuple[str, ...]
-    help: str
-    resumes: bool = False
-    anytime: bool = False
-
-
-def _c(name: str, aliases: str, text: str, *, resumes: bool = False, anytime: bool = False) -> CommandSpec:
-    return CommandSpec(name, tuple(aliases.split()), text, resumes, anytime)
-
-
-#: Every verb, in the order help lists them.
-COMMANDS: tuple[CommandSpec, ...] = (
-    _c("s", "step", "s [N]: step N instructions (default 1), into generated callees such as resume functions.",
-       resumes=True),
-    _c("n", "next", "n [N]: step N instructions in this frame, over calls (stops in the caller after a return).",
-       resumes=True),
-    _c("r", "return", "r: run until this frame returns; stops with the return value before it leaves (at a return "
-       "stop: until the generated caller returns).", resumes=True),
-    _c("c", "continue cont", "c: continue until the next breakpoint or active stop.", resumes=True),
-    _c("until", "unt", "until IDX: continue until this frame reaches instruction index IDX or later (or returns).",
-       resumes=True),
-    _c("b", "break", "b [IDX] [if EXPR]: set a breakpoint at instruction index IDX of this code object; no IDX "
-       "lists them (with the markers set_trace() and bytecode_debugger.breakpoint() compiled in; `cl` clears those "
-       "too)."),
-    _c("cl", "clear", "cl [IDX]: clear the breakpoint at index IDX of this code object (all of them without IDX)."),
-    _c("bt", "where w", "bt: the generated frames on the call stack, outermost first (> marks the selected one)."),
-    _c("u", "up", "u [N]: select the caller's frame (outer), N levels up."),
-    _c("d", "down", "d [N]: select the callee's frame (inner), N levels down."),
-    _c("l", "list", "l [FIRST[, LAST]]: 11 instructions around the current one; again: the next 11; `l .`: around "
-       "the current one again; FIRST: from index FIRST; FIRST, LAST: that range (LAST < FIRST: a count)."),
-    _c("ll", "longlist", "ll: the whole listing of this code object, with each instruction's role in Dynamo's "
-       "code (column) and a header above each region (prologue, graph call, side effects, graph break, ...)."),
-    _c("src", "", "src: the source of this function, the current line marked."),
-    _c("orig", "", "orig: the original bytecode of the function this generated code came from."),
-    _c("stack", "", "stack: the value stack of the selected frame, bottom first, TOS last; after each slot the "
-       "instruction that pushed it (a graph output names its FX node, a resume argument what it carries)."),
-    _c("explain", "", "explain [IDX]: what instruction IDX (default: the current one) does on this Python, its "
-       "stack effect with the live values at this stop, and its role in Dynamo's generated code."),
-    _c("locals", "", "locals [NAME]: the selected frame's local variables (* marks values changed since the last "
-       "stop); NAME: that local's whole value (a tensor's values, not only its summary)."),
-    _c("globals", "", "globals [PATTERN]: the selected frame's globals whose name contains PATTERN (Dynamo's "
-       "__compiled_fn_* and __resume_at_* included)."),
-    _c("p", "print", "p EXPR: evaluate EXPR in the selected frame (locals, globals, and __stack__, the value stack, "
-       "bottom first; a NULL slot is <NULL>, the returned value at a return stop). A line that is no command is "
-       "run as Python, as in pdb: `2 + 2`, `x.shape`."),
-    _c("!", "", "!STMT: execute a statement in the selected frame; assigning a local changes it in the frame (as "
-       "`set`), any other name stays defined for later commands (`!tmp = 42`, then `p tmp`)."),
-    _c("set", "", "set NAME = EXPR: change a local of the selected frame for the rest of the run."),
-    _c("watch", "display", "watch [EXPR]: evaluate EXPR in the selected frame at every stop (* marks a change); "
-       "no EXPR lists the watches.", anytime=True),
-    _c("unwatch", "undisplay", "unwatch N: remove watch N.", anytime=True),
-    _c("guards", "", "guards [fail]: the guard tree of this cache entry, each leaf checked on this call's inputs, "
-       "then one line per guard type: what it checks, what change of input fails it."),
-    _c("whatif", "", "whatif: check this call's inputs against every cache entry of the code object: which would "
-       "serve it."),
-    _c("entries", "", "entries: the cache entries of this code object, newest first, with hit counts and its "
-       "recompiles."),
-    _c("compiles", "", "compiles: every code object Dynamo compiled so far: entries with hits, graph breaks, the "
-       "recompile timeline.", anytime=True),
-    _c("graph", "", "graph [NAME]: the FX graph(s) this cache entry calls (or the graph whose name contains NAME)."),
-    _c("recompile", "", "recompile: (recompile stop) let Dynamo compile a new cache entry for this call (the "
-       "default).", resumes=True),
-    _c("eager", "", "eager: (recompile stop) run this call without compiling; later calls may still compile.",
-       resumes=True),
-    _c("skip", "", "skip: (recompile stop) stop compiling this code object; existing entries still serve calls.",
-       resumes=True),
-    _c("drop", "", "drop [ID...]: (recompile stop) drop guards from the entry compiled next, then recompile "
-       "(default: every failing guard of the first entry listed; IDs as `g5` or `0/1:g5`).", resumes=True),
-    _c("dynamic", "", "dynamic NAME DIM: (recompile stop) mark dimension DIM of input tensor NAME dynamic "
-       "(torch._dynamo.mark_dynamic), then recompile.", resumes=True),
-    _c("why", "", "why [COMPILE_ID] [--all]: why this code object recompiled: every failing guard of every "
-       "entry (guards that repeat on sibling sources as one group; --all lists each), guard diffs, recompile limit "
-       "(at a recompile stop: this one)."),
-    _c("diff", "", "diff [OLD NEW]: guard differences between this code object's cache entries (consecutive ones, "
-       "or OLD to NEW)."),
-    _c("edit", "", "edit IDX OPNAME [ARG]: replace instruction IDX of this generated code (compile stop: this "
-       "call; else from the next call)."),
-    _c("insert", "", "insert IDX OPNAME [ARG][; OPNAME [ARG]...]: insert instructions before IDX (jumps to IDX "
-       "reach the first)."),
-    _c("delete", "", "delete IDX: remove instruction IDX of this generated code."),
-    _c("patch", "", "patch show|list|save FILE|load FILE|undo [all]: the instruction edits of this code: diff, "
-       "files, undo."),
-    _c("guard", "", "guard add SOURCE [TYPE]|SOURCE == VALUE|EXPR, drop ID, export, undo [N|all]: edit this "
-       "entry's guards (SOURCE as torch writes it, e.g. L['x'].dtype: a real leaf guard on a copy of the entry; "
-       "EXPR over L and G: an expression guard; ID from `guards`); no argument lists the edits."),
-    _c("v", "verbose", "v: verbose mode on/off: print every generated instruction before it runs (flushed: the "
-       "last line before a crash names the culprit).", anytime=True),
-    _c("break-on", "", "break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, "
-       "graph-break, exception, reentry: the next call of a code object you stepped in; trace, trace-break, "
-       "trace-error inside Dynamo's tracing).", anytime=True),
-    _c("detach", "", "detach: clear breakpoints and every stop kind, then run the program to its end.",
-       resumes=True),
-    _c("back", "bk", "back [N]: show the stop N stops before the one shown (default 1), from the recorded history: "
-       "its instruction, value stack and locals, read-only (`stack`, `locals`, `bt`, `l` show it too); any step "
-       "or continue first returns to the present."),
-    _c("forward", "fwd", "forward [N]: N recorded stops toward the present (default 1); reaching it leaves the "
-       "history."),
-    _c("present", "", "present: leave the history and show the live stop again."),
-    _c("history", "", "history [limit N | memory KB | every on|off]: the recorded stops (newest last, > marks the "
-       "one shown), how many are kept and their memory; `history limit N` keeps at most N stops (0: off), `history "
-       "memory KB` at most KB kibibytes; `history every on` also records each instruction `s N`, `n N`, `until` "
-       "and `r` run through (a summary per instruction: slower stepping).", anytime=True),
-    _c("h", "help ?", "h [CMD]: help on every command, or on one.", anytime=True),
-    _c("q", "quit exit", "q: end the program and restore every hook the debugger installed.", resumes=True,
-       anytime=True),
-) + tuple(_c(name, aliases, text, resumes=resumes, anytime=anytime)  # trace stops: Dynamo's own tracing
-          for name, aliases, text, resumes, anytime in trace_commands.SPECS)
-
-BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
-#: alias -> verb
-ALIASES: dict[str, str] = {a: c.name for c in COMMANDS for a in c.aliases}
-#: Every spelling (verbs and aliases) of a verb that lets the program go on.
-RESUMING: frozenset[str] = frozenset(
-    [c.name for c in COMMANDS if c.resumes] + [a for c in COMMANDS if c.resumes for a in c.aliases])
-#: Verbs that may run while the program runs (they touch no frame and no torch state).
-RUNNING_OK: frozenset[str] = frozenset(c.name for c in COMMANDS if c.anytime)
-#: Verbs that work while a recorded stop is shown (`back`): they read the shown stop or touch no frame. Resuming
-#: verbs go back to the present first; every other verb is refused there (it would read or change the live frame).
-HISTORY_OK: frozenset[str] = frozenset({
-    "back", "forward", "present", "history", "stack", "locals", "bt", "l", "ll", "src", "orig", "explain", "h",
-    "compiles", "graph", "break-on", "v", "watch", "b", "entries", "why", "diff"})
-
-#: Verbs that still work once the program has finished: help, the compile summary, and `q` (the front end leaves).
-AFTER_END: frozenset[str] = frozenset({"h", "compiles", "q"})
-
-#: Verbs that only read: they change neither the program, the selected frame, breakpoints, watches, the code nor
-#: what the next command shows, so running one again answers the same (`dynadbg learn` reads the text of a key's
-#: answer, such as ``X`` for ``explain``, this way).
-READ_ONLY: frozenset[str] = frozenset({
-    "bt", "ll", "src", "orig", "stack", "explain", "locals", "globals", "guards", "whatif", "entries", "compiles",
-    "graph", "why", "diff", "h"})
+_verbs = Verbs()
+verb = _verbs.verb
 
 
 class _Usage(Exception):
@@ -216,35 +81,59 @@ def help_text() -> str:
     return "\n".join(c.help for c in COMMANDS)
 
 
-def execute(engine: "Engine", line: str) -> CommandResult:
-    """Parse and run one command line on `engine` (any thread; each engine method runs where it must)."""
-    parts = split(line)
-    if parts is None:
-        return CommandResult(error="empty command (h for help)")
-    name, arg = parts
-    spec = BY_NAME.get(name)
-    if spec is None:
-        return _python_line(engine, line.strip(), name)
-    if not engine.paused and not spec.anytime:
-        if engine.finished:
-            return CommandResult(error="the program has finished")
-        if name != "detach":
+class CommandLine:
+    """The command language over one engine, for one front end (line mode, the TUI console, ``dynadbg.debug()``):
+    what pdb is to bdb. It keeps what a command line remembers between commands; the engine keeps everything else.
+
+    Attributes:
+        engine: the `Engine` the commands run on.
+        last: the last command line given to `resolve` (what an empty line repeats), None before any.
+        list_next: (stop seq, selected frame, index after the last listing) of the last ``l``: where a bare ``l``
+            goes on at the same stop and frame; None before any.
+    """
+
+    def __init__(self, engine: "Engine") -> None:
+        self.engine = engine
+        self.last: str | None = None
+        self.list_next: tuple[int, int, int] | None = None
+
+    def resolve(self, line: str) -> str:
+        """pdb's empty-line rule (`resolve_empty`) with this command line's memory: a blank `line` is the last
+        command again (`FIRST_REPEAT` before any); any other is remembered and comes back as it is."""
+        line, self.last = resolve_empty(line, self.last)
+        return line
+
+    def execute(self, line: str) -> CommandResult:
+        """Parse and run one command line (any thread; each engine method runs where it must). Never raises for
+        bad input: the error comes back in `CommandResult.error`."""
+        engine = self.engine
+        parts = split(line)
+        if parts is None:
+            return CommandResult(error="empty command (h for help)")
+        name, arg = parts
+        spec = BY_NAME.get(name)
+        if spec is None:
+            return _python_line(engine, line.strip(), name)
+        if not engine.paused and not runs_anytime(engine, spec.method(arg)):
+            if engine.finished:
+                return CommandResult(error="the program has finished")
             return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
-    if engine.finished and name not in AFTER_END:
-        return CommandResult(error="the program has finished")
-    at_trace = trace_commands.at_trace_stop(engine, name, arg)  # inside Dynamo's tracing: the trace verbs
-    if at_trace is not None:
-        return at_trace
-    handler = _HANDLERS[name]
-    if not spec.resumes and name not in HISTORY_OK or (name in ("watch", "b") and arg):
-        mark = _history_mark(engine)
-        if mark is not None:
-            return CommandResult(error=f"history {mark.position} of {mark.total} is a recorded stop, read-only: "
-                                       f"{name!r} needs the live one (`present` returns to it)")
-    try:
-        return handler(engine, arg)
-    except _Usage as exc:
-        return CommandResult(error=str(exc))
+        if engine.finished and not spec.after_end:
+            return CommandResult(error="the program has finished")
+        at_trace = trace_commands.at_trace_stop(engine, name, arg)  # inside Dynamo's tracing: the trace verbs
+        if at_trace is not None:
+            return at_trace
+        if not spec.resumes and not spec.shows_history(arg):
+            mark = _history_mark(engine)
+            if mark is not None:
+                return CommandResult(error=f"history {mark.position} of {mark.total} is a recorded stop, read-only: "
+                                           f"{name!r} needs the live one (`present` returns to it)")
+        try:
+            if spec.stateful:
+                return spec.handler(engine, arg, self)
+            return spec.handler(engine, arg)
+        except _Usage as exc:
+            return CommandResult(error=str(exc))
 
 
 def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
@@ -331,42 +220,44 @@ def _marked(stop: Stop, text: str) -> str:
 
 
 # ==============================================================================================================
-# the verbs
+# the verbs, in the order help lists them
 # ==============================================================================================================
 
 
+@verb("s", "step", resumes=True, calls="set_step",
+      help="s [N]: step N instructions (default 1), into generated callees such as resume functions.")
 def _step(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_step(_int(arg, 1)))
 
 
+@verb("n", "next", resumes=True, calls="set_next",
+      help="n [N]: step N instructions in this frame, over calls (stops in the caller after a return).")
 def _next(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_next(_int(arg, 1)))
 
 
+@verb("r", "return", resumes=True, calls="set_return",
+      help="r: run until this frame returns; stops with the return value before it leaves (at a return stop: until "
+           "the generated caller returns).")
 def _return(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_return())
 
 
+@verb("c", "continue", "cont", resumes=True, calls="set_continue",
+      help="c: continue until the next breakpoint or active stop.")
 def _continue(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_continue())
 
 
+@verb("until", "unt", resumes=True, calls="set_until",
+      help="until IDX: continue until this frame reaches instruction index IDX or later (or returns).")
 def _until(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_until(_int(arg, what="index") if arg else None))
 
 
-def _detach(engine: "Engine", arg: str) -> CommandResult:
-    running = not engine.paused
-    result = _resumed(engine.detach())
-    # detached while the program runs: nothing resumes, so the command says it took effect
-    return replace(result, output="detached") if running else result
-
-
-def _quit(engine: "Engine", arg: str) -> CommandResult:
-    engine.quit()
-    return CommandResult(output="quit", quit=True)
-
-
+@verb("b", "break", calls="set_break", bare="list_breakpoints", history="bare",
+      help="b [IDX] [if EXPR]: set a breakpoint at instruction index IDX of this code object; no IDX lists them (with "
+           "the markers set_trace() and bytecode_debugger.breakpoint() compiled in; `cl` clears those too).")
 def _break(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         return _ok(fmt.breakpoints_text(engine.list_breakpoints()))
@@ -384,6 +275,8 @@ def _break(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.breakpoint_set_text(bp), data=bp)
 
 
+@verb("cl", "clear", calls="clear_break",
+      help="cl [IDX]: clear the breakpoint at index IDX of this code object (all of them without IDX).")
 def _clear(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         cleared = _check(engine.clear_break(None))
@@ -395,6 +288,8 @@ def _clear(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"cleared breakpoint {cleared[0].number} at index {idx}", data=cleared)
 
 
+@verb("bt", "where", "w", calls="current_stop", history=True, read_only=True,
+      help="bt: the generated frames on the call stack, outermost first (> marks the selected one).")
 def _backtrace(engine: "Engine", arg: str) -> CommandResult:
     stop = _stop(engine)
     return _ok(_marked(stop, fmt.backtrace_text(stop, _selected_index(stop))), data=stop)
@@ -404,28 +299,31 @@ def _selected_index(stop: Stop) -> int:
     return stop.selected if 0 <= stop.selected < len(stop.frames) else len(stop.frames) - 1
 
 
+@verb("u", "up", calls="up",
+      help="u [N]: select the caller's frame (outer), N levels up.")
 def _up(engine: "Engine", arg: str) -> CommandResult:
     stop = _check(engine.up(_int(arg, 1)))
     return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
 
 
+@verb("d", "down", calls="down",
+      help="d [N]: select the callee's frame (inner), N levels down.")
 def _down(engine: "Engine", arg: str) -> CommandResult:
     stop = _check(engine.down(_int(arg, 1)))
     return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
 
 
-#: id(engine) -> (stop seq, selected frame, index after the last `l` listing): where a bare `l` goes on
-_LIST_NEXT: dict[int, tuple[int, int, int]] = {}
-
-
-def _list(engine: "Engine", arg: str) -> CommandResult:
+@verb("l", "list", calls="current_stop", history=True, stateful=True,
+      help="l [FIRST[, LAST]]: 11 instructions around the current one; again: the next 11; `l .`: around the current "
+           "one again; FIRST: from index FIRST; FIRST, LAST: that range (LAST < FIRST: a count).")
+def _list(engine: "Engine", arg: str, line: "CommandLine") -> CommandResult:
     stop = _stop(engine)
     fv = stop.selected_frame
     if fv is None:
         raise _Usage("nothing to list here")
     n = len(fv.code.instructions)
     where = (stop.seq, stop.selected)
-    last = _LIST_NEXT.get(id(engine))
+    last = line.list_next
     arg = arg.strip()
     if arg in ("", ".") and not (arg == "" and last is not None and last[:2] == where):
         first = max(0, (fv.index if fv.index >= 0 else 0) - 5)
@@ -447,11 +345,14 @@ def _list(engine: "Engine", arg: str) -> CommandResult:
         if not 0 <= first < n:
             raise _Usage(f"index {first} is outside 0..{n - 1}")
     end = min(end, n)
-    _LIST_NEXT[id(engine)] = (stop.seq, stop.selected, end)
+    line.list_next = (stop.seq, stop.selected, end)
     return _ok(_marked(stop, fmt.listing(fv.code, current=fv.index, breakpoints=fv.breakpoints, span=(first, end),
                                          roles=_teaching(engine, "roles"))))
 
 
+@verb("ll", "longlist", calls="current_stop", history=True, read_only=True,
+      help="ll: the whole listing of this code object, with each instruction's role in Dynamo's code (column) and a "
+           "header above each region (prologue, graph call, side effects, graph break, ...).")
 def _longlist(engine: "Engine", arg: str) -> CommandResult:
     fv = _stop(engine).selected_frame
     if fv is None:
@@ -467,17 +368,24 @@ def _teaching(engine: "Engine", method: str) -> Any:
     return None if isinstance(value, EngineError) else value
 
 
-def _orig(engine: "Engine", arg: str) -> CommandResult:
-    view = _check(engine.original_code())
-    return _ok(fmt.listing(view), data=view)
-
-
+@verb("src", calls="source", history=True, read_only=True,
+      help="src: the source of this function, the current line marked.")
 def _src(engine: "Engine", arg: str) -> CommandResult:
     filename, start, lines = _check(engine.source())
     fv = _stop(engine).selected_frame
     return _ok(fmt.source_text(filename, start, lines, fv.lineno if fv is not None else None))
 
 
+@verb("orig", calls="original_code", history=True, read_only=True,
+      help="orig: the original bytecode of the function this generated code came from.")
+def _orig(engine: "Engine", arg: str) -> CommandResult:
+    view = _check(engine.original_code())
+    return _ok(fmt.listing(view), data=view)
+
+
+@verb("stack", calls="current_stop", history=True, read_only=True,
+      help="stack: the value stack of the selected frame, bottom first, TOS last; after each slot the instruction "
+           "that pushed it (a graph output names its FX node, a resume argument what it carries).")
 def _stack(engine: "Engine", arg: str) -> CommandResult:
     stop = _stop(engine)
     fv = stop.selected_frame
@@ -498,12 +406,18 @@ def _stack(engine: "Engine", arg: str) -> CommandResult:
     return _ok(_marked(stop, text), data=prov)
 
 
+@verb("explain", calls="explain", history=True, read_only=True,
+      help="explain [IDX]: what instruction IDX (default: the current one) does on this Python, its stack effect with "
+           "the live values at this stop, and its role in Dynamo's generated code.")
 def _explain(engine: "Engine", arg: str) -> CommandResult:
     index = _int(arg, what="IDX") if arg.strip() else None
     ex = _check(engine.explain(index))
     return _ok(fmt.explanation_text(ex), data=ex)
 
 
+@verb("locals", calls="current_stop", history=True, read_only=True,
+      help="locals [NAME]: the selected frame's local variables (* marks values changed since the last stop); NAME: "
+           "that local's whole value (a tensor's values, not only its summary).")
 def _locals(engine: "Engine", arg: str) -> CommandResult:
     stop = _stop(engine)
     fv = stop.selected_frame
@@ -520,19 +434,18 @@ def _locals(engine: "Engine", arg: str) -> CommandResult:
     return _ok(_marked(stop, fmt.locals_text(fv)))
 
 
+@verb("globals", calls="global_values", read_only=True,
+      help="globals [PATTERN]: the selected frame's globals whose name contains PATTERN (Dynamo's __compiled_fn_* and "
+           "__resume_at_* included).")
 def _globals(engine: "Engine", arg: str) -> CommandResult:
     rows = _check(engine.global_values(arg or None))
     return _ok(fmt.globals_text(rows, arg or None), data=rows)
 
 
-def _verbose(engine: "Engine", arg: str) -> CommandResult:
-    if arg not in ("", "on", "off"):
-        raise _Usage("usage: v [on|off]")
-    on = engine.set_verbose(None if not arg else arg == "on")
-    return _ok("verbose mode on: every generated instruction is printed before it runs" if on
-               else "verbose mode off")
-
-
+@verb("p", "print", calls="evaluate",
+      help="p EXPR: evaluate EXPR in the selected frame (locals, globals, and __stack__, the value stack, bottom "
+           "first; a NULL slot is <NULL>, the returned value at a return stop). A line that is no command is run as "
+           "Python, as in pdb: `2 + 2`, `x.shape`.")
 def _print(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         raise _Usage("usage: p EXPR")
@@ -542,6 +455,9 @@ def _print(engine: "Engine", arg: str) -> CommandResult:
     return _ok(result.text, data=result)
 
 
+@verb("!", calls="exec_statement",
+      help="!STMT: execute a statement in the selected frame; assigning a local changes it in the frame (as `set`), "
+           "any other name stays defined for later commands (`!tmp = 42`, then `p tmp`).")
 def _exec(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         raise _Usage("usage: !STMT")
@@ -551,6 +467,8 @@ def _exec(engine: "Engine", arg: str) -> CommandResult:
     return _statement_output(engine, result)
 
 
+@verb("set", calls="set_local",
+      help="set NAME = EXPR: change a local of the selected frame for the rest of the run.")
 def _set(engine: "Engine", arg: str) -> CommandResult:
     name, eq, expr = arg.partition("=")
     name, expr = name.strip(), expr.strip()
@@ -562,6 +480,9 @@ def _set(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"{name} = {summary.text}", data=summary)
 
 
+@verb("watch", "display", calls="add_watch", bare="watches", history="bare",
+      help="watch [EXPR]: evaluate EXPR in the selected frame at every stop (* marks a change); no EXPR lists the "
+           "watches.")
 def _watch(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         values = engine.watches()
@@ -570,11 +491,16 @@ def _watch(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"watch {value.number}: {fmt.watch_line(value)}", data=value)
 
 
+@verb("unwatch", "undisplay", calls="remove_watch",
+      help="unwatch N: remove watch N.")
 def _unwatch(engine: "Engine", arg: str) -> CommandResult:
     value = _check(engine.remove_watch(_int(arg, what="watch number")))
     return _ok(f"removed watch {value.number}: {value.expr}", data=value)
 
 
+@verb("guards", calls="guard_trees", read_only=True,
+      help="guards [fail]: the guard tree of this cache entry, each leaf checked on this call's inputs, then one line "
+           "per guard type: what it checks, what change of input fails it.")
 def _guards(engine: "Engine", arg: str) -> CommandResult:
     if arg not in ("", "fail"):
         raise _Usage("usage: guards [fail]")
@@ -584,37 +510,63 @@ def _guards(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.guard_trees_text(trees, explain=True), data=trees[0])
 
 
+@verb("whatif", calls="what_if", read_only=True,
+      help="whatif: check this call's inputs against every cache entry of the code object: which would serve it.")
 def _whatif(engine: "Engine", arg: str) -> CommandResult:
     trees = _check(engine.what_if())
     return _ok(fmt.whatif_text(trees), data=list(trees))
 
 
+@verb("entries", calls="entries", history=True, read_only=True,
+      help="entries: the cache entries of this code object, newest first, with hit counts and its recompiles.")
 def _entries(engine: "Engine", arg: str) -> CommandResult:
     fr = _check(engine.entries())
     return _ok(fmt.entries_text(fr), data=fr)
 
 
+@verb("compiles", calls="compiles", history=True, read_only=True, after_end=True,
+      help="compiles: every code object Dynamo compiled so far: entries with hits, graph breaks, the recompile "
+           "timeline.")
 def _compiles(engine: "Engine", arg: str) -> CommandResult:
     data = engine.compiles()
     return _ok(fmt.compiles_text(data), data=data)
 
 
+@verb("graph", calls="graphs", history=True, read_only=True,
+      help="graph [NAME]: the FX graph(s) this cache entry calls (or the graph whose name contains NAME).")
 def _graph(engine: "Engine", arg: str) -> CommandResult:
     graphs = _check(engine.graphs(arg or None))
     return _ok(fmt.graphs_text(graphs), data=list(graphs))
 
 
-def _decide(kind: DecisionKind) -> Callable[["Engine", str], CommandResult]:
-    def run(engine: "Engine", arg: str) -> CommandResult:
-        return _resumed(engine.decide(Decision(kind)))
+@verb("recompile", resumes=True, calls="decide",
+      help="recompile: (recompile stop) let Dynamo compile a new cache entry for this call (the default).")
+def _recompile(engine: "Engine", arg: str) -> CommandResult:
+    return _resumed(engine.decide(Decision(DecisionKind.RECOMPILE)))
 
-    return run
+
+@verb("eager", resumes=True, calls="decide",
+      help="eager: (recompile stop) run this call without compiling; later calls may still compile.")
+def _eager(engine: "Engine", arg: str) -> CommandResult:
+    return _resumed(engine.decide(Decision(DecisionKind.EAGER)))
 
 
+@verb("skip", resumes=True, calls="decide",
+      help="skip: (recompile stop) stop compiling this code object; existing entries still serve calls.")
+def _skip(engine: "Engine", arg: str) -> CommandResult:
+    return _resumed(engine.decide(Decision(DecisionKind.SKIP)))
+
+
+@verb("drop", resumes=True, calls="decide",
+      help="drop [ID...]: (recompile stop) drop guards from the entry compiled next, then recompile (default: every "
+           "failing guard of the first entry listed; IDs as `g5` or `0/1:g5`).")
 def _drop(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.decide(Decision(DecisionKind.DROP, tuple(arg.replace(",", " ").split()))))
 
 
+@verb("dynamic", resumes=True, calls="decide",
+      help="dynamic NAME DIM: (recompile stop) mark dimension DIM of input tensor NAME dynamic "
+           "(torch._dynamo.mark_dynamic), then recompile.")
 def _dynamic(engine: "Engine", arg: str) -> CommandResult:
     parts = arg.split()
     if len(parts) != 2:
@@ -630,6 +582,10 @@ def _dynamic(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.decide(Decision(DecisionKind.DYNAMIC, name=name, dim=dim)))
 
 
+@verb("why", calls="recompile_records", history=True, read_only=True,
+      help="why [COMPILE_ID] [--all]: why this code object recompiled: every failing guard of every entry (guards "
+           "that repeat on sibling sources as one group; --all lists each), guard diffs, recompile limit (at a "
+           "recompile stop: this one).")
 def _why(engine: "Engine", arg: str) -> CommandResult:
     words = arg.split()
     full = "--all" in words
@@ -645,6 +601,9 @@ def _why(engine: "Engine", arg: str) -> CommandResult:
     return _ok("\n\n".join(fmt.record_text(r, full=full) for r in records), data=records)
 
 
+@verb("diff", calls="guard_diffs", history=True, read_only=True,
+      help="diff [OLD NEW]: guard differences between this code object's cache entries (consecutive ones, or OLD to "
+           "NEW).")
 def _diff(engine: "Engine", arg: str) -> CommandResult:
     parts = arg.split()
     if len(parts) not in (0, 2):
@@ -655,27 +614,46 @@ def _diff(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.diffs_text(diffs, max_per_pair=200), data=diffs)
 
 
-def _edit_verb(kind: str) -> Callable[["Engine", str], CommandResult]:
-    def run(engine: "Engine", arg: str) -> CommandResult:
-        from .edits import parse_edit
+def _edit_op(engine: "Engine", kind: str, arg: str) -> CommandResult:
+    """``edit``, ``insert`` and ``delete``: parse the op, install it, say what it did."""
+    from .edits import parse_edit
 
-        op = parse_edit(kind, arg)
-        if isinstance(op, EditError):
-            return CommandResult(error=str(op))
-        outcome = _check(engine.apply_edit(op))
-        if outcome.error is not None:
-            hint = ""
-            if kind == "insert" and outcome.error.kind.startswith("stack") and len(op.instrs) == 1:
-                hint = f"  (to insert several instructions at once: insert {op.index} {op.instrs[0].text}; ...)"
-            return CommandResult(error=str(outcome.error) + hint, data=outcome)
-        return _ok(fmt.edit_outcome_text(outcome), data=outcome)
+    op = parse_edit(kind, arg)
+    if isinstance(op, EditError):
+        return CommandResult(error=str(op))
+    outcome = _check(engine.apply_edit(op))
+    if outcome.error is not None:
+        hint = ""
+        if kind == "insert" and outcome.error.kind.startswith("stack") and len(op.instrs) == 1:
+            hint = f"  (to insert several instructions at once: insert {op.index} {op.instrs[0].text}; ...)"
+        return CommandResult(error=str(outcome.error) + hint, data=outcome)
+    return _ok(fmt.edit_outcome_text(outcome), data=outcome)
 
-    return run
+
+@verb("edit", calls="apply_edit",
+      help="edit IDX OPNAME [ARG]: replace instruction IDX of this generated code (compile stop: this call; else from "
+           "the next call).")
+def _edit(engine: "Engine", arg: str) -> CommandResult:
+    return _edit_op(engine, "edit", arg)
+
+
+@verb("insert", calls="apply_edit",
+      help="insert IDX OPNAME [ARG][; OPNAME [ARG]...]: insert instructions before IDX (jumps to IDX reach the first).")
+def _insert(engine: "Engine", arg: str) -> CommandResult:
+    return _edit_op(engine, "insert", arg)
+
+
+@verb("delete", calls="apply_edit",
+      help="delete IDX: remove instruction IDX of this generated code.")
+def _delete(engine: "Engine", arg: str) -> CommandResult:
+    return _edit_op(engine, "delete", arg)
 
 
 _PATCH_USAGE = "usage: patch show|list|save FILE|load FILE|undo [all]"
 
 
+@verb("patch", calls="patch_diff",
+      help="patch show|list|save FILE|load FILE|undo [all]: the instruction edits of this code: diff, files, undo.")
 def _patch(engine: "Engine", arg: str) -> CommandResult:
     try:
         words = shlex.split(arg)
@@ -709,6 +687,10 @@ def _patch(engine: "Engine", arg: str) -> CommandResult:
     return CommandResult(error=_PATCH_USAGE)
 
 
+@verb("guard", calls="add_guard", bare="guard_edits",
+      help="guard add SOURCE [TYPE]|SOURCE == VALUE|EXPR, drop ID, export, undo [N|all]: edit this entry's guards "
+           "(SOURCE as torch writes it, e.g. L['x'].dtype: a real leaf guard on a copy of the entry; EXPR over L and "
+           "G: an expression guard; ID from `guards`); no argument lists the edits.")
 def _guard(engine: "Engine", arg: str) -> CommandResult:
     sub, _, rest = arg.strip().partition(" ")
     if not sub:
@@ -728,6 +710,21 @@ def _guard(engine: "Engine", arg: str) -> CommandResult:
                                "guard drop ID | guard export | guard undo [N|all]")
 
 
+@verb("v", "verbose", calls="set_verbose", history=True,
+      help="v: verbose mode on/off: print every generated instruction before it runs (flushed: the last line before a "
+           "crash names the culprit).")
+def _verbose(engine: "Engine", arg: str) -> CommandResult:
+    if arg not in ("", "on", "off"):
+        raise _Usage("usage: v [on|off]")
+    on = engine.set_verbose(None if not arg else arg == "on")
+    return _ok("verbose mode on: every generated instruction is printed before it runs" if on
+               else "verbose mode off")
+
+
+@verb("break-on", calls="set_break_on", history=True,
+      help="break-on [KIND on|off]: show or switch a stop kind (compile, entry, recompile, graph-break, exception, "
+           "reentry: the next call of a code object you stepped in; trace, trace-break, trace-error inside Dynamo's "
+           "tracing).")
 def _break_on(engine: "Engine", arg: str) -> CommandResult:
     if not arg:
         active = _check(engine.set_break_on())
@@ -744,6 +741,19 @@ def _break_on(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"break on {kind}: {state}")
 
 
+@verb("detach", resumes=True, calls="detach",
+      help="detach: clear breakpoints and every stop kind, then run the program to its end.")
+def _detach(engine: "Engine", arg: str) -> CommandResult:
+    running = not engine.paused
+    result = _resumed(engine.detach())
+    # detached while the program runs: nothing resumes, so the command says it took effect
+    return replace(result, output="detached") if running else result
+
+
+@verb("back", "bk", calls="back", history=True,
+      help="back [N]: show the stop N stops before the one shown (default 1), from the recorded history: its "
+           "instruction, value stack and locals, read-only (`stack`, `locals`, `bt`, `l` show it too); any step or "
+           "continue first returns to the present.")
 def _back(engine: "Engine", arg: str) -> CommandResult:
     count = _int(arg, 1)
     if count < 1:
@@ -752,6 +762,8 @@ def _back(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.history_view_text(view, _teaching(engine, "roles")), data=view)
 
 
+@verb("forward", "fwd", calls="forward", history=True,
+      help="forward [N]: N recorded stops toward the present (default 1); reaching it leaves the history.")
 def _forward(engine: "Engine", arg: str) -> CommandResult:
     count = _int(arg, 1)
     if count < 1:
@@ -760,6 +772,8 @@ def _forward(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.history_view_text(view, _teaching(engine, "roles")), data=view)
 
 
+@verb("present", calls="present", history=True,
+      help="present: leave the history and show the live stop again.")
 def _present(engine: "Engine", arg: str) -> CommandResult:
     if arg:
         raise _Usage("usage: present")
@@ -769,6 +783,11 @@ def _present(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"{head}\n{fmt.stop_text(stop)}", data=stop)
 
 
+@verb("history", calls="set_history_bounds", bare="history_info", history=True,
+      help="history [limit N | memory KB | every on|off]: the recorded stops (newest last, > marks the one shown), "
+           "how many are kept and their memory; `history limit N` keeps at most N stops (0: off), `history memory KB` "
+           "at most KB kibibytes; `history every on` also records each instruction `s N`, `n N`, `until` and `r` run "
+           "through (a summary per instruction: slower stepping).")
 def _history(engine: "Engine", arg: str) -> CommandResult:
     words = arg.split()
     if not words:
@@ -789,6 +808,8 @@ def _history(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.history_info_text(info), data=info)
 
 
+@verb("h", "help", "?", calls=None, history=True, read_only=True, after_end=True,
+      help="h [CMD]: help on every command, or on one.")
 def _help(engine: "Engine", arg: str) -> CommandResult:
     if arg:
         spec = BY_NAME.get(ALIASES.get(arg, arg))
@@ -798,16 +819,34 @@ def _help(engine: "Engine", arg: str) -> CommandResult:
     return _ok(help_text())
 
 
-_HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
-    "s": _step, "n": _next, "r": _return, "c": _continue, "until": _until, "detach": _detach, "q": _quit,
-    "b": _break, "cl": _clear, "bt": _backtrace, "u": _up, "d": _down, "l": _list, "ll": _longlist,
-    "src": _src, "orig": _orig, "stack": _stack, "locals": _locals, "p": _print, "!": _exec, "set": _set,
-    "watch": _watch, "unwatch": _unwatch, "guards": _guards, "whatif": _whatif, "entries": _entries,
-    "compiles": _compiles, "graph": _graph, "recompile": _decide(DecisionKind.RECOMPILE),
-    "eager": _decide(DecisionKind.EAGER), "skip": _decide(DecisionKind.SKIP), "drop": _drop, "dynamic": _dynamic,
-    "why": _why, "diff": _diff, "edit": _edit_verb("edit"), "insert": _edit_verb("insert"),
-    "delete": _edit_verb("delete"), "patch": _patch, "guard": _guard, "break-on": _break_on, "h": _help,
-    "globals": _globals, "v": _verbose, "explain": _explain, "back": _back, "forward": _forward,
-    "present": _present, "history": _history, **trace_commands.HANDLERS,
-}
-assert set(_HANDLERS) == set(BY_NAME), "every verb of COMMANDS has a handler"
+@verb("q", "quit", "exit", resumes=True, calls="quit", after_end=True,
+      help="q: end the program and restore every hook the debugger installed.")
+def _quit(engine: "Engine", arg: str) -> CommandResult:
+    engine.quit()
+    return CommandResult(output="quit", quit=True)
+
+
+# ==============================================================================================================
+# the tables, read off the registered verbs
+# ==============================================================================================================
+
+#: Every verb, in the order help lists them: these, then the trace stops' (Dynamo's own tracing).
+COMMANDS: tuple[CommandSpec, ...] = tuple(_verbs.specs) + tuple(trace_commands.VERBS.specs)
+
+BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
+#: alias -> verb
+ALIASES: dict[str, str] = {a: c.name for c in COMMANDS for a in c.aliases}
+#: Every spelling (verbs and aliases) of a verb that lets the program go on.
+RESUMING: frozenset[str] = frozenset(
+    [c.name for c in COMMANDS if c.resumes] + [a for c in COMMANDS if c.resumes for a in c.aliases])
+#: Verbs that work while a recorded stop is shown (`back`), with or without an argument (``b`` and ``watch``
+#: only without one: `CommandSpec.history`). Resuming verbs go back to the present first; every other verb is
+#: refused there (it would read or change the live frame).
+HISTORY_OK: frozenset[str] = frozenset(c.name for c in COMMANDS if c.history)
+#: Verbs that still work once the program has finished: help, the compile summary, and `q` (the front end leaves).
+AFTER_END: frozenset[str] = frozenset(c.name for c in COMMANDS if c.after_end)
+#: Verbs that only read: they change neither the program, the selected frame, breakpoints, watches, the code nor
+#: what the next command shows, so running one again answers the same (`dynadbg learn` reads the text of a key's
+#: answer, such as ``X`` for ``explain``, this way).
+READ_ONLY: frozenset[str] = frozenset(c.name for c in COMMANDS if c.read_only)
+assert len(BY_NAME) == len(COMMANDS), "one row per verb"

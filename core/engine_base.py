@@ -45,7 +45,9 @@ def refuse(message: str, kind: ErrorKind = ErrorKind.USAGE, *, raised: BaseExcep
 def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
     """Run the method on the worker thread (see `dynadbg.core.engine`); `anytime`: also while the program runs.
 
-    The wrapped method's owner (the facade or a `Group`) provides ``_on_worker(call, anytime)``."""
+    The flag stays on the method (``method.anytime``): it is also what the command language reads to know which
+    verbs work while the program runs (`dynadbg.core.verbs.runs_anytime`). The wrapped method's owner (the facade
+    or a `Group`) provides ``_on_worker(call, anytime)``."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
@@ -62,6 +64,13 @@ def engine_method(*, anytime: bool = False) -> Callable[[F], F]:
         return method  # type: ignore[return-value]
 
     return wrap
+
+
+def anytime(fn: F) -> F:
+    """Mark a facade method that runs on the caller's thread (`quit`, `interrupt`) as working at any time, as
+    ``engine_method(anytime=True)`` marks the others: the command language reads the flag (`verbs.runs_anytime`)."""
+    fn.anytime = True  # type: ignore[attr-defined]
+    return fn
 
 
 class EngineHost(Protocol):

@@ -2,9 +2,10 @@
 
     listener = QueueListener()
     session = Session(listener, break_on={"recompile"})
+    commands = CommandLine(session)      # dynadbg.core.commands: the command language over the session
     session.start_script("prog.py", [])
     kind, payload = listener.next()      # ("stop", Stop) or ("exit", ExitResult)
-    session.execute("c")
+    commands.execute("c")                # or a typed call: session.set_continue()
 
 The session calls the listener on the program's worker thread; the queue hands each event to the caller's thread.
 """

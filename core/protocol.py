@@ -9,9 +9,14 @@ it; the tests' fake engine implements it with canned data.
 
 Threads: every method may be called from any thread. While the program is paused, the call is run on the
 program's worker thread (every torch call, frame read, eval and edit happens there) and blocks until it is done;
-called on the worker thread itself (the command language, an inline driver) it runs directly. While the program
+called on the worker thread itself (an inline driver's command line) it runs directly. While the program
 runs, methods that need a stop return ``EngineError(kind=ErrorKind.NOT_PAUSED)``; `compiles`, `list_breakpoints`,
-`set_break_on`, `watches`, `add_watch`, `remove_watch`, `quit` and `interrupt` work at any time.
+`set_break_on`, `watches`, `add_watch`, `remove_watch`, `quit` and `interrupt` (among others) work at any time:
+the implementation's method carries ``anytime = True`` (`dynadbg.core.engine_base.engine_method`), and the command
+language reads that flag to know which verbs work while the program runs.
+
+The command language is a layer over this API, not part of it: front ends hold a
+`dynadbg.core.commands.CommandLine` over the engine, as pdb sits on bdb.
 
 Control methods and `decide` return `Resumed`: the program goes on as soon as the call returns, and the next
 `Listener.on_stop` brings the next `Stop`.
@@ -64,7 +69,7 @@ class Listener(Protocol):
     """What a front end implements. Every method is called on the program's worker thread."""
 
     def on_stop(self, stop: Stop) -> None:
-        """The program paused; it stays paused until a resuming command arrives through `Session.execute`."""
+        """The program paused; it stays paused until a control method or a decision lets it go on."""
 
     def on_running(self, message: str) -> None:
         """The program runs again (``"running"``), or torch compiles a frame (``"compiling NAME (FILE:LINE)"``,
@@ -89,13 +94,15 @@ class Listener(Protocol):
 
 
 class InlineDriver(Protocol):
-    """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``."""
+    """Answers stops on the program's own thread (`Session.attach`): the line-mode REPL of ``dynadbg.debug()``.
 
-    def read_command(self, stop: Stop) -> str | None:
-        """The next command line at `stop` (None: detach and let the program run)."""
+    The driver holds its command line (`dynadbg.core.commands.CommandLine` over the session), as every front end
+    does: the engine runs no command text, it only calls `answer` until the program may go on."""
 
-    def show_result(self, result: CommandResult) -> None:
-        """Show what a command produced."""
+    def answer(self, stop: Stop) -> CommandResult:
+        """Read one command at `stop`, run it (on this thread: the engine methods it calls run directly) and show
+        what it produced; its result. Called again at the same stop until a command lets the program go on
+        (``result.resumed`` or ``result.quit``, or the engine's own record of a control call)."""
 
 
 class Engine(Protocol):
@@ -294,10 +301,6 @@ class Engine(Protocol):
     def guard_edits(self) -> "tuple[GuardEditView, ...]": ...
 
     def export_guard_filter(self) -> str: ...
-
-    # -- the command language (one parser over the methods above) -----------------------------------------------
-    def execute(self, line: str) -> "CommandResult":
-        """Parse and run one command line (`dynadbg.core.commands`); its output formatted as plain text."""
 
 
 class Host(Protocol):

@@ -2,9 +2,10 @@
 
 Threads (the bdb/pdb split, DESIGN.md): the user's program runs in a worker thread this module starts. When it
 stops, the engine builds a frozen `Stop` snapshot, hands it to `Listener.on_stop` and blocks on a request queue.
-Front ends call `Session.execute(line)` from any thread; the line is run on the worker thread (every torch call,
-frame read, eval and edit happens there) and its `CommandResult` comes back as a value. A resuming command
-(``s``, ``n``, ``c``…) lets the worker go on.
+Front ends call the engine methods (`dynadbg.core.protocol.Engine`) from any thread, directly or through their
+command line (`dynadbg.core.commands.CommandLine`, which the engine does not know); each call runs on the worker
+thread (every torch call, frame read, eval and edit happens there) and its frozen result comes back as a value. A
+control method or a decision (``s``, ``n``, ``c``…) lets the worker go on.
 
 Hooks installed while a session runs, all restored by the teardown (`q` included):
 ``set_bytecode_debugger_callback`` (torch, process-global), the worker thread's trace function, and the Dynamo
@@ -31,9 +32,9 @@ from .model import (
     GuardTree,
     Stop,
 )
-from . import commands
 from . import format as fmt
 from .engine import EngineMethods
+from .engine_base import anytime
 from .engine_hooks import RETURN_LINES_PER_RUN as RETURN_LINES_PER_RUN  # the session's public limit
 from .engine_hooks import DynamoHooks
 from .engine_stepping import Stepping
@@ -154,7 +155,7 @@ class Session(TraceMethods, EngineMethods):
         #: callables run with every `capture.CompileEvent` before the compile stop (they may replace
         #: ``event.code`` / ``event.guard_manager`` for this very compile)
         self.compile_hooks: list[Callable[[Any], None]] = []
-        #: answers stops on the program's own thread (`attach`); None when a front end drives `execute`
+        #: answers stops on the program's own thread (`attach`); None when a front end calls from its own thread
         self._inline: InlineDriver | None = None
         self._step_message = ""
         #: callables run at teardown, last registered first (edits and guard filters restore torch state here)
@@ -298,15 +299,6 @@ class Session(TraceMethods, EngineMethods):
 
         self._installer.start(body, name=f"dynadbg: {getattr(fn, '__name__', 'program')}")
 
-    def execute(self, line: str) -> CommandResult:
-        """Run one command of the command language (`commands.execute` over this session's typed methods).
-
-        Thread-safe: each engine method it calls runs on the worker thread while the program is paused; while
-        it runs, only commands that touch no frame (``h``, ``break-on``, ``compiles``, ``watch``) are accepted.
-        Never raises for bad input: errors come back in `CommandResult.error`.
-        """
-        return commands.execute(self, line)
-
     def _on_worker(self, call: Callable[[], Any], anytime: bool) -> Any:
         """Run `call` on the paused worker thread and return its result (see `engine.engine_method`)."""
         if threading.get_ident() == self._worker_ident:
@@ -385,11 +377,13 @@ class Session(TraceMethods, EngineMethods):
             return []
         return list(self.capture.frames())
 
+    @anytime
     def interrupt(self) -> None:
         """Stop at the next instruction of generated code the program runs (Ctrl+C)."""
         self._interrupt = True
         self._quiet.clear()
 
+    @anytime
     def quit(self) -> None:
         """End the program and restore every hook. Returns at once; `wait` for the end."""
         if threading.get_ident() == self._worker_ident and self.ctx is not None:
@@ -606,14 +600,12 @@ class Session(TraceMethods, EngineMethods):
             self._message(f"front end failed to show the stop: {exc}")
         quit_now = False
         while self._inline is not None:
-            line = self._inline.read_command(ctx.stop if ctx.stop is not None else Stop(ctx.kind, message))
+            # the driver reads a command and runs it with its own command line (the engine runs no command text);
+            # its answer, or the engine's own state, says whether the program goes on
             try:
-                result = commands.execute(self, "detach" if line is None else line)
+                result = self._inline.answer(ctx.stop if ctx.stop is not None else Stop(ctx.kind, message))
             except QuitProgram:
                 result = CommandResult(output="quit", quit=True)
-            except Exception as exc:  # noqa: BLE001
-                result = CommandResult(error=f"internal error: {type(exc).__name__}: {exc}")
-            self._inline.show_result(result)
             if result.resumed or result.quit or self._resumed is not None or self._quitting:
                 quit_now = result.quit or self._quitting
                 with self._lock:

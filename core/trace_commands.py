@@ -1,6 +1,6 @@
 """The command language at trace stops, over the typed methods of `dynadbg.core.trace_engine`.
 
-`dynadbg.core.commands` registers the verbs of `SPECS` (``tb``, ``trace``, ``fake``, ``rewind``) and asks
+`dynadbg.core.commands` lists the verbs registered here in `VERBS` (``tb``, ``trace``, ``fake``, ``rewind``) and asks
 `at_trace_stop` first for every verb: at a trace stop the stepping and inspection verbs mean their trace-time
 versions (``s`` / ``n`` / ``r`` / ``c`` / ``until LINE``, ``stack``, ``locals``, ``bt``, ``graph``, ``guards``,
 ``why``, ``explain``, ``l``/``ll``, ``src``, ``back``/``forward``/``present``), and the verbs that would run the
@@ -18,26 +18,13 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import format as fmt
 from .format import trace as tfmt
 from .model import CommandResult, EngineError, Resumed, Stop, TracedBreak
+from .verbs import Verbs
 
 if TYPE_CHECKING:
     from .protocol import Engine
 
-#: (verb, aliases, help, resumes, anytime): registered by `commands` after its own verbs
-SPECS: tuple[tuple[str, str, str, bool, bool], ...] = (
-    ("tb", "", "tb [FILE:LINE [if EXPR]] | tb clear [N]: a trace breakpoint: stop whenever Dynamo traces that line "
-     "(path suffix, any inline depth; no code edit), EXPR over the symbolic locals' constants and depth, attempt, "
-     "opname, line; no argument lists them.", False, True),
-    ("trace", "", "trace [record full|light | replay on|off | limit N | memory KB | steps [COMPILE_ID [ATTEMPT]] | "
-     "COMPILE_ID]: the trace recorder: its settings and the recorded trace of each compile (attempts, restarts, "
-     "breaks); record full keeps stack and locals at every step; replay on also stops in the re-trace after a "
-     "restart; steps with no id: this trace stop's compile, after a graph break the attempt that traced it, else "
-     "the selected frame's compile.", False, True),
-    ("fake", "", "fake NAME: (trace stop) the fake value of a symbolic local or stack slot (stack[i], TOS): sizes "
-     "with their hints, strides, dtype, device.", False, False),
-    ("rewind", "", "rewind N: (trace stop, experimental) make Dynamo trace the frame again from its start and stop N "
-     "instructions before this one (a restart: counted as an attempt; refused near Dynamo's attempt limit).",
-     True, False),
-)
+#: the trace stops' verbs, registered where their handlers are written; `commands` lists them after its own
+VERBS = Verbs()
 
 #: verbs with the same meaning at a trace stop as anywhere else
 _PASS = frozenset({"q", "detach", "h", "break-on", "compiles", "history", "v", "tb", "trace", "fake", "rewind"})
@@ -95,10 +82,14 @@ def _guarded(handler: Callable[["Engine", str], CommandResult]) -> Callable[["En
 
 
 # --------------------------------------------------------------------------------------------------------------
-# the verbs of SPECS (anywhere)
+# the verbs of VERBS (anywhere)
 # --------------------------------------------------------------------------------------------------------------
 
 
+@VERBS.verb("tb", calls="trace_break", bare="trace_settings",
+            help="tb [FILE:LINE [if EXPR]] | tb clear [N]: a trace breakpoint: stop whenever Dynamo traces that line "
+                 "(path suffix, any inline depth; no code edit), EXPR over the symbolic locals' constants and depth, "
+                 "attempt, opname, line; no argument lists them.")
 @_guarded
 def _tb(engine: "Engine", arg: str) -> CommandResult:
     arg = arg.strip()
@@ -129,6 +120,12 @@ def _tb(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"set {tfmt.breakpoint_text(bp)}", data=bp)
 
 
+@VERBS.verb("trace", calls="trace_settings",
+            help="trace [record full|light | replay on|off | limit N | memory KB | steps [COMPILE_ID [ATTEMPT]] | "
+                 "COMPILE_ID]: the trace recorder: its settings and the recorded trace of each compile (attempts, "
+                 "restarts, breaks); record full keeps stack and locals at every step; replay on also stops in the "
+                 "re-trace after a restart; steps with no id: this trace stop's compile, after a graph break the "
+                 "attempt that traced it, else the selected frame's compile.")
 @_guarded
 def _trace(engine: "Engine", arg: str) -> CommandResult:
     words = arg.split()
@@ -172,6 +169,9 @@ def _break_step(engine: "Engine", steps: tuple[Any, ...]) -> int | None:
     return traced.ordinal
 
 
+@VERBS.verb("fake", calls="trace_fake",
+            help="fake NAME: (trace stop) the fake value of a symbolic local or stack slot (stack[i], TOS): sizes "
+                 "with their hints, strides, dtype, device.")
 @_guarded
 def _fake(engine: "Engine", arg: str) -> CommandResult:
     if not arg.strip():
@@ -180,14 +180,13 @@ def _fake(engine: "Engine", arg: str) -> CommandResult:
     return _ok(tfmt.fake_text(view), data=view)
 
 
+@VERBS.verb("rewind", resumes=True, calls="trace_rewind",
+            help="rewind N: (trace stop, experimental) make Dynamo trace the frame again from its start and stop N "
+                 "instructions before this one (a restart: counted as an attempt; refused near Dynamo's attempt "
+                 "limit).")
 @_guarded
 def _rewind(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(_engine_method(engine, "trace_rewind")(_int(arg, None, "N")))
-
-
-HANDLERS: dict[str, Callable[["Engine", str], CommandResult]] = {
-    "tb": _tb, "trace": _trace, "fake": _fake, "rewind": _rewind,
-}
 
 
 # --------------------------------------------------------------------------------------------------------------

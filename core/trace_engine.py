@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from .engine_base import engine_method, refuse
+from .engine_base import anytime, engine_method, refuse
 from .model import EngineError, ErrorKind, ResumeAction, Resumed
 from .trace_model import (
     FakeTensorView,
@@ -279,6 +279,7 @@ class TraceMethods(_RunTimeMethods):
         block = inspect.getblock([line + "\n" for line in lines[start - 1:]])
         return step.filename, start, tuple(line.rstrip("\n") for line in block)
 
+    @anytime  # as the `engine_method` it extends: detach works while the program runs
     def detach(self) -> Resumed | EngineError:
         """`detach` also ends trace stops: trace breakpoints are cleared and stepping stops."""
         stops: "TraceStops | None" = getattr(self, "trace_stops", None)

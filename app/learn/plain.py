@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from dynadbg.core.model import Stop
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from dynadbg.core.format.glossary import Glossary
 from dynadbg.plain import PROMPT, PlainListener, locked_stdout, stop_output
@@ -53,6 +54,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
     run = LessonRun(passed=coach.passed, skipped=coach.skipped)
     listener = PlainListener(out)
     session = Session(listener, break_on=lesson.break_on)
+    command_line = CommandLine(session)
     session.start_script(str(lesson.program), [])
     shown: tuple[int, str | None] | None = None   # the step and hint printed last (the first stop prints them)
     played = -1                 # the step whose action auto-play typed last
@@ -125,7 +127,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
                     continue
                 if not line:
                     continue
-                result = session.execute(line)
+                result = command_line.execute(line)
                 if result.output and not (result.resumed and not result.quit):
                     out.write(result.output + "\n")
                 if result.error:

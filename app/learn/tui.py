@@ -387,10 +387,10 @@ class LearnApp(DebuggerApp):
                                  or stop.teaching is None and frame is not None and frame.code.generated):
             # the step's claims are about engine state (guards, entries, the graph), its condition reads a key's
             # answer, or no roles came with this stop (a recorded one): ask the engine
-            session = self.session
+            session, command_line = self.session, self.command_line
 
             def call() -> Any:
-                answer = session.execute(read) if read is not None else None
+                answer = command_line.execute(read) if read is not None else None
                 return answer, coach.snapshot(session)
 
             def answered(result: Any) -> None:

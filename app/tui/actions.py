@@ -25,7 +25,7 @@ the same in the console (shown in the help, the palette and the README).
 | drop | ``D`` | the drop dialog: ``preview_drop(ids)``, Enter ``decide(Decision(DROP, ids))`` |
 | dynamic | ``M`` | asks NAME DIM, then ``decide(Decision(DYNAMIC, name, dim))`` |
 | edit, insert, delete | ``e``, ``i``, ``x`` | the edit dialog: ``preview_edit(op)``, Enter ``apply_edit(op)`` |
-| console | ``:`` | focus the console input (``execute(line)``) |
+| console | ``:`` | focus the console input (``CommandLine.execute(line)``) |
 | maximize | ``z`` | ``screen.maximize(focused pane)``, or ``screen.minimize()`` when one is maximised |
 | help | ``?`` | open the help screen |
 | interrupt | ``Ctrl+C`` | ``interrupt()`` (only while the program runs) |

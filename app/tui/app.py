@@ -8,9 +8,10 @@ answer handled on the UI thread.
 
 Widgets post intents (a view, an instruction index, a decision, an edit op); the app turns each into one typed
 engine call and renders the typed answer. Registry actions dispatch through one table (`DebuggerApp._ACTIONS`).
-The console is the one place the command language is spoken: its line goes to `Engine.execute` as the user typed
-it, the output is logged, and what the command changed (the selected frame, breakpoints, watches, edits) is read
-back with `Engine.current_stop` — the app never parses a line it sent or the engine's text.
+The console is the one place the command language is spoken: its line goes to the app's `CommandLine` (the
+command language over the engine, `dynadbg.core.commands`) as the user typed it, the output is logged, and what
+the command changed (the selected frame, breakpoints, watches, edits) is read back with `Engine.current_stop` —
+the app never parses a line it sent or the engine's text.
 
 A step is one engine round trip and one paint of each pane: the `Stop` brings the roles and the stack's provenance
 (`Stop.teaching`, the bridge asks for them), and the guard tree is fetched again only for another call. The
@@ -64,6 +65,7 @@ from dynadbg.core.model import (
     StopKind,
 )
 from dynadbg.core import format as fmt
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.format.edits import format_diff
 from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
@@ -227,6 +229,8 @@ class DebuggerApp(App[int]):
         """The engine session."""
         self.client = EngineClient(self, self.session, on_idle=self._engine_idle)
         """The one path of every engine call."""
+        self.command_line = CommandLine(self.session)
+        """The command language over the session: what the console's lines run on (through `client`)."""
         self.keymap: dict[str, str] = dict(keymap or {})
         """Action id → keys overrides in force (shown by the help screen and the palette)."""
         effective = actions.effective_keys(self.keymap)
@@ -863,13 +867,13 @@ class DebuggerApp(App[int]):
         self.submit(event.line)
 
     def submit(self, line: str) -> None:
-        """Run a command-language line the user typed (`Engine.execute`), in order with every other call.
+        """Run a command-language line the user typed (`command_line`), in order with every other call.
 
         The line reaches the engine as typed. While it is answered no other resuming call is accepted (it may
         resume the program). Afterwards `Engine.current_stop` shows what it changed.
         """
         self._main.console.echo(line)
-        engine = self.session
+        engine, command_line = self.session, self.command_line
         resume = self.stopped
         if resume:
             self.awaiting_resume = True
@@ -877,7 +881,7 @@ class DebuggerApp(App[int]):
             self._bindings_changed()
 
         def call() -> Any:
-            result = engine.execute(line)
+            result = command_line.execute(line)
             if result.resumed or result.quit or result.error:
                 return result, None
             return result, engine.current_stop()

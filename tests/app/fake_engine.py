@@ -4,7 +4,7 @@
 tree, an original listing, FX graphs, cache entries, a recompile record): control methods and decisions return
 `Resumed`, then ``on_running("running")`` and the next ``on_stop`` (or ``on_exit``) follow; methods that need a
 stop return ``EngineError(kind="not paused")`` while the program runs; everything else answers from the scenario.
-Its command language is the real one (`dynadbg.core.commands.execute` over these methods), so the fake holds no
+Front ends run the real command language over it (`dynadbg.core.commands.CommandLine`), so the fake holds no
 parsing, and ``tests/app/test_engine_contract.py`` runs the same assertions on it and on the real engine.
 
 Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
@@ -25,10 +25,9 @@ from typing import Any
 
 from fake_scenarios import Scenario, analyze_rows, diff_rows, forward_scenario, rows_after, watch_values
 
-from dynadbg.core import commands
 from dynadbg.core.explain import opcode_help, role_sentence
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
-from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CommandResult, CompilesData, Decision,
+from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CompilesData, Decision,
                                 DecisionKind, DropCandidate, DropPreview, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
                                 EvalResult, Explanation, FrameView, GuardRef, HistoryInfo, HistoryMark, HistoryView,
                                 PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
@@ -37,7 +36,7 @@ from dynadbg.core.runner import ExitResult
 
 #: Engine methods that only read (left out of `FakeEngine.sent`).
 _QUERIES = frozenset({"guard_trees", "original_code", "graphs", "entries", "recompile_records", "patch_diff",
-                      "preview_edit", "preview_drop", "guard_diffs", "what_if", "evaluate", "execute", "roles", "explain",
+                      "preview_edit", "preview_drop", "guard_diffs", "what_if", "evaluate", "roles", "explain",
                       "stack_provenance", "source"})
 
 
@@ -616,10 +615,6 @@ class FakeEngine:
     patches = guard_edits = lambda self: ()
     export_guard_filter = lambda self: ""  # noqa: E731
 
-    def execute(self, line: str) -> CommandResult:
-        """The command language: the real parser (`dynadbg.core.commands.execute`) over these methods."""
-        return commands.execute(self, line)
-
 
 _NOT_FAKED = EngineError("not in the fake engine", "internal")
 _NOT_FAKED_EDIT = EditOutcome(EditError("unsupported", "not in the fake engine"))
@@ -627,7 +622,22 @@ _NOT_FAKED_EDIT = EditOutcome(EditError("unsupported", "not in the fake engine")
 #: The methods `FakeEngine.calls` records.
 RECORDED = ("set_step", "set_next", "set_return", "set_continue", "set_until", "detach", "decide", "set_break",
             "clear_break", "select_frame", "evaluate", "add_watch", "remove_watch", "original_code", "graphs",
-            "entries", "guard_trees", "recompile_records", "preview_edit", "apply_edit", "patch_diff", "undo_patch",
-            "execute")
+            "entries", "guard_trees", "recompile_records", "preview_edit", "apply_edit", "patch_diff", "undo_patch")
 for _name in RECORDED:
     setattr(FakeEngine, _name, _recorded(_name, getattr(FakeEngine, _name)))
+
+
+def _copy_anytime_flags() -> None:
+    """The real engine's ``anytime`` flags on the fake's methods of the same name: the command language reads them
+    (`dynadbg.core.verbs.runs_anytime`) to know which verbs work while the program runs, so the fake keeps no
+    policy of its own."""
+    from dynadbg.core.session import Session
+
+    for name in dir(Session):
+        flag = getattr(getattr(Session, name, None), "anytime", None)
+        mine = FakeEngine.__dict__.get(name)
+        if flag is not None and callable(mine):
+            mine.anytime = flag
+
+
+_copy_anytime_flags()

@@ -36,6 +36,7 @@ from dynadbg.core.model import (
     StopKind,
     WatchValue,
 )
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.edits import parse_edit
 from dynadbg.core.listeners import QueueListener
 
@@ -164,7 +165,7 @@ def test_wrong_place_and_bad_input_are_error_values(engine) -> None:  # noqa: AN
     preview = session.preview_drop()
     assert isinstance(preview, EngineError) and preview.kind == "not here"
     assert _stop(session).choices == ()
-    unknown = session.execute("frobnicate")
+    unknown = CommandLine(session).execute("frobnicate")
     assert unknown.error is not None and "unknown command 'frobnicate'" in unknown.error
     assert _stop(session).kind is StopKind.ENTRY  # nothing changed
 
@@ -223,8 +224,8 @@ def test_after_the_end_methods_answer_not_paused(engine) -> None:  # noqa: ANN00
     assert session.finished and not session.paused
     for result in (session.current_stop(), session.set_step(), session.guard_trees(), session.set_break(0)):
         assert isinstance(result, EngineError) and result.kind == "not paused", result
-    assert session.execute("s").error == "the program has finished"
-    quit_result = session.execute("q")  # a typed quit is still heard: the front end leaves on it
+    assert CommandLine(session).execute("s").error == "the program has finished"
+    quit_result = CommandLine(session).execute("q")  # a typed quit is still heard: the front end leaves on it
     assert quit_result.quit and not quit_result.error
 
 

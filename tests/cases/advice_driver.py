@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.listeners import QueueListener
 
 
@@ -59,6 +60,7 @@ def run_one(program: str) -> dict:
     torch._dynamo.reset()
     listener = QueueListener()
     session = Session(listener, break_on=("recompile", "graph-break"))
+    commands = CommandLine(session)
     session.start_script(program, [])
     stops = []
     while True:
@@ -68,7 +70,7 @@ def run_one(program: str) -> dict:
             break
         stop = payload
         if stop.kind is StopKind.RECOMPILE:
-            record = session.execute("why").data
+            record = commands.execute("why").data
             advice = getattr(record, "advice", None)
             stops.append({
                 "kind": "recompile", "code": stop.frames[-1].code.name if stop.frames else None,
@@ -83,10 +85,10 @@ def run_one(program: str) -> dict:
                 "limit": None if record is None or record.limit is None else {
                     "hit_now": record.limit.hit_now, "raises": record.limit.raises, "counted": record.limit.counted},
             })
-            session.execute("recompile")
+            commands.execute("recompile")
         else:
             stops.append({"kind": stop.kind.value, "message": stop.message, "detail": dict(fmt.stop_blocks(stop))})
-            session.execute("c")
+            commands.execute("c")
     frames = [{"name": f.name, "filename": f.filename, "firstlineno": f.firstlineno, "skipped": f.skipped,
                "entries": [e.compile_id for e in f.entries]} for f in session.compiled_frames()]
     sites = [_site(s) for s in session.capture.callsites.sites()] if session.capture is not None else []

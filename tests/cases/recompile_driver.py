@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.listeners import QueueListener
 
 
@@ -22,6 +23,7 @@ def main(argv: list[str]) -> int:
 
     listener = QueueListener()
     session = Session(listener, break_on=("recompile",))
+    commands = CommandLine(session)
     session.start_script(script, args)
     stops = []
     while True:
@@ -29,7 +31,7 @@ def main(argv: list[str]) -> int:
         if kind == "exit":
             result = payload
             break
-        why = session.execute("why")
+        why = commands.execute("why")
         stops.append({
             "message": payload.message,
             "entry_count": payload.entry_count,
@@ -37,7 +39,7 @@ def main(argv: list[str]) -> int:
             "why": why.output,
             "record": record_json(why.data) if why.data is not None else None,
         })
-        session.execute("recompile")
+        commands.execute("recompile")
     frames = [{"name": f.name, "firstlineno": f.firstlineno, "skipped": f.skipped,
                "entries": [{"compile_id": e.compile_id, "hits": e.hits} for e in f.entries]}
               for f in session.compiled_frames()]

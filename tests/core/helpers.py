@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.listeners import QueueListener
 from dynadbg.core.model import CommandResult, Stop
 from dynadbg.core.runner import ExitResult
@@ -30,6 +31,8 @@ class Run:
     result: ExitResult | None = None
     session: Session | None = None
     messages: list[str] = field(default_factory=list)
+    #: the command language over `session` (what the scripted lines run on)
+    commands: CommandLine | None = None
 
     def output_of(self, command: str) -> CommandResult:
         return next(r for c, r in self.outputs if c == command)
@@ -55,7 +58,7 @@ def drive_answering(
     `session_options`: more `Session` arguments (e.g. ``on_traced``)."""
     listener = QueueListener()
     session = Session(listener, break_on=break_on, check_depth=check_depth, **session_options)
-    run = Run(session=session, messages=listener.messages)
+    run = Run(session=session, messages=listener.messages, commands=CommandLine(session))
     start(session)
     while True:
         kind, payload = listener.events.get(timeout=timeout)
@@ -68,7 +71,7 @@ def drive_answering(
             if line is None:
                 session.detach()
                 break
-            res = session.execute(line)
+            res = run.commands.execute(line)
             run.outputs.append((line, res))
             if res.resumed or res.quit:
                 break

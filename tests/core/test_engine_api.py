@@ -197,6 +197,71 @@ def test_the_command_table_is_the_one_place_verbs_are_known():
     assert commands.split("display x") == ("watch", "x")
 
 
+def _running_refusal(verb: str) -> str:
+    return f"the program is running; {verb!r} needs a stop (Ctrl+C interrupts)"
+
+
+def test_a_verb_works_while_the_program_runs_exactly_when_the_engine_method_it_calls_does():
+    """One policy: each verb names the engine method it calls (another one without an argument, as `b` lists),
+    and the method's own ``anytime`` flag decides whether the verb is refused while the program runs."""
+    session = Session(QueueListener())  # not started: neither paused nor finished, as while the program runs
+    line = commands.CommandLine(session)
+    for spec in commands.COMMANDS:
+        for arg in ("", "1"):
+            method = spec.method(arg)
+            assert method is None or callable(getattr(Session, method, None)), (spec.name, method)
+            anytime = method is None or getattr(getattr(Session, method), "anytime", False)
+            refused = line.execute(f"{spec.name} {arg}").error == _running_refusal(spec.name)
+            assert refused is not anytime, (spec.name, arg, method, anytime)
+    # `b` with no argument lists the breakpoints (`list_breakpoints` works any time); setting one needs a stop
+    assert line.execute("b").output == fmt.breakpoints_text(())
+    assert line.execute("b 3").error == _running_refusal("b")
+
+
+def test_an_engine_method_that_extends_another_keeps_its_running_flag():
+    """The flag is read off the method the facade exposes: an override (the trace stops' `detach`) keeps it."""
+    for name in dir(Session):
+        flags = {getattr(getattr(cls.__dict__[name], "fn", cls.__dict__[name]), "anytime", False)
+                 for cls in Session.__mro__ if name in cls.__dict__}
+        assert len(flags) == 1, name
+
+
+def test_no_verb_offers_a_recorded_stop_to_an_engine_method_that_refuses_one():
+    """Which verbs work while a recorded stop is shown is the verb row's `history` flag (the engine has no flag for
+    it); an engine method that refuses outside the present (`_live_only`) is never called by a form the row lets
+    through, so the user gets the command language's one refusal, not the engine's."""
+    import ast
+
+    core = Path(commands.__file__).resolve().parent
+    live_only = {fn.name for path in core.glob("engine*.py")
+                 for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(fn, ast.FunctionDef)
+                 and any(isinstance(c, ast.Attribute) and c.attr == "_live_only" for c in ast.walk(fn))
+                 and not fn.name.startswith("_")}
+    assert {"set_break", "evaluate", "add_watch", "apply_edit"} <= live_only
+    for spec in commands.COMMANDS:
+        for arg in ("", "1"):
+            if spec.method(arg) in live_only:
+                assert not spec.shows_history(arg), (spec.name, arg)
+
+
+def test_each_command_line_keeps_its_own_list_continuation():
+    """`l` again lists the next 11 instructions: what one front end's command line remembers, not the engine's."""
+    seen: dict[str, Any] = {}
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        one, other = commands.CommandLine(s), commands.CommandLine(s)
+        seen["first"] = one.execute("l").output
+        seen["other"] = other.execute("l").output  # a second front end starts around the current instruction
+        seen["next"] = one.execute("l").output
+        return s.set_continue()
+
+    drive_typed(lambda s: s.start_callable(simple.run_graph_break, []), at_stop)
+    assert seen["other"] == seen["first"] and seen["next"] != seen["first"]
+    first_rows = [r.split()[0] for r in seen["first"].splitlines() if r.split() and r.split()[0].isdigit()]
+    next_rows = [r.split()[0] for r in seen["next"].splitlines() if r.split() and r.split()[0].isdigit()]
+    assert first_rows and next_rows and int(next_rows[0]) == int(first_rows[-1]) + 1, (seen["first"], seen["next"])
+
+
 def test_line_mode_prints_the_watches_after_each_stop(tmp_path: Path):
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent("""

@@ -12,6 +12,7 @@ import torch
 
 from dynadbg.core import compat
 from dynadbg.core import guards as G
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from helpers import QueueListener
 
@@ -25,6 +26,7 @@ def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callabl
     is detached when that did not resume it). Returns (stops, exit result, session, messages)."""
     listener = QueueListener()
     session = Session(listener, break_on=break_on)
+    commands = CommandLine(session)
     start(session)
     stops = []
     while True:
@@ -32,7 +34,7 @@ def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callabl
         if kind == "exit":
             return stops, payload, session, listener.messages
         stops.append(payload)
-        last = respond(payload, session.execute, len(stops) - 1)
+        last = respond(payload, commands.execute, len(stops) - 1)
         if last is None or not (last.resumed or last.quit):
             session.detach()
 

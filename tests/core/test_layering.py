@@ -101,6 +101,20 @@ def test_services_reach_the_session_only_through_its_protocol():
             assert f"session{private}" not in text and f"s{private}" not in text, f"{service} uses {private}"
 
 
+def test_the_engine_never_imports_its_command_language():
+    """pdb sits on bdb, not the reverse: the session and its method groups run no command text; front ends hold a
+    `commands.CommandLine` over the engine."""
+    graph = _graph()
+    language = {"commands", "trace_commands", "verbs"}
+    engine = [m for m in graph if m in ("session", "engine", "trace_engine", "trace_stops") or m.startswith("engine_")]
+    assert len(engine) > 5
+    for mod in engine:
+        assert not graph[mod] & language, f"{mod} imports {sorted(graph[mod] & language)}"
+    protocol = ast.parse((CORE / "protocol.py").read_text(encoding="utf-8"))
+    engine_api = next(n for n in protocol.body if isinstance(n, ast.ClassDef) and n.name == "Engine")
+    assert "execute" not in {n.name for n in engine_api.body if isinstance(n, ast.FunctionDef)}
+
+
 def test_core_never_imports_a_terminal_library():
     for path in CORE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

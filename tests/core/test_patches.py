@@ -19,6 +19,7 @@ from dynadbg.core import edits as E
 from dynadbg.core import model as M
 from dynadbg.core import patchfile as PF
 from dynadbg.core.format.edits import format_stack
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from helpers import QueueListener
 
@@ -64,10 +65,11 @@ def drive_with(start: Callable[[Session], None], respond: Callable[[Any, Callabl
     is detached when that did not resume it). Returns (stops, exit result, session, messages, outputs)."""
     listener = QueueListener()
     session = Session(listener, break_on=break_on)
+    commands = CommandLine(session)
     outputs: list[tuple[str, Any]] = []
 
     def execute(line: str) -> Any:
-        res = session.execute(line)
+        res = commands.execute(line)
         outputs.append((line, res))
         return res
 

@@ -387,7 +387,7 @@ def test_a_graph_break_stop_points_at_the_traced_break_and_trace_steps_opens_it(
     def answer(run: Run, stop: Stop) -> str | None:
         if stop.kind is StopKind.GRAPH_BREAK and "steps" not in seen:
             seen["traced"] = stop.graph_break.traced
-            seen["steps"] = run.session.execute("trace steps")
+            seen["steps"] = run.commands.execute("trace steps")
             seen["stop_text"] = stop
             return "c"
         return "c"

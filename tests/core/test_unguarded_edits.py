@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from dynadbg.core import patches as P
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from helpers import QueueListener
 
@@ -45,7 +46,7 @@ def drive(start, respond, break_on=("compile",)):
             return payload, session, listener.messages
         respond(session, payload, n)
         n += 1
-        session.execute("c")
+        CommandLine(session).execute("c")
 
 
 def lin_a_row(stop) -> int:
@@ -59,9 +60,9 @@ def test_edit_at_a_stop_to_an_object_the_graph_was_not_traced_for_is_refused_and
     def respond(session, stop, n):
         if n == 0:
             row = lin_a_row(stop)
-            said["lin_c"] = session.execute(f"edit {row} LOAD_GLOBAL lin_c")
-            said["lin_b"] = session.execute(f"edit {row} LOAD_GLOBAL lin_b")
-            said["guards"] = session.execute("guards").output
+            said["lin_c"] = CommandLine(session).execute(f"edit {row} LOAD_GLOBAL lin_c")
+            said["lin_b"] = CommandLine(session).execute(f"edit {row} LOAD_GLOBAL lin_b")
+            said["guards"] = CommandLine(session).execute("guards").output
 
     result, session, messages = drive(lambda s: s.start_callable(program, out), respond)
     assert result.exception is None, result.exception
@@ -83,8 +84,8 @@ def test_replayed_patch_is_guarded_and_refused_when_the_new_source_does_not_fit(
 
     def respond(session, stop, n):
         if n == 0:
-            session.execute(f"edit {lin_a_row(stop)} LOAD_GLOBAL lin_b")
-            assert session.execute(f"patch save {path}").error is None
+            CommandLine(session).execute(f"edit {lin_a_row(stop)} LOAD_GLOBAL lin_b")
+            assert CommandLine(session).execute(f"patch save {path}").error is None
 
     drive(lambda s: s.start_callable(program, out), respond)
     specs = P.read_patch_file(path)
@@ -100,7 +101,7 @@ def test_replayed_patch_is_guarded_and_refused_when_the_new_source_does_not_fit(
 
     def look(session, stop, n):
         if n == 0:
-            said["guards"] = session.execute("guards").output
+            said["guards"] = CommandLine(session).execute("guards").output
 
     result, _s, messages = drive(start, look)
     assert result.exception is None
@@ -157,14 +158,14 @@ def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
 
     def respond(session, stop, n):
         if n == 0:
-            tree = session.execute("guards").data
+            tree = CommandLine(session).execute("guards").data
             from dynadbg.core.guards import iter_leaves
 
             leaf = next(lf for lf in iter_leaves(tree) if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH")
-            said["drop"] = session.execute(f"guard drop {leaf.id}")
-            said["add"] = session.execute("guard add L['cfg'].version == 1")      # a real EQUALS_MATCH leaf
-            said["expr"] = session.execute("guard add L['cfg'].version < 5")      # an expression guard
-            said["save"] = session.execute(f"patch save {path}")
+            said["drop"] = CommandLine(session).execute(f"guard drop {leaf.id}")
+            said["add"] = CommandLine(session).execute("guard add L['cfg'].version == 1")      # a real EQUALS_MATCH leaf
+            said["expr"] = CommandLine(session).execute("guard add L['cfg'].version < 5")      # an expression guard
+            said["save"] = CommandLine(session).execute(f"patch save {path}")
 
     out: list = []
     drive(lambda s: s.start_callable(run_scaled, out), respond)
@@ -183,7 +184,7 @@ def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
 
     def look(session, stop, n):
         if n == 0:
-            seen["guards"] = session.execute("guards").output
+            seen["guards"] = CommandLine(session).execute("guards").output
 
     result, session, messages = drive(start, look)
     assert result.exception is None and replay == [2.0, 2.0]

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.listeners import QueueListener
 
 _UUID = re.compile(r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}")
@@ -59,6 +60,7 @@ def run_one(mode: str, program: str) -> dict[str, Any]:
     on = mode == "on"
     session = Session(listener, break_on={"trace", "trace-break", "trace-error"} if on else set(), trace=on,
                       history_limit=0)
+    commands = CommandLine(session)
     out = io.StringIO()
     saved = sys.stdout
     sys.stdout = out
@@ -79,18 +81,18 @@ def run_one(mode: str, program: str) -> dict[str, Any]:
                 s = payload.trace.step
                 paused.append((s.compile_id, s.attempt, s.ordinal))
             if first and on:
-                session.execute("trace replay on")
+                commands.execute("trace replay on")
                 first = False
             if payload.trace is not None and stops % 7 == 1:
                 # look around (every 7th stop: what a user does at a stop must not change the compile either)
                 for line in ("stack", "locals", "graph", "guards", "bt", "explain", "why"):
-                    session.execute(line)
+                    commands.execute(line)
                 for name, _v in payload.trace.locals or ():
-                    session.execute(f"fake {name}")
+                    commands.execute(f"fake {name}")
                 looks += 1
-            res = session.execute("s" if payload.trace is not None else "c")
+            res = commands.execute("s" if payload.trace is not None else "c")
             if not res.resumed:
-                session.execute("c")
+                commands.execute("c")
         session.wait(timeout=120)
     finally:
         sys.stdout = saved

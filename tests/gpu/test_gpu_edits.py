@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import torch
+from dynadbg.core.commands import CommandLine
 from dynadbg.core.listeners import QueueListener
 
 pytestmark = [
@@ -47,6 +48,7 @@ def run_demo_with_edits(path: str) -> dict[str, Any]:
 
     listener = QueueListener()
     session = Session(listener, break_on=("compile",))
+    commands = CommandLine(session)
     said: dict[str, Any] = {"names": []}
     session.start_script(path, [])
     while True:
@@ -58,13 +60,13 @@ def run_demo_with_edits(path: str) -> dict[str, Any]:
         name = frame.code.name
         said["names"].append(name)
         if name == "forward" and "drop" not in said:
-            tree = session.execute("guards").data
+            tree = commands.execute("guards").data
             leaf = next(lf for lf in guards.iter_leaves(tree) if lf.source == "L['scale']")
-            said["drop"] = session.execute(f"guard drop {leaf.id}")
+            said["drop"] = commands.execute(f"guard drop {leaf.id}")
         elif name.startswith("torch_dynamo_resume_in_forward") and "insert" not in said:
             ret = max(i.index for i in frame.code.instructions if i.opname == "RETURN_VALUE")
-            said["insert"] = session.execute(f"insert {ret} LOAD_CONST 2.0; BINARY_OP *")
-        session.execute("c")
+            said["insert"] = commands.execute(f"insert {ret} LOAD_CONST 2.0; BINARY_OP *")
+        commands.execute("c")
     said["frames"] = {f.name: len(f.entries) for f in session.compiled_frames()}
     said["messages"] = listener.messages
     return said
