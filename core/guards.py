@@ -1170,7 +1170,7 @@ def tensor_match_sizes(guard_manager: Any, source: str) -> tuple[int | None, ...
             for leaf in node.leaves:
                 if leaf.guard_type != "TENSOR_MATCH":
                     continue
-                check = facts.tensor_check_in(leaf.parts)
+                check = facts.tensor_check_in(parse_code_part(part)[0] for part in leaf.parts)
                 return check.size if check is not None else None
         stack.extend(node.children)
     return None
