@@ -1038,13 +1038,14 @@ def test_rows_cut_at_a_panes_right_edge_end_in_an_ellipsis_and_a_tensor_check_le
     from rich.segment import Segment
     from textual.strip import Strip
 
-    from dynadbg.tui.guard_tree_view import _short_tensor_check
+    from dynadbg.core.format.guards import short_leaf_code
     from dynadbg.tui.lines_view import marked_cut
 
     cut = marked_cut(Strip([Segment("LOAD_GLOBAL __compiled_fn_2")]).crop(0, 12), 12)
     assert cut.text == "LOAD_GLOBAL…" and cut.cell_length == 12
     code = ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
             "torch.float32, device=None, requires_grad=False, size=[2, 4], stride=[4, 1])")
-    assert _short_tensor_check(code) == "check_tensor(L['x'], size=[2, 4], stride=[4, 1], float32, …)"
-    assert "requires_grad=True" in _short_tensor_check(code.replace("requires_grad=False", "requires_grad=True"))
-    assert _short_tensor_check("___check_type_id(L['x'], …)") == "___check_type_id(L['x'], …)"
+    assert short_leaf_code(code) == "check_tensor(L['x'], size=[2, 4], stride=[4, 1], float32, …)"
+    assert "requires_grad=True" in short_leaf_code(code.replace("requires_grad=False", "requires_grad=True"))
+    assert short_leaf_code("___check_type_id(L['x'], 1402), type=<class 'int'>") == (
+        "___check_type_id(L['x'], …), type=<class 'int'>")
