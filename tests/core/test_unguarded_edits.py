@@ -245,7 +245,7 @@ def test_an_edit_at_a_frame_stop_is_refused_with_the_reason_the_toolkit_gives():
 
     def respond(session, stop, n):
         if n == 0:
-            said["lin_c"] = session.execute(f"edit {lin_a_row(stop)} LOAD_GLOBAL lin_c")
+            said["lin_c"] = CommandLine(session).execute(f"edit {lin_a_row(stop)} LOAD_GLOBAL lin_c")
 
     result, _session, _messages = drive(lambda s: s.start_callable(program_refuse, out), respond, ("entry",))
     assert result.exception is None, result.exception
