@@ -299,3 +299,19 @@ def test_the_narration_leads_with_what_to_do_when_the_text_does_not() -> None:
     assert todo_line(lessons[4].steps[2].text) == "Choose `eager`"
     assert todo_line(lessons[8].steps[0].text) is None          # "Type `why`: ..." starts with it
     assert todo_line("Nothing to type here.") is None
+
+
+@pytest.mark.slow
+def test_lesson_7s_claims_hold_in_what_the_program_prints(data_dir, capsys) -> None:  # noqa: ARG001
+    """Lesson 7's last step tells the learner to compare the printed tags: call 1 ran the edited code and says
+    'edited', calls 0 and 2 say 'original' (the edit applies from the next call; `patch undo` takes it back from
+    the call after). Played step by step on the real engine, the program's own prints say just that."""
+    from dynadbg.learn.plain import run_lesson_plain
+
+    (lesson,) = [lesson for lesson in LESSONS if lesson.number == 7]
+    assert "call 1 says 'edited', calls 0 and 2 'original'" in lesson.steps[-1].text.replace("\\\n", "")
+    run = run_lesson_plain(lesson, Progress(), auto=True, out=io.StringIO())
+    assert run.failure is None and run.status == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("call ")]
+    assert [line.split(",")[0] for line in printed] == [
+        "call 0: tag = 'original'", "call 1: tag = 'edited'", "call 2: tag = 'original'"]
