@@ -121,14 +121,20 @@ def _size_changed_scenario():  # noqa: ANN202
     """Case 002's recompile stop as if ``x`` had changed size at dimension 1 (the engine then names it)."""
     from dataclasses import replace
 
-    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, PermanentFix
+    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, GuardStatus, LeafGuardView, PermanentFix
 
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
     choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=1), detail="",
                             permanent=PermanentFix(DecisionKind.DYNAMIC, "model", dims=(DynamicDim("x", 1),)))
                     if c.kind is DecisionKind.DYNAMIC else c for c in stop.choices)
-    scenario.stops[0] = replace(stop, choices=choices)
+    # x's size guard fails too (the engine refuses to mark an input no failing guard checks)
+    size = LeafGuardView("g2", "TENSOR_MATCH", "L['x']", ("check_tensor(L['x'], ..., size=[2, 4], ...)",),
+                         status=GuardStatus.FAIL, expected="size=[2, 4]", actual="size=[2, 5]")
+    record = stop.recompile
+    assert record is not None
+    first = replace(record.entries[0], failing=(*record.entries[0].failing, size))
+    scenario.stops[0] = replace(stop, choices=choices, recompile=replace(record, entries=(first, *record.entries[1:])))
     return scenario
 
 
