@@ -736,6 +736,19 @@ def mode_switch_recompile_scenario() -> Scenario:
     return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
 
 
+def recorded_recompile_scenario() -> Scenario:
+    """The first recompile stop of ``tests/programs/module_int_counter.py`` as the real engine answered it
+    (`record_fake.load`: the stop with its record and choices, its guard tree and guard diffs); the program ends
+    after the decision."""
+    from record_fake import load
+
+    recording = load()
+    stop = recording["stop"]
+    trees = recording["guard_trees"]
+    return Scenario([stop], trees[0] if trees else None, stop.selected_frame.code if stop.selected_frame else None,
+                    recompile_record=stop.recompile)
+
+
 def crash_scenario() -> Scenario:
     """A script that raises before any stop."""
     tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'

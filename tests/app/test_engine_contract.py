@@ -239,14 +239,16 @@ def _recompiling_program() -> None:
     compiled(torch.ones(2, 4), 2)  # L['n'] == 1 fails: a recompile stop
 
 
-@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
+@pytest.fixture(params=["fake", "recorded", pytest.param("real", marks=pytest.mark.slow)])
 def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, QueueListener, Stop]]:
-    """An engine paused at a recompile stop (the fake: case 002's third call; the real one: ``n`` 1 → 2)."""
-    from fake_scenarios import counter_recompile_scenario
+    """An engine paused at a recompile stop (the fake: case 002's third call, or the recording of
+    ``tests/programs/module_int_counter.py``'s first recompile stop; the real one: ``n`` 1 → 2)."""
+    from fake_scenarios import counter_recompile_scenario, recorded_recompile_scenario
 
     listener = QueueListener()
-    if request.param == "fake":
-        session: Any = FakeEngine(listener, counter_recompile_scenario())
+    if request.param in ("fake", "recorded"):
+        scenario = counter_recompile_scenario() if request.param == "fake" else recorded_recompile_scenario()
+        session: Any = FakeEngine(listener, scenario)
         threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
     else:
         from dynadbg.core.session import Session
