@@ -4,7 +4,11 @@
 tree, an original listing, FX graphs, cache entries, a recompile record): control methods and decisions return
 `Resumed`, then ``on_running("running")`` and the next ``on_stop`` (or ``on_exit``) follow; methods that need a
 stop return ``EngineError(kind="not paused")`` while the program runs; everything else answers from the scenario.
-Its command language is the real one (`dynadbg.core.commands.execute` over these methods), so the fake holds no
+What can be computed is computed by the engine's own pure functions on the scenario's real code object and data
+(roles, explanations, provenance: `core.roles`, `core.explain`, `core.provenance`; edit previews, patches and
+diffs: `core.edits`; drop previews: `core.decisions`), so the fake cannot drift from the engine there; the
+scenarios' stops, guard trees and records are canned (`fake_scenarios`) or recorded from a real run
+(`record_fake`). Its command language is the real one (`dynadbg.core.commands.execute` over these methods), so the fake holds no
 parsing, and ``tests/app/test_engine_contract.py`` runs the same assertions on it and on the real engine.
 
 Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
@@ -600,7 +604,7 @@ class FakeEngine:
         self.patch_ops.clear()
         return EditOutcome(None, "Dynamo's code restored for forward")
 
-    # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
+    # The source file, read as the engine reads it.
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         """The stop's source file (the fake listings point at a real file): whole, or from the function's line."""
         frame = self._paused_frame("no source here")

@@ -35,7 +35,7 @@ from typing import Any
 
 from dynadbg.core import flow
 from dynadbg.core.disasm import code_view
-from dynadbg.core.guards import GuardDiff
+from dynadbg.core.guards import diff_guard_trees
 from dynadbg.core.model import (
     CacheEntryView,
     CodeView,
@@ -65,8 +65,6 @@ from dynadbg.core.values import NULL, label_graph, summarize
 
 #: The file the fake listings point at (its lines are real).
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
-
-UNKNOWN = ValueSummary("?", "<unknown>", unknown=True)
 
 #: Stable fake object identities (locals' "changed" marks depend on them, never on real ids).
 _ids = iter(range(0x1000, 0x7FFFFFFF, 16))
@@ -565,7 +563,8 @@ def big_scenario(count: int = 2000, steps: int = 200, *, teach: bool = False) ->
 
 
 def recompile_scenario() -> Scenario:
-    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``), then entry 0/1."""
+    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``; its choices made by the
+    engine's `decisions.recompile_choices`), then entry 0/1."""
     base = forward_scenario(n_fails=True)
     first = base.stops[0]
     tree = base.guard_tree
@@ -574,8 +573,10 @@ def recompile_scenario() -> Scenario:
         EntryVerdict("0/0", False, tree.failing, tree.first_failure, "0/0: n == 3", tree.failing[0].id,
                      leaf_count=tree.leaf_count),), inputs=(("n", "4"),), pending=True, code_name="forward")
     record = replace(record, changed=changed_inputs(record))
+    from dynadbg.core.decisions import recompile_choices
+
     recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
-                     recompile=record, seq=2)
+                     recompile=record, seq=2, choices=recompile_choices(record))
     second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
                      message="entering forward (compile 0/1)")
     base.stops = [first, recompile, second]
@@ -634,8 +635,9 @@ def counter_recompile_record() -> RecompileRecord:
                      leaf_count=tree.leaf_count)
         for tree in trees
     )
-    diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
-                                              "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
+    # what changed from entry 0/0 to 0/1, as the engine's `guards.diff_guard_trees` finds it
+    diff = EntryDiff("0/0", "0/1", tuple(diff_guard_trees(counter_guard_tree("0/0", 0, 2),
+                                                          counter_guard_tree("0/1", 1, 2))))
     record = RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
                              inputs=(("self", "WarmupScaled train mode: proj=Linear"), ("x", "Tensor[2, 4] float32 cpu")),
                              diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True, code_name="forward")

@@ -10,8 +10,9 @@ It runs ``tests/programs/module_int_counter.py`` under the real engine (`dynadbg
 trees and guard diffs, as JSON of the frozen model types (`freeze`; `thaw` reads it back).
 What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
 of first use, ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>``, times by
-0. ``tests/app/test_recording.py`` records again and fails when the file no longer matches what the engine
-answers today.
+0. Compile ids and Dynamo's counters are per process: record in a fresh interpreter (``--stdout`` prints the
+recording instead of writing it; ``tests/app/test_recording.py`` runs that and fails when the file no longer
+matches what the engine answers today).
 """
 
 from __future__ import annotations
@@ -152,13 +153,17 @@ def dumps(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def main() -> int:
-    RECORDINGS.mkdir(exist_ok=True)
+def main(argv: list[str]) -> int:
+    """Write the recording (``--stdout``: print it instead, as `test_recording` compares it)."""
     data = record()
+    if "--stdout" in argv:
+        sys.stdout.write(dumps(data))
+        return 0
+    RECORDINGS.mkdir(exist_ok=True)
     RECORDING.write_text(dumps(data), encoding="utf-8")
     print(f"wrote {RECORDING.relative_to(ROOT)} ({RECORDING.stat().st_size:,} bytes)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
