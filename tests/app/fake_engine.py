@@ -358,7 +358,8 @@ class FakeEngine:
     def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:
         """At a recompile stop: the engine's own pure functions on the scenario's record (`decisions.held_back`,
         `default_drop_leaves`, `drop_spec`, `filter_fix`): the rows, the default, the selection's warnings."""
-        from dynadbg.core.decisions import default_drop_leaves, drop_spec, filter_fix, held_back
+        from dynadbg.core.decisions import config_hints, default_drop_leaves, drop_spec, filter_fix, held_back
+        from dynadbg.core.facts import callable_name
 
         stop = self._paused()
         if isinstance(stop, EngineError) or stop.kind is not StopKind.RECOMPILE:
@@ -382,8 +383,17 @@ class FakeEngine:
             return DropPreview(candidates, default, ids, error=f"{first.compile_id} has no guard {missing[0]}",
                                groups=groups)
         specs = [drop_spec(by_id[i], first.compile_id) for i in ids]
+        # the permanent code as the engine writes it: the default's is the stop's drop choice (its filter checked
+        # on the compile's entries); another selection's names the same call site (the fake checks no filter)
+        choice = next((c for c in stop.choices if c.kind is DecisionKind.DROP), None)
+        if choice is not None and ids == default:
+            fix, plan = choice.permanent, choice.plan
+        else:
+            site = record.advice.call_site if record.advice is not None else None
+            fix = replace(filter_fix(specs, callable_name(record.frame_name), config_hints(record)), call_site=site)
+            plan = None
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           filter_fix(specs, "model"), groups=groups)
+                           fix, plan, groups=groups)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 
