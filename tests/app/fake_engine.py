@@ -4,7 +4,11 @@
 tree, an original listing, FX graphs, cache entries, a recompile record): control methods and decisions return
 `Resumed`, then ``on_running("running")`` and the next ``on_stop`` (or ``on_exit``) follow; methods that need a
 stop return ``EngineError(kind="not paused")`` while the program runs; everything else answers from the scenario.
-Front ends run the real command language over it (`dynadbg.core.commands.CommandLine`), so the fake holds no
+What can be computed is computed by the engine's own pure functions on the scenario's real code object and data
+(roles, explanations, provenance: `core.roles`, `core.explain`, `core.provenance`; edit previews, patches and
+diffs: `core.edits`; drop previews: `core.decisions`), so the fake cannot drift from the engine there; the
+scenarios' stops, guard trees and records are canned (`fake_scenarios`) or recorded from a real run
+(`record_fake`). Front ends run the real command language over it (`dynadbg.core.commands.CommandLine`), so the fake holds no
 parsing, and ``tests/app/test_engine_contract.py`` runs the same assertions on it and on the real engine.
 
 Listener calls are made synchronously on the calling thread (the app's engine-call thread), which keeps tests
@@ -23,14 +27,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from fake_scenarios import Scenario, analyze_rows, diff_rows, forward_scenario, rows_after, watch_values
+from fake_scenarios import Scenario, forward_scenario, watch_values
 
-from dynadbg.core.explain import opcode_help, role_sentence
+from dynadbg.core.compat import strip_local_scope
+from dynadbg.core import explain as _explain
+from dynadbg.core import provenance as _provenance
+from dynadbg.core import roles as _roles
+from dynadbg.core.edits import build_patched, diff_code
+from dynadbg.core.edits import preview_edit as _preview_edit
 from dynadbg.core.history import History, HistoryCursor, HistoryError, history_stop
-from dynadbg.core.model import (BreakpointView, CodeRoles, CodeView, CompilesData, Decision,
+from dynadbg.core.model import (BREAK_ON_KINDS, BreakpointView, CodeRoles, CodeView, CompilesData, Decision,
                                 DecisionKind, DropCandidate, DropPreview, DynamicDim, EditError, EditOp, EditOutcome, EditPreview, EngineError,
                                 EvalResult, Explanation, FrameView, GuardRef, HistoryInfo, HistoryMark, HistoryView,
-                                PermanentFix, Provenance, Resumed, SlotOrigin, StackEffectView, Stop, StopKind, StopTeaching,
+                                PermanentFix, Provenance, Resumed, Stop, StopKind, StopTeaching,
                                 ValueSummary, WatchValue)
 from dynadbg.core.runner import ExitResult
 
@@ -68,6 +77,7 @@ class FakeEngine:
         self.calls: list[str] = []
         self.interrupted = self.quit_called = 0
         self.patch_ops: list[EditOp] = []
+        self.verbose = False
         self._pos = -1
         self._stop: Stop | None = None
         self._finished = threading.Event()
@@ -286,8 +296,10 @@ class FakeEngine:
         return self._resume("until", 1)
 
     def detach(self) -> Resumed | EngineError:
+        """As the engine: no breakpoint and no stop kind left, so the program runs to its end."""
         self._breakpoints.clear()
-        return self._resume("detach")
+        self.break_on = frozenset()
+        return self._resume("detach", len(self.scenario.stops) + 1)
 
     def decide(self, decision: Decision) -> Resumed | EngineError:
         """At a recompile stop: the scenario's choice of that kind (its permanent code and warnings), then resume."""
@@ -299,20 +311,54 @@ class FakeEngine:
             return EngineError(f"{decision.kind.value} is not available here", "rejected")
         permanent, dims = choice.permanent, ()
         if decision.kind is DecisionKind.DYNAMIC:
-            value = dict(stop.frame.locals if stop.frame else ()).get(decision.name or "")
-            if value is None or value.shape is None:
-                return EngineError(f"no tensor input named {decision.name!r}")
+            refused = self._dynamic_refused(stop, decision.name or "", decision.dim or 0)
+            if refused is not None:
+                return refused
+            value = dict(stop.frame.locals if stop.frame else ())[decision.name or ""]
+            assert value.shape is not None
             dims = (DynamicDim(decision.name or "", decision.dim or 0, value.shape[decision.dim or 0]),)
             permanent = PermanentFix(DecisionKind.DYNAMIC, "model", dims=dims)
-        dropped = tuple(w.guard for w in choice.warnings) if decision.kind is DecisionKind.DROP else ()
-        plan = choice.plan if decision.kind is DecisionKind.DROP else None
-        return self._resume(decision.kind.value, permanent=permanent, warnings=choice.warnings, dropped=dropped,
-                            dynamic=dims, plan=plan)
+        if decision.kind is not DecisionKind.DROP:
+            return self._resume(decision.kind.value, permanent=permanent, dynamic=dims)
+        # drop: the guards asked for (or the default), through the engine's `drop_spec` as `preview_drop` checks them
+        preview = self.preview_drop(decision.guard_ids or None)
+        if isinstance(preview, EngineError) or preview.error is not None:
+            return preview if isinstance(preview, EngineError) else EngineError(preview.error, "rejected")
+        from dynadbg.core.decisions import drop_spec
+
+        record = self.scenario.recompile_record
+        assert record is not None
+        first = record.entries[0]
+        by_id = {leaf.id: leaf for leaf in first.failing}
+        dropped = tuple(drop_spec(by_id[i], first.compile_id).ref for i in preview.selected)
+        return self._resume("drop", permanent=preview.permanent if decision.guard_ids else permanent,
+                            warnings=preview.warnings, dropped=dropped, plan=choice.plan, groups=record.groups)
+
+    @staticmethod
+    def _dynamic_refused(stop: Stop, name: str, dim: int) -> EngineError | None:
+        """The engine's checks of ``dynamic NAME DIM`` (`engine_decisions.Decisions._decide_dynamic`): a tensor
+        input, a dimension it has, a failing guard that checks it."""
+        value = dict(stop.frame.locals if stop.frame else ()).get(name)
+        if value is None:
+            return EngineError(f"no input named {name!r}")
+        if value.shape is None:
+            return EngineError(f"{name} is a {value.type_name}, not a tensor")
+        ndim = len(value.shape)
+        if not -ndim <= dim < ndim:
+            return EngineError(f"{name} has {ndim} dimension(s): DIM must be in {-ndim}..{ndim - 1}")
+        record = stop.recompile
+        failing = {strip_local_scope(leaf.source) for v in (record.entries if record else ())
+                   for leaf in v.failing if leaf.source and leaf.source.startswith("L[")}
+        if failing and not any(src == name or src.startswith((name + ".", name + "[")) for src in failing):
+            return EngineError(f"no failing guard checks {name} (failing: {', '.join(sorted(failing))}); marking "
+                               f"it dynamic would not avoid this recompile", "rejected")
+        return None
 
     def preview_drop(self, guard_ids: tuple[str, ...] | None = None) -> DropPreview | EngineError:
         """At a recompile stop: the engine's own pure functions on the scenario's record (`decisions.held_back`,
         `default_drop_leaves`, `drop_spec`, `filter_fix`): the rows, the default, the selection's warnings."""
-        from dynadbg.core.decisions import default_drop_leaves, drop_spec, filter_fix, held_back
+        from dynadbg.core.decisions import config_hints, default_drop_leaves, drop_spec, filter_fix, held_back
+        from dynadbg.core.facts import callable_name
 
         stop = self._paused()
         if isinstance(stop, EngineError) or stop.kind is not StopKind.RECOMPILE:
@@ -336,8 +382,17 @@ class FakeEngine:
             return DropPreview(candidates, default, ids, error=f"{first.compile_id} has no guard {missing[0]}",
                                groups=groups)
         specs = [drop_spec(by_id[i], first.compile_id) for i in ids]
+        # the permanent code as the engine writes it: the default's is the stop's drop choice (its filter checked
+        # on the compile's entries); another selection's names the same call site (the fake checks no filter)
+        choice = next((c for c in stop.choices if c.kind is DecisionKind.DROP), None)
+        if choice is not None and ids == default:
+            fix, plan = choice.permanent, choice.plan
+        else:
+            site = record.advice.call_site if record.advice is not None else None
+            fix = replace(filter_fix(specs, callable_name(record.frame_name), config_hints(record)), call_site=site)
+            plan = None
         return DropPreview(candidates, default, ids, tuple(s.warning for s in specs if s.warning is not None),
-                           filter_fix(specs, "model"), groups=groups)
+                           fix, plan, groups=groups)
 
     # Breakpoints, frames, values ---------------------------------------------------------------------------------
 
@@ -375,6 +430,8 @@ class FakeEngine:
 
     def set_break_on(self, kind: str | None = None, on: bool = True) -> frozenset[str] | EngineError:
         if kind is not None:
+            if kind not in BREAK_ON_KINDS:
+                return EngineError(f"unknown stop kind {kind!r} (known: {', '.join(BREAK_ON_KINDS)})", "usage")
             self.break_on = self.break_on | {kind} if on else self.break_on - {kind}
         return self.break_on
 
@@ -476,78 +533,63 @@ class FakeEngine:
         frame = self.scenario.compiled
         return CompilesData((frame,) if frame is not None else ())
 
-    # Teaching (roles, explain, provenance) from the scenario's `Op`s, simulated straight-line --------------------
+    # Teaching and edits: the engine's own functions (`core.roles`, `core.explain`, `core.provenance`,
+    # `core.edits`) on the scenario's real code object -----------------------------------------------------------
 
-    def _teach_frame(self) -> Any:
+    def _teach_frame(self) -> tuple[Any, FrameView] | EngineError:
+        """(the real code object, the selected frame) for roles, explain and provenance, or the engine's error."""
         stop = self._paused()
         if isinstance(stop, EngineError):
             return stop
         frame = stop.selected_frame
-        if frame is None or not frame.code.generated or not self.scenario.ops:
+        if frame is None or not frame.code.generated or self.scenario.code is None:
             return EngineError("no generated code here", "not here")
-        if self.scenario.roles is None:  # a scenario without teaching data: the panes show values only
+        if not self.scenario.teach:  # a scenario without teaching data: the panes show values only
             return EngineError("no roles for this code object in the fake", "not here")
-        return frame
+        return self.scenario.code, frame
+
+    def _code_roles(self, code: Any, frame: FrameView) -> CodeRoles:
+        # keyed like the listing the stops show (the fake's listings have fixed keys, not the code's id)
+        return replace(_roles.code_roles(code, self.scenario.facts), key=frame.code.key)
 
     def roles(self) -> CodeRoles | EngineError:
-        frame = self._teach_frame()
-        if isinstance(frame, EngineError):
-            return frame
-        return self.scenario.roles or EngineError("no roles for this code object in the fake", "not here")
+        target = self._teach_frame()
+        return target if isinstance(target, EngineError) else self._code_roles(*target)
 
     def explain(self, index: int | None = None) -> Explanation | EngineError:
-        frame = self._teach_frame()
-        if isinstance(frame, EngineError):
-            return frame
-        ops = self.scenario.ops
+        """As the engine: the live values only for the instruction the frame is stopped at."""
+        target = self._teach_frame()
+        if isinstance(target, EngineError):
+            return target
+        code, frame = target
         index = frame.index if index is None else index
-        if not 0 <= index < len(ops):
-            return EngineError(f"index {index} is outside 0..{len(ops) - 1}", "usage")
-        op, ins = ops[index], frame.code.instructions[index]
-        meaning, note = opcode_help(op.opname) or ("(no explanation of this opcode)", "")
+        n = len(frame.code.instructions)
+        if not 0 <= index < n:
+            return EngineError(f"index {index} is outside 0..{n - 1}", "usage")
         live = frame.stack if index == frame.index else None
-        depth = len(live) if live is not None else 0
-        pops = tuple((depth - op.pops + k, live[depth - op.pops + k].text if live is not None
-                      and 0 <= depth - op.pops + k < depth else "?") for k in range(op.pops))
-        pushes = tuple(v.text for v in op.pushes)
-        text = ("pops nothing" if not pops else f"pops {len(pops)} ("
-                + ", ".join(f"slot {k}: {v}" for k, v in pops) + ")") + "; " + (
-            "pushes nothing" if not pushes else f"pushes {len(pushes)}: " + ", ".join(pushes))
-        roles = self.scenario.roles
-        role = roles.roles[index] if roles is not None else None
-        return Explanation(index, ins.opname, ins.argrepr, meaning, note,
-                           StackEffectView(index, pops, pushes, len(pushes) - len(pops), text), role,
-                           role_sentence(role))
+        return _explain.explain(code, index, live, facts=self.scenario.facts)
 
     def stack_provenance(self) -> Provenance | EngineError:
-        frame = self._teach_frame()
-        if isinstance(frame, EngineError):
-            return frame
+        target = self._teach_frame()
+        if isinstance(target, EngineError):
+            return target
+        code, frame = target
         if frame.index < 0:
             return EngineError("no value stack at this stop", "not here")
-        code, slots = frame.code, []
-        for i, op in enumerate(self.scenario.ops[:frame.index]):
-            del slots[len(slots) - min(op.pops, len(slots)):]
-            ins = code.instructions[i]
-            for v in op.pushes:
-                slots.append((i, ins, v))
-        return Provenance(frame.index, tuple(
-            SlotOrigin(k, i, ins.opname, ins.argrepr, i, v.is_null, "" if v.is_null else v.text,
-                       "" if v.is_null else self.scenario.notes.get(i, ""))
-            for k, (i, ins, v) in enumerate(slots)), "static")
+        return _provenance.provenance(code, frame.index, facts=self.scenario.facts,
+                                      roles=_roles.code_roles(code, self.scenario.facts))
 
-    # Instruction edits (the scenario's listing, simulated straight-line) ----------------------------------------
-
-    def _preview(self, op: EditOp) -> EditPreview | EngineError:
+    def _base(self) -> Any:
+        """Dynamo's code the stop shows (the scenario's real code object), or the engine's error."""
         code = self._code()
         if isinstance(code, EngineError):
             return code
-        base, rows, name = rows_after(self.scenario, [*self.patch_ops, op])
-        if isinstance(rows, EditError):
-            return EditPreview(op, rows)
-        analysis = analyze_rows(rows, self.scenario.stacksize)
-        return EditPreview(op, analysis.problems[0] if analysis.problems else None, analysis,
-                           diff_rows(name, base, rows))
+        return self.scenario.code if self.scenario.code is not None else EngineError(
+            "no generated code here", "not here")
+
+    def _preview(self, op: EditOp) -> EditPreview | EngineError:
+        base = self._base()
+        return base if isinstance(base, EngineError) else _preview_edit(base, self.patch_ops, op)
 
     preview_edit = _preview
 
@@ -559,11 +601,11 @@ class FakeEngine:
         return EditOutcome(None, "installed: runs from the next call of forward (compile 0/0)", preview.diff)
 
     def patch_diff(self) -> Any:
-        code = self._code()
-        if isinstance(code, EngineError):
-            return code
-        base, rows, name = rows_after(self.scenario, self.patch_ops)
-        return diff_rows(name, base, rows)
+        base = self._base()
+        if isinstance(base, EngineError):
+            return base
+        new = build_patched(base, self.patch_ops)
+        return new if isinstance(new, EditError) else diff_code(base, new)
 
     def undo_patch(self, everything: bool = False) -> EditOutcome | EngineError:
         if not self.patch_ops:
@@ -571,7 +613,7 @@ class FakeEngine:
         self.patch_ops.clear()
         return EditOutcome(None, "Dynamo's code restored for forward")
 
-    # What the fake does not simulate: statements, local changes, source, patch files, guard edits.
+    # The source file, read as the engine reads it.
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:
         """The stop's source file (the fake listings point at a real file): whole, or from the function's line."""
         frame = self._paused_frame("no source here")
@@ -592,7 +634,9 @@ class FakeEngine:
         return _NOT_FAKED
 
     def set_verbose(self, on: bool | None = None) -> bool:
-        return False
+        """The switch only (the fake runs no instruction to print)."""
+        self.verbose = not self.verbose if on is None else on
+        return self.verbose
 
     def set_local(self, name: str, expr: str) -> ValueSummary | EngineError:
         return _NOT_FAKED

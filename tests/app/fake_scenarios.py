@@ -1,35 +1,45 @@
 """Canned data for the fake engine (`fake_engine.FakeEngine`): listings, stops, guard trees, recompile records.
 
-Every value is a frozen `dynadbg.core.model` type, as the real engine builds them. Builders: `forward_scenario` (a
-small Dynamo-like ``forward`` with a graph break, one stop per instruction), `big_scenario` (a 2,000-instruction
-code object, for the step benchmark), `guard_tree_of` (any number of leaves, 500-module-model shaped),
-`counter_recompile_scenario` (case 002's third call: a recompile stop on ``L['self'].counter == 1`` with two
-entries, its choices as `RecompileChoice` data), `crash_scenario`, `never_compiled_scenario`.
+Every value is a frozen `dynadbg.core.model` type, made by the engine's own pure functions wherever one exists, so
+the fake shows what the engine would and cannot drift from it:
 
-`edit_rows` / `analyze_rows` / `diff_rows` give the edit preview of a fake listing: each row's pops and pushes as
-its `Op` declares them (typed instructions through `dis.stack_effect`), a straight-line run (the fake stops fall
-through their jumps too), in the real engine's `StackAnalysis` and `PatchDiff` types.
+* listings are `disasm.code_view` of real code objects: the original ``Scale.forward`` is compiled from
+  `fake_program.py`, case 002's ``WarmupScaled.forward`` from its source, and the Dynamo-like generated code is
+  assembled (`assemble`, with the ``bytecode`` library the engine's edits use) from an `Op` list;
+* value summaries are `values.summarize` of real objects (tensors, the module, a labelled graph function), with
+  fixed identities (``changed`` marks never depend on real ids);
+* the stops' value stacks follow the real flow analysis (`flow.pops_pushes`): an `Op` only names the values it
+  pushes;
+* roles, explanations, provenance, edit previews and diffs (in `fake_engine`) are `roles.code_roles`,
+  `explain.explain`, `provenance.provenance`, `edits.preview_edit` / `build_patched` / `diff_code` on that code,
+  with the capture's facts given as plain data (`forward_facts`);
+* recompile choices are `decisions.recompile_choices` of the canned record.
+
+Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
+`big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
+500-module-model shaped), `counter_recompile_scenario` (case 002's third call: a recompile stop on
+``L['self'].counter == 1`` with two entries), `crash_scenario`, `never_compiled_scenario`.
 """
 
 from __future__ import annotations
 
-import difflib
+import ast
 import dis
 import json
 import os
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from types import CodeType
 from typing import Any
 
-from dynadbg.core.guards import GuardDiff
+from dynadbg.core import flow
+from dynadbg.core.disasm import code_view
+from dynadbg.core.guards import diff_guard_trees
 from dynadbg.core.model import (
     CacheEntryView,
-    CodeRoles,
     CodeView,
     CompiledFrameView,
-    DiffLine,
-    EditError,
-    EditOp,
     EntryDiff,
     EntryVerdict,
     FrameRecompiles,
@@ -37,115 +47,185 @@ from dynadbg.core.model import (
     GraphView,
     GuardNodeView,
     GuardStatus,
-    GraphCallInfo,
     GuardTree,
-    Instr,
-    InstrRole,
     LeafGuardView,
     LimitStatus,
-    PatchDiff,
     RecompileChoice,
     RecompileRecord,
-    ResumeCallInfo,
-    Role,
-    RoleRegion,
     SourceLocation,
-    StackAnalysis,
-    StackRow,
     Stop,
     StopKind,
     ValueSummary,
     WatchValue,
 )
 from dynadbg.core.recompile import changed_inputs
+from dynadbg.core.roles import CodegenFacts, ResumeFact
 from dynadbg.core.runner import ExitResult
+from dynadbg.core.values import NULL, label_graph, summarize
 
 #: The file the fake listings point at (its lines are real).
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_program.py")
 
-NULL = ValueSummary("NULL", "NULL", is_null=True)
-UNKNOWN = ValueSummary("?", "<unknown>", unknown=True)
-
 #: Stable fake object identities (locals' "changed" marks depend on them, never on real ids).
 _ids = iter(range(0x1000, 0x7FFFFFFF, 16))
 
+#: Objects whose summaries the scenarios show, kept alive (a graph function's label lives as long as it does).
+_KEEP: list[Any] = []
 
-def tensor(*shape: int, dtype: str = "float32", device: str = "cpu", grad: bool = False) -> ValueSummary:
-    """A tensor summary as `core.values.summarize` would make it."""
-    text = f"Tensor[{', '.join(map(str, shape))}] {dtype} {device}" + (" grad" if grad else "")
-    return ValueSummary("Tensor", text, shape=tuple(shape), dtype=dtype, device=device, requires_grad=grad,
-                        identity=next(_ids))
+#: The source of case 002's model (``shared/cases/002_module_int_counter_attr.py``), from its line 39.
+_COUNTER_SOURCE = '''\
+class WarmupScaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.counter = 0
+    def forward(self, x):
+        self.counter += 1
+        warm = min(self.counter, 4) / 4.0
+        return self.proj(x) * warm
+'''
+
+
+def value(thing: Any) -> ValueSummary:
+    """`values.summarize` of a real object, with a fixed fake identity (and no address in its text)."""
+    _KEEP.append(thing)
+    summary = summarize(thing)
+    return replace(summary, text=re.sub(r" at 0x[0-9a-f]+", " at 0x7f00c0de0000", summary.text),
+                   identity=next(_ids))
+
+
+def tensor(*shape: int, grad: bool = False) -> ValueSummary:
+    """The summary of a real float32 cpu tensor of `shape` (`values.summarize`)."""
+    import torch
+
+    return value(torch.ones(*shape, requires_grad=grad))
 
 
 def obj(type_name: str, text: str) -> ValueSummary:
-    """A non-tensor summary."""
+    """A summary typed by hand: only for what a test puts in a frame of its own (a caller's extra local)."""
     return ValueSummary(type_name, text, identity=next(_ids))
+
+
+def graph_function(name: str, compile_id: str) -> ValueSummary:
+    """The summary of a compiled FX graph function as the engine labels it (`values.label_graph`)."""
+
+    def fn(*args: Any) -> Any:
+        return args
+
+    label_graph(fn, name, compile_id)
+    return value(fn)
+
+
+def _user_functions(source: str, filename: str, first_line: int) -> dict[str, Any]:
+    """The classes of `source` (its imports and class definitions run, nothing else), compiled as if they sat at
+    `first_line` of `filename`: real code objects with the real line numbers."""
+    import torch
+
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef))]
+    ast.increment_lineno(tree, first_line - 1)
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "fake_program"}
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - our own test program's class definitions
+    return namespace
+
+
+def program_classes() -> dict[str, Any]:
+    """`fake_program.py`'s classes (``Scale``), compiled from the file (the program itself is never run)."""
+    with open(PROGRAM, encoding="utf-8") as f:
+        return _user_functions(f.read(), PROGRAM, 1)
+
+
+def counter_classes() -> dict[str, Any]:
+    """Case 002's ``WarmupScaled``, compiled at its file's lines (``forward`` on line 44)."""
+    return _user_functions(_COUNTER_SOURCE, COUNTER_FILE, 39)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Listings and stops
 # ---------------------------------------------------------------------------------------------------------------
 
-#: Byte size of each opname's instruction plus inline caches (CPython 3.11), for realistic offsets.
-_SIZES = {"LOAD_GLOBAL": 12, "CALL": 10, "PRECALL": 4, "BINARY_SUBSCR": 10, "LOAD_METHOD": 22, "COMPARE_OP": 6,
-          "BINARY_OP": 4, "UNPACK_SEQUENCE": 4, "LOAD_ATTR": 10, "STORE_ATTR": 10}
-
 
 @dataclass(frozen=True)
 class Op:
-    """One instruction of a fake listing and its effect on a simulated value stack.
+    """One instruction of a generated code object, as `assemble` reads it, and the values it pushes at the stops.
 
     Attributes:
-        opname, argrepr, lineno: as in `Instr`.
-        pops: slots it pops.
-        pushes: summaries it pushes (bottom first).
+        opname, argrepr, lineno: as `dis` shows them (a name, ``NULL + name``, a constant's repr, a comparison or
+            operator symbol; a jump's argrepr is ignored: `jump` is its target).
+        pushes: summaries it pushes (bottom first), as many as the real flow analysis says it pushes.
         store: local name it binds (STORE_FAST), from the popped value.
         jump: index it may jump to.
+        arg: the argument of an opcode whose argument is a count (PRECALL, CALL, RESUME, COPY, SWAP).
     """
 
     opname: str
     argrepr: str = ""
     lineno: int | None = None
-    pops: int = 0
     pushes: tuple[ValueSummary, ...] = ()
     store: str | None = None
     jump: int | None = None
     arg: int | None = None
 
 
-def listing(ops: Sequence[Op], *, name: str, key: int, filename: str = PROGRAM, firstlineno: int = 15,
-            generated: bool = True, compile_id: str | None = "0/0") -> CodeView:
-    """A `CodeView` of `ops` with offsets, carried-forward line numbers and jump-target marks."""
-    targets = {op.jump for op in ops if op.jump is not None}
-    rows, offset, lineno = [], 0, None
+def assemble(ops: Sequence[Op], *, name: str, argnames: Sequence[str], filename: str = PROGRAM,
+             firstlineno: int = 15) -> CodeType:
+    """A real code object running `ops` (CPython's own assembler through the ``bytecode`` library)."""
+    import bytecode as bc
+
+    labels = {op.jump: bc.Label() for op in ops if op.jump is not None}
+    symbols = [sym for _name, sym in getattr(dis, "_nb_ops", [])]
+    out: list[Any] = []
+    lineno = firstlineno
     for i, op in enumerate(ops):
+        if i in labels:
+            out.append(labels[i])
         lineno = op.lineno if op.lineno is not None else lineno
-        arg = op.arg if op.arg is not None else (0 if op.argrepr or op.opname.startswith(("LOAD", "STORE")) else None)
-        rows.append(Instr(i, offset, op.opname, arg, op.argrepr, lineno, op.jump, i in targets, _name(op)))
-        offset += _SIZES.get(op.opname, 2)
-    return CodeView(key, name, filename, firstlineno, tuple(rows), generated, compile_id)
+        opcode = dis.opmap[op.opname]
+        text = op.argrepr
+        if opcode < dis.HAVE_ARGUMENT:
+            out.append(bc.Instr(op.opname, lineno=lineno))
+            continue
+        if op.jump is not None:
+            arg: Any = labels[op.jump]
+        elif op.opname == "LOAD_GLOBAL":
+            arg = (text.startswith("NULL"), text.removeprefix("NULL + "))
+        elif opcode in dis.hasconst:
+            arg = ast.literal_eval(text)
+        elif opcode in dis.haslocal or opcode in dis.hasname:
+            arg = text
+        elif opcode in dis.hascompare:
+            arg = bc.Compare(dis.cmp_op.index(text))
+        elif op.opname == "BINARY_OP":
+            arg = bc.BinaryOp(symbols.index(text))
+        else:
+            arg = op.arg if op.arg is not None else 0
+        out.append(bc.Instr(op.opname, arg, lineno=lineno))
+    code = bc.Bytecode(out)
+    code.name, code.filename, code.first_lineno = name, filename, firstlineno
+    code.argnames, code.argcount = list(argnames), len(argnames)
+    return code.to_code()
 
 
-#: Opcodes whose argument is a name (`Instr.name`), as `dis` groups them.
-_NAMED = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfree)
+def view(code: CodeType, key: int, *, generated: bool = True, compile_id: str | None = "0/0") -> CodeView:
+    """`disasm.code_view` of `code` under a fixed `key` (no real id in what the fake shows)."""
+    return replace(code_view(code, generated=generated, compile_id=compile_id), key=key)
 
 
-def _name(op: Op) -> str | None:
-    """The name a fake instruction's argument stands for (its argrepr without ``NULL + ``), as `dis` resolves it."""
-    if dis.opmap.get(op.opname) not in _NAMED or not op.argrepr:
-        return None
-    return op.argrepr.removeprefix("NULL|self + ").removeprefix("NULL + ")
-
-
-def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
+def simulate(code: CodeView, real: CodeType, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
              first_kind: StopKind = StopKind.ENTRY, compile_id: str = "0/0", entry: tuple[int, int] = (1, 1),
              seq0: int = 1, breakpoints: tuple[int, ...] = ()) -> list[Stop]:
-    """One stop before each instruction of a straight-line run of `ops` (jumps fall through)."""
+    """One stop before each instruction of `real` run straight on (the scenarios' jumps fall through): the value
+    stack as the real flow analysis moves it (`flow.pops_pushes`), filled with the values each `Op` pushes."""
     stack: list[ValueSummary] = []
     local_values = dict(locals0)
     previous = dict(locals0)
     stops = []
-    for i, op in enumerate(ops):
+    rows = flow.ops_of(real)
+    given = iter(ops)
+    # an EXTENDED_ARG row (a big code object's) is a row of the listing with no `Op` of its own
+    ops = [Op("EXTENDED_ARG") if row.opname == "EXTENDED_ARG" else next(given) for row in rows]
+    assert next(given, None) is None and len(rows) == len(code.instructions)
+    for i, (op, row) in enumerate(zip(ops, rows)):
         changed = tuple(n for n, v in local_values.items() if previous.get(n) is not v)
         frame = FrameView(code, i, code.instructions[i].lineno, tuple(stack), True,
                           tuple(local_values.items()), breakpoints, changed)
@@ -154,7 +234,9 @@ def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, Val
                    else f"step in {code.name} at index {i}")
         stops.append(Stop(kind, message, (frame,), compile_id, entry[0], entry[1], seq=seq0 + i))
         previous = dict(local_values)
-        popped = [stack.pop() for _ in range(min(op.pops, len(stack)))]
+        pops, pushes = flow.pops_pushes(row)
+        assert pushes == len(op.pushes), f"{i} {op.opname} pushes {pushes} values, the Op names {len(op.pushes)}"
+        popped = [stack.pop() for _ in range(min(pops, len(stack)))]
         if op.store is not None and popped:
             local_values[op.store] = popped[0]
         stack.extend(op.pushes)
@@ -163,93 +245,102 @@ def simulate(code: CodeView, ops: Sequence[Op], locals0: Sequence[tuple[str, Val
 
 def forward_ops() -> list[Op]:
     """Dynamo-style generated code for `fake_program.Scale.forward` (n=3): graph call, branch, graph break."""
-    fn1 = obj("function", "<graph __compiled_fn_1 of 0/0>")
-    out = obj("tuple", "(Tensor[4, 4] float32 cpu,)")
-    y = tensor(4, 4)
-    relu = obj("builtin_function_or_method", "<built-in method relu of Tensor object at 0x7f00c0de0002>")
-    y2 = tensor(4, 4)
-    prt = obj("builtin_function_or_method", "<built-in function print>")
-    resume = obj("function", "<function __resume_at_38_2 at 0x7f00c0de0003>")
+    import torch
+
+    scale = program_classes()["Scale"](2.0)
+    x = torch.ones(4, 4)
+    y = x * 2.0 + 3
+    y2 = y.relu()
+    fn1 = graph_function("__compiled_fn_1", "0/0")
+    out = value((y,))
+    y_, y2_ = value(y), value(y2)
+    three = value(3)
+
+    def __resume_at_38_2(self: Any, n: Any, y: Any) -> Any:  # noqa: N807 - Dynamo's name for it
+        return y.sum(dim=0) * n
+
     return [
         Op("RESUME", "", 15, arg=0),
-        Op("LOAD_GLOBAL", "NULL + __compiled_fn_1", 16, pushes=(NULL, fn1), arg=1),
-        Op("LOAD_FAST", "x", pushes=(tensor(4, 4),), arg=1),
-        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
+        Op("LOAD_GLOBAL", "NULL + __compiled_fn_1", 16, pushes=(NULL, fn1)),
+        Op("LOAD_FAST", "x", pushes=(value(x),)),
+        Op("LOAD_FAST", "n", pushes=(three,)),
         Op("PRECALL", "", arg=2),
-        Op("CALL", "", pops=4, pushes=(out,), arg=2),
-        Op("STORE_FAST", "___graph_out_0", pops=1, store="___graph_out_0", arg=4),
-        Op("LOAD_FAST", "___graph_out_0", pushes=(out,), arg=4),
-        Op("LOAD_CONST", "0", pushes=(obj("int", "0"),), arg=1),
-        Op("BINARY_SUBSCR", "", pops=2, pushes=(y,)),
-        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
-        Op("LOAD_FAST", "n", 17, pushes=(obj("int", "3"),), arg=2),
-        Op("LOAD_CONST", "2", pushes=(obj("int", "2"),), arg=2),
-        Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),), arg=4),
-        Op("POP_JUMP_FORWARD_IF_FALSE", "to 58", pops=1, jump=20, arg=4),
-        Op("LOAD_FAST", "y", 18, pushes=(y,), arg=3),
-        Op("LOAD_METHOD", "relu", pops=1, pushes=(relu, y), arg=0),
+        Op("CALL", "", pushes=(out,), arg=2),
+        Op("STORE_FAST", "graph_out_0", store="graph_out_0"),
+        Op("LOAD_FAST", "graph_out_0", pushes=(out,)),
+        Op("LOAD_CONST", "0", pushes=(value(0),)),
+        Op("BINARY_SUBSCR", "", pushes=(y_,)),
+        Op("STORE_FAST", "y", store="y"),
+        Op("LOAD_FAST", "n", 17, pushes=(three,)),
+        Op("LOAD_CONST", "2", pushes=(value(2),)),
+        Op("COMPARE_OP", ">", pushes=(value(True),)),
+        Op("POP_JUMP_FORWARD_IF_FALSE", "", jump=20),
+        Op("LOAD_FAST", "y", 18, pushes=(y_,)),
+        Op("LOAD_METHOD", "relu", pushes=(value(y.relu), y_)),
         Op("PRECALL", "", arg=0),
-        Op("CALL", "", pops=2, pushes=(y2,), arg=0),
-        Op("STORE_FAST", "y", pops=1, store="y", arg=3),
-        Op("LOAD_GLOBAL", "NULL + print", 19, pushes=(NULL, prt), arg=3),
-        Op("LOAD_CONST", "'graph break here'", pushes=(obj("str", "'graph break here'"),), arg=3),
+        Op("CALL", "", pushes=(y2_,), arg=0),
+        Op("STORE_FAST", "y", store="y"),
+        Op("LOAD_GLOBAL", "NULL + print", 19, pushes=(NULL, value(print))),
+        Op("LOAD_CONST", "'graph break here'", pushes=(value("graph break here"),)),
         Op("PRECALL", "", arg=1),
-        Op("CALL", "", pops=3, pushes=(obj("NoneType", "None"),), arg=1),
-        Op("POP_TOP", "", pops=1),
-        Op("LOAD_GLOBAL", "NULL + __resume_at_38_2", pushes=(NULL, resume), arg=5),
-        Op("LOAD_FAST", "self", pushes=(obj("Scale", "Scale()"),), arg=0),
-        Op("LOAD_FAST", "n", pushes=(obj("int", "3"),), arg=2),
-        Op("LOAD_FAST", "y", pushes=(y2,), arg=3),
+        Op("CALL", "", pushes=(value(None),), arg=1),
+        Op("POP_TOP", ""),
+        Op("LOAD_GLOBAL", "NULL + __resume_at_38_2", pushes=(NULL, value(__resume_at_38_2))),
+        Op("LOAD_FAST", "self", pushes=(value(scale),)),
+        Op("LOAD_FAST", "n", pushes=(three,)),
+        Op("LOAD_FAST", "y", pushes=(y2_,)),
         Op("PRECALL", "", arg=3),
-        Op("CALL", "", pops=5, pushes=(tensor(4),), arg=3),
-        Op("RETURN_VALUE", "", 19, pops=1),
+        Op("CALL", "", pushes=(value(y2.sum(dim=0) * 3),), arg=3),
+        Op("RETURN_VALUE", "", 19),
     ]
 
 
-def original_ops() -> list[Op]:
-    """The original bytecode of `Scale.forward` (abridged)."""
-    return [
-        Op("RESUME", "", 15, arg=0),
-        Op("LOAD_FAST", "x", 16), Op("LOAD_FAST", "self"), Op("LOAD_ATTR", "factor"),
-        Op("BINARY_OP", "*"), Op("LOAD_FAST", "n"), Op("BINARY_OP", "+"), Op("STORE_FAST", "y"),
-        Op("LOAD_FAST", "n", 17), Op("LOAD_CONST", "2"), Op("COMPARE_OP", ">"),
-        Op("POP_JUMP_FORWARD_IF_FALSE", "to 62", jump=17),
-        Op("LOAD_FAST", "y", 18), Op("LOAD_METHOD", "relu"), Op("PRECALL", ""), Op("CALL", ""),
-        Op("STORE_FAST", "y"),
-        Op("LOAD_GLOBAL", "NULL + print", 19), Op("LOAD_CONST", "'graph break here'"), Op("PRECALL", ""),
-        Op("CALL", ""), Op("POP_TOP", ""),
-        Op("LOAD_FAST", "y", 20), Op("LOAD_ATTR", "sum"), Op("LOAD_CONST", "0"), Op("KW_NAMES", "('dim',)"),
-        Op("PRECALL", ""), Op("CALL", ""), Op("LOAD_FAST", "n"), Op("BINARY_OP", "*"), Op("RETURN_VALUE", ""),
-    ]
+#: The arguments of Dynamo's code for ``forward`` (as the original function's).
+FORWARD_ARGS = ("self", "x", "n")
+
+
+def forward_code() -> CodeType:
+    """The generated code of `forward_ops` as a real code object (line numbers of `fake_program.py`)."""
+    return assemble(forward_ops(), name="forward", argnames=FORWARD_ARGS)
+
+
+def forward_facts() -> CodegenFacts:
+    """What the capture records for compile 0/0 of ``forward``: its FX graph's signature and its resume function
+    (``torch_dynamo_resume_in_forward_at_19`` takes self, n, y; the user's instruction that broke is a CALL)."""
+    return CodegenFacts("0/0", (forward_graph(),),
+                        (ResumeFact("__resume_at_38_2", "torch_dynamo_resume_in_forward_at_19", ("self", "n", "y"),
+                                    "CALL"),))
 
 
 def big_ops(count: int = 2000) -> list[Op]:
     """`count` instructions: repeated graph-call blocks with forward jumps (for the 2,000-instruction benchmark)."""
+    x, three, out, y = tensor(4, 4), value(3), value((0,)), tensor(4, 4)
     ops = [Op("RESUME", "", 15, arg=0)]
     block = 0
-    while len(ops) < count - 1:
+    while len(ops) + 14 <= count - 2:
         start = len(ops)
-        fn = obj("function", f"<graph __compiled_fn_{block} of 0/0>")
+        # at most 100 graph names: a LOAD_GLOBAL argument stays under 256 (no EXTENDED_ARG row)
+        name = f"__compiled_fn_{block % 100}"
+        fn = graph_function(name, "0/0")
         ops += [
-            Op("LOAD_GLOBAL", f"NULL + __compiled_fn_{block}", 16, pushes=(NULL, fn)),
-            Op("LOAD_FAST", "x", pushes=(tensor(4, 4),)),
-            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
-            Op("PRECALL", ""),
-            Op("CALL", "", pops=4, pushes=(obj("tuple", "(Tensor[4, 4] float32 cpu,)"),)),
-            Op("LOAD_CONST", "0", pushes=(obj("int", "0"),)),
-            Op("BINARY_SUBSCR", "", pops=2, pushes=(tensor(4, 4),)),
-            Op("STORE_FAST", "y", 17, pops=1, store="y"),
-            Op("LOAD_FAST", "n", pushes=(obj("int", "3"),)),
-            Op("LOAD_CONST", "2", pushes=(obj("int", "2"),)),
-            Op("COMPARE_OP", ">", pops=2, pushes=(obj("bool", "True"),)),
-            Op("POP_JUMP_FORWARD_IF_FALSE", f"to {start * 2 + 40}", pops=1, jump=min(start + 14, count - 1)),
-            Op("LOAD_FAST", "y", 18, pushes=(tensor(4, 4),)),
-            Op("POP_TOP", "", pops=1),
+            Op("LOAD_GLOBAL", f"NULL + {name}", 16, pushes=(NULL, fn)),
+            Op("LOAD_FAST", "x", pushes=(x,)),
+            Op("LOAD_FAST", "n", pushes=(three,)),
+            Op("PRECALL", "", arg=2),
+            Op("CALL", "", pushes=(out,), arg=2),
+            Op("LOAD_CONST", "0", pushes=(value(0),)),
+            Op("BINARY_SUBSCR", "", pushes=(y,)),
+            Op("STORE_FAST", "y", 17, store="y"),
+            Op("LOAD_FAST", "n", pushes=(three,)),
+            Op("LOAD_CONST", "2", pushes=(value(2),)),
+            Op("COMPARE_OP", ">", pushes=(value(True),)),
+            Op("POP_JUMP_FORWARD_IF_FALSE", "", jump=start + 14),
+            Op("LOAD_FAST", "y", 18, pushes=(y,)),
+            Op("POP_TOP", ""),
         ]
         block += 1
-    ops = ops[: count - 1] + [Op("LOAD_CONST", "None", 20, pushes=(obj("NoneType", "None"),)),
-                              Op("RETURN_VALUE", "", pops=1)]
-    return ops[:count]
+    ops += [Op("NOP")] * (count - 2 - len(ops))
+    return ops + [Op("LOAD_CONST", "None", 20, pushes=(value(None),)), Op("RETURN_VALUE", "")]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -385,11 +476,12 @@ class Scenario:
         run_after: indexes of stops after which a resume leaves the program running until `interrupt`.
         guard_delay: seconds `guard_trees` takes (to see the loading indicator).
         prints: lines the program prints (to stdout) when it starts.
-        ops: the `Op`s of the listing the stops run (their pops/pushes drive the edit preview's stack depths).
-        stacksize: ``co_stacksize`` of that listing.
+        code: the real code object the stops' listing shows (`FakeEngine` answers roles, explain, provenance,
+            edit previews and diffs from it with the engine's own functions).
         recompile_record: what `recompile_records` answers at a recompile stop.
-        roles: what `roles` answers for the listing (None: "no roles here", as for code without them).
-        notes: instruction index → what a value it pushed stands for in Dynamo's code (provenance notes).
+        teach: whether `roles`, `explain` and `stack_provenance` answer (else "not here": the panes show values
+            only).
+        facts: what the capture records for `code` (graph signatures, resume functions), for the roles.
     """
 
     stops: list[Stop]
@@ -402,11 +494,10 @@ class Scenario:
     run_after: frozenset[int] = frozenset()
     guard_delay: float = 0.0
     prints: tuple[str, ...] = ()
-    ops: tuple[Op, ...] = ()
-    stacksize: int = 6
+    code: CodeType | None = None
     recompile_record: RecompileRecord | None = None
-    roles: CodeRoles | None = None
-    notes: dict[int, str] = field(default_factory=dict)
+    teach: bool = False
+    facts: CodegenFacts | None = None
 
 
 GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
@@ -417,72 +508,33 @@ GRAPH_CODE = '''def forward(self, L_x_ : torch.Tensor, L_n_ : int):
     return (relu,)'''
 
 
-#: Roles of `forward_ops`, by index range (first, last, role, detail), as `dynadbg.core.roles` would tag them.
-_FORWARD_ROLES: tuple[tuple[int, int, Role, str], ...] = (
-    (0, 0, Role.PROLOGUE, "starts the frame"),
-    (1, 1, Role.GRAPH_CALL, "loads the compiled FX graph __compiled_fn_1"),
-    (2, 3, Role.GRAPH_INPUT, "loads an input of __compiled_fn_1"),
-    (4, 6, Role.GRAPH_CALL, "calls the FX graph __compiled_fn_1 with x, n and keeps its outputs as a tuple"),
-    (7, 9, Role.GRAPH_OUTPUT, "takes output 0 of __compiled_fn_1 (FX node relu)"),
-    (10, 10, Role.REBUILD, "stores y, as the original code would have it"),
-    (11, 19, Role.USER_CODE, "the user's bytecode"),
-    (20, 22, Role.GRAPH_BREAK, "gets the graph-break call ready"),
-    (23, 23, Role.GRAPH_BREAK, "calls print() eagerly (Dynamo could not put it in "
-                               "the graph)"),
-    (24, 24, Role.REBUILD, "drops the call's result, as the original code does"),
-    (25, 30, Role.RESUME_CALL, "calls the resume function __resume_at_38_2 with self, n, y"),
-    (31, 31, Role.RETURN, "returns the resume function's result"),
-)
+def forward_graph(*, teach: bool = True) -> GraphView:
+    """The FX graph ``__compiled_fn_1`` of compile 0/0 (with `teach`: its nodes' user lines)."""
+    return GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6,
+                     (("l_x_", None), ("l_n_", None), ("mul", 16), ("add", 16), ("relu", 18), ("output", None))
+                     if teach else (), placeholders=("L_x_", "L_n_"), outputs=("relu",),
+                     code_lines=(("l_x_", 2), ("mul", 3), ("add", 4), ("relu", 5)))
 
 
-#: What the graph-break instructions of `_FORWARD_ROLES` run eagerly (`InstrRole.eager_call`).
-_EAGER_CALLS = {23: "print()"}
-
-
-def forward_roles(code: CodeView) -> CodeRoles:
-    """The roles of `forward_ops`' listing (`_FORWARD_ROLES`), regions as maximal runs of one role."""
-    roles = [InstrRole(i, role, "capture" if role in (Role.GRAPH_CALL, Role.GRAPH_BREAK) else "shape", detail,
-                       eager_call=_EAGER_CALLS.get(i, ""))
-             for first, last, role, detail in _FORWARD_ROLES for i in range(first, last + 1)]
-    regions: list[RoleRegion] = []
-    for r in roles:
-        if regions and regions[-1].role == r.role:
-            regions[-1] = replace(regions[-1], end=r.index)
-        else:
-            regions.append(RoleRegion(r.index, r.index, r.role, r.source, r.role.value))
-    graph = GraphCallInfo(5, 1, "__compiled_fn_1", "__compiled_fn_1", ("x", "n"), ("L_x_", "L_n_"), ("relu",),
-                          True)
-    resume = ResumeCallInfo(30, 25, "__resume_at_38_2", "torch_dynamo_resume_in_forward_at_19",
-                            ("self", "n", "y"), ("self: the user's local self", "n: the user's local n",
-                                                 "y: the user's local y"))
-    return CodeRoles(code.key, code.name, tuple(roles), tuple(regions), (graph,), (resume,))
-
-
-#: What values pushed by some `forward_ops` instructions stand for (the stack pane's provenance notes).
-FORWARD_NOTES = {
-    1: "the compiled FX graph __compiled_fn_1",
-    2: "input 0 of __compiled_fn_1", 3: "input 1 of __compiled_fn_1",
-    5: "the outputs of __compiled_fn_1 (a tuple)",
-    9: "output 0 of __compiled_fn_1 (FX node relu)",
-    26: "argument self of __resume_at_38_2", 27: "argument n of __resume_at_38_2",
-    28: "argument y of __resume_at_38_2",
-}
+def original_forward() -> CodeView:
+    """The listing of `fake_program.Scale.forward`'s real code (the original of the generated code)."""
+    return view(program_classes()["Scale"].forward.__code__, 0xF1, generated=False, compile_id=None)
 
 
 def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False, teach: bool = False) -> Scenario:
     """``Scale.forward`` entered with x=ones(4, 4), n=3, then one stop per instruction.
 
-    With `teach`, `roles` answers `forward_roles` and provenance notes name graph inputs, outputs and resume
-    arguments (the role gutter, section headers and provenance lines show)."""
+    With `teach`, `roles`, `explain` and `stack_provenance` answer (the engine's functions on the real code, with
+    `forward_facts`): the role gutter, section headers and provenance lines show."""
+    import torch
+
     ops = forward_ops()
-    code = listing(ops, name="forward", key=0xF0)
-    locals0 = [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))]
-    stops = simulate(code, ops, locals0, breakpoints=breakpoints, entry=(1, 2))
-    original = listing(original_ops(), name="forward", key=0xF1, generated=False, compile_id=None)
-    graph = GraphView("__compiled_fn_1", "0/0", GRAPH_CODE, "graph():\n    ...", 6,
-                      (("l_x_", None), ("l_n_", None), ("mul", 16), ("add", 16), ("relu", 18), ("output", None))
-                      if teach else (), placeholders=("L_x_", "L_n_"), outputs=("relu",),
-                      code_lines=(("l_x_", 2), ("mul", 3), ("add", 4), ("relu", 5)))
+    real = assemble(ops, name="forward", argnames=FORWARD_ARGS)
+    code = view(real, 0xF0)
+    locals0 = [("self", value(program_classes()["Scale"](2.0))), ("x", value(torch.ones(4, 4))), ("n", value(3))]
+    stops = simulate(code, real, ops, locals0, breakpoints=breakpoints, entry=(1, 2))
+    original = original_forward()
+    graph = forward_graph(teach=teach)
     entries = (
         CacheEntryView("0/0", code, "eager", hits=3, graphs=("__compiled_fn_1",),
                        resume_functions=("__resume_at_38_2",)),
@@ -492,62 +544,27 @@ def forward_scenario(*, breakpoints: tuple[int, ...] = (), n_fails: bool = False
     compiled = FrameRecompiles(0xF1, "forward", PROGRAM, 15, original, None, False, None, None, entries,
                                graphs=(graph,))
     return Scenario(stops, forward_guard_tree(n_fails=n_fails), original, (graph,), compiled,
-                    start_messages=("dynadbg: breaking on entry, recompile, exception",), ops=tuple(ops),
-                    roles=forward_roles(code) if teach else None, notes=dict(FORWARD_NOTES) if teach else {})
-
-
-def big_roles(code: CodeView) -> CodeRoles:
-    """Roles for `big_ops`' listing, read off each block's shape (graph load, inputs, call, output, rebuild, the
-    branch as user code): hundreds of sections, to measure the role gutter and headers in a big code object."""
-    roles, graphs, load = [], [], 0
-    for ins in code.instructions:
-        name = ins.opname
-        if name == "LOAD_GLOBAL":
-            role, load = Role.GRAPH_CALL, ins.index
-        elif name in ("PRECALL", "CALL"):
-            role = Role.GRAPH_CALL
-            if name == "CALL":
-                graphs.append(GraphCallInfo(ins.index, load, f"__compiled_fn_{len(graphs)}",
-                                            f"__compiled_fn_{len(graphs)}", ("x", "n")))
-        elif name == "LOAD_FAST" and roles and roles[-1].role in (Role.GRAPH_CALL, Role.GRAPH_INPUT):
-            role = Role.GRAPH_INPUT
-        elif name in ("LOAD_CONST", "BINARY_SUBSCR") and roles and roles[-1].role in (Role.GRAPH_CALL,
-                                                                                      Role.GRAPH_OUTPUT):
-            role = Role.GRAPH_OUTPUT
-        elif name == "STORE_FAST":
-            role = Role.REBUILD
-        elif name == "RESUME":
-            role = Role.PROLOGUE
-        elif name == "RETURN_VALUE":
-            role = Role.RETURN
-        else:
-            role = Role.USER_CODE
-        roles.append(InstrRole(ins.index, role, "shape"))
-    regions: list[RoleRegion] = []
-    for r in roles:
-        if regions and regions[-1].role == r.role:
-            regions[-1] = replace(regions[-1], end=r.index)
-        else:
-            regions.append(RoleRegion(r.index, r.index, r.role, "shape", r.role.value))
-    return CodeRoles(code.key, code.name, tuple(roles), tuple(regions), tuple(graphs))
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",), code=real, teach=teach,
+                    facts=forward_facts() if teach else None)
 
 
 def big_scenario(count: int = 2000, steps: int = 200, *, teach: bool = False) -> Scenario:
-    """A `count`-instruction code object with `steps` step stops starting at instruction 900 (with `teach`, roles
-    from `big_roles`)."""
+    """A `count`-instruction code object with `steps` step stops starting at instruction 900 (with `teach`, its
+    roles read from the code's shape by `roles.code_roles`)."""
     ops = big_ops(count)
-    code = listing(ops, name="forward_big", key=0xB16)
-    locals0 = [("x", tensor(4, 4)), ("n", obj("int", "3"))]
-    stops = simulate(code, ops, locals0)
+    real = assemble(ops, name="forward_big", argnames=("x", "n"))
+    code = view(real, 0xB16)
+    locals0 = [("x", tensor(4, 4)), ("n", value(3))]
+    stops = simulate(code, real, ops, locals0)
     start = min(900, max(0, count - steps - 1))
     chosen = [stops[0]] + stops[start:start + steps]
     chosen = [replace(s, seq=i + 1) for i, s in enumerate(chosen)]
-    return Scenario(chosen, guard_tree_of(200), None, (), None, ops=tuple(ops),
-                    roles=big_roles(code) if teach else None)
+    return Scenario(chosen, guard_tree_of(200), None, (), None, code=real, teach=teach)
 
 
 def recompile_scenario() -> Scenario:
-    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``), then entry 0/1."""
+    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``; its choices made by the
+    engine's `decisions.recompile_choices`), then entry 0/1."""
     base = forward_scenario(n_fails=True)
     first = base.stops[0]
     tree = base.guard_tree
@@ -556,8 +573,10 @@ def recompile_scenario() -> Scenario:
         EntryVerdict("0/0", False, tree.failing, tree.first_failure, "0/0: n == 3", tree.failing[0].id,
                      leaf_count=tree.leaf_count),), inputs=(("n", "4"),), pending=True, code_name="forward")
     record = replace(record, changed=changed_inputs(record))
+    from dynadbg.core.decisions import recompile_choices
+
     recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
-                     recompile=record, seq=2)
+                     recompile=record, seq=2, choices=recompile_choices(record))
     second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
                      message="entering forward (compile 0/1)")
     base.stops = [first, recompile, second]
@@ -570,19 +589,6 @@ COUNTER_HINT = ("HINT: torch.compile considers integer attributes of the nn.Modu
                 "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer into a tensor.")
 #: Case 002's file, as the engine names it in guard locations.
 COUNTER_FILE = "shared/cases/002_module_int_counter_attr.py"
-
-
-def counter_ops() -> list[Op]:
-    """The original bytecode of case 002's ``WarmupScaled.forward`` (CPython 3.11)."""
-    return [
-        Op("RESUME", "", 44, arg=0), Op("LOAD_FAST", "self", 45), Op("COPY", "", arg=1),
-        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "1"), Op("BINARY_OP", "+=", arg=13), Op("SWAP", "", arg=2),
-        Op("STORE_ATTR", "counter"), Op("LOAD_GLOBAL", "NULL + min", 46), Op("LOAD_FAST", "self"),
-        Op("LOAD_ATTR", "counter"), Op("LOAD_CONST", "4"), Op("PRECALL", "", arg=2), Op("CALL", "", arg=2),
-        Op("LOAD_CONST", "4.0"), Op("BINARY_OP", "/", arg=11), Op("STORE_FAST", "warm"),
-        Op("LOAD_FAST", "self", 47), Op("LOAD_METHOD", "proj"), Op("LOAD_FAST", "x"), Op("PRECALL", "", arg=1),
-        Op("CALL", "", arg=1), Op("LOAD_FAST", "warm"), Op("BINARY_OP", "*", arg=5), Op("RETURN_VALUE", ""),
-    ]
 
 
 def counter_guard_tree(entry: str = "0/1", expected: int = 1, actual: int = 2) -> GuardTree:
@@ -629,8 +635,9 @@ def counter_recompile_record() -> RecompileRecord:
                      leaf_count=tree.leaf_count)
         for tree in trees
     )
-    diff = EntryDiff("0/0", "0/1", (GuardDiff("changed", "L['self'].counter", "EQUALS_MATCH",
-                                              "L['self'].counter == 0", "L['self'].counter == 1", "g6", "g6"),))
+    # what changed from entry 0/0 to 0/1, as the engine's `guards.diff_guard_trees` finds it
+    diff = EntryDiff("0/0", "0/1", tuple(diff_guard_trees(counter_guard_tree("0/0", 0, 2),
+                                                          counter_guard_tree("0/1", 1, 2))))
     record = RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
                              inputs=(("self", "WarmupScaled train mode: proj=Linear"), ("x", "Tensor[2, 4] float32 cpu")),
                              diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True, code_name="forward")
@@ -675,20 +682,22 @@ def counter_recompile_scenario() -> Scenario:
     """Case 002 (``shared/cases/002_module_int_counter_attr.py``), third call: ``forward``'s entries 0/1 and 0/0
     reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the recompile
     stop, then an entry stop in compile 0/2 (after a choice; its listing is the `forward_ops` stand-in)."""
+    import torch
+
     record = counter_recompile_record()
-    original = listing(counter_ops(), name="forward", key=0xC0, filename=COUNTER_FILE, firstlineno=44,
-                       generated=False, compile_id=None)
-    inputs = (("self", obj("WarmupScaled", "WarmupScaled(\n  (proj): Linear(in_features=4, out_features=4, "
-                                           "bias=True)\n)")), ("x", tensor(2, 4)))
+    model = counter_classes()["WarmupScaled"]
+    original = view(model.forward.__code__, 0xC0, generated=False, compile_id=None)
+    torch.manual_seed(0)
+    inputs = (("self", value(model())), ("x", tensor(2, 4)))
     frame = FrameView(original, -1, None, (), False, inputs)
     stop = Stop(StopKind.RECOMPILE, "forward is about to recompile: its 2 cache entries rejected this call",
                 (frame,), None, None, 2, recompile=record, seq=1, choices=counter_choices(), hints=COUNTER_HINTS)
     ops = forward_ops()
-    code = listing(ops, name="forward", key=0xC2, compile_id="0/2")
-    after = simulate(code, ops, [("self", obj("Scale", "Scale()")), ("x", tensor(4, 4)), ("n", obj("int", "3"))],
-                     compile_id="0/2", entry=(1, 3), seq0=2)[0]
-    return Scenario([stop, after], counter_guard_tree(), original, (), None, ops=tuple(ops),
-                    recompile_record=record,
+    real = assemble(ops, name="forward", argnames=FORWARD_ARGS)
+    code = view(real, 0xC2, compile_id="0/2")
+    locals0 = [("self", value(program_classes()["Scale"](2.0))), ("x", tensor(4, 4)), ("n", value(3))]
+    after = simulate(code, real, ops, locals0, compile_id="0/2", entry=(1, 3), seq0=2)[0]
+    return Scenario([stop, after], counter_guard_tree(), original, (), None, code=real, recompile_record=record,
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
@@ -729,6 +738,19 @@ def mode_switch_recompile_scenario() -> Scenario:
     return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
 
 
+def recorded_recompile_scenario() -> Scenario:
+    """The first recompile stop of ``tests/programs/module_int_counter.py`` as the real engine answered it
+    (`record_fake.load`: the stop with its record and choices, its guard tree and guard diffs); the program ends
+    after the decision."""
+    from record_fake import load
+
+    recording = load()
+    stop = recording["stop"]
+    trees = recording["guard_trees"]
+    return Scenario([stop], trees[0] if trees else None, stop.selected_frame.code if stop.selected_frame else None,
+                    recompile_record=stop.recompile)
+
+
 def crash_scenario() -> Scenario:
     """A script that raises before any stop."""
     tb = ('Traceback (most recent call last):\n  File "boom.py", line 3, in <module>\n    main()\n'
@@ -742,112 +764,8 @@ def never_compiled_scenario() -> Scenario:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Edit previews of fake listings
+# Watches
 # ---------------------------------------------------------------------------------------------------------------
-
-#: Rows a typed instruction pops (when `dis.stack_effect` alone does not say it).
-_NEEDS = {"STORE_FAST": 1, "POP_TOP": 1, "RETURN_VALUE": 1, "BINARY_SUBSCR": 2, "BINARY_OP": 2, "COMPARE_OP": 2,
-          "STORE_ATTR": 2, "LOAD_ATTR": 1, "LOAD_METHOD": 1, "POP_JUMP_FORWARD_IF_FALSE": 1,
-          "POP_JUMP_FORWARD_IF_TRUE": 1, "UNARY_NEGATIVE": 1, "UNARY_NOT": 1}
-
-
-def typed_row(opname: str, arg: str | None, at: int) -> tuple[str, str, int, int] | EditError:
-    """(opname, argrepr, effect, needs) of an instruction the user typed, checked as the engine would."""
-    if opname not in dis.opmap or opname in ("CACHE", "EXTENDED_ARG"):
-        near = difflib.get_close_matches(opname, list(dis.opmap), 3)
-        hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        return EditError("unknown opcode", f"{opname} is not an opcode of this Python{hint}", at)
-    opcode = dis.opmap[opname]
-    if opcode < dis.HAVE_ARGUMENT:
-        if arg is not None:
-            return EditError("bad argument", f"{opname} takes no argument (got {arg!r})", at)
-        effect = dis.stack_effect(opcode)
-    else:
-        if arg is None:
-            return EditError("bad argument", f"{opname} needs an argument", at)
-        number = 1 if arg.startswith("NULL") else int(arg) if arg.isdigit() else 0
-        effect = dis.stack_effect(opcode, number)
-    needs = _NEEDS.get(opname, max(0, -effect))
-    if opname in ("COPY", "SWAP") and arg is not None and arg.isdigit():
-        needs = int(arg)
-    return opname, arg or "", effect, needs
-
-
-def analyze_rows(rows: Sequence[tuple[str, str, int, int]], stacksize: int) -> StackAnalysis:
-    """Depths of a straight-line run of `rows` (the fake listings fall through their jumps, as `simulate` does)."""
-    out, problems, depth, deepest = [], [], 0, 0
-    for k, (opname, argrepr, effect, needs) in enumerate(rows):
-        if depth is not None and depth < needs:
-            what = "value" if needs == 1 else "values"
-            problems.append(EditError("stack underflow", f"row {k} {opname} needs {needs} {what} but the stack "
-                                                         f"holds {depth}", k))
-            out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
-            depth = None
-            continue
-        out.append(StackRow(k, k * 2, opname, argrepr, depth, effect, needs))
-        if depth is not None:
-            depth += effect
-            deepest = max(deepest, depth)
-            if depth > stacksize:
-                problems.append(EditError("stack overflow", f"the stack reaches depth {depth} after row {k} "
-                                                            f"{opname}, more than co_stacksize {stacksize}", k))
-    return StackAnalysis(tuple(out), deepest, stacksize, tuple(problems))
-
-
-def diff_rows(name: str, old: Sequence[tuple[str, str, int, int]], new: Sequence[tuple[str, str, int, int]]) -> PatchDiff:
-    """Rows of both listings aligned as `dynadbg.core.edits.diff_code` aligns them."""
-    a = [f"{o} {r}".strip() for o, r, _, _ in old]
-    b = [f"{o} {r}".strip() for o, r, _, _ in new]
-    lines: list[DiffLine] = []
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            lines += [DiffLine(" ", i1 + k, j1 + k, a[i1 + k]) for k in range(i2 - i1)]
-            continue
-        lines += [DiffLine("-", i, None, a[i]) for i in range(i1, i2)]
-        lines += [DiffLine("+", None, j, b[j]) for j in range(j1, j2)]
-        removed += i2 - i1
-        added += j2 - j1
-    return PatchDiff(name, tuple(lines), added, removed)
-
-
-#: A listing row for the edit preview: (opname, argrepr, stack effect, values it needs).
-Row = tuple[str, str, int, int]
-
-
-def listing_rows(code: CodeView, ops: Sequence[Op]) -> list[Row]:
-    """The edit-preview rows of a fake listing (each `Op`'s pops and pushes)."""
-    return [(instr.opname, instr.argrepr, len(op.pushes) - op.pops, op.pops)
-            for instr, op in zip(code.instructions, list(ops) + [Op("NOP")] * len(code.instructions))]
-
-
-def edit_rows(rows: list[Row], op: EditOp) -> list[Row] | EditError:
-    """`rows` with the edit `op` applied, or why it is rejected (index, opcode, argument)."""
-    n = len(rows)
-    limit = n if op.kind == "insert" else n - 1
-    if not 0 <= op.index <= limit:
-        return EditError("index", f"row {op.index} is outside 0..{limit}", op.index)
-    new = []
-    for instr in op.instrs:
-        row = typed_row(instr.opname, instr.arg, op.index)
-        if isinstance(row, EditError):
-            return row
-        new.append(row)
-    if op.kind == "edit":
-        return rows[:op.index] + new + rows[op.index + 1:]
-    if op.kind == "insert":
-        return rows[:op.index] + new + rows[op.index:]
-    return rows[:op.index] + rows[op.index + 1:]
-
-
-def rows_after(scenario: Scenario, ops: Sequence[EditOp]) -> tuple[list[Row], list[Row] | EditError, str]:
-    """(Dynamo's rows, the rows after `ops` or why one was rejected, the code's name) of the scenario's listing."""
-    first = scenario.stops[0].frame if scenario.stops else None
-    base = listing_rows(first.code, scenario.ops) if first is not None else []
-    rows: list[Row] | EditError = base
-    for op in ops:
-        rows = rows if isinstance(rows, EditError) else edit_rows(rows, op)
-    return base, rows, first.code.name if first is not None else "forward"
 
 
 def watch_values(watches: Sequence[tuple[int, str]], stop: Stop,

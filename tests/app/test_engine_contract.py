@@ -240,14 +240,16 @@ def _recompiling_program() -> None:
     compiled(torch.ones(2, 4), 2)  # L['n'] == 1 fails: a recompile stop
 
 
-@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.slow)])
+@pytest.fixture(params=["fake", "recorded", pytest.param("real", marks=pytest.mark.slow)])
 def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, QueueListener, Stop]]:
-    """An engine paused at a recompile stop (the fake: case 002's third call; the real one: ``n`` 1 → 2)."""
-    from fake_scenarios import counter_recompile_scenario
+    """An engine paused at a recompile stop (the fake: case 002's third call, or the recording of
+    ``tests/programs/module_int_counter.py``'s first recompile stop; the real one: ``n`` 1 → 2)."""
+    from fake_scenarios import counter_recompile_scenario, recorded_recompile_scenario
 
     listener = QueueListener()
-    if request.param == "fake":
-        session: Any = FakeEngine(listener, counter_recompile_scenario())
+    if request.param in ("fake", "recorded"):
+        scenario = counter_recompile_scenario() if request.param == "fake" else recorded_recompile_scenario()
+        session: Any = FakeEngine(listener, scenario)
         threading.Thread(target=session.start_callable, args=(None,), daemon=True).start()
     else:
         from dynadbg.core.session import Session
@@ -390,3 +392,256 @@ def test_frame_selection_is_checked_and_answers_with_the_stop(engine) -> None:  
     if last == 0:
         up = session.up()
         assert isinstance(up, EngineError) and "outermost" in up.message
+
+
+# -- decisions: each one at a recompile stop, on both engines -----------------------------------------------------
+
+def _next_event(listener: QueueListener) -> str:
+    kind, _ = listener.next()
+    return kind
+
+
+@pytest.mark.parametrize("kind", [DecisionKind.RECOMPILE, DecisionKind.EAGER, DecisionKind.SKIP])
+def test_a_plain_decision_resumes_with_its_permanent_code(at_recompile, kind: DecisionKind) -> None:  # noqa: ANN001
+    session, listener, stop = at_recompile
+    resumed = session.decide(Decision(kind))
+    assert isinstance(resumed, Resumed) and resumed.action.value == kind.value
+    assert resumed.dropped == () and resumed.dynamic == ()
+    if kind is not DecisionKind.RECOMPILE:
+        assert resumed.permanent is not None and resumed.permanent.kind is kind
+    assert _next_event(listener) in ("stop", "exit")  # the program went on
+    assert isinstance(session.decide(Decision(kind)), EngineError)  # not at that recompile stop any more
+
+
+def test_drop_with_ids_drops_exactly_those_guards(at_recompile) -> None:  # noqa: ANN001
+    session, listener, stop = at_recompile
+    preview = session.preview_drop()
+    ids = preview.default
+    assert ids, "the default drop is empty"
+    wrong = session.decide(Decision(DecisionKind.DROP, ("g99999",)))
+    assert isinstance(wrong, EngineError) and session.paused  # an unknown guard is refused; nothing resumed
+    resumed = session.decide(Decision(DecisionKind.DROP, ids))
+    assert isinstance(resumed, Resumed) and resumed.action.value == "drop"
+    assert tuple(ref.leaf_id for ref in resumed.dropped) == ids
+    assert all(ref.compile_id == stop.recompile.entries[0].compile_id for ref in resumed.dropped)
+    assert _next_event(listener) in ("stop", "exit")
+
+
+def test_dynamic_name_dim_is_checked_against_the_failing_guards(at_recompile) -> None:  # noqa: ANN001
+    """`dynamic x 0` where only another input's guard failed changes nothing: refused, the stop stays."""
+    session, listener, stop = at_recompile
+    x = dict(stop.selected_frame.locals)["x"]
+    assert x.shape is not None
+    unknown = session.decide(Decision(DecisionKind.DYNAMIC, name="not_an_input", dim=0))
+    assert isinstance(unknown, EngineError) and session.paused
+    outside = session.decide(Decision(DecisionKind.DYNAMIC, name="x", dim=len(x.shape)))
+    assert isinstance(outside, EngineError) and "DIM must be in" in outside.message
+    unneeded = session.decide(Decision(DecisionKind.DYNAMIC, name="x", dim=0))
+    assert isinstance(unneeded, EngineError) and unneeded.kind == "rejected"
+    assert "no failing guard checks x" in unneeded.message
+    assert session.paused and _stop(session).kind is StopKind.RECOMPILE
+
+
+def test_recompile_queries_answer_at_a_recompile_stop(at_recompile) -> None:  # noqa: ANN001
+    from dynadbg.core.model import EntryDiff
+
+    session, _, stop = at_recompile
+    trees = session.guard_trees()  # every entry, evaluated on this call's inputs: at least one fails
+    assert isinstance(trees, tuple) and trees and any(t.failing for t in trees)
+    what_if = session.what_if()
+    assert isinstance(what_if, tuple) and {t.compile_id for t in what_if} >= {t.compile_id for t in trees}
+    diffs = session.guard_diffs()
+    assert isinstance(diffs, tuple) and all(isinstance(d, EntryDiff) for d in diffs)
+    listing = session.listing()  # the recompile stop's original code
+    assert isinstance(listing, CodeView) and not listing.generated and listing is stop.selected_frame.code
+
+
+# -- instruction edits: preview, apply, the patch's diff, undo ------------------------------------------------------
+
+def test_an_applied_edit_shows_in_the_patch_diff_until_undone(engine) -> None:  # noqa: ANN001
+    from dynadbg.core.model import EditOutcome, PatchDiff
+
+    session, _ = engine
+    code = _stop(session).frame.code
+    bad = session.preview_edit(parse_edit("insert", "0 POP_TOP"))  # pops from the empty stack at row 0
+    assert isinstance(bad, EditPreview) and bad.error is not None and bad.error.kind == "stack underflow"
+    refused = session.apply_edit(parse_edit("insert", "0 POP_TOP"))
+    assert isinstance(refused, EditOutcome) and refused.error is not None
+    op = parse_edit("insert", f"{len(code.instructions) - 1} NOP")
+    outcome = session.apply_edit(op)
+    assert isinstance(outcome, EditOutcome) and outcome.error is None
+    diff = session.patch_diff()
+    assert isinstance(diff, PatchDiff) and (diff.added, diff.removed) == (1, 0)
+    assert [line.text for line in diff.lines if line.tag == "+"] == ["NOP"]
+    undone = session.undo_patch()
+    assert isinstance(undone, EditOutcome) and undone.error is None
+    assert session.patch_diff().changed is False
+    again = session.undo_patch()
+    assert isinstance(again, EditOutcome) and again.error is not None  # nothing left to undo
+
+
+# -- queries about the code and its compiles ----------------------------------------------------------------------
+
+def test_code_and_compile_queries_answer_with_model_types(engine) -> None:  # noqa: ANN001
+    from dynadbg.core.model import CompilesData, FrameRecompiles, GraphView
+
+    session, _ = engine
+    stop = _stop(session)
+    assert session.listing() == stop.frame.code
+    name, start, lines = session.source()
+    assert lines and lines[0].lstrip().startswith("def forward") and start >= 1
+    whole = session.source(whole_file=True)
+    assert whole[0] == name and whole[1] == 1 and whole[2][start - 1:start - 1 + len(lines)] == lines
+    graphs = session.graphs()
+    assert isinstance(graphs, tuple) and graphs and all(isinstance(g, GraphView) for g in graphs)
+    assert all(g.name.startswith("__compiled_fn") for g in graphs)
+    entries = session.entries()
+    assert isinstance(entries, FrameRecompiles) and stop.compile_id in {e.compile_id for e in entries.entries}
+    what_if = session.what_if()
+    assert isinstance(what_if, tuple) and what_if and all(isinstance(t, GuardTree) for t in what_if)
+    assert isinstance(session.guard_diffs(), tuple)
+    compiles = session.compiles()
+    assert isinstance(compiles, CompilesData) and "forward" in {f.name for f in compiles.frames}
+
+
+# -- control: next, return, detach -----------------------------------------------------------------------------------
+
+def test_next_goes_on_in_the_selected_frame(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    before = _stop(session)
+    resumed = session.set_next()
+    assert isinstance(resumed, Resumed) and resumed.action.value == "next"
+    kind, stop = listener.next()
+    assert kind == "stop" and stop.frame.code is before.frame.code and stop.frame.index > before.frame.index
+    assert session.set_next(0).kind == "usage"
+    returned = session.set_return()
+    assert isinstance(returned, Resumed) and returned.action.value == "return"
+    assert _next_event(listener) in ("stop", "exit")
+
+
+def test_detach_clears_breakpoints_and_runs_to_the_end(engine) -> None:  # noqa: ANN001
+    session, listener = engine
+    code = _stop(session).frame.code
+    session.set_break(len(code.instructions) - 1)
+    resumed = session.detach()
+    assert isinstance(resumed, Resumed) and resumed.action.value == "detach"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _next_event(listener) != "exit":
+        pass  # a stop here would be a breakpoint or a stop kind that detach should have cleared
+    assert session.finished and session.list_breakpoints() == ()
+
+
+# -- breakpoints: stop kinds ---------------------------------------------------------------------------------------
+
+def test_stop_kinds_switch_on_and_off(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    before = session.set_break_on()
+    assert isinstance(before, frozenset)
+    off = session.set_break_on("exception", False)
+    assert off == before - {"exception"}
+    on = session.set_break_on("exception", True)
+    assert on == off | {"exception"}
+    bad = session.set_break_on("not_a_kind")
+    assert isinstance(bad, EngineError) and bad.kind == "usage"
+
+
+def test_verbose_switches_and_toggles(engine) -> None:  # noqa: ANN001
+    session, _ = engine
+    assert session.set_verbose(True) is True
+    assert session.set_verbose() is False  # None toggles
+    assert session.set_verbose(False) is False
+
+
+# -- history: its bounds and the present -------------------------------------------------------------------------------
+
+def test_history_info_bounds_and_present(engine) -> None:  # noqa: ANN001
+    from dynadbg.core.model import HistoryInfo
+
+    session, listener = engine
+    for _ in range(2):
+        session.set_step()
+        assert _next_event(listener) == "stop"
+    info = session.history_info()
+    assert isinstance(info, HistoryInfo) and info.count == 3 and info.position is None
+    assert [n for n, _ in session.history_info(recent=2).recent] == [2, 3]
+    session.back()
+    refused = session.set_history_bounds(limit=2)
+    assert isinstance(refused, EngineError)  # not while history is shown
+    present = session.present()
+    assert isinstance(present, Stop) and present.history is None and session.history_position() is None
+    bounded = session.set_history_bounds(limit=2)
+    assert isinstance(bounded, HistoryInfo) and (bounded.count, bounded.limit) == (2, 2) and bounded.evicted == 1
+
+
+# -- every method of `Engine` has a contract test ---------------------------------------------------------------------
+
+#: Each group of `Engine` methods and the contract tests above that run them on both engines.
+GROUPS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "the stop": (frozenset({"paused", "finished", "current_stop"}),
+                 ("test_first_stop_is_the_entry_of_generated_code", "test_after_the_end_methods_answer_not_paused")),
+    "history": (frozenset({"back", "forward", "present", "history_position", "history_info", "set_history_bounds"}),
+                ("test_back_shows_the_recorded_stop_read_only_and_a_step_returns_to_the_present",
+                 "test_history_info_bounds_and_present")),
+    "control": (frozenset({"set_step", "set_next", "set_return", "set_continue", "set_until", "detach", "quit"}),
+                ("test_step_resumes_and_the_next_stop_follows", "test_next_goes_on_in_the_selected_frame",
+                 "test_until_checks_its_index_and_stops_there", "test_detach_clears_breakpoints_and_runs_to_the_end",
+                 "test_after_the_end_methods_answer_not_paused")),
+    "breakpoints": (frozenset({"set_break", "clear_break", "list_breakpoints", "set_break_on"}),
+                    ("test_breakpoints_are_values_and_marked_in_the_next_snapshot",
+                     "test_stop_kinds_switch_on_and_off")),
+    "frames": (frozenset({"select_frame", "up", "down"}),
+               ("test_frame_selection_is_checked_and_answers_with_the_stop",
+                "test_wrong_place_and_bad_input_are_error_values")),
+    "values and watches": (frozenset({"evaluate", "set_verbose", "add_watch", "remove_watch", "watches"}),
+                           ("test_queries_answer_with_model_types", "test_verbose_switches_and_toggles",
+                            "test_watches_evaluate_in_the_selected_frame_and_errors_are_values")),
+    "decisions": (frozenset({"decide", "preview_drop"}),
+                  ("test_a_recompile_stop_carries_its_choices_as_data",
+                   "test_a_plain_decision_resumes_with_its_permanent_code",
+                   "test_drop_with_ids_drops_exactly_those_guards",
+                   "test_dynamic_name_dim_is_checked_against_the_failing_guards")),
+    "queries": (frozenset({"listing", "original_code", "source", "graphs", "entries", "guard_trees", "what_if",
+                           "recompile_records", "guard_diffs", "compiles"}),
+                ("test_queries_answer_with_model_types", "test_code_and_compile_queries_answer_with_model_types",
+                 "test_recompile_queries_answer_at_a_recompile_stop")),
+    "teaching": (frozenset({"roles", "explain", "stack_provenance"}),
+                 ("test_roles_cover_every_instruction_and_explain_refuses_a_bad_index",
+                  "test_stack_provenance_names_an_instruction_that_pushed_each_slot")),
+    "instruction edits": (frozenset({"preview_edit", "apply_edit", "patch_diff", "undo_patch"}),
+                          ("test_edit_preview_installs_nothing",
+                           "test_an_applied_edit_shows_in_the_patch_diff_until_undone")),
+}
+
+#: Methods the fake does not simulate (it answers them with an error value of the engine's type), and why; the
+#: real engine's own tests cover them (tests/core). A method named here needs no contract test.
+NOT_IN_THE_FAKE = {
+    "interrupt": "needs a program that runs on its own (the fake's held-running scenarios: tests/app/test_tui_app.py)",
+    "exec_statement": "runs a statement in a live frame (the real engine: tests/core)",
+    "global_values": "reads a live frame's globals (the real engine: tests/core)",
+    "set_local": "writes a live frame's local (the real engine: tests/core)",
+    "patches": "patch files (tests/core/test_patches.py)",
+    "save_patches": "patch files (tests/core/test_patches.py)",
+    "load_patches": "patch files (tests/core/test_patches.py)",
+    "add_guard": "guard edits (tests/core/test_guard_edits.py)",
+    "drop_guard": "guard edits (tests/core/test_guard_edits.py)",
+    "undo_guard_edit": "guard edits (tests/core/test_guard_edits.py)",
+    "guard_edits": "guard edits (tests/core/test_guard_edits.py)",
+    "export_guard_filter": "guard edits (tests/core/test_guard_edits.py)",
+}
+
+
+def test_every_engine_method_belongs_to_a_contract_group() -> None:
+    """A new `Engine` method fails here until a contract test runs it on both engines (and names it in its group)
+    or it is listed, with why, among the methods the fake does not simulate."""
+    from dynadbg.core.protocol import Engine
+
+    methods = {n for n in vars(Engine) if not n.startswith("_")}
+    grouped = set().union(*(names for names, _ in GROUPS.values()))
+    assert sorted(methods - grouped - set(NOT_IN_THE_FAKE)) == []
+    assert sorted((grouped | set(NOT_IN_THE_FAKE)) - methods) == []  # no stale name
+    assert grouped.isdisjoint(NOT_IN_THE_FAKE)
+    here = globals()
+    for group, (_, tests) in GROUPS.items():
+        assert tests, group
+        for name in tests:
+            assert callable(here.get(name)), f"{group}: no contract test {name}"

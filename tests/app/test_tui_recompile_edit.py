@@ -121,14 +121,20 @@ def _size_changed_scenario():  # noqa: ANN202
     """Case 002's recompile stop as if ``x`` had changed size at dimension 1 (the engine then names it)."""
     from dataclasses import replace
 
-    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, PermanentFix
+    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, GuardStatus, LeafGuardView, PermanentFix
 
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
     choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=1), detail="",
                             permanent=PermanentFix(DecisionKind.DYNAMIC, "model", dims=(DynamicDim("x", 1),)))
                     if c.kind is DecisionKind.DYNAMIC else c for c in stop.choices)
-    scenario.stops[0] = replace(stop, choices=choices)
+    # x's size guard fails too (the engine refuses to mark an input no failing guard checks)
+    size = LeafGuardView("g2", "TENSOR_MATCH", "L['x']", ("check_tensor(L['x'], ..., size=[2, 4], ...)",),
+                         status=GuardStatus.FAIL, expected="size=[2, 4]", actual="size=[2, 5]")
+    record = stop.recompile
+    assert record is not None
+    first = replace(record.entries[0], failing=(*record.entries[0].failing, size))
+    scenario.stops[0] = replace(stop, choices=choices, recompile=replace(record, entries=(first, *record.entries[1:])))
     return scenario
 
 
@@ -455,3 +461,31 @@ async def test_at_80_columns_the_permanent_code_wraps_in_the_console() -> None:
         assert all(len(row) <= width for row in rows[start:start + 8]), rows
         said = " ".join(" ".join(rows[start:start + 8]).split())
         assert "outside it torch compiles as before" in said and "every other call runs eagerly" in said, said
+
+
+async def test_a_recorded_recompile_stop_shows_the_real_engines_data_and_drop_says_each_warning_once() -> None:
+    """The recompile stop of ``tests/programs/module_int_counter.py`` as the real engine answered it
+    (`record_fake`): the Recompile view names the failing counter guard and the program's line; ``D`` and Enter
+    drop the default, and the console says each of its warnings once (issue 18's triple warning)."""
+    from fake_scenarios import recorded_recompile_scenario
+
+    scenario = recorded_recompile_scenario()
+    stop = scenario.stops[0]
+    app = make_app(scenario)
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        assert app.last_stop.kind is StopKind.RECOMPILE
+        text = plain(app.main_screen.recompile_view.content)
+        # the real failing guard (the counter was 0 when the entry compiled) and the program's own line
+        assert "EQUALS_MATCH  L['self'].counter == 0" in text and "expected 0   actual 1" in text
+        assert "module_int_counter.py:13  self.counter += 1" in text
+        await pilot.press("D")
+        await _settled(pilot)
+        await pilot.press("enter")
+        await _settled(pilot)
+        default = next(c.decision.guard_ids for c in stop.choices if c.kind.value == "drop")
+        assert default and app.session.sent == [f"decide(drop {' '.join(default)})"]
+        said = log_text(app)
+        # the program's own call, as the Recompile view wrote it
+        assert 'permanently: torch.compile(m, backend="eager", options={"guard_filter_fn"' in said
+        assert said.count("RESULTS MAY BE WRONG") == 1 and "WARNING: WARNING" not in said

@@ -1,0 +1,169 @@
+"""Record what the real engine answers at a program's first recompile stop, as canned data for the fake engine.
+
+Re-make the recording (after a change to the engine's results or to torch), from the repository root::
+
+    .venv/bin/python tests/app/record_fake.py
+
+It runs ``tests/programs/module_int_counter.py`` under the real engine (`dynadbg.core.session.Session` and a
+`dynadbg.core.listeners.QueueListener`), continues to the first recompile stop and writes
+``tests/app/recordings/module_int_counter.json``: that stop (its frame, recompile record and choices), its guard
+trees and guard diffs, as JSON of the frozen model types (`freeze`; `thaw` reads it back).
+What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
+of first use, ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>``, times by
+0. Compile ids and Dynamo's counters are per process: record in a fresh interpreter (``--stdout`` prints the
+recording instead of writing it; ``tests/app/test_recording.py`` runs that and fails when the file no longer
+matches what the engine answers today).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import importlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+PROGRAM = ROOT / "tests" / "programs" / "module_int_counter.py"
+RECORDING = RECORDINGS / "module_int_counter.json"
+
+#: Fields that hold a run's object ids (renumbered in order of first use).
+_ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_key"})
+#: Fields that hold times or sizes measured in this run (recorded as 0).
+_TIME_FIELDS = frozenset({"seconds", "elapsed", "duration", "compile_seconds", "nbytes", "time", "wall_s"})
+_BIG_NUMBER = re.compile(r"\b\d{9,}\b")
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+
+
+class _Scrub:
+    """Replaces run-dependent values by stable ones (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, int] = {}
+
+    def number(self, value: int) -> int:
+        return self.ids.setdefault(value, 0x1000 + 16 * len(self.ids))
+
+    def text(self, value: str) -> str:
+        value = value.replace(str(ROOT), "<repo>")
+        return _ADDRESS.sub("0x0", _BIG_NUMBER.sub("<id>", value))
+
+
+def freeze(value: Any, scrub: _Scrub | None = None, name: str = "") -> Any:
+    """`value` (model dataclasses, enums, tuples, dicts, plain values) as JSON data, run-dependent values scrubbed."""
+    scrub = scrub if scrub is not None else _Scrub()
+    if name in _ID_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return scrub.number(value)
+    if name in _ID_FIELDS and isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return {"__tuple__": [scrub.number(v) for v in value]}
+    if name in _TIME_FIELDS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return 0
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, enum.Enum):
+        return {"__enum__": f"{type(value).__module__}:{type(value).__qualname__}", "value": value.value}
+    if isinstance(value, str):
+        return scrub.text(value)
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return {"__tuple__": [freeze(v, scrub) for v in value]}
+    if isinstance(value, list):
+        return [freeze(v, scrub) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return {"__frozenset__": sorted((freeze(v, scrub) for v in value), key=json.dumps)}
+    if isinstance(value, dict):
+        return {"__dict__": [[freeze(k, scrub), freeze(v, scrub, str(k))] for k, v in value.items()]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: freeze(getattr(value, f.name), scrub, f.name) for f in dataclasses.fields(value) if f.init}
+        return {"__type__": f"{type(value).__module__}:{type(value).__qualname__}", "fields": fields}
+    if isinstance(value, tuple):  # a NamedTuple
+        return {"__type__": f"{type(value).__module__}:{type(value).__qualname__}",
+                "items": [freeze(v, scrub) for v in value]}
+    raise TypeError(f"cannot record a {type(value).__qualname__}")
+
+
+def _class(path: str) -> Any:
+    module, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def thaw(data: Any) -> Any:
+    """The values `freeze` wrote (frozen model types again)."""
+    if isinstance(data, list):
+        return [thaw(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "__tuple__" in data:
+        return tuple(thaw(v) for v in data["__tuple__"])
+    if "__frozenset__" in data:
+        return frozenset(thaw(v) for v in data["__frozenset__"])
+    if "__dict__" in data:
+        return {thaw(k): thaw(v) for k, v in data["__dict__"]}
+    if "__enum__" in data:
+        return _class(data["__enum__"])(data["value"])
+    cls = _class(data["__type__"])
+    if "items" in data:
+        return cls(*(thaw(v) for v in data["items"]))
+    return cls(**{k: thaw(v) for k, v in data["fields"].items()})
+
+
+def record(program: Path = PROGRAM) -> dict[str, Any]:
+    """Run `program` under the real engine to its first recompile stop; what the fake needs of it, frozen."""
+    from dynadbg.core.listeners import QueueListener
+    from dynadbg.core.model import Stop, StopKind
+    from dynadbg.core.session import Session
+
+    listener = QueueListener()
+    session = Session(listener)
+    session.start_script(str(program))
+    try:
+        kind, stop = listener.next()
+        while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
+            session.set_continue()
+            kind, stop = listener.next()
+        if kind != "stop":
+            raise RuntimeError(f"{program.name} ended before a recompile stop")
+        current = session.current_stop()
+        assert isinstance(current, Stop)
+        # (what_if and recompile_records repeat these at a recompile stop: the trees, the stop's record)
+        answers = {"stop": current, "guard_trees": session.guard_trees(), "guard_diffs": session.guard_diffs()}
+    finally:
+        session.quit()
+        session.wait(timeout=30)
+    scrub = _Scrub()
+    return {"program": str(program.relative_to(ROOT)), **{k: freeze(v, scrub) for k, v in answers.items()}}
+
+
+def load(path: Path = RECORDING) -> dict[str, Any]:
+    """A recording as model values: ``stop``, ``guard_trees``, ``guard_diffs`` (and ``program``, its path)."""
+    # the program's path back in this checkout, so the fake's `source` reads the file
+    data = json.loads(path.read_text(encoding="utf-8").replace("<repo>", ROOT.as_posix()))
+    return {k: (thaw(v) if k != "program" else v) for k, v in data.items()}
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """The recording's file text: one top-level key per line, compact (tens of KB)."""
+    lines = [f"{json.dumps(k)}: {json.dumps(data[k], sort_keys=True, separators=(',', ':'))}" for k in sorted(data)]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def main(argv: list[str]) -> int:
+    """Write the recording (``--stdout``: print it instead, as `test_recording` compares it)."""
+    data = record()
+    if "--stdout" in argv:
+        sys.stdout.write(dumps(data))
+        return 0
+    RECORDINGS.mkdir(exist_ok=True)
+    RECORDING.write_text(dumps(data), encoding="utf-8")
+    print(f"wrote {RECORDING.relative_to(ROOT)} ({RECORDING.stat().st_size:,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
