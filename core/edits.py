@@ -685,6 +685,9 @@ def preview_edit(base: CodeType, ops: Sequence[EditOp], op: EditOp) -> EditPrevi
     result = apply_edit(current, op, probe=probe)
     if isinstance(result, EditError):
         analysis = analyze_stack(probe[0], check_exception_table=False, check_stacksize=False) if probe else None
+        if analysis is not None:
+            # the probe was assembled with room to spare (`_assembly_error`): the stack size to show is the code's
+            analysis = replace(analysis, stacksize=current.co_stacksize)
         return EditPreview(op, result, analysis)
     problem = validate(base, result)
     return EditPreview(op, problem, analyze_stack(result), diff_code(base, result), None if problem else result)

@@ -342,7 +342,9 @@ class EditDialog(ModalScreen[None]):
         if edited.count == 0:
             parts.append(Text(f"  (row {edited.first} was removed: the rows after it moved up)", dim))
         parts.append(Text(f"deepest {analysis.max_depth} of co_stacksize {analysis.stacksize}", dim))
-        others = [p for p in analysis.problems if p != shown]
+        # the verdict names the same problem with its place in the edited code: the same kind at the same row
+        others = [p for p in analysis.problems
+                  if shown is None or (p.kind, p.index) != (shown.kind, shown.index)]
         for problem in others[:3]:
             parts.append(Text(f"✗ {problem}", self._style("edit--error")))
         if len(others) > 3:

@@ -309,8 +309,10 @@ async def test_edit_dialog_shows_a_rejected_edit_inline_and_installs_nothing() -
         await pilot.press("ctrl+u", *"POP_TOP")
         await _settled(pilot)
         text = preview_text(dialog)
-        assert "rejected (stack underflow): row 9 BINARY_SUBSCR needs 2 values but the stack holds 0" in text
+        assert "rejected (stack underflow): edited code: row 9 BINARY_SUBSCR needs 2 values but the stack holds 0" in text
+        assert text.count("needs 2 values but the stack holds 0") == 1  # the verdict says it; no problem line repeats it
         assert "✗    9" in text
+        assert "of co_stacksize 5" in text  # the code's stack size, not the room the underflow probe was given
         await pilot.press("enter")
         await _settled(pilot)
         assert app.session.sent == ["apply_edit(edit 8 POP_TOP)"]

@@ -100,6 +100,12 @@ def test_edit_dialog_previews_a_stack_underflow(snap_compare) -> None:  # noqa: 
         await pilot.press("ctrl+u", *"POP_TOP")
         await settle(pilot)  # the preview (no debounce in tests)
         await settle(pilot)
+        from test_tui_recompile_edit import preview_text
+
+        for _ in range(200):  # the engine's answer for the whole word, not the one for a keystroke before it
+            if "BINARY_SUBSCR needs 2 values" in preview_text(pilot.app.screen):
+                break
+            await pilot.pause(0.05)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
