@@ -75,6 +75,27 @@ def leaf_form(expr: str) -> tuple[str, str | None, str | None] | None:
     return None
 
 
+def _apply(draft: Any, edits_: "list[_Edit]") -> None:
+    """Make the guard operations of `edits_` on the toolkit `Draft` `draft` (raises `toolkit.ToolkitError`)."""
+    for e in edits_:
+        if e.op[0] == "add":
+            draft.add_guard(e.op[1], e.op[2], like=e.op[3])
+        elif e.op[0] == "lambda":
+            draft.add_lambda_guard(e.op[2], f"DEBUGGER: {e.op[1]}")
+        else:
+            draft.drop_guard(e.op[1], e.op[2])
+
+
+def _copy_text(copy: "_Copy") -> str:
+    """Where a guard edit in a frame went, and what a call the copy rejects does then."""
+    if copy.front is not None:
+        return (f"on copy {copy.handle.compile_id} of the instruction edit's copy, in its place in front of the "
+                f"cache entries from the next call (a call the copy rejects runs Dynamo's entry without the edit "
+                f"when that accepts it, else recompiles)")
+    return (f"on copy {copy.handle.compile_id} of the entry, which replaces it from the next call (a call the copy "
+            f"rejects recompiles)")
+
+
 def _refused(kind: str, message: str) -> EditOutcome:
     """A guard command that changed nothing: `message` says why (`EditError.kind` what sort of refusal)."""
     return EditOutcome(EditError(kind, message))
@@ -102,15 +123,18 @@ class _AddedGuard:
 
 class _Copy:
     """A toolkit copy the session installed in place of one Dynamo entry: that entry (`toolkit.Entry`), the
-    copy's handle (a new one after each edit or undo: `toolkit.Handle.swap`) and the edits it carries."""
+    copy's handle (a new one after each edit or undo: `toolkit.Handle.swap`) and the edits it carries. Or, with
+    `front`, the copy an instruction edit installed in front of the cache entries (`patches._Precompiled`, which
+    holds the current handle) that the guard edits were made on."""
 
-    __slots__ = ("base", "handle", "edits", "exprs")
+    __slots__ = ("base", "handle", "edits", "exprs", "front")
 
-    def __init__(self, base: Any, handle: Any) -> None:
+    def __init__(self, base: Any, handle: Any, front: Any = None) -> None:
         self.base = base
         self.handle = handle
         self.edits: list[_Edit] = []
         self.exprs: list[_Edit] = []     # expression guards added on the copy's live tree (kept by a swap)
+        self.front = front
 
 
 class _Edit:
@@ -228,7 +252,12 @@ class GuardEditor:
             if entry.code is code:
                 entry_manager = entry.guard_manager
                 break
-        managers = self._patches().guard_managers_for(code, entry_manager)
+        front = self._patches().front_copy(code)
+        if front is not None:
+            # an instruction edit's copy runs this frame: guard edits are made on it (`_put_in`)
+            managers = [front.guard_manager]
+        else:
+            managers = self._patches().guard_managers_for(code, entry_manager)
         copy = self._copy_of(code)
         if not managers and copy is not None:
             managers = [copy.handle.record.built.wrapper]   # the session's copy, before torch has it as an entry
@@ -278,8 +307,7 @@ class GuardEditor:
                 where_text = "from the next call (this call runs it regardless)"
             else:
                 assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
-                where_text = (f"from the next call (on copy {edit.copy.handle.compile_id} of the entry, which "
-                              f"replaces it; a call the copy rejects recompiles)")
+                where_text = f"from the next call ({_copy_text(edit.copy)})"
             return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                        f"{where_text}: {expr}{note}", edit=edit.view())
         # an instruction edit's precompile entry runs this frame in front of the cache entry: both get the guard
@@ -353,6 +381,9 @@ class GuardEditor:
 
         if ctx.compile_event is not None:
             return True
+        assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
+        if self._patches().front_copy(ctx.frame.frame.f_code) is not None:
+            return True      # the instruction edit's copy that runs the frame: edited in place (`Handle.swap`)
         if len(where[4]) > 1:
             return False     # an instruction edit's precompile entry shadows the entry: a copy would not decide
         assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
@@ -360,7 +391,11 @@ class GuardEditor:
         return self._copy_of(code) is not None or toolkit.entry_serving(where[0], code, where[3]) is not None
 
     def _copy_of(self, code: CodeType) -> "_Copy | None":
-        """The session's copy (in place of an entry) that runs `code`, if there is one."""
+        """The session's copy (in place of an entry, or an instruction edit's copy that guard edits were made on)
+        that runs `code`, if there is one."""
+        front = self._patches().front_copy(code)
+        if front is not None:
+            return next((c for c in self._copies if c.front is front), None)
         return next((c for c in self._copies if not c.handle.record.removed and c.handle.record.built.code is code),
                     None)
 
@@ -373,6 +408,10 @@ class GuardEditor:
         original, compile_id, f_locals, f_globals, _managers, event = where
         copy = None
         entry: toolkit.Entry | None
+        front = (self._patches().front_copy(ctx.frame.frame.f_code)
+                 if event is None and ctx.frame is not None and ctx.frame.frame is not None else None)
+        if front is not None:
+            return self._front_draft(front, f_locals, edits_)
         if event is not None:
             entry = toolkit.compile_entry(original, event.dynamo_code, event.guard_manager, event.compile_id,
                                           f_globals)
@@ -395,16 +434,54 @@ class GuardEditor:
             for e in copy.exprs if copy is not None else ():
                 if e.guard is not None and e.guard.active:
                     draft.add_lambda_guard(e.guard, f"DEBUGGER: {e.text}")
-            for e in edits_:
-                if e.op[0] == "add":
-                    draft.add_guard(e.op[1], e.op[2], like=e.op[3])
-                elif e.op[0] == "lambda":
-                    draft.add_lambda_guard(e.op[2], f"DEBUGGER: {e.op[1]}")
-                else:
-                    draft.drop_guard(e.op[1], e.op[2])
+            _apply(draft, edits_)
         except toolkit.ToolkitError as exc:
             return _refused("rejected", f"{exc} (nothing changed)")
         return draft
+
+    def _front_draft(self, front: Any, f_locals: dict[str, Any] | None, edits_: list[_Edit]) -> Any:
+        """A draft of the cache entry the instruction edit's copy `front` (`patches._Precompiled`) was made from,
+        with the patch's instruction edits and the operations of `edits_`; an `EditOutcome` refusal."""
+        from . import toolkit
+
+        try:
+            draft = front.handle.record.draft.entry.copy()
+            draft.call_inputs = dict(f_locals) if f_locals else front.handle.record.draft.call_inputs
+            draft.edit_ops = list(front.patch.ops)
+            _apply(draft, edits_)
+        except toolkit.ToolkitError as exc:
+            return _refused("rejected", f"{exc} (nothing changed)")
+        return draft
+
+    # -- the instruction edits' copies (`patches.PatchManager` calls these) ----------------------------------
+
+    def apply_front(self, old: Any, draft: Any) -> None:
+        """Make the active guard edits made on the instruction edit's copy `old` on `draft` (the copy a later
+        instruction edit installs in its place).
+
+        Raises:
+            toolkit.ToolkitError: an edit cannot be made on the new copy."""
+        copy = next((c for c in self._copies if c.front is old), None)
+        if copy is not None:
+            _apply(draft, [e for e in copy.edits if e.active])
+
+    def front_moved(self, old: Any, new: Any) -> None:
+        """A later instruction edit put the copy `new` (made with `apply_front`) in place of `old`."""
+        for copy in self._copies:
+            if copy.front is old:
+                copy.front, copy.handle = new, new.handle
+
+    def front_gone(self, old: Any) -> list[int]:
+        """The instruction edit's copy `old` was taken out with no successor (`patch undo`): the guard edits made
+        on it go with it. Returns their numbers (``guard`` lists them, inactive)."""
+        gone: list[int] = []
+        for copy in [c for c in self._copies if c.front is old]:
+            self._copies.remove(copy)
+            for e in copy.edits:
+                if e.active:
+                    e.active = False
+                    gone.append(e.number)
+        return gone
 
     def _put_in(self, ctx: "PauseContext", where: tuple[Any, ...], edit: _Edit, *, allow_baked: bool) -> Any:
         """Make the copy with `edit` (and the session's earlier edits of that entry), validate it and put it in:
@@ -439,8 +516,17 @@ class GuardEditor:
             edit.event, edit.old_manager, edit.wrapper = event, event.guard_manager, wrapper
             event.guard_manager = wrapper
             return validation
+        front = self._patches().front_copy(ctx.frame.frame.f_code) if ctx.frame is not None else None
         try:
-            if copy is None:
+            if front is not None:
+                # the instruction edit's copy that runs this frame: a copy with the same code edits and this
+                # guard change takes its place in front of the cache entries
+                self._patches().swap_front(front, draft, force=bool(validation.problems))
+                if copy is None:
+                    copy = _Copy(draft.entry, front.handle, front)
+                    self._copies.append(copy)
+                copy.handle = front.handle
+            elif copy is None:
                 copy = _Copy(draft.entry, draft.install("replace", force=bool(validation.problems)))
                 self._copies.append(copy)
             else:
@@ -455,8 +541,7 @@ class GuardEditor:
         if event is not None:
             return "in effect from the next call (this call runs it regardless)"
         assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
-        return (f"on copy {edit.copy.handle.compile_id} of the entry, which replaces it from the next call (a call "
-                f"the copy rejects recompiles)")
+        return _copy_text(edit.copy)
 
     # -- drop ----------------------------------------------------------------------------------------------------
 
@@ -512,9 +597,11 @@ class GuardEditor:
                 else:
                     assert edit.copy is not None
                     edit.known = known | {id(edit.copy.handle.record.built.wrapper)}
-                    message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: copy "
-                               f"{edit.copy.handle.compile_id} of {edit.copy.base.compile_id} without it replaces "
-                               f"that entry from the next call (no recompile); later compiles leave it out")
+                    where_to = (_copy_text(edit.copy) if edit.copy.front is not None else
+                                f"copy {edit.copy.handle.compile_id} of {edit.copy.base.compile_id} without it "
+                                f"replaces that entry from the next call (no recompile)")
+                    message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: "
+                               f"{where_to}; later compiles leave it out")
         self._patches().note_guard_editor(self)
         self._filter.add(rule)
         if message is None:
@@ -615,6 +702,8 @@ class GuardEditor:
         copy = edit.copy
         assert copy is not None
         rest = [e for e in copy.edits if e.active]
+        if copy.front is not None:
+            return self._undo_in_front(ctx, copy, rest)
         if not rest:
             copy.handle.remove()
             return (f"copy {copy.handle.compile_id} is taken out and entry {copy.base.compile_id} serves again from "
@@ -640,6 +729,37 @@ class GuardEditor:
             e.active = False
         return (f"copy {old} is taken out with edits {', '.join(str(e.number) for e in rest)} (they could not be "
                 f"rebuilt here); entry {copy.base.compile_id} serves again from the next call that it accepts")
+
+    def _undo_in_front(self, ctx: "PauseContext", copy: _Copy, rest: list[_Edit]) -> str:
+        """Take an edit out of the instruction edit's copy it was made on: a copy with the patch's code edits and
+        the other guard edits (`rest`) is swapped in; when that cannot be built, one with none of them."""
+        from . import toolkit
+
+        old = copy.handle.compile_id
+        inputs = (dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
+                  if ctx.frame is not None and ctx.frame.frame is not None else None)
+        draft = self._front_draft(copy.front, inputs, rest)
+        others = "the other guard edits" if rest else "no guard edits"
+        try:
+            if isinstance(draft, EditOutcome):
+                raise toolkit.ToolkitError(draft.message)
+            self._patches().swap_front(copy.front, draft)
+        except toolkit.ToolkitError:
+            plain = self._front_draft(copy.front, inputs, [])
+            try:
+                if isinstance(plain, EditOutcome):
+                    raise toolkit.ToolkitError(plain.message) from None
+                self._patches().swap_front(copy.front, plain, force=True)
+            except toolkit.ToolkitError as exc:
+                return f"the edit's copy {old} could not be rebuilt without it ({exc}); it keeps serving as it is"
+            for e in rest:
+                e.active = False
+            rest, others = [], "no guard edits (the others could not be rebuilt here and are undone too)"
+        copy.handle = copy.front.handle
+        if not rest:
+            self._copies.remove(copy)
+        return (f"the edit's copy {old} is swapped for copy {copy.handle.compile_id}, with the patch's code edits "
+                f"and {others}")
 
     def _invalidate_built(self, edit: _Edit) -> bool:
         """Invalidate the cache entry a compile stop built with `edit`'s guard manager; False when there is none."""

@@ -1823,6 +1823,8 @@ class EditOutcome:
         code: the code object now installed (None when rejected).
         edit: the guard edit made or undone (`GuardEditView`), when there is one.
         warning: why results may be wrong without a dropped guard (show it prominently), else None.
+        guard_edits_gone: numbers (``guard`` lists them) of the guard edits made on an instruction edit's copy
+            that went with it (`patch undo` took the copy out); empty otherwise.
     """
 
     error: EditError | None = None
@@ -1831,6 +1833,7 @@ class EditOutcome:
     code: CodeType | None = field(default=None, compare=False, repr=False)
     edit: "GuardEditView | None" = None
     warning: DropWarning | None = None
+    guard_edits_gone: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:

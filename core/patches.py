@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import compat, precompile
 from .edits import build_patched, diff_code, fingerprint, preview_edit
+from .format.edits import guard_edits_gone
 from .model import EditError, EditOp, EditOutcome, EditPreview, PatchDiff, PatchKey, PatchSpec, PatchView
 from .patchfile import _version_note, patch_file_json, read_patch_file
 
@@ -120,6 +121,8 @@ class PatchManager:
         self._pending: list[PatchSpec] = []
         self._mismatch_said: set[tuple[PatchKey, str]] = set()
         self._guard_editor: Any = None
+        #: numbers of guard edits made on copies an install took out without a successor (`take_gone`)
+        self._gone: list[int] = []
         #: (f_locals, f_globals) of the stop an edit is being installed from
         self._live_scope: tuple[dict[str, Any], dict[str, Any]] | None = None
         #: id(compile event) -> (event, the guard manager Dynamo built) for events whose manager an edit replaced
@@ -154,6 +157,34 @@ class PatchManager:
                 else:
                     out.append(pre.guard_manager)
         return out
+
+    def front_copy(self, code: CodeType) -> _Precompiled | None:
+        """The instruction edit's copy (in front of the cache entries) that runs `code` — its current build, or
+        one a guard edit swapped out while a frame still ran it — or None (`code` is Dynamo's own code, or
+        a compile stop's edited code)."""
+        made = self._made.get(id(code))
+        if made is None:
+            return None
+        for _orig, pres in self._precompiled.values():
+            pre = pres.get(id(made[1]))
+            if pre is not None and pre.patch is made[0] and not pre.handle.record.removed:
+                return pre
+        return None
+
+    def swap_front(self, pre: _Precompiled, draft: Any, *, force: bool = False) -> None:
+        """Put `draft` (a copy of the same cache entry with the patch's edits and other guards: a guard edit made
+        in a frame `pre` runs) in `pre`'s place (`toolkit.Handle.swap`); the session learns the new code.
+
+        Raises:
+            toolkit.Refused, toolkit.ToolkitError: as `Handle.swap` (`pre` stays)."""
+        pre.handle = pre.handle.swap(draft, force=force)
+        self._made[id(pre.code)] = (pre.patch, pre.dynamo, pre.code)
+        self._register(pre.handle.record.original, pre)
+
+    def take_gone(self) -> tuple[int, ...]:
+        """The numbers of the guard edits that went with copies the last install took out (then forgotten)."""
+        gone, self._gone = tuple(self._gone), []
+        return gone
 
     # -- commands ----------------------------------------------------------------------------------------------
 
@@ -214,7 +245,9 @@ class PatchManager:
                         return EditOutcome(installed)
             self._patches = [p for p in self._patches if p.ops]
             self._pending.clear()
-            return EditOutcome(message=f"Dynamo's code restored for {', '.join(done)}" if done else "no edits to undo")
+            gone = self.take_gone()
+            return EditOutcome(message=(f"Dynamo's code restored for {', '.join(done)}" + guard_edits_gone(gone))
+                               if done else "no edits to undo", guard_edits_gone=gone)
         t = self.target(ctx)
         if isinstance(t, EditError):
             return EditOutcome(t)
@@ -445,8 +478,10 @@ class PatchManager:
                                        f"edit applies when Dynamo compiles it again", diff=diff_code(t.dynamo, new),
                                code=new)
         where = ", ".join(patch.compile_ids[-3:]) or t.compile_id
+        gone = self.take_gone()
         return EditOutcome(message=f"{what} for {t.original.co_name} ({where}) from the next call; this call keeps "
-                                   f"running the code it started with", diff=diff_code(t.dynamo, new), code=new)
+                                   f"running the code it started with" + guard_edits_gone(gone),
+                           diff=diff_code(t.dynamo, new), code=new, guard_edits_gone=gone)
 
     def _install_later_all(self, patch: _Patch, prebuilt: dict[int, CodeType] | None = None) -> int | EditError:
         """Make every live cache entry of the patched code object whose Dynamo code matches the patch run
@@ -478,11 +513,18 @@ class PatchManager:
                 old = pres.pop(id(dynamo), None)
                 if old is not None:
                     self._unregister(old)
+                editor = self._guard_editor
                 if want is entry_code:
+                    if old is not None and editor is not None:
+                        self._gone += editor.front_gone(old)   # guard edits made on the copy go with it
                     continue
-                pre = self._install_copy(original, entry, dynamo, entry_code, patch)
+                pre = self._install_copy(original, entry, dynamo, entry_code, patch, carried=old)
                 if isinstance(pre, EditError):
+                    if old is not None and editor is not None:
+                        self._gone += editor.front_gone(old)
                     return pre
+                if old is not None and editor is not None:
+                    editor.front_moved(old, pre)
                 pres[id(dynamo)] = pre
                 if pre.code is not dynamo:
                     self._made[id(pre.code)] = (patch, dynamo, pre.code)
@@ -493,10 +535,11 @@ class PatchManager:
         return count
 
     def _install_copy(self, original: CodeType, entry: Any, dynamo: CodeType, entry_code: CodeType,
-                      patch: _Patch) -> _Precompiled | EditError:
+                      patch: _Patch, carried: _Precompiled | None = None) -> _Precompiled | EditError:
         """A toolkit copy of the cache entry `entry` (its guards; Dynamo's code `dynamo` with `patch.ops`),
-        validated and installed in front of the cache entries (``Draft.install("front")``). A copy the toolkit
-        refuses (a source the graph would read with no guard) is an `EditError` with the toolkit's reason."""
+        validated and installed in front of the cache entries (``Draft.install("front")``). The guard edits made
+        on `carried` (the copy it succeeds) are made on it too. A copy the toolkit refuses (a source the graph
+        would read with no guard) is an `EditError` with the toolkit's reason."""
         from . import toolkit
         from .format.toolkit import problem_text
 
@@ -508,6 +551,8 @@ class PatchManager:
         draft.call_inputs = dict(scope[0]) if scope is not None else None
         draft.edit_ops = list(patch.ops)
         try:
+            if carried is not None and self._guard_editor is not None:
+                self._guard_editor.apply_front(carried, draft)
             handle = draft.install("front")
         except toolkit.Refused as exc:
             problems = exc.validation.problems
@@ -628,14 +673,14 @@ class PatchManager:
 
     def serving_entry(self, code: CodeType) -> Any:
         """A cache-entry-like view (``code``, ``compile_id``, ``guard_manager``) of the precompile entry this
-        manager installed to run `code`, or None. Lets ``guards`` show the tree of a frame running edited code."""
-        for _orig, pres in self._precompiled.values():
-            for pre in pres.values():
-                if pre.code is code:
-                    info = self.session.generated_info(code)
-                    return SimpleNamespace(code=code, compile_id=info.compile_id if info else "?",
-                                           guard_manager=pre.guard_manager)
-        return None
+        manager installed to run `code`, or None. Lets ``guards`` show the tree of a frame running edited code
+        (after a guard edit there swapped the copy, the tree of the copy now in its place)."""
+        pre = self.front_copy(code)
+        if pre is None:
+            return None
+        info = self.session.generated_info(code)
+        return SimpleNamespace(code=pre.code, compile_id=info.compile_id if info else "?",
+                               guard_manager=pre.guard_manager)
 
 
 def _globals_of(original: CodeType) -> dict[str, Any]:

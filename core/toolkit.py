@@ -976,24 +976,27 @@ class Handle:
         _remove(self.record)
 
     def swap(self, draft: "Draft", *, force: bool = False) -> "Handle":
-        """Put `draft` (a copy of the same entry with other operations) in place of this ``next``/``replace``
-        copy: this one is taken out without putting back what it replaced, the new one gets a compile id of its
-        own and waits, as this one did, for the first call that needs it (a ``replace``d original stays out and
-        comes back when the new copy is removed). Returns the new copy's handle.
+        """Put `draft` (a copy of the same entry with other operations) in place of this copy: this one is taken
+        out without putting back what it replaced, the new one gets a compile id of its own. A ``next``/``replace``
+        copy's successor waits, as this one did, for the first call that needs it (a ``replace``d original stays
+        out and comes back when the new copy is removed); a ``front`` copy's is tried from the next call, in the
+        old one's place before the cache entries. Returns the new copy's handle.
 
         Raises:
             Refused: the draft does not validate and `force` is False (this copy stays).
-            ToolkitError: this copy was removed, is a ``front`` copy, or the draft is of another code object.
+            ToolkitError: this copy was removed, or the draft is of another code object.
         """
         old = self.record
-        if old.removed or old.mode is InstallMode.FRONT or draft.entry.original is not old.original:
-            raise ToolkitError("swap works on an installed next/replace copy, with a draft of the same code")
+        if old.removed or draft.entry.original is not old.original:
+            raise ToolkitError("swap works on an installed copy, with a draft of the same code")
         built = draft._build()  # noqa: SLF001 - the same module's draft
         if built.validation.problems and not force:
             from .format.toolkit import refusal_text
 
             raise Refused(built.validation, refusal_text(built.validation))
         new = _Install(draft, built, old.mode, old.persist, built.validation.problems if force else ())
+        if old.mode is InstallMode.FRONT:
+            return self._swap_front(old, new)
         new.replaced, new.owner = old.replaced, old.owner
         reg = _REGISTRY
         with reg.lock:
@@ -1013,6 +1016,27 @@ class Handle:
         if built.code is not draft.entry.code_obj:
             compat.register_replacement_code(draft.entry.code_obj, built.code, old.original)  # type: ignore[arg-type]
         _widen_diff_guards(old.original, built.validation)  # type: ignore[arg-type]
+        return Handle(new)
+
+    @staticmethod
+    def _swap_front(old: _Install, new: _Install) -> "Handle":
+        """`swap` of a ``front`` copy: the new precompile entry takes the old one's place in the order they are
+        tried (`precompile.set_entries`); the cache entries behind are left alone."""
+        built, original = new.built, old.original
+        if built.code is not new.draft.entry.code_obj:
+            compat.register_replacement_code(new.draft.entry.code_obj, built.code, original)  # type: ignore[arg-type]
+        _widen_diff_guards(original, built.validation)  # type: ignore[arg-type]
+        reg = _REGISTRY
+        with reg.lock:
+            old.removed = True
+            ids = {k for k, v in reg.by_wrapper.items() if v is old} | {id(old.built.wrapper)}
+            for k in ids:
+                reg.by_wrapper.pop(k, None)
+            reg.by_wrapper[id(built.wrapper)] = new
+            reg.installs = [new if i is old else i for i in reg.installs]
+            if old in reg.persisted.get(id(original), []):
+                reg.persisted[id(original)] = [new if i is old else i for i in reg.persisted[id(original)]]
+            precompile.set_entries(original, "toolkit", reg.precompile_items(original))  # type: ignore[arg-type]
         return Handle(new)
 
     def __repr__(self) -> str:

@@ -49,3 +49,14 @@ def format_stack(analysis: StackAnalysis, *, rows: Iterable[int] | None = None) 
         lines.append(f"{row.index:>4}  {depth:>3} -> {after:<3} {row.opname} {row.argrepr}".rstrip())
     lines.extend(str(p) for p in analysis.problems)
     return "\n".join(lines)
+
+
+def guard_edits_gone(numbers: tuple[int, ...]) -> str:
+    """The sentence `patch undo` adds when guard edits made on an instruction edit's copy went with it (numbers
+    as ``guard`` lists them); empty when none did."""
+    if not numbers:
+        return ""
+    which = ", ".join(str(n) for n in numbers)
+    edits = "guard edit" if len(numbers) == 1 else "guard edits"
+    return (f"; {edits} {which}, made on the edit's copy, went with it (Dynamo's cache entries never had "
+            f"{'it' if len(numbers) == 1 else 'them'}: `guard add` them again to guard those entries)")

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from dynadbg.core import edits as E
+from dynadbg.core import guards as G
 from dynadbg.core import model as M
 from dynadbg.core import patchfile as PF
 from dynadbg.core.format.edits import format_stack
@@ -586,6 +587,178 @@ def test_guards_and_guard_add_in_a_frame_running_edited_code():
     assert said["guards"].error is None and "TENSOR_MATCH" in said["guards"].output
     assert said["add"].error is None, said["add"].error
     assert results == [6.0, 7.0, 7.0, 300.0]   # the 50.0 call fails the added guard: Dynamo's code, recompiled
+
+
+class _Counted:
+    """An eager backend that counts the graphs Dynamo compiles (a recompile is one more)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, gm, example_inputs):
+        self.count += 1
+        return gm.forward
+
+
+def _live(fn) -> list[tuple[str, str, Any]]:
+    """(kind, made by, hits) of each live entry of `fn`, as `toolkit.entries` lists them."""
+    from dynadbg.core import toolkit
+
+    return [(e.kind.value, e.made_by, e.hits) for e in toolkit.entries(fn) if not e.invalidated]
+
+
+def test_a_leaf_guard_added_in_a_frame_running_the_edit_is_a_leaf_of_the_edits_copy():
+    """`edit` at the first stop, `guard add L['x'].dtype == torch.float32` at the next (a frame the edit's copy
+    runs): the leaf goes on that copy, `guards` lists it like torch's own, a float32 call is served by the copy and
+    a float64 call misses it, misses Dynamo's entry too (its TENSOR_MATCH) and recompiles, with the patch."""
+    torch._dynamo.reset()
+    graphs, results, seen, said = _Counted(), [], [], {}
+
+    def run(results):
+        cf = torch.compile(double_sum, backend=graphs)
+        for dt in (torch.float32, torch.float32, torch.float32, torch.float64):
+            results.append(float(cf(torch.ones(3, dtype=dt))))
+            seen.append(_live(double_sum))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            said["add"] = ex("guard add L['x'].dtype == torch.float32")
+            said["guards"] = ex("guards")
+        return ex("c")
+
+    try:
+        _stops, result, _session, messages, _ = drive_with(lambda s: s.start_callable(run, results), respond)
+        assert result.exception is None, result.exception
+        add = said["add"]
+        assert add.error is None, add.error
+        assert "EQUALS_MATCH L['x'].dtype == torch.float32" in add.output and "instruction edit's copy" in add.output
+        (leaf,) = [lf for lf in G.iter_leaves(said["guards"].data) if lf.source == "L['x'].dtype"]
+        assert (leaf.guard_type, leaf.code[0]) == ("EQUALS_MATCH", "L['x'].dtype == torch.float32")
+        # calls 2 and 3 ran the edit (7.0); the float64 call recompiled and the patch re-applied to that compile
+        assert results == [6.0, 7.0, 7.0, 7.0]
+        assert graphs.count == 2 and any("patch applied to double_sum" in m for m in messages), messages
+        # the copy in front served call 3 (the copy with the leaf) and not the float64 call
+        precompiled = [[h for k, _who, h in rows if k == "precompile"] for rows in seen]
+        assert precompiled[1:] == [[0], [1], [1]], seen
+        assert len([r for r in seen[3] if r[0] == "cache"]) == 2
+    finally:
+        torch._dynamo.reset()
+
+
+def test_guard_undo_of_a_leaf_on_the_edits_copy_rebuilds_the_copy_without_it():
+    torch._dynamo.reset()
+    graphs, results, seen, said = _Counted(), [], [], {}
+
+    def run(results):
+        cf = torch.compile(double_sum, backend=graphs)
+        for dt in (torch.float32, torch.float32, torch.float64):
+            results.append(float(cf(torch.ones(3, dtype=dt))))
+            seen.append(_live(double_sum))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            said["add"] = ex("guard add L['x'].dtype == torch.float32")
+            said["undo"] = ex("guard undo")
+            said["guards"] = ex("guards")
+            said["list"] = ex("guard")
+        return ex("c")
+
+    try:
+        _stops, result, *_ = drive_with(lambda s: s.start_callable(run, results), respond)
+        assert result.exception is None, result.exception
+        assert said["add"].error is None and said["undo"].error is None, said["undo"].error
+        assert "swapped for copy" in said["undo"].output and "no guard edits" in said["undo"].output
+        assert not [lf for lf in G.iter_leaves(said["guards"].data) if lf.source == "L['x'].dtype"]
+        assert said["list"].output.rstrip().endswith("(undone)")
+        # the copy still runs the edit, without the leaf; the float64 call still recompiles (Dynamo's TENSOR_MATCH)
+        assert results == [6.0, 7.0, 7.0] and graphs.count == 2
+    finally:
+        torch._dynamo.reset()
+
+
+def test_patch_undo_after_a_guard_edit_on_the_edits_copy_says_the_guard_went_with_it():
+    torch._dynamo.reset()
+    graphs, results, said = _Counted(), [], {}
+
+    def run(results):
+        cf = torch.compile(double_sum, backend=graphs)
+        for dt in (torch.float32, torch.float32, torch.float32, torch.float64):
+            results.append(float(cf(torch.ones(3, dtype=dt))))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            said["add"] = ex("guard add L['x'].dtype == torch.float32")
+        if n == 2:
+            said["undo"] = ex("patch undo")
+            said["list"] = ex("guard")
+        return ex("c")
+
+    try:
+        _stops, result, *_ = drive_with(lambda s: s.start_callable(run, results), respond)
+        assert result.exception is None, result.exception
+        assert said["add"].error is None, said["add"].error
+        undo = said["undo"]
+        assert undo.error is None and undo.data.guard_edits_gone == (1,), undo.data
+        assert "guard edit 1, made on the edit's copy, went with it" in undo.output, undo.output
+        assert said["list"].output.rstrip().endswith("(undone)")
+        # from the next call Dynamo's own code runs; the float64 call recompiles it, with no patch and no guard
+        assert results == [6.0, 7.0, 7.0, 6.0] and graphs.count == 2
+    finally:
+        torch._dynamo.reset()
+
+
+class _Scale:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+class _OtherScale(_Scale):
+    pass
+
+
+def scaled_sum(x, cfg):
+    return (x * cfg.scale).sum()
+
+
+def test_guard_drop_in_a_frame_running_the_edit_drops_it_from_the_edits_copy():
+    """`guard drop` of the TYPE_MATCH on L['cfg'] in a frame the edit's copy runs: the copy without it serves a
+    call with another type (no recompile, the edit runs); `guards` no longer lists it."""
+    torch._dynamo.reset()
+    graphs, results, seen, said = _Counted(), [], [], {}
+
+    def run(results):
+        cf = torch.compile(scaled_sum, backend=graphs)
+        for cfg in (_Scale(2.0), _Scale(2.0), _OtherScale(2.0)):
+            results.append(float(cf(torch.ones(3), cfg)))
+            seen.append(_live(scaled_sum))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            (leaf,) = [lf for lf in G.iter_leaves(ex("guards").data)
+                       if lf.source == "L['cfg']" and lf.guard_type == "TYPE_MATCH"]
+            said["drop"] = ex(f"guard drop {leaf.id}")
+            said["guards"] = ex("guards")
+        return ex("c")
+
+    try:
+        _stops, result, *_ = drive_with(lambda s: s.start_callable(run, results), respond)
+        assert result.exception is None, result.exception
+        drop = said["drop"]
+        assert drop.error is None and "instruction edit's copy" in drop.output, drop.output
+        left = [(lf.source, lf.guard_type) for lf in G.iter_leaves(said["guards"].data)]
+        assert ("L['cfg']", "TYPE_MATCH") not in left and ("L['cfg'].scale", "EQUALS_MATCH") in left
+        assert results == [6.0, 7.0, 7.0] and graphs.count == 1
+        assert [h for k, _w, h in seen[2] if k == "precompile"] == [1]
+    finally:
+        torch._dynamo.reset()
 
 
 def test_a_guard_drop_recompile_keeps_the_instruction_edit():
