@@ -7,9 +7,14 @@
   (``replace``), or of the guard manager the entry being built gets at a compile stop: a later call whose inputs
   make it False (or raise) misses that entry, and Dynamo compiles a new one without it. ``guard add SOURCE``,
   ``SOURCE TYPE``, ``SOURCE == VALUE`` and ``SOURCE is None`` add a real leaf guard the same way. In a frame that
-  an instruction edit's copy runs (a toolkit copy installed in front of the cache entries, `patches`), the
-  expression is added to the live entries instead (a copy in place of the cache entry would not decide those
-  calls), and a leaf guard is refused.
+  an instruction edit's copy runs (a toolkit copy installed in front of the cache entries, `patches`), every
+  guard edit is made on that copy: a draft of the same cache entry with the patch's instruction edits and the
+  guard change is swapped in its place (`PatchManager.swap_front`, `toolkit.Handle.swap`); a call it rejects
+  misses it and goes on to Dynamo's entries (which run Dynamo's code, or recompile, the patch re-applying
+  itself to the compile). A later instruction edit carries those guard edits to its new copy
+  (`apply_front`); `patch undo` takes the copy out and they go with it (`front_gone`,
+  `EditOutcome.guard_edits_gone`). In a frame that runs Dynamo's own code while such a copy stands in front of
+  its entry, an expression guard is added to both live guard managers and a leaf guard is refused.
 * ``guard drop ID`` — a leaf id (``g6``) from the ``guards`` output. The code object's next compiles leave that
   guard out: a patched ``CheckFunctionManager`` filters the ``GuardFilterEntry`` objects whose source and type
   match (``compat.install_guard_filter``). In a frame a copy of the entry without the leaf replaces it; at a
@@ -310,7 +315,7 @@ class GuardEditor:
                 where_text = f"from the next call ({_copy_text(edit.copy)})"
             return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                        f"{where_text}: {expr}{note}", edit=edit.view())
-        # an instruction edit's precompile entry runs this frame in front of the cache entry: both get the guard
+        # this frame runs Dynamo's own code while an instruction edit's copy stands in front of its entry: both get it
         parts = [f"DEBUGGER: {expr}"]
         try:
             for manager in managers:

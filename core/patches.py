@@ -10,6 +10,11 @@ runs from the next call; ``toolkit.entries`` lists it with its hit count. A patc
 later compile of the same code object whose Dynamo code has the same fingerprint. `patch undo` and the session's
 end take the copies out (`toolkit.Handle.remove`).
 
+A guard edit in a frame that such a copy runs (`guard_edits.GuardEditor`) is made on the copy: `swap_front`
+puts a draft of the same entry with the patch's edits and the guard change in its place (`toolkit.Handle.swap`).
+A later edit of the same code makes those guard edits on its new copy too (`GuardEditor.apply_front`); an
+undo that leaves no copy takes them with it, and its `EditOutcome.guard_edits_gone` names them.
+
 The edits themselves (parse, apply, validate, diff) are pure functions in `dynadbg.core.edits`; patch files
 (JSON) are `dynadbg.core.patchfile`.
 """

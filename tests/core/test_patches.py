@@ -713,6 +713,42 @@ def test_patch_undo_after_a_guard_edit_on_the_edits_copy_says_the_guard_went_wit
         torch._dynamo.reset()
 
 
+def test_a_later_edit_carries_the_guard_edit_to_its_new_copy_and_patch_save_writes_it(tmp_path):
+    torch._dynamo.reset()
+    graphs, results, said = _Counted(), [], {}
+    path = tmp_path / "p.json"
+
+    def run(results):
+        cf = torch.compile(double_sum, backend=graphs)
+        for _ in range(4):
+            results.append(float(cf(torch.ones(3))))
+
+    def respond(stop, ex, n):
+        if n == 0:
+            ex(f"insert {final_return_row(stop)} {RET7}")
+        if n == 1:
+            said["add"] = ex("guard add L['x'].dtype == torch.float32")
+        if n == 2:
+            said["edit"] = ex(f"insert {final_return_row(stop)} POP_TOP; LOAD_CONST 8")
+        if n == 3:
+            said["guards"] = ex("guards")
+            said["save"] = ex(f"patch save {path}")
+        return ex("c")
+
+    try:
+        _stops, result, *_ = drive_with(lambda s: s.start_callable(run, results), respond)
+        assert result.exception is None, result.exception
+        assert said["add"].error is None and said["edit"].error is None, said["edit"].error
+        assert results == [6.0, 7.0, 7.0, 8.0] and graphs.count == 1
+        assert [lf.code[0] for lf in G.iter_leaves(said["guards"].data) if lf.source == "L['x'].dtype"] == [
+            "L['x'].dtype == torch.float32"]
+        assert said["save"].error is None
+        (saved,) = json.loads(path.read_text())["patches"]
+        assert saved["guards"] == [{"op": "add", "source": "L['x'].dtype", "guard_type": "EQUALS_MATCH"}]
+    finally:
+        torch._dynamo.reset()
+
+
 class _Scale:
     def __init__(self, scale):
         self.scale = scale
