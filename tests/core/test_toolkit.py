@@ -206,6 +206,27 @@ def test_front_install_is_a_precompile_entry_and_a_miss_falls_back_to_the_origin
     assert float(cf(x, Config(2.0))[0]) == 3.0
 
 
+def test_swap_of_a_front_copy_puts_the_new_draft_in_its_place_before_the_cache_entries():
+    graphs = Graphs()
+    cf = torch.compile(scaled, backend=graphs)
+    x = torch.ones(3)
+    cf(x, Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    ret = max(i.index for i in entry.code.instructions if i.opname == "RETURN_VALUE")
+    handle = entry.copy().insert(ret, "POP_TOP; LOAD_CONST 7").install("front")
+    assert cf(x, Config(2.0)) == 7 and handle.hits == 1
+    swapped = handle.swap(entry.copy().insert(ret, "POP_TOP; LOAD_CONST 8")
+                          .add_guard("L['cfg'].version", "EQUALS_MATCH").inputs(x, Config(2.0)))
+    assert swapped.compile_id != handle.compile_id and handle.entry is None
+    kinds = [(e.kind, e.compile_id) for e in live(cf)]
+    assert kinds[0] == (toolkit.EntryKind.PRECOMPILE, swapped.compile_id) and len(kinds) == 2, kinds
+    assert cf(x, Config(2.0)) == 8 and swapped.hits == 1
+    # the new copy's guard fails: the cache entry behind it serves (Dynamo's code, no compile)
+    assert float(cf(x, Config(2.0, version=2))[0]) == 3.0 and graphs.count == 1
+    swapped.remove()
+    assert compat.precompile_entries(scaled.__code__) == []
+
+
 def test_replace_invalidates_the_original_a_miss_recompiles_and_remove_puts_it_back():
     graphs = Graphs()
     cf = torch.compile(scaled, backend=graphs)
