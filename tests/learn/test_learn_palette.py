@@ -1,4 +1,4 @@
-"""`dynadbg learn` is in the debugger's command palette (fake engine: no torch)."""
+"""`dynadbg learn` is in the debugger's command palette (fake engine: no torch; Python 3.11, as its scenarios)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
+import pytest  # noqa: E402
 from fake_app import make_app, settle  # noqa: E402
+
+# the fake engine's scenarios are real code objects assembled from Python 3.11's opcodes (PRECALL, LOAD_METHOD:
+# tests/app/fake_scenarios.py), as the TUI tests it serves run on the 3.11 lanes; so does this one
+pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11),
+                                reason="the fake engine's generated code is Python 3.11 bytecode")
 
 
 async def test_the_palette_offers_learn_and_lists_the_lessons(tmp_path, monkeypatch) -> None:  # noqa: ANN001
