@@ -9,7 +9,8 @@ It runs ``tests/programs/module_int_counter.py`` under the real engine (`dynadbg
 ``tests/app/recordings/module_int_counter.json``: that stop (its frame, recompile record and choices), its guard
 trees and guard diffs, as JSON of the frozen model types (`freeze`; `thaw` reads it back).
 What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
-of first use, ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>``, times by
+of first use, ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>`` and torch's install folder by
+``<site-packages>``, times by
 0. Compile ids and Dynamo's counters are per process: record in a fresh interpreter (``--stdout`` prints the
 recording instead of writing it; ``tests/app/test_recording.py`` runs that and fails when the file no longer
 matches what the engine answers today).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import importlib.util
 import json
 import re
 import sys
@@ -37,6 +39,8 @@ _ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_
 _TIME_FIELDS = frozenset({"seconds", "elapsed", "duration", "compile_seconds", "nbytes", "time", "wall_s"})
 _BIG_NUMBER = re.compile(r"\b\d{9,}\b")
 _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+#: The folder torch is installed in (a module's repr names its file there).
+_SITE_PACKAGES = str(Path(importlib.util.find_spec("torch").origin).parents[1])  # type: ignore[arg-type]
 
 
 class _Scrub:
@@ -49,7 +53,8 @@ class _Scrub:
         return self.ids.setdefault(value, 0x1000 + 16 * len(self.ids))
 
     def text(self, value: str) -> str:
-        value = value.replace(str(ROOT), "<repo>")
+        # torch's own files first: its install folder may lie inside the checkout (.venv) or anywhere else (CI)
+        value = value.replace(_SITE_PACKAGES, "<site-packages>").replace(str(ROOT), "<repo>")
         return _ADDRESS.sub("0x0", _BIG_NUMBER.sub("<id>", value))
 
 
