@@ -43,6 +43,21 @@ _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 _SITE_PACKAGES = str(Path(importlib.util.find_spec("torch").origin).parents[1])  # type: ignore[arg-type]
 
 
+def _torch_names_from() -> "re.Pattern[str] | None":
+    """What torch writes before a checkout file's path in a guard's location: torch shortens a file name by the
+    folder it shares with torch's own install (``torch._dynamo.utils`` ``shorten_filename``), so with torch
+    installed outside the checkout ``tests/programs/x.py`` reads ``dynadbg/tests/programs/x.py`` (or longer)."""
+    import os
+
+    common = Path(os.path.commonpath([str(ROOT), _SITE_PACKAGES]))
+    if common == ROOT:
+        return None
+    return re.compile(r"(?<![\w/.<])" + re.escape(ROOT.relative_to(common).as_posix() + "/"))
+
+
+_TORCH_NAMES_FROM = _torch_names_from()
+
+
 class _Scrub:
     """Replaces run-dependent values by stable ones (see the module docstring)."""
 
@@ -55,6 +70,8 @@ class _Scrub:
     def text(self, value: str) -> str:
         # torch's own files first: its install folder may lie inside the checkout (.venv) or anywhere else (CI)
         value = value.replace(_SITE_PACKAGES, "<site-packages>").replace(str(ROOT), "<repo>")
+        if _TORCH_NAMES_FROM is not None:  # the checkout's files as torch names them here: from the checkout
+            value = _TORCH_NAMES_FROM.sub("", value)
         return _ADDRESS.sub("0x0", _BIG_NUMBER.sub("<id>", value))
 
 
