@@ -56,6 +56,7 @@ def _torch_names_from() -> "re.Pattern[str] | None":
 
 
 _TORCH_NAMES_FROM = _torch_names_from()
+_MODULE_FILE = re.compile(r"(<module '[\w.]+' from ')[^']*'")
 
 
 class _Scrub:
@@ -72,6 +73,8 @@ class _Scrub:
         value = value.replace(_SITE_PACKAGES, "<site-packages>").replace(str(ROOT), "<repo>")
         if _TORCH_NAMES_FROM is not None:  # the checkout's files as torch names them here: from the checkout
             value = _TORCH_NAMES_FROM.sub("", value)
+        # a module's repr names its file, which a value summary may cut in the middle: the file is left out
+        value = _MODULE_FILE.sub(r"\1<file>'", value)
         return _ADDRESS.sub("0x0", _BIG_NUMBER.sub("<id>", value))
 
 
