@@ -1000,16 +1000,9 @@ class Handle:
         new.replaced, new.owner = old.replaced, old.owner
         reg = _REGISTRY
         with reg.lock:
-            old.removed = True
-            ids = {k for k, v in reg.by_wrapper.items() if v is old} | {id(old.built.wrapper)}
-            for k in ids:
-                reg.by_wrapper.pop(k, None)
-            reg.by_wrapper[id(built.wrapper)] = new
-            reg.installs = [new if i is old else i for i in reg.installs]
+            ids = Handle._take_place(old, new)
             waiting = reg.pending.setdefault(id(old.original), [])
             reg.pending[id(old.original)] = [i for i in waiting if i is not old] + [new]
-            if old in reg.persisted.get(id(old.original), []):
-                reg.persisted[id(old.original)] = [new if i is old else i for i in reg.persisted[id(old.original)]]
         for e in compat.cache_entries(old.original):  # type: ignore[arg-type]
             if id(e.guard_manager) in ids:
                 compat.invalidate_cache_entry(e, f"dynadbg.toolkit copy {old.compile_id} swapped for {new.compile_id}")
@@ -1028,16 +1021,25 @@ class Handle:
         _widen_diff_guards(original, built.validation)  # type: ignore[arg-type]
         reg = _REGISTRY
         with reg.lock:
-            old.removed = True
-            ids = {k for k, v in reg.by_wrapper.items() if v is old} | {id(old.built.wrapper)}
-            for k in ids:
-                reg.by_wrapper.pop(k, None)
-            reg.by_wrapper[id(built.wrapper)] = new
-            reg.installs = [new if i is old else i for i in reg.installs]
-            if old in reg.persisted.get(id(original), []):
-                reg.persisted[id(original)] = [new if i is old else i for i in reg.persisted[id(original)]]
+            Handle._take_place(old, new)
             precompile.set_entries(original, "toolkit", reg.precompile_items(original))  # type: ignore[arg-type]
         return Handle(new)
+
+    @staticmethod
+    def _take_place(old: _Install, new: _Install) -> set[int]:
+        """In the registry (its lock held), `new` takes `old`'s place: the wrappers that named `old` (returned),
+        the list of installs, the persisted ones; `old` is marked removed."""
+        reg = _REGISTRY
+        old.removed = True
+        ids = {k for k, v in reg.by_wrapper.items() if v is old} | {id(old.built.wrapper)}
+        for k in ids:
+            reg.by_wrapper.pop(k, None)
+        reg.by_wrapper[id(new.built.wrapper)] = new
+        reg.installs = [new if i is old else i for i in reg.installs]
+        persisted = reg.persisted.get(id(old.original), [])
+        if old in persisted:
+            reg.persisted[id(old.original)] = [new if i is old else i for i in persisted]
+        return ids
 
     def __repr__(self) -> str:
         v = self.view()
