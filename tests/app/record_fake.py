@@ -45,14 +45,16 @@ _SITE_PACKAGES = str(Path(importlib.util.find_spec("torch").origin).parents[1]) 
 
 def _torch_names_from() -> "re.Pattern[str] | None":
     """What torch writes before a checkout file's path in a guard's location: torch shortens a file name by the
-    folder it shares with torch's own install (``torch._dynamo.utils`` ``shorten_filename``), so with torch
-    installed outside the checkout ``tests/programs/x.py`` reads ``dynadbg/tests/programs/x.py`` (or longer)."""
-    import os
+    folder it shares with torch's own install (``torch.utils._traceback.shorten_filename``), so with torch
+    installed outside the checkout ``tests/programs/x.py`` reads ``dynadbg/tests/programs/x.py`` (or longer; when
+    the only folder shared is ``/``, torch also drops the path's first letter: ``ork/ci/dynadbg/tests/...``).
+    Asked of torch's own function, so the recording matches wherever the checkout and torch lie."""
+    from torch.utils._traceback import shorten_filename
 
-    common = Path(os.path.commonpath([str(ROOT), _SITE_PACKAGES]))
-    if common == ROOT:
+    prefix = shorten_filename(str(ROOT / "tests"))[: -len("tests")]
+    if not prefix or prefix.startswith("/"):  # the checkout holds torch (prefix empty), or nothing shared at all
         return None
-    return re.compile(r"(?<![\w/.<])" + re.escape(ROOT.relative_to(common).as_posix() + "/"))
+    return re.compile(r"(?<![\w/.<])" + re.escape(prefix))
 
 
 _TORCH_NAMES_FROM = _torch_names_from()
