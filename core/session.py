@@ -485,8 +485,6 @@ class Session(TraceMethods, EngineMethods):
     # Worker thread: install, run, teardown
     # ==========================================================================================================
 
-
-
     def _on_worker_thread(self) -> bool:
         return threading.get_ident() == self._worker_ident
 
@@ -498,9 +496,6 @@ class Session(TraceMethods, EngineMethods):
         except Exception:  # noqa: BLE001
             return True
 
-
-
-
     def _message(self, text: str) -> None:
         try:
             self.listener.on_message(text)
@@ -510,8 +505,6 @@ class Session(TraceMethods, EngineMethods):
     # ==========================================================================================================
     # Dynamo hooks (worker thread, or any thread that runs compiled code)
     # ==========================================================================================================
-
-
 
     def _on_generated_code(self, code: CodeType) -> None:
         key = id(code)
@@ -529,47 +522,9 @@ class Session(TraceMethods, EngineMethods):
         else:
             self._quiet.add(key)
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ==========================================================================================================
-    # TraceHandler (worker thread)
-    # ==========================================================================================================
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     # ==========================================================================================================
     # Stops
     # ==========================================================================================================
-
-
-
 
     def _pause(self, ctx: PauseContext, message: str) -> None:
         """Block the worker at a stop until a resuming command arrives. Raises QuitProgram on `q`.
@@ -650,8 +605,6 @@ class Session(TraceMethods, EngineMethods):
             self.listener.on_resumed(self._resumed)
         except Exception as exc:  # noqa: BLE001 - a front-end bug must not kill the program
             self._message(f"front end failed to show a resume: {exc}")
-
-
 
     # ==========================================================================================================
     # Helpers shared with commands/snapshot
