@@ -1,12 +1,14 @@
 """The coach: follows one lesson while the learner debugs its program, and says when a step is done.
 
 A step is done when the engine's state satisfies the step's condition (`lessons.Condition`): the stop kind, the
-role of the current instruction (`Engine.roles`), the last command and its result, and what the step's text
-claims about Dynamo (the entry count, a guard's type on a source, the failing guard and its values, what the FX
-graph holds, a value-stack slot, a value): each claim is read off the engine, so a torch that behaves otherwise
-fails the lesson's test, not the learner. `Coach.snapshot` reads that state through the engine's typed methods
-(the claims only when the current step makes them); call it where engine calls may block (the plain front end's
-main thread, or the TUI's engine-call thread), never on the TUI's UI thread. `check` is pure.
+role of the current instruction (`Engine.roles`), the last command and whether it worked, and what the step's
+text claims about Dynamo (the entry count, a guard's type on a source, the failing guard and its values, what the
+FX graph holds, an instruction's role, a value-stack slot, a value, what Dynamo does with a graph break it found
+while tracing, what the recorded trace holds): each claim is read off the engine, so a torch that behaves
+otherwise fails the lesson's test, not the learner. No condition reads the text a command printed.
+`Coach.snapshot` reads that state through the engine's typed methods (the claims only when the current step makes
+them); call it where engine calls may block (the plain front end's main thread, or the TUI's engine-call thread),
+never on the TUI's UI thread. `check` is pure.
 
 Front ends call `observe_command` after each command, `observe_exit` when the program ends, then `advance`
 with a fresh snapshot; `narration` is the text to show.
@@ -35,7 +37,6 @@ class EngineState:
         opname: the current instruction's opname, "".
         role: the current instruction's role value (``"graph call"``), "" when unknown.
         command: the last command's verb (aliases resolved), None before the first.
-        output: its output text.
         error: its error line, or None.
         exited: the program has ended.
     """
@@ -46,7 +47,6 @@ class EngineState:
     opname: str = ""
     role: str = ""
     command: str | None = None
-    output: str = ""
     error: str | None = None
     exited: bool = False
     facts: "Facts | None" = None
@@ -62,10 +62,19 @@ class Facts:
         guards: (source, guard type) of every leaf of the guard tree of the entry serving the selected frame.
         failing: at a recompile stop, (source, guard type, expected, actual) of each failing guard of the most
             recently used entry.
-        graph: the code of the FX graph(s) the selected frame's entry calls, joined.
+        graph: the code of the FX graph(s) the selected frame's entry calls, joined; at a trace stop, the FX graph
+            traced so far, one ``NAME OP TARGET`` row per node.
         roles: the role values of the selected frame's instructions.
-        stack: per value-stack slot, its summary and what it stands for (provenance), joined.
+        instrs: (``OPNAME argrepr``, role value) of the selected frame's instructions.
+        stack: per value-stack slot, its summary and what it stands for (provenance), joined; at a trace stop, per
+            symbolic slot ``KIND TRACKER for FX node NODE: TEXT`` (no ``for FX node`` part without a node).
         values: expression -> `p` text, for the expressions the step asks about.
+        break_type, break_eager, break_resume: at a trace stop with a graph break, torch's graph-break type, the
+            instruction Dynamo runs eagerly and what it calls (``CALL 1 type int``), and the code whose rest goes
+            to a resume function (`model.EmitPlan`); None when there is none.
+        traced_break: at a run-time stop in a resume function, (code name of the compile, opname) of the
+            breaking instruction, when the recorded trace (`Engine.trace_steps`, what ``trace steps`` lists)
+            holds the attempt that traced the break behind it, that instruction among its steps; else None.
     """
 
     entries: int | None = None
@@ -73,8 +82,13 @@ class Facts:
     failing: tuple[tuple[str, str, str | None, str | None], ...] = ()
     graph: str = ""
     roles: frozenset[str] = frozenset()
+    instrs: frozenset[tuple[str, str]] = frozenset()
     stack: tuple[str, ...] = ()
     values: tuple[tuple[str, str], ...] = ()
+    break_type: str | None = None
+    break_eager: str | None = None
+    break_resume: str | None = None
+    traced_break: tuple[str, str] | None = None
 
 
 def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
@@ -94,11 +108,23 @@ def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
             return False
         if cond.failing_values is not None and not any(f[2:] == cond.failing_values for f in hits):
             return False
-    if cond.graph_has is not None and cond.graph_has not in facts.graph:
+    if cond.graph_has is not None and not all(text in facts.graph for text in cond.graph_has):
         return False
     if cond.has_role is not None and cond.has_role not in facts.roles:
         return False
-    if cond.stack_has is not None and not any(cond.stack_has in slot for slot in facts.stack):
+    if cond.has_instr is not None and not any(cond.has_instr[0] in text and role == cond.has_instr[1]
+                                              for text, role in facts.instrs):
+        return False
+    if cond.stack_has is not None and not all(any(text in slot for slot in facts.stack)
+                                              for text in cond.stack_has):
+        return False
+    if cond.break_type is not None and cond.break_type not in (facts.break_type or ""):
+        return False
+    if cond.break_eager is not None and cond.break_eager not in (facts.break_eager or ""):
+        return False
+    if cond.break_resume is not None and cond.break_resume != facts.break_resume:
+        return False
+    if cond.traced_break is not None and cond.traced_break != facts.traced_break:
         return False
     return cond.value is None or cond.value in facts.values
 
@@ -117,9 +143,7 @@ def check(cond: Condition, state: EngineState) -> bool:
         return False
     if cond.code_contains is not None and cond.code_contains not in state.code_name:
         return False
-    if cond.command is not None and (state.command != cond.command or state.error is not None):
-        return False
-    return cond.output_contains is None or cond.output_contains in state.output
+    return cond.command is None or (state.command == cond.command and state.error is None)
 
 
 #: Commands that only look (`commands.READ_ONLY`, and `l`, `p`, `fake`, `trace`, `u` and `d`): one that
@@ -190,6 +214,7 @@ def read_facts(engine: object, stop: object, cond: Condition) -> Facts:
     from dynadbg.core.guards import iter_leaves
 
     claims = set(cond.claims)
+    trace = getattr(stop, "trace", None)     # a stop inside Dynamo's tracing: its `TraceStopView`
     entries = getattr(stop, "entry_count", None)
     guards: set[tuple[str, str]] = set()
     if claims & {"guard", "no_guard"}:
@@ -203,17 +228,28 @@ def read_facts(engine: object, stop: object, cond: Condition) -> Facts:
             failing = [(leaf.source, leaf.guard_type, leaf.expected, leaf.actual)
                        for leaf in records[0].entries[0].failing]
     graph = ""
-    if "graph_has" in claims:
+    if "graph_has" in claims and trace is not None:
+        graph = "\n".join(f"{n.name} {n.op} {n.target}" for n in trace.nodes)
+    elif "graph_has" in claims:
         graphs = engine.graphs()
         if not isinstance(graphs, EngineError):
             graph = "\n".join(g.code for g in graphs)
     roles: frozenset[str] = frozenset()
-    if "has_role" in claims:
+    instrs: frozenset[tuple[str, str]] = frozenset()
+    if claims & {"has_role", "has_instr"}:
         found = engine.roles()
+        frame = stop.selected_frame
         if not isinstance(found, EngineError):
             roles = frozenset(r.role.value for r in found.roles)
+            code = frame.code.instructions if frame is not None else ()
+            instrs = frozenset((f"{code[r.index].opname} {code[r.index].argrepr}", r.role.value)
+                               for r in found.roles if 0 <= r.index < len(code))
     stack: list[str] = []
-    if "stack_has" in claims:
+    if "stack_has" in claims and trace is not None:
+        for value in trace.stack or ():
+            node = f" for FX node {value.node}" if value.node else ""
+            stack.append(f"{value.kind.value} {value.tracker}{node}: {value.text}")
+    elif "stack_has" in claims:
         frame = stop.selected_frame
         provenance = engine.stack_provenance()
         notes = [] if isinstance(provenance, EngineError) else [f"{s.expression} {s.note}" for s in provenance.slots]
@@ -224,7 +260,31 @@ def read_facts(engine: object, stop: object, cond: Condition) -> Facts:
         result = engine.evaluate(cond.value[0])
         if not isinstance(result, EngineError):
             values.append((cond.value[0], result.text))
-    return Facts(entries, frozenset(guards), tuple(failing), graph, roles, tuple(stack), tuple(values))
+    brk = trace.brk if trace is not None else None
+    plan = brk.plan if brk is not None else None
+    break_eager = None
+    if plan is not None and plan.eager:
+        break_eager = f"{plan.eager} {plan.eager_callee or ''}".rstrip()
+    traced_break = _traced_break(engine, stop) if "traced_break" in claims else None
+    return Facts(entries, frozenset(guards), tuple(failing), graph, roles, instrs, tuple(stack), tuple(values),
+                 brk.gb_type if brk is not None else None, break_eager, plan.resume_code if plan is not None else None,
+                 traced_break)
+
+
+def _traced_break(engine: object, stop: object) -> tuple[str, str] | None:
+    """(code name of the compile, opname) of the graph break behind `stop`'s resume function, when the recorded
+    trace ``trace steps`` lists (`Engine.trace_steps` with no compile id) holds it; else None."""
+    traced = getattr(getattr(stop, "graph_break", None), "traced", None)
+    trace_steps = getattr(engine, "trace_steps", None)
+    if traced is None or trace_steps is None:
+        return None
+    steps = trace_steps()
+    if isinstance(steps, EngineError):
+        return None
+    mine = [s for s in steps if (s.compile_id, s.attempt) == (traced.compile_id, traced.attempt)]
+    top = next((s.code_name for s in mine if s.depth == 0), None)
+    hit = next((s for s in mine if s.ordinal == traced.ordinal), None)
+    return (top, hit.opname) if top is not None and hit is not None else None
 
 
 class Coach:
@@ -238,7 +298,6 @@ class Coach:
         self.wrong_moves = 0
         """Moves since the current step began that did not finish it (selects the hint)."""
         self.command: str | None = None
-        self.output = ""
         self.error: str | None = None
         self.exited = False
         self.left_trace = False
@@ -265,10 +324,10 @@ class Coach:
         return (self.exited or self.left_trace) and self.step is not None
 
     # -- what happened ------------------------------------------------------------------------------------------
-    def observe_command(self, line: str, output: str, error: str | None) -> None:
-        """The learner ran `line`; its output and error (None when it worked)."""
+    def observe_command(self, line: str, error: str | None) -> None:
+        """The learner ran `line`; its error (None when it worked). What it printed is not kept: a condition never
+        reads it."""
         self.command = verb_of(line)
-        self.output = output
         self.error = error
 
     def observe_exit(self) -> None:
@@ -295,18 +354,17 @@ class Coach:
         `Stop.teaching` when it has them) and the `facts` its claims are about (read by `snapshot`): no engine
         call."""
         if stop is None or self.exited:
-            return EngineState(command=self.command, output=self.output, error=self.error, exited=self.exited)
+            return EngineState(command=self.command, error=self.error, exited=self.exited)
         frame = stop.selected_frame
         if frame is None:
-            return EngineState(stop.kind.value, command=self.command, output=self.output, error=self.error,
-                               facts=facts)
+            return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts)
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
-        return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.output,
-                           self.error, facts=facts)
+        return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
+                           facts=facts)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -353,7 +411,7 @@ class Coach:
         self.index += 1
         self.left_trace = False
         self.wrong_moves = 0
-        self.command, self.output, self.error = None, "", None
+        self.command, self.error = None, None
         if self.progress is not None:
             self.progress.save_step(self.lesson.number, self.index, len(self.lesson.steps))
 

@@ -19,7 +19,6 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     role = "graph call"                    # the role of the current instruction (`Role` values)
     opname = "CALL"                        # the current instruction's opname starts with this
     command = "graph"                      # the last command's verb (aliases allowed) and it did not fail
-    output_contains = "sin"                # ... and its output contains this text
     code_contains = "resume"               # the selected frame's code name contains this
     exited = true                          # the program has ended
     # what a step's text claims about Dynamo, checked on the engine's state (`coach.check`):
@@ -28,10 +27,27 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     no_guard = "L['offset'] EQUALS_MATCH"  # ... and none of this type there
     failing = "L['factor'] EQUALS_MATCH"   # at a recompile stop, this guard of the newest entry fails
     failing_values = ["2", "3"]            # ... with this expected and actual value
-    graph_has = "truediv"                  # the FX graph the frame's entry calls contains this
+    graph_has = "truediv"                  # the FX graph the frame's entry calls contains this (a list: each)
     has_role = "graph call"                # some instruction of the frame's code has this role
+    has_instr = ["LOAD_CONST 'x'", "rebuild"]  # an instruction whose `OPNAME argrepr` has this text has this role
     stack_has = "___stack0"                # a value-stack slot (its summary or what it stands for) shows this
+                                           # (a list: each is shown by some slot)
     value = ["history", "[]"]              # `p EXPR` gives this text
+    # ... at a stop inside Dynamo's tracing (a trace stop), about the graph break Dynamo found there:
+    break_type = "Tensor.item()"           # torch's graph-break type (gb_type) contains this
+    break_eager = "int"                    # the instruction Dynamo runs eagerly (or what it calls) contains this
+    break_resume = "normalise"             # Dynamo puts the rest of this code in a resume function
+    # ... at a run-time stop in a resume function, about the recorded trace (`trace steps`):
+    traced_break = ["normalise", "CALL"]   # it holds the attempt that traced the graph break behind this resume
+                                           # function, in a compile of this code, breaking at this opname
+
+At a trace stop `graph_has` reads the FX graph traced so far, one ``NAME OP TARGET`` row per node
+(``sum_1 call_method sum``), and `stack_has` the symbolic value stack, one ``KIND TRACKER for FX node NODE: TEXT``
+row per slot (``tensor TensorVariable for FX node sum_1: Tensor[] ...``, ``unrealized LazyVariableTracker: type
+int``; no ``for FX node`` part when the slot stands for none).
+
+A condition never reads the text a command printed: what a step's text claims is checked on the engine's typed
+state, so a change of wording cannot strand a lesson.
 
 An action may name an instruction by what it is rather than by index (indexes move when torch changes what it
 generates): ``{role:ROLE}`` is the first instruction with that role at or after the current one, ``{instr:TEXT}``
@@ -63,7 +79,6 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "role": str,
     "opname": str,
     "command": str,
-    "output_contains": str,
     "code_contains": str,
     "exited": bool,
     "entries": int,
@@ -71,14 +86,21 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "no_guard": str,
     "failing": str,
     "failing_values": list,
-    "graph_has": str,
+    "graph_has": (str, list),
     "has_role": str,
-    "stack_has": str,
+    "has_instr": list,
+    "stack_has": (str, list),
     "value": list,
+    "break_type": str,
+    "break_eager": str,
+    "break_resume": str,
+    "traced_break": list,
 }
 #: The keys above that are claims about the engine's state (read only when a step asks for them).
-CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "stack_has",
-              "value")
+CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "has_instr",
+              "stack_has", "value", "break_type", "break_eager", "break_resume", "traced_break")
+#: The claims about the graph break at a trace stop (read off the trace stop's `TraceBreak`).
+BREAK_KEYS = ("break_type", "break_eager", "break_resume")
 _TOP_KEYS = {"title", "program", "intro", "outro", "break_on", "steps"}
 _STEP_KEYS = {"text", "action", "hints", "done", "pane", "cursor"}
 #: What a step's ``pane`` may name: the pane its text talks about (where its answer is). At 80×24 the TUI has room
@@ -104,7 +126,6 @@ class Condition:
     role: str | None = None
     opname: str | None = None
     command: str | None = None
-    output_contains: str | None = None
     code_contains: str | None = None
     exited: bool | None = None
     entries: int | None = None
@@ -112,10 +133,15 @@ class Condition:
     no_guard: tuple[str, str] | None = None
     failing: tuple[str, str] | None = None
     failing_values: tuple[str, str] | None = None
-    graph_has: str | None = None
+    graph_has: tuple[str, ...] | None = None
     has_role: str | None = None
-    stack_has: str | None = None
+    has_instr: tuple[str, str] | None = None
+    stack_has: tuple[str, ...] | None = None
     value: tuple[str, str] | None = None
+    break_type: str | None = None
+    break_eager: str | None = None
+    break_resume: str | None = None
+    traced_break: tuple[str, str] | None = None
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -133,8 +159,6 @@ class Condition:
             parts.append(f"the current instruction is a {self.opname}")
         if self.command:
             parts.append(f"the last command was `{self.command}` and it worked")
-        if self.output_contains:
-            parts.append(f"its output contains {self.output_contains!r}")
         if self.code_contains:
             parts.append(f"the frame's code name contains {self.code_contains!r}")
         if self.exited is not None:
@@ -150,13 +174,24 @@ class Condition:
         if self.failing_values:
             parts.append(f"expected {self.failing_values[0]}, actual {self.failing_values[1]}")
         if self.graph_has:
-            parts.append(f"the FX graph contains {self.graph_has!r}")
+            parts.append(f"the FX graph contains {' and '.join(map(repr, self.graph_has))}")
         if self.has_role:
             parts.append(f"an instruction has the role {self.has_role!r}")
+        if self.has_instr:
+            parts.append(f"an instruction {self.has_instr[0]!r} has the role {self.has_instr[1]!r}")
         if self.stack_has:
-            parts.append(f"a value-stack slot shows {self.stack_has!r}")
+            parts.append(f"value-stack slots show {' and '.join(map(repr, self.stack_has))}")
         if self.value:
             parts.append(f"`p {self.value[0]}` is {self.value[1]}")
+        if self.break_type:
+            parts.append(f"torch's graph-break type contains {self.break_type!r}")
+        if self.break_eager:
+            parts.append(f"Dynamo runs {self.break_eager!r} eagerly")
+        if self.break_resume:
+            parts.append(f"Dynamo puts the rest of {self.break_resume} in a resume function")
+        if self.traced_break:
+            parts.append(f"the recorded trace holds the break, at a {self.traced_break[1]} of a compile of "
+                         f"{self.traced_break[0]}")
         return "; ".join(parts)
 
 
@@ -303,11 +338,16 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
         if command not in BY_NAME and command not in ALIASES:
             raise fail(f"done: unknown command {command!r}", number)
         command = ALIASES.get(command, command)
-    if "output_contains" in done and command is None:
-        raise fail("done: 'output_contains' needs 'command' (whose output?)", number)
     has_role = done.get("has_role")
     if has_role is not None and has_role not in _ROLES:
         raise fail(f"done: unknown role {has_role!r} in 'has_role'", number)
+    texts: dict[str, tuple[str, ...] | None] = {}
+    for key in ("graph_has", "stack_has"):
+        got = done.get(key)
+        got = [got] if isinstance(got, str) else got
+        if got is not None and not (got and all(isinstance(x, str) and x for x in got)):
+            raise fail(f"done: {key!r} must be a non-empty string or a list of them", number)
+        texts[key] = tuple(got) if got is not None else None
     pairs: dict[str, tuple[str, str] | None] = {}
     for key in ("guard", "no_guard", "failing"):
         text = done.get(key)
@@ -315,15 +355,18 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
         if text is not None and not (source and gtype.isupper()):
             raise fail(f"done: {key!r} must be \"SOURCE GUARD_TYPE\" (e.g. \"L['x'] TENSOR_MATCH\")", number)
         pairs[key] = (source, gtype) if text is not None else None
-    for key in ("failing_values", "value"):
+    for key in ("failing_values", "value", "has_instr", "traced_break"):
         got = done.get(key)
         if got is not None and not (len(got) == 2 and all(isinstance(x, str) for x in got)):
             raise fail(f"done: {key!r} must be a list of two strings", number)
         pairs[key] = tuple(got) if got is not None else None  # type: ignore[assignment]
-    return Condition(stops, role, done.get("opname"), command, done.get("output_contains"),
-                     done.get("code_contains"), done.get("exited"), done.get("entries"), pairs["guard"],
-                     pairs["no_guard"], pairs["failing"], pairs["failing_values"], done.get("graph_has"), has_role,
-                     done.get("stack_has"), pairs["value"])
+    if pairs["has_instr"] is not None and pairs["has_instr"][1] not in _ROLES:
+        raise fail(f"done: unknown role {pairs['has_instr'][1]!r} in 'has_instr'", number)
+    return Condition(stops, role, done.get("opname"), command, done.get("code_contains"), done.get("exited"),
+                     done.get("entries"), pairs["guard"], pairs["no_guard"], pairs["failing"],
+                     pairs["failing_values"], texts["graph_has"], has_role, pairs["has_instr"], texts["stack_has"],
+                     pairs["value"], done.get("break_type"), done.get("break_eager"), done.get("break_resume"),
+                     pairs["traced_break"])
 
 
 def lesson_files(directory: Path = LESSON_DIR) -> list[Path]:

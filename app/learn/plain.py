@@ -132,7 +132,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
                     out.write(result.output + "\n")
                 if result.error:
                     out.write(f"*** {result.error}\n")
-                coach.observe_command(line, result.output, result.error)
+                coach.observe_command(line, result.error)
                 if result.resumed or result.quit:
                     resumed = True
                     break

@@ -9,10 +9,10 @@ program's end, the coach's condition is checked against the engine's state: the 
 is read with `Coach.snapshot` through the app's engine client.
 
 A key counts as the command the action registry says it sends (`ResumeSent.command`, `ActionDone.command`:
-`E` is ``eager``, ``3`` is ``graph``, ``X`` is ``explain IDX``), so a step is done whichever way the learner went.
-When the step asks for what that command prints (``output_contains``) and the command only reads
-(`commands.READ_ONLY`), its text is read by running the command on the engine (nothing is logged). When the
-program ends with the step not done the narration says so and how to go on (F8, or the lesson again).
+`E` is ``eager``, ``3`` is ``graph``, ``X`` is ``explain IDX``), so a step is done whichever way the learner went:
+a condition reads the engine's state, never the text a command printed, so a key that shows its answer in a view
+is checked the same as the typed command. When the program ends with the step not done the narration says so and
+how to go on (F8, or the lesson again).
 
 Under 32 rows (80×24) the screen has room for one pane beside the narration and the console (``dynadbg.tcss``,
 ``-learn``): the pane a step names (`Step.pane`) comes to the front when the step begins, a view key or a typed
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,7 +37,7 @@ from textual.command import Hit, Hits, Provider
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
-from dynadbg.core.commands import READ_ONLY, RESUMING
+from dynadbg.core.commands import RESUMING
 from dynadbg.tui import actions
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
@@ -61,9 +60,6 @@ PANE_VIEWS = {"bytecode": View.BYTECODE, "explain": View.BYTECODE, "original": V
 #: A typed command whose answer a pane shows in full (the log has a few rows at 80×24): that pane comes to the front.
 ANSWER_PANE = {"stack": "stack", "locals": "locals", "guards": "guards", "explain": "explain", "graph": "graph",
                "orig": "original", "entries": "entries", "why": "recompile", "trace": "trace", "l": "log"}
-#: Command lines that only read though their verb can do more (``trace`` also arms trace stops): a key that counts as
-#: one (``9`` after a graph break is ``trace steps``) is checked by reading that line's text from the engine.
-READ_ONLY_LINES = frozenset({"trace steps"})
 
 
 class LessonCommands(Provider):
@@ -311,25 +307,20 @@ class LearnApp(DebuggerApp):
         self._moved = True
         command = event.command
         if command is not None and verb_of(command) in RESUMING:
-            self.coach.observe_command(command, "", None)
+            self.coach.observe_command(command, None)
 
     @on(DebuggerApp.ActionDone)
     def _action_done(self, event: DebuggerApp.ActionDone) -> None:
         """A key (the palette, a dialog) did what `event.command` does: checked as if it had been typed."""
         if self.coach.finished:
             return
-        step = self.coach.step
         verb = verb_of(event.command)
         self._answer_in_pane = verb in ANSWER_PANE  # a view key (``3``) or ``X``: its answer is that pane
         if self.at_trace_stop and verb in ANSWER_PANE:
             self.bring_to_front("log")     # ``3`` / ``7`` at a trace stop answer in the console: its log in front
         elif verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
-        self.coach.observe_command(event.command, "", None)
-        if (step is not None and step.done.output_contains is not None and step.done.command == verb
-                and (verb in READ_ONLY or event.command in READ_ONLY_LINES)):
-            self._check(move=True, looked=True, read=event.command)
-            return
+        self.coach.observe_command(event.command, None)
         # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind
         self._check(move=True, looked=True, fresh=True)
 
@@ -344,7 +335,7 @@ class LearnApp(DebuggerApp):
             # before the check: a step it completes may name the next pane. At a trace stop the answer is the
             # command's own text (the views are about generated code): the log, in front
             self.bring_to_front("log" if self.at_trace_stop else pane)
-        self.coach.observe_command(event.line, result.output, result.error)
+        self.coach.observe_command(event.line, result.error)
         self._check(move=True, looked=result.error is None)
 
     @on(DebuggerApp.StopShown)
@@ -372,10 +363,9 @@ class LearnApp(DebuggerApp):
         self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
 
     # checking the condition -------------------------------------------------------------------------------------
-    def _check(self, move: bool, looked: bool = False, read: str | None = None, fresh: bool = False) -> None:
-        """Check the step's condition; `read`: a read-only command a key did whose text the condition needs (run
-        on the engine first, its output observed as the command's); `fresh`: read the state from the engine even
-        when the shown stop has what the condition needs."""
+    def _check(self, move: bool, looked: bool = False, fresh: bool = False) -> None:
+        """Check the step's condition; `fresh`: read the state from the engine even when the shown stop has what
+        the condition needs."""
         coach = self.coach
         if coach.finished:
             return
@@ -383,27 +373,16 @@ class LearnApp(DebuggerApp):
         frame = stop.selected_frame if stop is not None else None
         step = coach.step
         claims = step is not None and bool(step.done.claims)
-        if stop is not None and (read is not None or fresh or claims
+        if stop is not None and (fresh or claims
                                  or stop.teaching is None and frame is not None and frame.code.generated):
-            # the step's claims are about engine state (guards, entries, the graph), its condition reads a key's
-            # answer, or no roles came with this stop (a recorded one): ask the engine
-            session, command_line = self.session, self.command_line
-
-            def call() -> Any:
-                answer = command_line.execute(read) if read is not None else None
-                return answer, coach.snapshot(session)
+            # the step's claims are about engine state (guards, entries, the graph, a graph break), a key changed
+            # what the stop shows, or no roles came with this stop (a recorded one): ask the engine
+            session = self.session
 
             def answered(result: Any) -> None:
-                if isinstance(result, tuple):
-                    answer, state = result
-                    if answer is not None:
-                        coach.observe_command(read, answer.output, answer.error)
-                        state = replace(state, output=answer.output, error=answer.error)
-                    self._checked(state, move, looked)
-                else:
-                    self._checked(result, move, looked)
+                self._checked(result, move, looked)
 
-            self.client.call(call, answered, "lesson step check")
+            self.client.call(lambda: coach.snapshot(session), answered, "lesson step check")
             return
         self._checked(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching else None),
                       move, looked)

@@ -67,9 +67,19 @@ def test_a_bad_lesson_file_is_rejected_with_file_step_and_reason(tmp_path, chang
 
 
 def test_a_second_step_is_named_by_its_number(tmp_path) -> None:
-    text = GOOD + GOOD[GOOD.index("[[steps]]"):].replace("command = \"orig\"", "output_contains = \"x\"")
-    with pytest.raises(LessonError, match=r"09_x.toml: step 2: done: 'output_contains' needs 'command'"):
+    text = GOOD + GOOD[GOOD.index("[[steps]]"):].replace("command = \"orig\"",
+                                                         "has_instr = [\"LOAD_CONST 'x'\", \"nope\"]")
+    with pytest.raises(LessonError, match=r"09_x.toml: step 2: done: unknown role 'nope' in 'has_instr'"):
         load_lesson(_write(tmp_path, text))
+
+
+def test_a_condition_cannot_match_what_a_command_printed(tmp_path) -> None:
+    """`output_contains` is gone from the format: a step's condition reads the engine's state, never the text a
+    command printed (wording changes would strand a lesson)."""
+    path = _write(tmp_path, GOOD.replace("command = \"orig\"", "command = \"orig\"\noutput_contains = \"x\""))
+    with pytest.raises(LessonError, match=r"step 1: done: unknown key\(s\) output_contains"):
+        load_lesson(path)
+    assert not any("output_contains" in lesson.path.read_text() for lesson in LESSONS)
 
 
 def test_conditions_hold_only_when_every_part_does() -> None:
@@ -78,14 +88,131 @@ def test_conditions_hold_only_when_every_part_does() -> None:
     assert check(cond, EngineState(stop="step", role="graph break", opname="CALL"))
     assert not check(cond, EngineState(stop="step", role="graph break", opname="PRECALL"))
     assert not check(cond, EngineState(stop="step", role="resume call", opname="CALL"))
-    out = next(s.done for s in lesson.steps if s.done.stack_has == "___stack0")
+    out = next(s.done for s in lesson.steps if s.done.stack_has == ("___stack0",))
     facts = Facts(stack=("list [[], [], 8] ___stack0: value 0 of the original frame's value stack",))
     assert check(out, EngineState(command="stack", facts=facts))
     assert not check(out, EngineState(command="stack", facts=facts, error="boom"))
     assert not check(out, EngineState(command="locals", facts=facts))
     # a claim is checked on the engine's state, not on the command's text
-    assert not check(out, EngineState(command="stack", output="... ___stack0 ...", facts=Facts(stack=("8",))))
-    assert not check(out, EngineState(command="stack", output="... ___stack0 ..."))
+    assert not check(out, EngineState(command="stack", facts=Facts(stack=("8",))))
+    assert not check(out, EngineState(command="stack"))
+
+
+def _done(number: int, command: str):  # noqa: ANN202
+    """The condition of lesson `number`'s step that asks for `command`."""
+    lesson = next(les for les in LESSONS if les.number == number)
+    return next(s.done for s in lesson.steps if s.done.command == command)
+
+
+#: What the engine reads at lesson 8's trace-break stop (torch 2.x, `normalise` of l3_graph_break.py).
+_TRACE_BREAK = Facts(break_type="Unsupported Tensor.item() call with capture_scalar_outputs=False",
+                     break_eager="CALL 1 type int", break_resume="normalise")
+
+
+@pytest.mark.parametrize("wrong", [
+    {"break_type": "Unsupported method call"},                 # torch broke the graph for another reason
+    {"break_type": None},                                      # no graph break at this stop
+    {"break_eager": "CALL 1 type float"},                      # Dynamo runs another call eagerly
+    {"break_eager": None},                                     # nothing runs eagerly (the frame gives up)
+    {"break_resume": "forward"},                               # the rest of another code goes on
+    {"break_resume": None},                                    # no resume function (the frame returns)
+])
+def test_lesson_8s_why_step_holds_only_for_the_graph_break_its_text_describes(wrong) -> None:
+    """"It compiles the graph traced so far, runs the `int(...)` call eagerly, and puts the rest of `normalise`
+    in a resume function. torch's message names `Tensor.item()`": checked on the trace stop's `TraceBreak`."""
+    from dataclasses import replace
+
+    cond = _done(8, "why")
+    assert (cond.break_type, cond.break_eager, cond.break_resume) == ("Tensor.item()", "int", "normalise")
+    assert check(cond, EngineState(stop="trace-break", command="why", facts=_TRACE_BREAK))
+    assert not check(cond, EngineState(stop="trace-break", command="why", facts=replace(_TRACE_BREAK, **wrong)))
+    assert not check(cond, EngineState(stop="trace-break", command="why"))   # no facts read: never done
+
+
+def test_lesson_8s_stack_and_graph_steps_read_the_symbolic_state() -> None:
+    """At the trace stop `stack_has` reads the symbolic stack (``KIND TRACKER for FX node NODE: TEXT``) and
+    `graph_has` the FX graph so far (``NAME OP TARGET``); every text a list gives must hold."""
+    stack = _done(8, "stack")
+    slots = ("null NullVariable: NULL", "unrealized LazyVariableTracker: type int",
+             "tensor TensorVariable for FX node sum_1: Tensor[] (0-d) float32 cpu")
+    assert check(stack, EngineState(stop="trace-break", command="stack", facts=Facts(stack=slots)))
+    # the sum already realized as a constant, not a tracker of an FX node: "standing for an FX node" is false
+    assert not check(stack, EngineState(stop="trace-break", command="stack", facts=Facts(
+        stack=(slots[0], slots[1], "constant ConstantVariable: 8.0"))))
+    # `int` already realized (Dynamo looked at it, and guarded it): "still unrealized" is false
+    assert not check(stack, EngineState(stop="trace-break", command="stack", facts=Facts(
+        stack=(slots[0], "other BuiltinVariable: int", slots[2]))))
+    graph = _done(8, "graph")
+    nodes = "l_x_ placeholder L_x_\ny call_function mul\nsum_1 call_method sum"
+    assert check(graph, EngineState(stop="trace-break", command="graph", facts=Facts(graph=nodes)))
+    # the sum not traced yet (a stop one instruction earlier): the graph does not hold it
+    assert not check(graph, EngineState(stop="trace-break", command="graph", facts=Facts(
+        graph="l_x_ placeholder L_x_\ny call_function mul")))
+    assert not check(graph, EngineState(stop="trace-break", command="graph", facts=Facts(
+        graph="l_x_ placeholder L_x_\nsum_1 call_method sum")))
+
+
+def test_lesson_8s_trace_steps_step_needs_the_recorded_break() -> None:
+    """"`trace steps` lists the instructions Dynamo traced in the attempt that broke the graph, `>` on the CALL that
+    broke it": the recorded steps hold the break behind this resume function, in the compile of `normalise`."""
+    cond = _done(8, "trace")
+    assert cond.traced_break == ("normalise", "CALL")
+    assert check(cond, EngineState(stop="graph-break", command="trace", facts=Facts(traced_break=("normalise", "CALL"))))
+    for other in (None, ("torch_dynamo_resume_in_normalise_at_8", "CALL"), ("normalise", "POP_JUMP_IF_FALSE")):
+        assert not check(cond, EngineState(stop="graph-break", command="trace", facts=Facts(traced_break=other)))
+
+
+def test_the_recorded_break_is_read_only_from_the_attempt_that_traced_it() -> None:
+    """`coach._traced_break` (what `traced_break` is checked against): None when the steps `trace steps` lists are
+    of another attempt, when they stop before the break, or when no break is behind the stop."""
+    from types import SimpleNamespace as NS
+
+    from dynadbg.learn.coach import _traced_break
+
+    traced = NS(compile_id="0/0", attempt=0, ordinal=2)
+    stop = NS(graph_break=NS(traced=traced))
+
+    def steps(attempt: int, count: int, depth: int = 0) -> tuple:
+        return tuple(NS(compile_id="0/0", attempt=attempt, ordinal=i, depth=depth if i else 0,
+                        code_name="normalise" if i == 0 or not depth else "helper",
+                        opname="CALL" if i == 2 else "LOAD_FAST") for i in range(count))
+
+    def engine(recorded: tuple) -> object:
+        return NS(trace_steps=lambda: recorded)
+
+    assert _traced_break(engine(steps(0, 3)), stop) == ("normalise", "CALL")
+    assert _traced_break(engine(steps(0, 3, depth=1)), stop) == ("normalise", "CALL")  # inlined: the compile's code
+    assert _traced_break(engine(steps(1, 3)), stop) is None        # the re-trace, not the attempt that broke
+    assert _traced_break(engine(steps(0, 2)), stop) is None        # the recorded steps end before the break
+    assert _traced_break(engine(steps(0, 3)), NS(graph_break=None)) is None  # not in a resume function
+    assert _traced_break(NS(), stop) is None                       # no trace recorder on this engine
+
+
+def test_lesson_3s_explain_step_is_at_the_eager_call_with_its_operands() -> None:
+    """"You are at the instruction Dynamo could not put in a graph ... what it takes off the value stack (the int
+    type, and the first graph's output y.sum())": the current instruction's role is graph break (the CALL run
+    eagerly) and the stack holds both."""
+    cond = _done(3, "explain")
+    slots = ("[…] ", "[…] ", "NULL ", "<class 'int'> builtins.int ",
+             "Tensor[] (0-d) float32 cpu graph_out_0[0] output 0 of __compiled_fn_2 (FX node sum_1)")
+    at = {"stop": "step", "command": "explain", "opname": "CALL"}
+    assert check(cond, EngineState(role="graph break", facts=Facts(stack=slots), **at))
+    assert not check(cond, EngineState(role="graph call", facts=Facts(stack=slots), **at))   # a graph runs here
+    assert not check(cond, EngineState(role="resume call", facts=Facts(stack=slots), **at))
+    assert not check(cond, EngineState(role="graph break", facts=Facts(stack=slots[:4]), **at))  # no graph output
+
+
+def test_lesson_7s_ll_step_needs_the_constant_in_the_rebuild_region() -> None:
+    """"find the instruction that loads the string: LOAD_CONST 'original', in the region that rebuilds the values to
+    return": an instruction of the frame's code is that LOAD_CONST, with the role rebuild."""
+    cond = _done(7, "ll")
+    assert cond.has_instr == ("LOAD_CONST 'original'", "rebuild")
+    found = frozenset({("LOAD_GLOBAL __compiled_fn_1", "graph call"), ("LOAD_CONST 'original'", "rebuild")})
+    assert check(cond, EngineState(stop="entry", command="ll", facts=Facts(instrs=found)))
+    assert not check(cond, EngineState(stop="entry", command="ll", facts=Facts(instrs=frozenset(
+        {("LOAD_CONST 'edited'", "rebuild")}))))                   # the edit is in place: no 'original' left
+    assert not check(cond, EngineState(stop="entry", command="ll", facts=Facts(instrs=frozenset(
+        {("LOAD_CONST 'original'", "side effect")}))))             # loaded elsewhere than the rebuild region
 
 
 def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
@@ -109,11 +236,11 @@ def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
     for _ in range(5):
         coach.skip()
     assert coach.step.action == ("u", "explain")
-    coach.advance(EngineState(stop="graph-break", command="u", output="> #0 normalise"), looked=True)
+    coach.advance(EngineState(stop="graph-break", command="u"), looked=True)
     assert coach.hint is None and coach.index == 5  # on the way: no hint, the step waits for `explain`
-    coach.advance(EngineState(stop="graph-break", command="stack", output="..."), looked=True)
+    coach.advance(EngineState(stop="graph-break", command="stack"), looked=True)
     assert coach.hint is None                # a look around is no wrong move either
-    coach.advance(EngineState(stop="graph-break", command="b", output="breakpoint 1"), looked=True)
+    coach.advance(EngineState(stop="graph-break", command="b"), looked=True)
     assert coach.hint == lesson.steps[5].hints[0]  # a command that changes something, not the step's, is one
 
 
@@ -140,16 +267,18 @@ def test_a_step_about_a_trace_stop_says_so_once_the_program_runs_on() -> None:
     to run time, that stop cannot come back; the step says so and how to go on, instead of repeating its hint."""
     lesson = LESSONS[7]
     coach = Coach(lesson)
-    coach.advance(EngineState(stop="trace-break", command="why", output="... resume function ..."), looked=True)
+    facts = Facts(break_type="Unsupported Tensor.item() call with capture_scalar_outputs=False",
+                  break_eager="CALL 1 type int", break_resume="normalise")
+    coach.advance(EngineState(stop="trace-break", command="why", facts=facts), looked=True)
     assert coach.index == 1 and not coach.stranded
-    coach.advance(EngineState(stop="trace-break", command="graph", output="FX graph so far"), looked=True)
+    coach.advance(EngineState(stop="trace-break", command="graph"), looked=True)
     assert not coach.stranded                # still at the trace stop: a wrong move, the step can still be done
     coach.advance(EngineState(stop="graph-break", command="c"))
     assert coach.stranded and coach.index == 1
     text = coach.narration()
     assert "left Dynamo's tracing before this step was done" in text and "Hint:" not in text
     coach.skip()                             # step 3 (`graph` at the trace stop) cannot be done either
-    coach.advance(EngineState(stop="graph-break", command="graph", output="truediv"), looked=True)
+    coach.advance(EngineState(stop="graph-break", command="graph"), looked=True)
     assert coach.stranded and coach.index == 2
     coach.skip()                             # step 4 (`c` to the graph-break stop) is about run time
     assert not coach.stranded
@@ -161,23 +290,23 @@ def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
     for _ in range(3):
         coach.skip()
     assert "`guards`" in coach.step.text and coach.step.done.command == "graph"
-    coach.advance(EngineState(stop="entry", command="guards", output="..."), looked=True)
+    coach.advance(EngineState(stop="entry", command="guards"), looked=True)
     assert coach.hint is None
-    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    coach.advance(EngineState(stop="entry", command="stack"), looked=True)
     assert coach.hint is None                # nor is a look around
-    coach.advance(EngineState(stop="entry", command="guard", output="guard added"), looked=True)
+    coach.advance(EngineState(stop="entry", command="guard"), looked=True)
     assert coach.hint is not None            # a command that changes something, not the step's, is a wrong move
 
 
 def test_looking_around_is_no_wrong_move_and_a_wrong_stop_is() -> None:
     lesson = LESSONS[2]                      # step 2: run to the graph break (a stop), step 1: type `ll`
     coach = Coach(lesson)
-    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    coach.advance(EngineState(stop="entry", command="stack"), looked=True)
     assert coach.hint is None                # step 1 asks for `ll`: a look at the stack on the way is fine
-    coach.advance(EngineState(stop="entry", command="l", output="..."), looked=True)
+    coach.advance(EngineState(stop="entry", command="l"), looked=True)
     assert coach.hint is None                # `l 26, 28` too (a listing that only reads)
     coach.skip()
-    coach.advance(EngineState(stop="entry", command="stack", output="..."), looked=True)
+    coach.advance(EngineState(stop="entry", command="stack"), looked=True)
     assert coach.hint is None                # step 2 wants a stop: a look at the stack is fine
     coach.advance(EngineState(stop="step", role="pre-graph", opname="CALL", command="s"))
     assert coach.hint == lesson.steps[1].hints[0]
