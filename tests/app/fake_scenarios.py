@@ -20,7 +20,8 @@ the fake shows what the engine would and cannot drift from it:
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
 `big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
 500-module-model shaped; synthetic, for size), `counter_recompile_scenario` (``module_int_counter.py``'s
-third call, recorded: a recompile stop on ``L['self'].counter == 1`` and ``== 0``, two entries), `crash_scenario`, `never_compiled_scenario`.
+third call, recorded: a recompile stop on ``L['self'].counter == 1`` and ``== 0``, two entries),
+`crash_scenario`, `never_compiled_scenario`.
 """
 
 from __future__ import annotations
@@ -349,10 +350,16 @@ def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
     Recorded (`record_fake.record_forward`, ``recordings/fake_program_forward.json``): the real engine's
     `guard_trees` for `fake_program.Scale.forward` compiled for n=3, at the n=3 call's entry stop and at the n=4
     call's recompile stop."""
+    (tree,) = _forward_recording()["n4" if n_fails else "n3"]
+    return tree
+
+
+@functools.cache
+def _forward_recording() -> dict[str, Any]:
+    """``recordings/fake_program_forward.json`` as model values (`record_fake.load`; frozen, so shared)."""
     from record_fake import FORWARD_RECORDING, load
 
-    (tree,) = load(FORWARD_RECORDING)["n4" if n_fails else "n3"]
-    return tree
+    return load(FORWARD_RECORDING)
 
 
 def guard_tree_of(leaves: int = 20_000, *, modules: int = 500,
@@ -629,9 +636,7 @@ def recorded_recompile_scenario() -> Scenario:
     """The first recompile stop of ``tests/programs/module_int_counter.py`` as the real engine answered it
     (`record_fake.load`: the stop with its record and choices, its guard tree and guard diffs); the program ends
     after the decision."""
-    from record_fake import load
-
-    recording = load()
+    recording = _counter_recording()
     stop = recording["stop"]
     trees = recording["guard_trees"]
     return Scenario([stop], trees[0] if trees else None, stop.selected_frame.code if stop.selected_frame else None,

@@ -223,10 +223,10 @@ def record_forward() -> dict[str, Any]:
             kind, stop = listener.next()
             if kind != "stop":
                 raise RuntimeError(f"the n=3, n=4 calls of Scale.forward ended before its recompile stop ({kind})")
-            frame = stop.selected_frame
-            if stop.kind is StopKind.ENTRY and frame is not None and frame.code.name == "forward" and "n3" not in answers:
+            frame, record = stop.selected_frame, stop.recompile
+            if stop.kind is StopKind.ENTRY and frame is not None and frame.code.name == "forward" and not answers:
                 answers["n3"] = session.guard_trees()
-            elif stop.kind is StopKind.RECOMPILE and stop.recompile is not None and stop.recompile.code_name == "forward":
+            elif stop.kind is StopKind.RECOMPILE and record is not None and record.code_name == "forward":
                 answers["n4"] = session.guard_trees()
                 break
             session.set_continue()
