@@ -4,8 +4,8 @@ Every value is a frozen `dynadbg.core.model` type, made by the engine's own pure
 the fake shows what the engine would and cannot drift from it:
 
 * listings are `disasm.code_view` of real code objects: the original ``Scale.forward`` is compiled from
-  `fake_program.py`, case 002's ``WarmupScaled.forward`` from its source, and the Dynamo-like generated code is
-  assembled (`assemble`, with the ``bytecode`` library the engine's edits use) from an `Op` list;
+  `fake_program.py` and the Dynamo-like generated code is assembled (`assemble`, with the ``bytecode`` library
+  the engine's edits use) from an `Op` list;
 * value summaries are `values.summarize` of real objects (tensors, the module, a labelled graph function), with
   fixed identities (``changed`` marks never depend on real ids);
 * the stops' value stacks follow the real flow analysis (`flow.pops_pushes`): an `Op` only names the values it
@@ -13,19 +13,22 @@ the fake shows what the engine would and cannot drift from it:
 * roles, explanations, provenance, edit previews and diffs (in `fake_engine`) are `roles.code_roles`,
   `explain.explain`, `provenance.provenance`, `edits.preview_edit` / `build_patched` / `diff_code` on that code,
   with the capture's facts given as plain data (`forward_facts`);
-* recompile choices are `decisions.recompile_choices` of the canned record.
+* the guard trees of ``forward`` and case ``module_int_counter``'s recompile stop (its frame, record, choices,
+  hints) are recorded from the real engine (`record_fake`, ``recordings/``; `test_recording` re-makes them);
+  `recompile_scenario`'s choices are `decisions.recompile_choices` of its record.
 
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
 `big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
-500-module-model shaped), `counter_recompile_scenario` (case 002's third call: a recompile stop on
-``L['self'].counter == 1`` with two entries), `crash_scenario`, `never_compiled_scenario`.
+500-module-model shaped; synthetic, for size), `counter_recompile_scenario` (``module_int_counter.py``'s
+third call, recorded: a recompile stop on ``L['self'].counter == 1`` and ``== 0``, two entries),
+`crash_scenario`, `never_compiled_scenario`.
 """
 
 from __future__ import annotations
 
 import ast
 import dis
-import json
+import functools
 import os
 import re
 from collections.abc import Collection, Sequence
@@ -35,12 +38,11 @@ from typing import Any
 
 from dynadbg.core import flow
 from dynadbg.core.disasm import code_view
-from dynadbg.core.guards import diff_guard_trees
+from dynadbg.core.guards import iter_leaves
 from dynadbg.core.model import (
     CacheEntryView,
     CodeView,
     CompiledFrameView,
-    EntryDiff,
     EntryVerdict,
     FrameRecompiles,
     FrameView,
@@ -49,7 +51,6 @@ from dynadbg.core.model import (
     GuardStatus,
     GuardTree,
     LeafGuardView,
-    LimitStatus,
     RecompileChoice,
     RecompileRecord,
     SourceLocation,
@@ -71,20 +72,6 @@ _ids = iter(range(0x1000, 0x7FFFFFFF, 16))
 
 #: Objects whose summaries the scenarios show, kept alive (a graph function's label lives as long as it does).
 _KEEP: list[Any] = []
-
-#: The source of case 002's model (``shared/cases/002_module_int_counter_attr.py``), from its line 39.
-_COUNTER_SOURCE = '''\
-class WarmupScaled(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = torch.nn.Linear(4, 4)
-        self.counter = 0
-    def forward(self, x):
-        self.counter += 1
-        warm = min(self.counter, 4) / 4.0
-        return self.proj(x) * warm
-'''
-
 
 def value(thing: Any) -> ValueSummary:
     """`values.summarize` of a real object, with a fixed fake identity (and no address in its text)."""
@@ -133,11 +120,6 @@ def program_classes() -> dict[str, Any]:
     """`fake_program.py`'s classes (``Scale``), compiled from the file (the program itself is never run)."""
     with open(PROGRAM, encoding="utf-8") as f:
         return _user_functions(f.read(), PROGRAM, 1)
-
-
-def counter_classes() -> dict[str, Any]:
-    """Case 002's ``WarmupScaled``, compiled at its file's lines (``forward`` on line 44)."""
-    return _user_functions(_COUNTER_SOURCE, COUNTER_FILE, 39)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -363,45 +345,32 @@ def _node(i: int, source: str, accessor: str | None, value_type: str, leaves: Se
 
 
 def forward_guard_tree(*, n_fails: bool = False) -> GuardTree:
-    """The guard tree of ``forward``'s entry 0/0 (specialised on ``n == 3``); `n_fails` evaluates it for n=4."""
-    p, f = GuardStatus.PASS, GuardStatus.FAIL
-    n_status = f if n_fails else p
-    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
-        _leaf(1, "TENSOR_MATCH", "L['x']",
-              "check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
-              "torch.float32, device=None, requires_grad=False, size=[4, 4], stride=[4, 1])",
-              "y = x * self.factor + n", p),
-        _leaf(2, "NO_HASATTR", "L['x']", "hasattr(L['x'], '_dynamo_dynamic_indices') == False",
-              "y = x * self.factor + n", p),
-    ])
-    n = _node(2, "L['n']", "FrameLocalsGuardAccessor(key='n')", "<class 'int'>", [
-        _leaf(3, "TYPE_MATCH", "L['n']", "___check_type_id(L['n'], 140244005432128)", "if n > 2:", p, line=17),
-        _leaf(4, "EQUALS_MATCH", "L['n']", "L['n'] == 3", "if n > 2:", n_status, line=17, expected="3",
-              actual="4" if n_fails else "3",
-              reason="L['n'] == 3" if n_fails else None),
-    ])
-    factor = _node(4, "L['self'].factor", "GetAttrGuardAccessor(factor)", "<class 'float'>", [
-        _leaf(6, "EQUALS_MATCH", "L['self'].factor", "L['self'].factor == 2.0", "y = x * self.factor + n", p,
-              expected="2.0", actual="2.0"),
-    ])
-    self_ = _node(3, "L['self']", "FrameLocalsGuardAccessor(key='self')", "<class 'fake_program.Scale'>", [
-        _leaf(5, "TYPE_MATCH", "L['self']", "___check_type_id(L['self'], 94355214112320)", None, p),
-    ], [factor])
-    torch_ = _node(6, "G['torch']", "DictGetItemGuardAccessor('torch')", "<class 'module'>", [
-        _leaf(7, "ID_MATCH", "G['torch']", "___check_obj_id(G['torch'], 140244003915344)", None, p),
-    ])
-    g = _node(5, "G", "GlobalsGuardAccessor", "<class 'dict'>", [], [torch_])
-    root = _node(0, "L", None, "<class 'dict'>", [
-        _leaf(0, "GLOBAL_STATE", "L", "___check_global_state()", None, p),
-    ], [x, n, self_, g], manager="RootGuardManager")
-    failing = tuple(leaf for leaf in n.leaves if leaf.status == f)
-    return GuardTree("0/0", root, (), root.leaf_count, True, failing,
-                     "L['n'] == 3" if n_fails else None, "TREE_GUARD_MANAGER: ...")
+    """The guard tree of ``forward``'s entry 0/0 (specialised on ``n == 3``); `n_fails` evaluates it for n=4.
+
+    Recorded (`record_fake.record_forward`, ``recordings/fake_program_forward.json``): the real engine's
+    `guard_trees` for `fake_program.Scale.forward` compiled for n=3, at the n=3 call's entry stop and at the n=4
+    call's recompile stop."""
+    (tree,) = _forward_recording()["n4" if n_fails else "n3"]
+    return tree
+
+
+@functools.cache
+def _forward_recording() -> dict[str, Any]:
+    """``recordings/fake_program_forward.json`` as model values (`record_fake.load`; frozen, so shared)."""
+    from record_fake import FORWARD_RECORDING, load
+
+    return load(FORWARD_RECORDING)
 
 
 def guard_tree_of(leaves: int = 20_000, *, modules: int = 500,
                   fail_at: int | Collection[int] | None = None, nest: bool = False) -> GuardTree:
     """A guard tree shaped like a `modules`-module model's, with about `leaves` leaves in all.
+
+    Synthetic on purpose: it is built by hand for its size (the 20,000-leaf benchmark in ``bench_tui.py``, the
+    scale tests of the guard pane), which no recording of a real run should carry. Its shape follows the real tree
+    of a compiled ``nn.ModuleList`` of ``nn.Linear`` (``benchmarks/bench_guards.py``'s ``Net``, about 20,000
+    leaves for 2,500 layers on torch 2.13; ``bench_guard_nav.py`` measures the pane on that real tree): a manager
+    per module, one per parameter under it; its leaves' codes, ids in them and locations are made up.
 
     Each module manager has a TYPE_MATCH leaf and parameter managers holding the rest; `fail_at` (a module's
     index, or several) makes that module's last leaf fail. The module managers hang on the root, or with `nest`
@@ -583,137 +552,58 @@ def recompile_scenario() -> Scenario:
     return base
 
 
-#: torch's hint on case 002's guard (integer attributes of an nn.Module are static).
-COUNTER_HINT = ("HINT: torch.compile considers integer attributes of the nn.Module to be static. If you are "
-                "observing recompilation, you might want to make this integer dynamic using "
-                "torch._dynamo.config.allow_unspec_int_on_nn_module = True, or convert this integer into a tensor.")
-#: Case 002's file, as the engine names it in guard locations.
-COUNTER_FILE = "shared/cases/002_module_int_counter_attr.py"
+@functools.cache
+def _counter_recording() -> dict[str, Any]:
+    """``recordings/module_int_counter.json`` as model values (`record_fake.load`; frozen, so shared)."""
+    from record_fake import load
+
+    return load()
 
 
-def counter_guard_tree(entry: str = "0/1", expected: int = 1, actual: int = 2) -> GuardTree:
-    """Entry `entry` of case 002's ``forward`` (abridged), evaluated for a call whose ``self.counter`` is `actual`."""
-    p, f = GuardStatus.PASS, GuardStatus.FAIL
-    where = SourceLocation(COUNTER_FILE, 45, "forward", "self.counter += 1")
-    counter_leaf = LeafGuardView("g6", "EQUALS_MATCH", "L['self'].counter", (f"L['self'].counter == {expected}",),
-                                 where, status=f, expected=str(expected), actual=str(actual),
-                                 reason=f"L['self'].counter == {expected}", note=COUNTER_HINT)
-    counter = _node(4, "L['self'].counter", "DictGetItemGuardAccessor('counter')", "<class 'int'>", [counter_leaf])
-    dict_ = _node(3, "L['self'].__dict__", "GetGenericDictGuardAccessor", "<class 'dict'>", [
-        LeafGuardView("g5", "DICT_CONTAINS", "L['self'].__dict__", ("not ___dict_contains('forward', "
-                      "L['self'].__dict__)",), where, status=p),
-    ], [counter])
-    self_ = _node(2, "L['self']", "FrameLocalsGuardAccessor(key='self')",
-                  "<class '__main__.WarmupScaled'>", [
-                      LeafGuardView("g4", "TYPE_MATCH", "L['self']", ("___check_type_id(L['self'], 94355214112320)",),
-                                    where, status=p),
-                  ], [dict_])
-    x = _node(1, "L['x']", "FrameLocalsGuardAccessor(key='x')", "<class 'torch.Tensor'>", [
-        LeafGuardView("g2", "TENSOR_MATCH", "L['x']",
-                      ("check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
-                       "AutogradCPU), torch.float32, device=None, requires_grad=False, size=[2, 4], "
-                       "stride=[4, 1])",), SourceLocation(COUNTER_FILE, 47, "forward", "return self.proj(x) * warm"),
-                      status=p),
-        LeafGuardView("g3", "NO_HASATTR", "L['x']", ("hasattr(L['x'], '_dynamo_dynamic_indices') == False",),
-                      SourceLocation(COUNTER_FILE, 47, "forward", "return self.proj(x) * warm"), status=p),
-    ])
-    root = _node(0, "L", None, "<class 'dict'>", [
-        LeafGuardView("g0", "GLOBAL_STATE", "L", ("___check_global_state()",), None, status=p),
-        LeafGuardView("g1", "DEFAULT_DEVICE", "L", ("utils_device.CURRENT_DEVICE == None",), None, status=p),
-    ], [x, self_], manager="RootGuardManager")
-    return GuardTree(entry, root, (), root.leaf_count, True, (counter_leaf,), f"L['self'].counter == {expected}",
-                     "TREE_GUARD_MANAGER: ...")
+def counter_guard_tree(entry: str = "0/1") -> GuardTree:
+    """Entry `entry` (``"0/1"`` or ``"0/0"``) of ``module_int_counter.py``'s ``forward``, evaluated for its third
+    call (``self.counter`` is 2), as the real engine answered `guard_trees` at that recompile stop (recorded)."""
+    return next(tree for tree in _counter_recording()["guard_trees2"] if tree.compile_id == entry)
 
 
 def counter_recompile_record() -> RecompileRecord:
-    """What the engine records at case 002's second recompile: ``self.counter`` is 2; entries 0/1 and 0/0 fail."""
-    trees = [counter_guard_tree("0/1", 1, 2), counter_guard_tree("0/0", 0, 2)]
-    verdicts = tuple(
-        EntryVerdict(tree.compile_id, False, tree.failing, tree.first_failure,
-                     f"{tree.compile_id}: {tree.first_failure.replace(chr(76) + '[' + repr('self') + ']', 'self')}"
-                     f"  # self.counter += 1  # {COUNTER_FILE}:45 in forward ({COUNTER_HINT})", "g6",
-                     leaf_count=tree.leaf_count)
-        for tree in trees
-    )
-    # what changed from entry 0/0 to 0/1, as the engine's `guards.diff_guard_trees` finds it
-    diff = EntryDiff("0/0", "0/1", tuple(diff_guard_trees(counter_guard_tree("0/0", 0, 2),
-                                                          counter_guard_tree("0/1", 1, 2))))
-    record = RecompileRecord(2, 0xC002, "WarmupScaled.forward", COUNTER_FILE, 44, "0/2", verdicts,
-                             inputs=(("self", "WarmupScaled train mode: proj=Linear"), ("x", "Tensor[2, 4] float32 cpu")),
-                             diffs=(diff,), limit=LimitStatus(2, 2, 2, 8, 256), pending=True, code_name="forward")
-    record = replace(record, changed=changed_inputs(record))
-    return replace(record, advice=counter_advice(record))
+    """What the real engine recorded at ``module_int_counter.py``'s second recompile: ``self.counter`` is 2;
+    entries 0/1 and 0/0 fail (verdicts, diffs, limit, inputs, changed, advice with its call site and planned
+    filter, all recorded)."""
+    record = _counter_recording()["stop2"].recompile
+    assert record is not None
+    return record
 
 
-def counter_advice(record: RecompileRecord):  # noqa: ANN201 - advice.RecompileAdvice
-    """The advice the engine makes for that stop: the call site case 002 has (``cm = torch.compile(m,
-    backend="eager")``, line 54) and the default drop's filter, planned by the engine's own `plan_filter` on the
-    guard filter entries torch 2.13 gives compile 0/1 of ``forward`` (``self.counter`` has a CONSTANT_MATCH and an
-    EQUALS_MATCH entry; the rest as recorded on the real program)."""
-    from dynadbg.core.advice import RecompileAdvice
-    from dynadbg.core.callsites import CallSite, CallSiteKind
-    from dynadbg.core.decisions import default_drop_leaves
-    from dynadbg.core.filter_entries import CompileFilterEntries, FilterEntry, plan_filter
-
-    rows = [("", "", "GRAD_MODE", ()), ("", "", "GLOBAL_STATE", ("GLOBAL_STATE",)),
-            ("x", "L['x']", "TENSOR_MATCH", ("TENSOR_MATCH",)), ("self", "L['self']", "TYPE_MATCH", ("TYPE_MATCH",)),
-            ("self.counter", "L['self'].counter", "CONSTANT_MATCH", ("EQUALS_MATCH",)),
-            ("self.counter", "L['self'].counter", "EQUALS_MATCH", ("EQUALS_MATCH",))]
-    entries = CompileFilterEntries(record.code_key, "forward", "0/1", tuple(
-        FilterEntry(i, name, source, gtype, derived, False) for i, (name, source, gtype, derived) in enumerate(rows)))
-    site = CallSite(1, CallSiteKind.TORCH_COMPILE, COUNTER_FILE, 54, 'torch.compile(m, backend="eager")',
-                    'cm = torch.compile(m, backend="eager")', "module WarmupScaled")
-    return RecompileAdvice(site, (site,), plan_filter(default_drop_leaves(record), entries))
-
-
-#: torch's own suggestion at that stop (`Stop.hints`).
-COUNTER_HINTS = ("torch._dynamo.config.allow_unspec_int_on_nn_module = True",)
 def counter_choices() -> tuple[RecompileChoice, ...]:
-    """What case 002's recompile stop offers (`Stop.choices`), made by the engine's own pure functions
-    (`decisions.recompile_choices`, which builds the drop's checked filter from the record's advice) from the
-    canned record, so the fake shows the very choices the engine makes (no hand-typed copy to drift)."""
-    from dynadbg.core.decisions import recompile_choices
-
-    record = counter_recompile_record()
-    return recompile_choices(record)
+    """What that recompile stop offers (`Stop.choices`), as the real engine made them (recorded)."""
+    return _counter_recording()["stop2"].choices
 
 
 def counter_recompile_scenario() -> Scenario:
-    """Case 002 (``shared/cases/002_module_int_counter_attr.py``), third call: ``forward``'s entries 0/1 and 0/0
-    reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the recompile
-    stop, then an entry stop in compile 0/2 (after a choice; its listing is the `forward_ops` stand-in)."""
-    import torch
-
-    record = counter_recompile_record()
-    model = counter_classes()["WarmupScaled"]
-    original = view(model.forward.__code__, 0xC0, generated=False, compile_id=None)
-    torch.manual_seed(0)
-    inputs = (("self", value(model())), ("x", tensor(2, 4)))
-    frame = FrameView(original, -1, None, (), False, inputs)
-    stop = Stop(StopKind.RECOMPILE, "forward is about to recompile: its 2 cache entries rejected this call",
-                (frame,), None, None, 2, recompile=record, seq=1, choices=counter_choices(), hints=COUNTER_HINTS)
+    """``tests/programs/module_int_counter.py``'s third call, recorded from the real engine: ``forward``'s entries
+    0/1 and 0/0 reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the
+    recompile stop (its frame, record, choices and hints as recorded), then an entry stop in compile 0/2 (after a
+    choice; its listing is the `forward_ops` stand-in)."""
+    recorded = _counter_recording()["stop2"]
+    stop = replace(recorded, seq=1)
+    frame = stop.selected_frame
+    assert frame is not None and stop.recompile is not None
     ops = forward_ops()
     real = assemble(ops, name="forward", argnames=FORWARD_ARGS)
     code = view(real, 0xC2, compile_id="0/2")
     locals0 = [("self", value(program_classes()["Scale"](2.0))), ("x", tensor(4, 4)), ("n", value(3))]
     after = simulate(code, real, ops, locals0, compile_id="0/2", entry=(1, 3), seq0=2)[0]
-    return Scenario([stop, after], counter_guard_tree(), original, (), None, code=real, recompile_record=record,
+    return Scenario([stop, after], counter_guard_tree(), frame.code, (), None, code=real,
+                    recompile_record=stop.recompile,
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
-#: The state a GLOBAL_STATE guard's code carries on torch 2.13 (its JSON runs to hundreds of characters).
-_GLOBAL_STATE_JSON = json.dumps({
-    "allow_bf16_reduce": 0, "allow_fp16_reduce": 0, "allow_tf32": False,
-    "autocast_state": {"cached_enabled": True, "dtype": [15, 5, 5, 15, 5, 5, 15, 15, 5, 5], "enabled": [False] * 10},
-    "default_dtype": 6, "deterministic_algorithms": False, "deterministic_algorithms_warn_only": False,
-    "grad_mode": True, "num_threads": 2, "torch_function": True, "torch_function_all_disabled": False,
-}, separators=(",", ":"))
-
-
 def mode_switch_recompile_scenario() -> Scenario:
-    """Case 002's stop where the call also switched the model to eval() under ``torch.no_grad()``: entry 0/1's
-    failing guards are the counter (in the default drop), the GLOBAL_STATE and two BatchNorm ``.training`` flags
-    (left out of the default, each selectable); the choices made by the engine's own `recompile_choices`."""
+    """`counter_recompile_scenario`'s stop as if the call had also switched the model to eval() under
+    ``torch.no_grad()``: entry 0/1's failing guards are the recorded counter guard (in the default drop), its real
+    GLOBAL_STATE guard and two BatchNorm ``.training`` flags (left out of the default, each selectable); the
+    choices made by the engine's own `recompile_choices`."""
     from dynadbg.core.decisions import recompile_choices
     from dynadbg.core.grouping import group_failing
 
@@ -722,12 +612,16 @@ def mode_switch_recompile_scenario() -> Scenario:
     assert record is not None
     first = record.entries[0]
     fail = GuardStatus.FAIL
+    # the real entry's GLOBAL_STATE leaf, failing; two ``.training`` flags (the recorded model has no BatchNorm)
+    # numbered past the real tree's leaves
+    global_state = next(leaf for leaf in iter_leaves(counter_guard_tree(first.compile_id))
+                        if leaf.guard_type == "GLOBAL_STATE")
+    last = counter_guard_tree(first.compile_id).leaf_count
     extra = (
-        LeafGuardView("g1", "GLOBAL_STATE", "L", (f"___check_global_state() against {_GLOBAL_STATE_JSON}",),
-                      status=fail, reason="GLOBAL_STATE changed: grad_mode"),
-        LeafGuardView("g9", "TRUE_MATCH", "L['self']._modules['bn1'].training",
+        replace(global_state, status=fail, reason="GLOBAL_STATE changed: grad_mode"),
+        LeafGuardView(f"g{last}", "TRUE_MATCH", "L['self']._modules['bn1'].training",
                       ("L['self']._modules['bn1'].training == True",), status=fail, expected="True", actual="False"),
-        LeafGuardView("g11", "TRUE_MATCH", "L['self']._modules['bn2'].training",
+        LeafGuardView(f"g{last + 1}", "TRUE_MATCH", "L['self']._modules['bn2'].training",
                       ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
     )
     verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
@@ -742,9 +636,7 @@ def recorded_recompile_scenario() -> Scenario:
     """The first recompile stop of ``tests/programs/module_int_counter.py`` as the real engine answered it
     (`record_fake.load`: the stop with its record and choices, its guard tree and guard diffs); the program ends
     after the decision."""
-    from record_fake import load
-
-    recording = load()
+    recording = _counter_recording()
     stop = recording["stop"]
     trees = recording["guard_trees"]
     return Scenario([stop], trees[0] if trees else None, stop.selected_frame.code if stop.selected_frame else None,

@@ -1,29 +1,35 @@
-"""Record what the real engine answers at a program's first recompile stop, as canned data for the fake engine.
+"""Record what the real engine answers at a program's recompile stops, as canned data for the fake engine.
 
-Re-make the recording (after a change to the engine's results or to torch), from the repository root::
+Re-make the recordings (after a change to the engine's results or to torch), from the repository root::
 
     .venv/bin/python tests/app/record_fake.py
 
-It runs ``tests/programs/module_int_counter.py`` under the real engine (`dynadbg.core.session.Session` and a
-`dynadbg.core.listeners.QueueListener`), continues to the first recompile stop and writes
-``tests/app/recordings/module_int_counter.json``: that stop (its frame, recompile record and choices), its guard
-trees and guard diffs, as JSON of the frozen model types (`freeze`; `thaw` reads it back).
+``counter`` runs ``tests/programs/module_int_counter.py`` under the real engine (`dynadbg.core.session.Session` and
+a `dynadbg.core.listeners.QueueListener`), continues to the first recompile stop, recompiles, continues to the
+second (the call both cache entries reject) and writes ``tests/app/recordings/module_int_counter.json``: each stop
+(its frame, recompile record and choices), its guard trees and guard diffs (``stop``, ``guard_trees``,
+``guard_diffs``; ``stop2``, ``guard_trees2``, ``guard_diffs2``), as JSON of the frozen model types (`freeze`;
+`thaw` reads it back). ``forward`` compiles ``tests/app/fake_program.py``'s ``Scale.forward`` for n=3 and calls it
+again with n=4, and writes ``tests/app/recordings/fake_program_forward.json``: the real engine's `guard_trees`
+at the n=3 entry stop (``n3``) and at the n=4 recompile stop (``n4``).
 What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
-of first use, ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>`` and torch's install folder by
-``<site-packages>``, times by
-0. Compile ids and Dynamo's counters are per process: record in a fresh interpreter (``--stdout`` prints the
-recording instead of writing it; ``tests/app/test_recording.py`` runs that and fails when the file no longer
-matches what the engine answers today).
+of first use (per stop), ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>``
+and torch's install folder by ``<site-packages>``, times by
+0. Compile ids and Dynamo's counters are per process: each recording is made in a fresh interpreter
+(``--only NAME --stdout`` prints one instead of writing it; ``tests/app/test_recording.py`` runs that and fails
+when a file no longer matches what the engine answers today).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import importlib
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = Path(__file__).resolve().parent / "recordings"
 PROGRAM = ROOT / "tests" / "programs" / "module_int_counter.py"
 RECORDING = RECORDINGS / "module_int_counter.json"
+FAKE_PROGRAM = ROOT / "tests" / "app" / "fake_program.py"
+FORWARD_RECORDING = RECORDINGS / "fake_program_forward.json"
 
 #: Fields that hold a run's object ids (renumbered in order of first use).
 _ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_key"})
@@ -141,34 +149,97 @@ def thaw(data: Any) -> Any:
 
 
 def record(program: Path = PROGRAM) -> dict[str, Any]:
-    """Run `program` under the real engine to its first recompile stop; what the fake needs of it, frozen."""
+    """Run `program` under the real engine to its first and second recompile stops (recompiling at the first);
+    what the fake needs of them, frozen: ``stop``, ``guard_trees``, ``guard_diffs`` of the first, ``stop2``,
+    ``guard_trees2``, ``guard_diffs2`` of the second (the call that two cache entries reject)."""
     from dynadbg.core.listeners import QueueListener
-    from dynadbg.core.model import Stop, StopKind
+    from dynadbg.core.model import Decision, DecisionKind, Stop, StopKind
     from dynadbg.core.session import Session
 
     listener = QueueListener()
     session = Session(listener)
     session.start_script(str(program))
+    answers: dict[str, Any] = {}
     try:
-        kind, stop = listener.next()
-        while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
-            session.set_continue()
+        for suffix in ("", "2"):
             kind, stop = listener.next()
-        if kind != "stop":
-            raise RuntimeError(f"{program.name} ended before a recompile stop")
-        current = session.current_stop()
-        assert isinstance(current, Stop)
-        # (what_if and recompile_records repeat these at a recompile stop: the trees, the stop's record)
-        answers = {"stop": current, "guard_trees": session.guard_trees(), "guard_diffs": session.guard_diffs()}
+            while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
+                session.set_continue()
+                kind, stop = listener.next()
+            if kind != "stop":
+                raise RuntimeError(f"{program.name} ended before recompile stop {suffix or '1'}")
+            current = session.current_stop()
+            assert isinstance(current, Stop)
+            # (what_if and recompile_records repeat these at a recompile stop: the trees, the stop's record)
+            answers |= {f"stop{suffix}": current, f"guard_trees{suffix}": session.guard_trees(),
+                        f"guard_diffs{suffix}": session.guard_diffs()}
+            if not suffix:
+                session.decide(Decision(DecisionKind.RECOMPILE))
+    finally:
+        session.quit()
+        session.wait(timeout=30)
+    # one scrub per stop: an object's id may be reused by another between the stops
+    scrubs = {"": _Scrub(), "2": _Scrub()}
+    return {"program": str(program.relative_to(ROOT)),
+            **{k: freeze(v, scrubs["2" if k.endswith("2") else ""]) for k, v in answers.items()}}
+
+
+def _scale_class() -> Any:
+    """``fake_program.Scale``, its class definition run at the file's own lines (the program's loop is not run: it
+    would call with n = 1, 2, 3 and make ``n`` dynamic)."""
+    import ast
+
+    import torch
+
+    tree = ast.parse(FAKE_PROGRAM.read_text(encoding="utf-8"))
+    tree.body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ClassDef))]
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "fake_program"}
+    exec(compile(tree, str(FAKE_PROGRAM), "exec"), namespace)  # noqa: S102 - our own test program's class
+    return namespace["Scale"]
+
+
+def _scale_calls() -> None:
+    """What `record_forward` debugs: ``Scale(2.0)`` compiled, called with n=3 (entry 0/0), then n=4 (a miss)."""
+    import torch
+
+    model = torch.compile(_scale_class()(2.0), backend="eager")
+    for n in (3, 4):
+        model(torch.ones(4, 4), n)
+
+
+def record_forward() -> dict[str, Any]:
+    """The guard tree of ``fake_program.Scale.forward``'s entry 0/0 (compiled for n=3) as the real engine answers
+    `guard_trees`: at the entry stop of the n=3 call (``n3``) and at the recompile stop of the n=4 call (``n4``)."""
+    from dynadbg.core.listeners import QueueListener
+    from dynadbg.core.model import StopKind
+    from dynadbg.core.session import Session
+
+    listener = QueueListener()
+    session = Session(listener)
+    session.start_callable(_scale_calls)
+    answers: dict[str, Any] = {}
+    try:
+        while "n4" not in answers:
+            kind, stop = listener.next()
+            if kind != "stop":
+                raise RuntimeError(f"the n=3, n=4 calls of Scale.forward ended before its recompile stop ({kind})")
+            frame, record = stop.selected_frame, stop.recompile
+            if stop.kind is StopKind.ENTRY and frame is not None and frame.code.name == "forward" and not answers:
+                answers["n3"] = session.guard_trees()
+            elif stop.kind is StopKind.RECOMPILE and record is not None and record.code_name == "forward":
+                answers["n4"] = session.guard_trees()
+                break
+            session.set_continue()
     finally:
         session.quit()
         session.wait(timeout=30)
     scrub = _Scrub()
-    return {"program": str(program.relative_to(ROOT)), **{k: freeze(v, scrub) for k, v in answers.items()}}
+    return {"program": str(FAKE_PROGRAM.relative_to(ROOT)), **{k: freeze(v, scrub) for k, v in answers.items()}}
 
 
 def load(path: Path = RECORDING) -> dict[str, Any]:
-    """A recording as model values: ``stop``, ``guard_trees``, ``guard_diffs`` (and ``program``, its path)."""
+    """A recording as model values (``stop``, ``guard_trees``, ``guard_diffs``, ``stop2``, ...; or ``n3``, ``n4``;
+    and ``program``, its path)."""
     # the program's path back in this checkout, so the fake's `source` reads the file
     data = json.loads(path.read_text(encoding="utf-8").replace("<repo>", ROOT.as_posix()))
     return {k: (thaw(v) if k != "program" else v) for k, v in data.items()}
@@ -180,15 +251,29 @@ def dumps(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+#: Each recording: its file and the function that makes it (``--only NAME`` picks one).
+RECORDERS = {"counter": (RECORDING, record), "forward": (FORWARD_RECORDING, record_forward)}
+
+
 def main(argv: list[str]) -> int:
-    """Write the recording (``--stdout``: print it instead, as `test_recording` compares it)."""
-    data = record()
+    """Write the recordings, each made in a fresh interpreter (compile ids are per process); ``--only counter``
+    or ``--only forward``: that one, in this interpreter (``--stdout``: printed instead, as `test_recording`
+    compares it)."""
+    if "--only" not in argv:
+        for name in RECORDERS:
+            done = subprocess.run([sys.executable, __file__, "--only", name], cwd=ROOT, check=False)
+            if done.returncode:
+                return done.returncode
+        return 0
+    path, recorder = RECORDERS[argv[argv.index("--only") + 1]]
+    with contextlib.redirect_stdout(sys.stderr):  # the program's own prints are not the recording
+        data = recorder()
     if "--stdout" in argv:
         sys.stdout.write(dumps(data))
         return 0
     RECORDINGS.mkdir(exist_ok=True)
-    RECORDING.write_text(dumps(data), encoding="utf-8")
-    print(f"wrote {RECORDING.relative_to(ROOT)} ({RECORDING.stat().st_size:,} bytes)")
+    path.write_text(dumps(data), encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
     return 0
 
 

@@ -242,8 +242,8 @@ def _recompiling_program() -> None:
 
 @pytest.fixture(params=["fake", "recorded", pytest.param("real", marks=pytest.mark.slow)])
 def at_recompile(request: pytest.FixtureRequest) -> Iterator[tuple[Any, QueueListener, Stop]]:
-    """An engine paused at a recompile stop (the fake: case 002's third call, or the recording of
-    ``tests/programs/module_int_counter.py``'s first recompile stop; the real one: ``n`` 1 → 2)."""
+    """An engine paused at a recompile stop (the fake: the recording of ``tests/programs/module_int_counter.py``'s
+    second recompile stop (third call), or its first recompile stop; the real one: ``n`` 1 → 2)."""
     from fake_scenarios import counter_recompile_scenario, recorded_recompile_scenario
 
     listener = QueueListener()

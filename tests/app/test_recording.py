@@ -1,5 +1,6 @@
-"""The fake engine's recording (`record_fake`) is what the real engine answers today: re-made and compared, so it
-cannot drift silently. Re-make it with ``.venv/bin/python tests/app/record_fake.py`` when this fails on purpose."""
+"""The fake engine's recordings (`record_fake`) are what the real engine answers today: re-made and compared, so
+they cannot drift silently. Re-make them with ``.venv/bin/python tests/app/record_fake.py`` when this fails on
+purpose."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import record_fake
 
 
 @pytest.mark.slow
-def test_the_recording_matches_what_the_real_engine_answers_today() -> None:
-    """A few seconds: one real run of ``tests/programs/module_int_counter.py`` to its first recompile stop, in a
-    fresh interpreter (compile ids and Dynamo's counters are per process)."""
-    done = subprocess.run([sys.executable, record_fake.__file__, "--stdout"], capture_output=True, text=True,
-                          timeout=300, cwd=record_fake.ROOT)
+@pytest.mark.parametrize("name", list(record_fake.RECORDERS))
+def test_the_recording_matches_what_the_real_engine_answers_today(name: str) -> None:
+    """A few seconds each, in a fresh interpreter (compile ids and Dynamo's counters are per process): ``counter``,
+    one real run of ``tests/programs/module_int_counter.py`` to its second recompile stop; ``forward``,
+    ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4."""
+    path, _ = record_fake.RECORDERS[name]
+    done = subprocess.run([sys.executable, record_fake.__file__, "--only", name, "--stdout"], capture_output=True,
+                          text=True, timeout=300, cwd=record_fake.ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout == record_fake.RECORDING.read_text(encoding="utf-8"), (
-        "the real engine answers otherwise than the recording: re-make it (tests/app/record_fake.py) and check the "
+    assert done.stdout == path.read_text(encoding="utf-8"), (
+        f"the real engine answers otherwise than {path.name}: re-make it (tests/app/record_fake.py) and check the "
         "TUI tests that use it")
 
 
@@ -26,8 +30,25 @@ def test_the_recording_loads_as_model_values() -> None:
     from dynadbg.core.model import GuardTree, Stop, StopKind
 
     recording = record_fake.load()
-    stop = recording["stop"]
-    assert isinstance(stop, Stop) and stop.kind is StopKind.RECOMPILE and stop.recompile is not None
-    assert all(isinstance(t, GuardTree) for t in recording["guard_trees"]) and recording["guard_trees"]
-    # the failing guard is the module's int counter, as the program's docstring says
-    assert [leaf.source for leaf in stop.recompile.entries[0].failing] == ["L['self'].counter"]
+    for suffix in ("", "2"):
+        stop = recording[f"stop{suffix}"]
+        assert isinstance(stop, Stop) and stop.kind is StopKind.RECOMPILE and stop.recompile is not None
+        assert all(isinstance(t, GuardTree) for t in recording[f"guard_trees{suffix}"])
+        assert recording[f"guard_trees{suffix}"]
+    # the failing guard is the module's int counter, as the program's docstring says: at the second recompile
+    # in both cache entries (``== 1`` and ``== 0``, the counter now 2)
+    assert [leaf.source for leaf in recording["stop"].recompile.entries[0].failing] == ["L['self'].counter"]
+    second = recording["stop2"].recompile
+    assert [(v.compile_id, [leaf.code for leaf in v.failing]) for v in second.entries] == [
+        ("0/1", [("L['self'].counter == 1",)]), ("0/0", [("L['self'].counter == 0",)])]
+
+
+def test_the_forward_recording_is_one_tree_evaluated_for_n_3_and_n_4() -> None:
+    from dynadbg.core.model import GuardStatus
+
+    recording = record_fake.load(record_fake.FORWARD_RECORDING)
+    (n3,), (n4,) = recording["n3"], recording["n4"]
+    assert n3.compile_id == n4.compile_id == "0/0" and n3.leaf_count == n4.leaf_count
+    assert n3.passed and not n3.failing
+    assert [(leaf.code, leaf.status, leaf.actual) for leaf in n4.failing] == [
+        (("L['n'] == 3",), GuardStatus.FAIL, "4")]

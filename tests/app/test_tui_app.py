@@ -60,8 +60,10 @@ async def test_first_stop_renders_every_pane() -> None:
         assert "x" in locals_text and "Tensor[4, 4] float32 cpu" in locals_text
         tree = screen.query_one(GuardTreeView)
         assert tree.guards is not None and not tree.loading
+        # the recorded tree's top level (`fake_scenarios.forward_guard_tree`), every guard passing
         assert [str(c.label).split("  ")[0] for c in tree.root.children] == [
-            "✓ GLOBAL_STATE", "✓ L['x']", "✓ L['n']", "✓ L['self']", "✓ G"]
+            "✓ LAMBDA_GUARD", "✓ GLOBAL_STATE", "✓ TORCH_FUNCTION_MODE_STACK", "✓ DEFAULT_DEVICE", "✓ G", "✓ L['n']",
+            "✓ L['self']", "✓ L['x']"]
         status = rendered(screen.query_one(StatusLine))
         assert "forward" in status and "compile 0/0" in status and "checked 1st of 2 entries" in status
         assert app.phase == "stopped"
@@ -589,7 +591,8 @@ async def test_failing_guard_path_is_expanded() -> None:
         n_node = next(c for c in view.root.children if "L['n']" in str(c.label))
         assert n_node.is_expanded
         assert view.cursor_node is not None and "EQUALS_MATCH" in str(view.cursor_node.label)
-        assert "L['n'] == 3" in str(view.cursor_node.label) and "if n > 2:" in str(view.cursor_node.label)
+        assert "L['n'] == 3" in str(view.cursor_node.label)
+        assert "y = x * self.factor + n" in str(view.cursor_node.label)  # the user line torch records for it
 
 
 async def test_guard_tree_loading_indicator() -> None:
@@ -883,8 +886,8 @@ async def test_whatif_key_logs_every_entry_verdict() -> None:
         await settle(pilot)
         log = log_text(app)
         # the same text typing `whatif` prints
-        assert "> whatif" in log and "entry 0/0: FAIL (1 failing guard of 8)" in log
-        assert "g4 EQUALS_MATCH   L['n'] == 3" in log
+        assert "> whatif" in log and "entry 0/0: FAIL (1 failing guard of 10)" in log
+        assert "g5 EQUALS_MATCH   L['n'] == 3" in log
         app.submit("whatif")
         await settle(pilot)
         by_key, typed = log_text(app).split("> whatif")[1:3]

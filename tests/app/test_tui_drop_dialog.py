@@ -52,8 +52,8 @@ async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs()
         dialog = await _open(pilot, app)
         assert app.session.sent == []                       # asking is not deciding
         rows = _rows(dialog)
-        assert list(rows) == ["g1", "g6", "group:0"]              # the two .training flags: one row
-        assert rows["g6"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g6"][0]
+        assert list(rows) == ["g1", "g18", "group:0"]              # the two .training flags: one row
+        assert rows["g18"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g18"][0]
         for key in ("g1", "group:0"):
             assert not rows[key][1], key
         assert "[left out: global state]" in rows["g1"][0]
@@ -85,7 +85,7 @@ async def test_enter_sends_the_drop_of_the_default_selection() -> None:
         await _open(pilot, app)
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g6)"]
+        assert app.session.sent == ["decide(drop g18)"]
         assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/2"
 
 
@@ -96,7 +96,7 @@ async def test_selecting_a_group_row_selects_its_guards_then_enter_sends_them() 
         await pilot.press("down", "down", "space")       # the highlight starts on g1: down twice is the group
         await _settled(pilot)
         assert _rows(dialog)["group:0"][1]
-        assert dialog.selected_ids == ("g6", "g9", "g11")  # the preview shown is the new selection's
+        assert dialog.selected_ids == ("g18", "g21", "g22")  # the preview shown is the new selection's
         details = _details(dialog)
         # the group's warning once, not once per guard
         assert "2 × L['self']._modules[*].training are constants to Dynamo" in details
@@ -105,7 +105,7 @@ async def test_selecting_a_group_row_selects_its_guards_then_enter_sends_them() 
         assert "self._modules['bn1'].training" in permanent and "self._modules['bn2'].training" in permanent
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g6 g9 g11)"]
+        assert app.session.sent == ["decide(drop g18 g21 g22)"]
 
 
 async def test_e_lists_a_groups_guards_and_one_of_them_can_be_selected_alone() -> None:
@@ -115,27 +115,27 @@ async def test_e_lists_a_groups_guards_and_one_of_them_can_be_selected_alone() -
         await pilot.press("down", "down", "e")
         await _settled(pilot)
         rows = _rows(dialog)
-        assert list(rows) == ["g1", "g6", "group:0", "g9", "g11"]
-        assert "└ g9 TRUE_MATCH" in rows["g9"][0] and "bn1'].training == True" in rows["g9"][0]
-        await pilot.press("down", "space")                # g9 alone
+        assert list(rows) == ["g1", "g18", "group:0", "g21", "g22"]
+        assert "└ g21 TRUE_MATCH" in rows["g21"][0] and "bn1'].training == True" in rows["g21"][0]
+        await pilot.press("down", "space")                # g21 alone
         await _settled(pilot)
         rows = _rows(dialog)
-        assert rows["g9"][1] and not rows["g11"][1]
+        assert rows["g21"][1] and not rows["g22"][1]
         assert not rows["group:0"][1] and "(1 of 2 selected)" in rows["group:0"][0]
-        assert dialog.selected_ids == ("g6", "g9")
+        assert dialog.selected_ids == ("g18", "g21")
         assert "bn1'].training is a constant to Dynamo" in _details(dialog)   # one guard of it: its own warning
         await pilot.press("e")                            # on a member: folds its group
         await _settled(pilot)
-        assert list(_rows(dialog)) == ["g1", "g6", "group:0"]
+        assert list(_rows(dialog)) == ["g1", "g18", "group:0"]
         await pilot.press("space")                        # a partly selected group: all of it
         await _settled(pilot)
-        assert _rows(dialog)["group:0"][1] and dialog.selected_ids == ("g6", "g9", "g11")
+        assert _rows(dialog)["group:0"][1] and dialog.selected_ids == ("g18", "g21", "g22")
         await pilot.press("space")                        # and off again
         await _settled(pilot)
-        assert dialog.selected_ids == ("g6",)
+        assert dialog.selected_ids == ("g18",)
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g6)"]
+        assert app.session.sent == ["decide(drop g18)"]
 
 
 async def test_selected_and_unselected_rows_read_differently_on_screen(tmp_path: Path) -> None:
@@ -148,21 +148,21 @@ async def test_selected_and_unselected_rows_read_differently_on_screen(tmp_path:
             shot.write_text(app.export_screenshot(), encoding="utf-8")
             return next(squeeze(r) for r in svg_rows(shot) if text in r)
 
-        assert "[x]g6EQUALS_MATCH" in row("g6 EQUALS_MATCH")
+        assert "[x]g18EQUALS_MATCH" in row("g18 EQUALS_MATCH")
         assert "[]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
         assert "[]▸2×TRUE_MATCH" in row("2 × TRUE_MATCH")
         assert "X" not in row("g1 GLOBAL_STATE").split("g1")[0]   # no ticked-looking mark on an unselected row
-        await pilot.press("space", "down", "space")       # g1 on, g6 off
+        await pilot.press("space", "down", "space")       # g1 on, g18 off
         await _settled(pilot)
         assert "[x]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
-        assert "[]g6EQUALS_MATCH" in row("g6 EQUALS_MATCH")
+        assert "[]g18EQUALS_MATCH" in row("g18 EQUALS_MATCH")
 
 
 async def test_nothing_selected_recompiles_with_every_guard() -> None:
     app = make_app(mode_switch_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         dialog = await _open(pilot, app)
-        await pilot.press("down", "space")                 # g6 off: nothing selected
+        await pilot.press("down", "space")                 # g18 off: nothing selected
         await _settled(pilot)
         assert dialog.selected_ids == ()
         assert "nothing selected: Enter recompiles with every guard kept" in _details(dialog)

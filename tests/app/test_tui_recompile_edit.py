@@ -57,7 +57,7 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         # every entry, in torch's order, each failing guard with its code, user line, expected and actual value
         assert text.index("entry 0/1") < text.index("entry 0/0")
         assert "EQUALS_MATCH  L['self'].counter == 1" in text and "L['self'].counter == 0" in text
-        assert "002_module_int_counter_attr.py:45  self.counter += 1" in text
+        assert "module_int_counter.py:13  self.counter += 1" in text
         assert "expected 1   actual 2" in text and "expected 0   actual 2" in text
         assert "HINT: torch.compile considers integer attributes" in text
         assert "self.counter: 1 → 2" in text
@@ -67,7 +67,7 @@ async def test_recompile_stop_opens_the_recompile_view_with_every_failing_guard(
         for key, command in (("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop [ID...]"),
                              ("M", "dynamic NAME DIM")):
             assert f" {key}  {command}" in text, command
-        # the checked filter, on case 002's own call (`cm = torch.compile(m, backend="eager")`)
+        # the checked filter, on the program's own call (`cm = torch.compile(m, backend="eager")`)
         assert 'torch.compile(m, backend="eager", options={"guard_filter_fn"' in text
         assert 'torch.compiler.set_stance("eager_on_recompile")' in text
         assert "torch._dynamo.config.allow_unspec_int_on_nn_module = True" in text
@@ -97,7 +97,7 @@ async def test_skip_and_eager_show_different_permanent_code() -> None:
         assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
 
 
-@pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop g6")])
+@pytest.mark.parametrize(("key", "command"), [("R", "recompile"), ("E", "eager"), ("S", "skip"), ("D", "drop g18")])
 async def test_recompile_choice_keys_send_their_command(key: str, command: str) -> None:
     app = make_app(counter_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
@@ -118,19 +118,24 @@ async def test_recompile_choice_keys_send_their_command(key: str, command: str) 
 
 
 def _size_changed_scenario():  # noqa: ANN202
-    """Case 002's recompile stop as if ``x`` had changed size at dimension 1 (the engine then names it)."""
+    """The recorded recompile stop as if ``x`` (a ``Tensor[2]``) had changed size at dimension 0 (the engine then
+    names it)."""
     from dataclasses import replace
 
-    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, GuardStatus, LeafGuardView, PermanentFix
+    from fake_scenarios import counter_guard_tree
+
+    from dynadbg.core.guards import iter_leaves
+    from dynadbg.core.model import Decision, DecisionKind, DynamicDim, GuardStatus, PermanentFix
 
     scenario = counter_recompile_scenario()
     stop = scenario.stops[0]
-    choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=1), detail="",
-                            permanent=PermanentFix(DecisionKind.DYNAMIC, "model", dims=(DynamicDim("x", 1),)))
+    choices = tuple(replace(c, decision=Decision(DecisionKind.DYNAMIC, name="x", dim=0), detail="",
+                            permanent=PermanentFix(DecisionKind.DYNAMIC, "model", dims=(DynamicDim("x", 0),)))
                     if c.kind is DecisionKind.DYNAMIC else c for c in stop.choices)
     # x's size guard fails too (the engine refuses to mark an input no failing guard checks)
-    size = LeafGuardView("g2", "TENSOR_MATCH", "L['x']", ("check_tensor(L['x'], ..., size=[2, 4], ...)",),
-                         status=GuardStatus.FAIL, expected="size=[2, 4]", actual="size=[2, 5]")
+    recorded = next(leaf for leaf in iter_leaves(counter_guard_tree()) if leaf.guard_type == "TENSOR_MATCH")
+    assert recorded.source == "L['x']" and "size=[2]" in recorded.code[0]
+    size = replace(recorded, status=GuardStatus.FAIL, expected="size=[2]", actual="size=[3]")
     record = stop.recompile
     assert record is not None
     first = replace(record.entries[0], failing=(*record.entries[0].failing, size))
@@ -161,11 +166,11 @@ async def test_dynamic_choice_asks_for_name_and_dim() -> None:
         await pilot.pause()
         assert isinstance(app.screen, PromptScreen)
         field = app.screen.query_one(Input)
-        assert field.value == "x 1"  # the input and dimension that changed size, as the engine named them
-        await pilot.press("ctrl+u", *"x 1", "enter")
+        assert field.value == "x 0"  # the input and dimension that changed size, as the engine named them
+        await pilot.press("ctrl+u", *"x 0", "enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(dynamic x 1)"]
-        assert "torch._dynamo.mark_dynamic(x, 1)" in log_text(app)
+        assert app.session.sent == ["decide(dynamic x 0)"]
+        assert "torch._dynamo.mark_dynamic(x, 0)" in log_text(app)
 
 
 async def test_dynamic_prompt_escape_sends_nothing() -> None:
@@ -201,7 +206,7 @@ def test_choices_come_from_the_stop_as_data() -> None:
     assert available_choices(stop) == {"recompile", "eager", "skip", "drop"}  # no dimension to mark dynamic
     assert available_choices(scenario.stops[1]) == frozenset()
     drop = choice_for(stop, DecisionKind.DROP)
-    assert drop is not None and drop.decision.guard_ids == ("g6",)
+    assert drop is not None and drop.decision.guard_ids == ("g18",)
     # a choice the engine marks unavailable is neither offered nor sent
     blocked = replace(stop, choices=tuple(replace(c, available=False, why_not="the recompile limit is hit")
                                           if c.kind in (DecisionKind.DROP, DecisionKind.DYNAMIC) else c
@@ -445,7 +450,7 @@ async def test_a_long_guard_code_takes_one_line_at_80_columns(tmp_path) -> None:
         code = app.last_stop.recompile.entries[0].failing[0].code[0]
         assert f"(cut:{len(code)}chars;wholeintheguardpane)" in rows[at + 1]
         assert not any('"grad_mode"' in r for r in rows)          # none of the JSON past the first line
-        assert any("g6EQUALS_MATCH" in r for r in rows)           # the next failing guard is on the first screen
+        assert any("g18EQUALS_MATCH" in r for r in rows)          # the next failing guard is on the first screen
 
 
 async def test_at_80_columns_the_permanent_code_wraps_in_the_console() -> None:

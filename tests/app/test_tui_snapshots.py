@@ -78,9 +78,10 @@ def test_original_bytecode_view(snap_compare) -> None:  # noqa: ANN001
 
 
 def test_recompile_screen_answers_why_at_a_glance(snap_compare) -> None:  # noqa: ANN001
-    """Case 002's third call (``self.counter`` is 2): the Recompile view opens by itself with both entries' failing
-    ``L['self'].counter == N`` guards (user line, expected/actual, torch's HINT once), the changed input; the
-    inputs in the locals pane, the failing path open in the guard tree, the choices (R E S D M) in the footer."""
+    """``module_int_counter.py``'s third call, recorded (``self.counter`` is 2): the Recompile view opens by
+    itself with both entries' failing ``L['self'].counter == N`` guards (user line, expected/actual, torch's HINT
+    once), the changed input; the inputs in the locals pane, the failing path open in the guard tree, the choices
+    (R E S D M) in the footer."""
     assert snap_compare(make_app(counter_recompile_scenario()), terminal_size=SIZE, run_before=_after())
 
 
