@@ -12,8 +12,9 @@ engine and case tests pass unchanged (2026-11-30, CI lanes torch214 and torch215
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 import functools
+import operator
 from types import CodeType, FrameType
 from typing import Any, Callable, TypeVar
 
@@ -1907,6 +1908,29 @@ def guard_fields(guard: Any) -> tuple[str, str, str | None]:
 def is_lazy_tracker(vt: Any) -> bool:
     """Whether `vt` is a ``LazyVariableTracker`` (or subclass), by its type only: no realization."""
     return _trace_classes()["lazy"] in type(vt).__mro__
+
+
+#: a ``LazyCache``'s realized tracker (None until realized; torch 2.13-2.15 set ``vt`` in ``__init__``)
+_CACHE_VT = operator.attrgetter("vt")
+
+
+def lazy_caches(vts: Iterable[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(the lazy trackers among `vts`, their ``LazyCache`` objects), read without realizing any; a lazy tracker
+    without a cache is left out."""
+    lazy = [vt for vt in vts if is_lazy_tracker(vt)]
+    pairs = [(vt, vars(vt).get("_cache")) for vt in lazy]
+    kept = [(vt, cache) for vt, cache in pairs if cache is not None]
+    return tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
+
+
+def lazy_realized(caches: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What each of `caches` (from `lazy_caches`) is realized to now (None: not yet): at every traced instruction
+    of a full recording, so one C-level pass (``LazyCache.vt``); the slower `lazy_state` read where a cache lacks
+    the field."""
+    try:
+        return tuple(map(_CACHE_VT, caches))
+    except AttributeError:
+        return tuple(vars(c).get("vt") for c in caches)
 
 
 def lazy_state(vt: Any) -> tuple[Any, Any, Any]:

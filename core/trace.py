@@ -99,7 +99,8 @@ class Frame:
     """One translator seen in an attempt: its code, depth, parent frame and Dynamo's instruction list."""
 
     __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "last_vals",
-                 "last_locals", "last_lazy", "last_stack_vts", "last_stack")
+                 "last_locals", "last_lazy", "last_lazy_caches", "last_lazy_states", "last_stack_vts",
+                 "last_stack")
 
     def __init__(self, index: int, tx: Any, parent: int | None) -> None:
         import weakref
@@ -120,7 +121,10 @@ class Frame:
         self.chain: tuple[tuple[int, int], ...] | None = None
         self.last_vals: tuple[Any, ...] = ()
         self.last_locals: tuple[tuple[str, Any], ...] = ()
-        self.last_lazy: tuple[tuple[Any, Any], ...] = ()
+        #: the lazy trackers among the last locals, their caches and what each was realized to then (None: not)
+        self.last_lazy: tuple[Any, ...] = ()
+        self.last_lazy_caches: tuple[Any, ...] = ()
+        self.last_lazy_states: tuple[Any, ...] = ()
         self.last_stack_vts: tuple[Any, ...] = ()
         self.last_stack: tuple[Any, ...] = ()
         try:
@@ -131,7 +135,7 @@ class Frame:
     def forget_trackers(self) -> None:
         """Drop the trackers held for reuse (at the attempt's end: nothing of Dynamo's outlives the compile)."""
         self.last_vals = self.last_stack_vts = ()
-        self.last_lazy = ()
+        self.last_lazy = self.last_lazy_caches = self.last_lazy_states = ()
 
     def mapped(self, ip: int) -> tuple[int | None, RewriteKind, str | None]:
         """(user dis offset, rewrite kind, user opnames rewritten) of Dynamo's instruction `ip` (computed once)."""
@@ -698,13 +702,13 @@ class TraceRecorder:
         vals = tuple(loc.values())
         before = frame.last_vals
         if (len(vals) == len(before) and all(map(operator.is_, vals, before))
-                and all(compat.lazy_state(vt)[0] is state for vt, state in frame.last_lazy)):
+                and all(map(operator.is_, compat.lazy_realized(frame.last_lazy_caches), frame.last_lazy_states))):
             locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
         else:
             # rebuild, reusing the summary of each local whose tracker is the one summarised last time (a store
             # changes one local; a frame such as multi_head_attention_forward has sixty)
             previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, frame.last_vals)}
-            stale = {id(vt) for vt, _state in frame.last_lazy}
+            stale = set(map(id, frame.last_lazy))
             out = []
             for name, vt in loc.items():
                 hit = previous.get(name)
@@ -712,7 +716,9 @@ class TraceRecorder:
                             else summary(vt)))
             locals_ = tuple(out)
             frame.last_vals, frame.last_locals = vals, locals_
-            frame.last_lazy = tuple((vt, compat.lazy_state(vt)[0]) for vt in vals if compat.is_lazy_tracker(vt))
+            lazy, caches = compat.lazy_caches(vals)
+            frame.last_lazy, frame.last_lazy_caches = lazy, caches
+            frame.last_lazy_states = compat.lazy_realized(caches)
         chain = frame.chain
         if chain is None:
             chain = ()
