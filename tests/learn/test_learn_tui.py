@@ -557,3 +557,37 @@ async def test_lesson_8s_trace_steps_step_is_done_by_the_trace_views_key_too(tmp
         await pilot.press("9")
         assert await _until(pilot, lambda: app.coach.index == 5 and _idle(app), 30), app.coach.index
         await pilot.press("q")
+
+
+def _console_rows(rows: list[str]) -> list[str]:
+    """The console log's rows: between the narration's bottom border and the command input (the row above the
+    footer)."""
+    bottom = max(i for i, row in enumerate(rows) if row.startswith("╰"))
+    return rows[bottom + 1:-2]
+
+
+async def test_at_80x24_the_console_shows_an_answer_of_several_rows_beside_the_narration(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3 at 80×24: the console keeps six rows of its log (a step's answer that runs to several rows stays on
+    screen), five while the Explain pane is open, and the narration keeps its title with "step N of M"."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        console = _console_rows(rows)
+        assert len(console) >= 6 and all(r.strip() for r in console), "\n".join(rows)
+        assert any("step 2 of 8" in r for r in rows), "\n".join(rows)
+        assert len([r for r in _pane_rows(rows, "bytecode") if r]) >= 5, "\n".join(rows)
+        await pilot.press("escape", "X")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.has_class("-explain"))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        assert len(_console_rows(rows)) >= 5, "\n".join(rows)
+        assert len([r for r in _pane_rows(rows, "explain") if r]) >= 4, "\n".join(rows)
+        assert any("step 2 of 8" in r for r in rows), "\n".join(rows)
+        await pilot.press("q")
