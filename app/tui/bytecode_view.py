@@ -28,6 +28,9 @@ from .role_sections import Section, gutter_style, sections
 
 #: Widest opname column before names are allowed to push the argument right.
 _OPNAME_WIDTH = 20
+#: The gutter mark of the cursor's row, where it is not the current instruction's (``▶`` marks that one): the
+#: cursor reads without colour too.
+CURSOR_MARK = "›"
 
 
 class BytecodeView(ScrollView, can_focus=True):
@@ -39,9 +42,10 @@ class BytecodeView(ScrollView, can_focus=True):
 
     The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
     the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
-    click) picks the instruction that ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at
-    every stop, and stays marked (dimmer) while another widget has the focus, so its index can be read while a
-    command is typed. Clicking the gutter toggles that row's breakpoint.
+    click; ``›`` in the gutter of its row, which is also highlighted) picks the instruction that ``b``/``F9`` and
+    ``until`` act on; it jumps to the current instruction at every stop, and stays marked (dimmer) while another
+    widget has the focus, so its index can be read while a command is typed. Clicking the gutter toggles that row's
+    breakpoint.
 
     | Key | Action |
     | :- | :- |
@@ -440,14 +444,15 @@ class BytecodeView(ScrollView, can_focus=True):
             segments = self._rows[row] = self._row(instr, previous)
         is_current = row == self.current
         is_related = not is_current and row in self.related
+        is_cursor = row == self.cursor and not is_current
         gutter = [
             Segment("●" if row in self.breakpoints else " ", breakpoint_style),
-            Segment("▶" if is_current else "▷" if is_related else " ", marker_style),
+            Segment("▶" if is_current else CURSOR_MARK if is_cursor else "▷" if is_related else " ", marker_style),
         ]
         line_style = base
         if is_current:
             line_style = current_style
-        elif row == self.cursor:
+        elif is_cursor:
             line_style = cursor_style
         elif is_related:
             line_style = related_style
