@@ -338,3 +338,31 @@ async def test_help_explains_the_role_gutter_and_lists_the_explain_key() -> None
         assert "Role gutter (bytecode pane)" in text
         assert all(role.value in text for role in Role if role is not Role.UNKNOWN)
         assert "explain {cursor}" in text and "Show or hide the Explain pane" in text
+
+
+async def test_at_80x24_an_explanation_longer_than_its_pane_says_more_below_and_scrolls_to_its_end() -> None:
+    """At 80×24 the Explain pane has a few rows: an explanation longer than that wraps at the pane's width, its
+    bottom border says more is below and how to read it (Tab to the pane, then ↓), and ↓ there brings its last
+    row, what the instruction does, on screen."""
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _at(pilot, 5)
+        screen = app.main_screen
+        await pilot.press("X")
+        await settle(pilot)
+        explain = screen.query_one("#explain")
+        height = explain.scrollable_content_region.height
+        assert len(explain.lines) > height, "the explanation fits: this test no longer tests a long one"
+        assert all(line.cell_len <= explain.scrollable_content_region.width for line in explain.lines)
+        assert str(explain.border_subtitle) == "more below: Tab to this pane, then ↓ · instruction 5"
+        screen.bytecode.focus()
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is explain
+        assert str(explain.border_subtitle).startswith("more below: ↓ ·")
+        for _ in range(len(explain.lines)):
+            await pilot.press("down")
+        await settle(pilot)
+        shown = [explain.render_line(y).text for y in range(height)]
+        assert explain.lines[-1].plain in "\n".join(shown) and "…" not in "".join(shown)
+        assert str(explain.border_subtitle) == "↑ back to the top · instruction 5"
