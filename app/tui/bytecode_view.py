@@ -31,6 +31,8 @@ _OPNAME_WIDTH = 20
 #: The gutter mark of the cursor's row, where it is not the current instruction's (``▶`` marks that one): the
 #: cursor reads without colour too.
 CURSOR_MARK = "›"
+#: The gutter mark of a row an installed edit changes from the next call on (`BytecodeView.edited`).
+EDITED_MARK = "✎"
 
 
 class BytecodeView(ScrollView, can_focus=True):
@@ -40,7 +42,8 @@ class BytecodeView(ScrollView, can_focus=True):
     Dynamo's code as a coloured bar, and a header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each
     section (`role_sections.sections`); display rows then differ from instruction indexes (`row_of`).
 
-    The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
+    The gutter shows ``●`` on breakpoints, ``✎`` on rows an installed edit changes from the next call on and
+    ``▶`` on the current instruction. The current instruction is kept in
     the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
     click; ``›`` in the gutter of its row, which is also highlighted) picks the instruction that ``b``/``F9`` and
     ``until`` act on; it jumps to the current instruction at every stop, and stays marked (dimmer) while another
@@ -95,6 +98,9 @@ class BytecodeView(ScrollView, can_focus=True):
     related: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
     """Instruction indexes related to the cursor of another view (the original rows of the generated code's
     cursor line), marked ``▷``."""
+    edited: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
+    """Instruction indexes an installed edit changes from the next call on (this call still runs them as
+    listed), marked ``✎`` where no breakpoint is."""
     roles: reactive[CodeRoles | None] = reactive(None, repaint=False)
     """The roles of the listing's instructions (role gutter and section headers); ignored unless they cover
     exactly the listing's instructions."""
@@ -264,6 +270,10 @@ class BytecodeView(ScrollView, can_focus=True):
             self.center_current()
 
     def watch_breakpoints(self, old: frozenset[int], new: frozenset[int]) -> None:
+        for index in old ^ new:
+            self.refresh_index(index)
+
+    def watch_edited(self, old: frozenset[int], new: frozenset[int]) -> None:
         for index in old ^ new:
             self.refresh_index(index)
 
@@ -446,7 +456,7 @@ class BytecodeView(ScrollView, can_focus=True):
         is_related = not is_current and row in self.related
         is_cursor = row == self.cursor and not is_current
         gutter = [
-            Segment("●" if row in self.breakpoints else " ", breakpoint_style),
+            Segment("●" if row in self.breakpoints else EDITED_MARK if row in self.edited else " ", breakpoint_style),
             Segment("▶" if is_current else CURSOR_MARK if is_cursor else "▷" if is_related else " ", marker_style),
         ]
         line_style = base
