@@ -591,3 +591,37 @@ async def test_at_80x24_the_console_shows_an_answer_of_several_rows_beside_the_n
         assert len([r for r in _pane_rows(rows, "explain") if r]) >= 4, "\n".join(rows)
         assert any("step 2 of 8" in r for r in rows), "\n".join(rows)
         await pilot.press("q")
+
+
+async def test_at_80x24_lesson_4s_choices_read_one_under_another(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4's recompile stop at 80×24: the Recompile view (78 columns) gives each choice a row of its key and
+    syntax, with what it does and its permanent code under the syntax at nearly the view's width (not a column
+    of 55 beside it)."""
+    import io
+
+    from rich.console import Console as RichConsole
+
+    lesson = LESSONS[3]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        app.submit("c")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        view = app.main_screen.recompile_view
+        width = view.scrollable_content_region.width
+        assert 64 <= width < 80, width
+        console = RichConsole(width=width, record=True, file=io.StringIO())
+        console.print(view.content)
+        rows = console.export_text().splitlines()
+        shown = "\n".join(rows)
+        drop = next((k for k, r in enumerate(rows) if r.lstrip().startswith("D  drop [ID...]")), None)
+        assert drop is not None, shown
+        assert rows[drop].split("drop [ID...]", 1)[1].strip() == "", shown
+        column = rows[drop].index("drop [ID...]")
+        assert rows[drop + 1][column:].startswith("drop guards from the new entry"), shown
+        assert rows[drop + 1][:column].strip() == "", shown
+        permanently = next(k for k in range(drop, len(rows)) if rows[k].strip() == "permanently:")
+        assert rows[permanently + 1].strip().startswith("torch.compile(scale"), shown
+        await pilot.press("q")
