@@ -24,7 +24,7 @@ from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
 from .lines_view import marked_cut
-from .role_sections import Section, gutter_style, sections
+from .role_sections import Section, gutter_mark, gutter_style, sections
 
 #: Widest opname column before names are allowed to push the argument right.
 _OPNAME_WIDTH = 20
@@ -39,8 +39,9 @@ class BytecodeView(ScrollView, can_focus=True):
     """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
 
     With `roles` (`Engine.roles()` of this code object) a third gutter column shows each instruction's role in
-    Dynamo's code as a coloured bar, and a header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each
-    section (`role_sections.sections`); display rows then differ from instruction indexes (`row_of`).
+    Dynamo's code as a coloured letter (``G`` graph call, ``B`` graph break: `role_sections.ROLE_MARKS`), and a
+    header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each section (`role_sections.sections`);
+    display rows then differ from instruction indexes (`row_of`).
 
     The gutter shows ``●`` on breakpoints, ``✎`` on rows an installed edit changes from the next call on and
     ``▶`` on the current instruction. The current instruction is kept in
@@ -397,7 +398,7 @@ class BytecodeView(ScrollView, can_focus=True):
         roles = self._usable_roles()
         if roles is not None:
             role = roles.roles[instr.index].role
-            segments.append(Segment("▌", gutter_style(role)))
+            segments.append(Segment(gutter_mark(role), gutter_style(role)))
         segments += [
             Segment(f" {instr.index:>{index_w}} ", highlight.plain(highlight.INDEX)),
             Segment(f"{instr.offset:>{offset_w}} ", highlight.plain(highlight.OFFSET)),

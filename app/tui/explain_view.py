@@ -13,7 +13,7 @@ from textual import events
 from dynadbg.core.model import Explanation
 
 from .lines_view import LinesView
-from .role_sections import gutter_style
+from .role_sections import gutter_mark, gutter_style
 
 
 def explanation_lines(ex: Explanation, *, live: bool, recorded: bool = False) -> list[Text]:
@@ -31,7 +31,7 @@ def explanation_lines(ex: Explanation, *, live: bool, recorded: bool = False) ->
     if ex.argrepr:
         head.append(f" {ex.argrepr}")
     if ex.role is not None:
-        head.append("  ▌", gutter_style(ex.role.role))
+        head.append(f"  {gutter_mark(ex.role.role)} ", gutter_style(ex.role.role))
         head.append(f"{ex.role.role.value}", "italic")
     parts = [head]
 

@@ -67,9 +67,18 @@ async def test_bytecode_pane_shows_a_role_gutter_and_one_header_per_section() ->
             "(resume)",
             "▌ ── return ──",
         ]
-        # every instruction row carries the role bar; rows and indexes differ by the headers above them
+        # every instruction row carries its role's letter (read without colour: G the graph call, B the break's
+        # call); rows and indexes differ by the headers above them
+        from dynadbg.core.model import Role
+        from dynadbg.tui.role_sections import ROLE_MARKS
+
         instr_rows = [r for r in rows if "── " not in r]
-        assert len(instr_rows) == 32 and all(r[2] == "▌" for r in instr_rows)
+        marks = {mark for mark, _colour in ROLE_MARKS.values()}
+        assert len(instr_rows) == 32 and all(r[2] in marks for r in instr_rows)
+        assert len(marks) == len(Role)  # each role its own letter
+        roles = view.roles.roles
+        assert all(r[2] == ROLE_MARKS[roles[int(r[3:].split()[0])].role][0] for r in instr_rows)
+        assert {r[2] for r in instr_rows} >= {"G", "B", "R"}
         assert view.row_of(5) == 5 + 4 and view.index_at(view.row_of(5)) == 5
         # the cursor walks instructions, never a header row
         view.focus()
