@@ -744,7 +744,7 @@ class DebuggerApp(App[int]):
                 dialog.applied(result)
             if isinstance(result, EditOutcome) and result.ok:
                 self.post_message(self.ActionDone(op.kind.value, op.text))
-                self._main.note_code_replaced()
+                self._main.note_code_replaced(result.diff)
                 self._main.refresh_subtitles()
                 self._patch_changed()
                 self._main.console.output(result.message)
@@ -914,7 +914,8 @@ class DebuggerApp(App[int]):
             if isinstance(result.data, EditOutcome) and result.data.edit is not None:
                 self._guards_key = None   # a guard edit changed the entry's guards: fetch the tree again
             elif isinstance(result.data, EditOutcome) and result.data.ok:
-                self._main.note_code_replaced()  # an instruction edit, a patch file or an undo
+                self._main.note_code_replaced(result.data.diff)  # an instruction edit, a patch file or an undo
+                self._main.refresh_subtitles()
             self._show_same_stop(stop)
 
     def on_engine_client_answered(self, event: EngineClient.Answered) -> None:

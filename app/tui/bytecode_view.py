@@ -24,24 +24,32 @@ from dynadbg.core.model import CodeRoles, CodeView, Instr
 
 from . import highlight
 from .lines_view import marked_cut
-from .role_sections import Section, gutter_style, sections
+from .role_sections import Section, gutter_mark, gutter_style, sections
 
 #: Widest opname column before names are allowed to push the argument right.
 _OPNAME_WIDTH = 20
+#: The gutter mark of the cursor's row, where it is not the current instruction's (``▶`` marks that one): the
+#: cursor reads without colour too.
+CURSOR_MARK = "›"
+#: The gutter mark of a row an installed edit changes from the next call on (`BytecodeView.edited`).
+EDITED_MARK = "✎"
 
 
 class BytecodeView(ScrollView, can_focus=True):
     """A code object's instructions: gutter, index, offset, line, opname, argument, jump target.
 
     With `roles` (`Engine.roles()` of this code object) a third gutter column shows each instruction's role in
-    Dynamo's code as a coloured bar, and a header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each
-    section (`role_sections.sections`); display rows then differ from instruction indexes (`row_of`).
+    Dynamo's code as a coloured letter (``G`` graph call, ``B`` graph break: `role_sections.ROLE_MARKS`), and a
+    header row (``── call graph __compiled_fn_2 (3 inputs)``) opens each section (`role_sections.sections`);
+    display rows then differ from instruction indexes (`row_of`).
 
-    The gutter shows ``●`` on breakpoints and ``▶`` on the current instruction. The current instruction is kept in
+    The gutter shows ``●`` on breakpoints, ``✎`` on rows an installed edit changes from the next call on and
+    ``▶`` on the current instruction. The current instruction is kept in
     the middle half of the pane (re-centered when it leaves it). A separate cursor (moved with the arrow keys or a
-    click) picks the instruction that ``b``/``F9`` and ``until`` act on; it jumps to the current instruction at
-    every stop, and stays marked (dimmer) while another widget has the focus, so its index can be read while a
-    command is typed. Clicking the gutter toggles that row's breakpoint.
+    click; ``›`` in the gutter of its row, which is also highlighted) picks the instruction that ``b``/``F9`` and
+    ``until`` act on; it jumps to the current instruction at every stop, and stays marked (dimmer) while another
+    widget has the focus, so its index can be read while a command is typed. Clicking the gutter toggles that row's
+    breakpoint.
 
     | Key | Action |
     | :- | :- |
@@ -91,6 +99,9 @@ class BytecodeView(ScrollView, can_focus=True):
     related: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
     """Instruction indexes related to the cursor of another view (the original rows of the generated code's
     cursor line), marked ``▷``."""
+    edited: reactive[frozenset[int]] = reactive(frozenset(), repaint=False)
+    """Instruction indexes an installed edit changes from the next call on (this call still runs them as
+    listed), marked ``✎`` where no breakpoint is."""
     roles: reactive[CodeRoles | None] = reactive(None, repaint=False)
     """The roles of the listing's instructions (role gutter and section headers); ignored unless they cover
     exactly the listing's instructions."""
@@ -263,6 +274,10 @@ class BytecodeView(ScrollView, can_focus=True):
         for index in old ^ new:
             self.refresh_index(index)
 
+    def watch_edited(self, old: frozenset[int], new: frozenset[int]) -> None:
+        for index in old ^ new:
+            self.refresh_index(index)
+
     def watch_related(self, old: frozenset[int], new: frozenset[int]) -> None:
         for index in old ^ new:
             self.refresh_index(index)
@@ -383,7 +398,7 @@ class BytecodeView(ScrollView, can_focus=True):
         roles = self._usable_roles()
         if roles is not None:
             role = roles.roles[instr.index].role
-            segments.append(Segment("▌", gutter_style(role)))
+            segments.append(Segment(gutter_mark(role), gutter_style(role)))
         segments += [
             Segment(f" {instr.index:>{index_w}} ", highlight.plain(highlight.INDEX)),
             Segment(f"{instr.offset:>{offset_w}} ", highlight.plain(highlight.OFFSET)),
@@ -440,14 +455,15 @@ class BytecodeView(ScrollView, can_focus=True):
             segments = self._rows[row] = self._row(instr, previous)
         is_current = row == self.current
         is_related = not is_current and row in self.related
+        is_cursor = row == self.cursor and not is_current
         gutter = [
-            Segment("●" if row in self.breakpoints else " ", breakpoint_style),
-            Segment("▶" if is_current else "▷" if is_related else " ", marker_style),
+            Segment("●" if row in self.breakpoints else EDITED_MARK if row in self.edited else " ", breakpoint_style),
+            Segment("▶" if is_current else CURSOR_MARK if is_cursor else "▷" if is_related else " ", marker_style),
         ]
         line_style = base
         if is_current:
             line_style = current_style
-        elif row == self.cursor:
+        elif is_cursor:
             line_style = cursor_style
         elif is_related:
             line_style = related_style

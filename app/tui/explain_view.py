@@ -13,7 +13,7 @@ from textual import events
 from dynadbg.core.model import Explanation
 
 from .lines_view import LinesView
-from .role_sections import gutter_style
+from .role_sections import gutter_mark, gutter_style
 
 
 def explanation_lines(ex: Explanation, *, live: bool, recorded: bool = False) -> list[Text]:
@@ -31,7 +31,7 @@ def explanation_lines(ex: Explanation, *, live: bool, recorded: bool = False) ->
     if ex.argrepr:
         head.append(f" {ex.argrepr}")
     if ex.role is not None:
-        head.append("  ▌", gutter_style(ex.role.role))
+        head.append(f"  {gutter_mark(ex.role.role)} ", gutter_style(ex.role.role))
         head.append(f"{ex.role.role.value}", "italic")
     parts = [head]
 
@@ -56,13 +56,15 @@ class ExplainView(LinesView):
     """The explanation of the bytecode cursor's instruction (or why there is none), wrapped to the pane's width.
 
     A Line-API pane (`LinesView`): a new explanation repaints the pane without a layout pass, so following the
-    cursor or a step costs a repaint, not a relayout of the screen.
+    cursor or a step costs a repaint, not a relayout of the screen. An explanation longer than the pane (at 80×24
+    it has a few rows) scrolls: its bottom border says so while part of it is below, and how to read it.
     """
 
     def __init__(self, placeholder: str = "", *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._parts: list[Text] = [Text(placeholder, style="dim")]
+        self._label = ""
 
     def on_mount(self) -> None:
         self._wrap()
@@ -80,7 +82,7 @@ class ExplainView(LinesView):
             self._parts = [Text(ex, style="dim")]
         else:
             self._parts = explanation_lines(ex, live=live, recorded=recorded)
-        self.border_subtitle = "" if not isinstance(ex, Explanation) else f"instruction {ex.index}"
+        self._label = "" if not isinstance(ex, Explanation) else f"instruction {ex.index}"
         self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._wrap()
 
@@ -93,7 +95,29 @@ class ExplainView(LinesView):
         for part in self._parts:
             lines.extend(part.wrap(self.app.console, width))
         self.set_lines(lines)
+        self._say_if_more()
 
     def on_resize(self, event: events.Resize) -> None:
         super().on_resize(event)
         self._wrap()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._say_if_more()
+
+    def watch_has_focus(self, has_focus: bool) -> None:
+        super().watch_has_focus(has_focus)
+        self._say_if_more()
+
+    def _say_if_more(self) -> None:
+        """The bottom border: the instruction explained and, while part of the text is out of view, how to see it
+        (the pane scrolls once it has the focus; Tab moves the focus from pane to pane)."""
+        height = self.scrollable_content_region.height
+        top = round(self.scroll_y)
+        if height > 0 and top + height < len(self.lines):
+            more = "more below: ↓" if self.has_focus else "more below: Tab to this pane, then ↓"
+        elif top > 0:
+            more = "↑ back to the top"
+        else:
+            more = ""
+        self.border_subtitle = " · ".join(part for part in (more, self._label) if part)

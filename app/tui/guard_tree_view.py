@@ -148,7 +148,15 @@ class GuardTreeView(Tree[object]):
             node = self._child_for(node, lambda data, m=manager: data is m)
         self._populate(node)
         node.expand()
-        self.call_after_refresh(self.move_cursor, node)
+        self.call_after_refresh(self._show_opened, node)
+
+    def _show_opened(self, node: TreeNode[object]) -> None:
+        """The cursor on an opened manager, its leaves in sight below it (a short pane shows it at the top)."""
+        self.move_cursor(node)
+        last = node.children[-1] if node.children else node
+        if last.line >= 0:
+            self.scroll_to_line(last.line, animate=False)
+            self.scroll_to_node(node, animate=False)
 
     # Data ------------------------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from dynadbg.core.explain import ROLE_HELP
 from dynadbg.core.model import Role
 
 from . import actions
-from .role_sections import gutter_style
+from .role_sections import gutter_mark, gutter_style
 
 #: Keys every pane understands (Textual's own focus, scroll and tree keys, and the panes' bindings).
 PANE_KEYS: tuple[tuple[str, str], ...] = (
@@ -43,7 +43,7 @@ LESSON_KEYS: tuple[tuple[str, str], ...] = (
 
 
 def _role_legend() -> Table:
-    """The key to the bytecode pane's role gutter: each role's coloured bar, its name, what it means."""
+    """The key to the bytecode pane's role gutter: each role's coloured letter, its name, what it means."""
     legend = Table(box=None, show_header=False, pad_edge=False, title="Role gutter (bytecode pane)",
                    title_justify="left", title_style="bold underline", expand=False)
     legend.add_column(width=2, no_wrap=True)
@@ -51,7 +51,7 @@ def _role_legend() -> Table:
     legend.add_column()
     for role in Role:
         if role is not Role.UNKNOWN:
-            legend.add_row(Text("▌", gutter_style(role)), Text(role.value), Text(ROLE_HELP[role]))
+            legend.add_row(Text(gutter_mark(role), gutter_style(role)), Text(role.value), Text(ROLE_HELP[role]))
     return legend
 
 

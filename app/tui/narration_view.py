@@ -16,7 +16,7 @@ class NarrationView(VerticalScroll, can_focus=False):
     """Shows one step of a lesson: what to look at and do, a hint, "step k of n", and the skip key.
 
     The app sets the text with `show`; the pane never talks to the engine. A step longer than the pane (at 80×24 it
-    has at most 6 rows of text: the rest goes to the pane the step talks about) scrolls: Shift+Down / Shift+Up
+    has at most 5 rows of text: the rest goes to the pane the step talks about) scrolls: Shift+Down / Shift+Up
     (`scroll_lines`) while the learner types in the console, and the border says so while some of the text is out
     of view.
     """

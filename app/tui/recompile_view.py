@@ -53,8 +53,11 @@ from dynadbg.core.model import (
 from . import actions, highlight
 from .output_view import OutputView
 
-#: View width (columns) under which code lines go under their labels (`RecompileView._narrow`).
-NARROW = 64
+#: View width (columns) under which code lines go under their labels and a choice's description under its key
+#: (`RecompileView._narrow`): the view at 80 columns is 78 wide.
+NARROW = 80
+#: View width under which what a choice does and its code are indented two columns only (not under its syntax).
+CRAMPED = 64
 
 #: Characters of guard code over which a failing guard's code is cut to one line (a GLOBAL_STATE guard's JSON
 #: runs to 1,500 characters and would fill the first screen at 80 columns); the guard pane has it whole.
@@ -447,10 +450,17 @@ class RecompileView(OutputView):
                 why_not = choice_why_not_text(choice)
                 description.append(f"  (not available: {why_not})" if why_not
                                    else "  (not available here)", warning if why_not else dim)
-            row.add_row(Text(f" {key} ", key_style if on else dim),
-                        Text(choice.syntax, Style(bold=True) if on else dim), description)
-            lines.append(Padding(row, (0, 0, 0, 1)))
-            indent = 2 if self._narrow else 8
+            head = (Text(f" {key} ", key_style if on else dim), Text(choice.syntax, Style(bold=True) if on else dim))
+            # narrow: under the syntax (under `CRAMPED` columns barely indented, so names in code keep their line)
+            indent = 8 if not self._narrow else 5 if self.size.width >= CRAMPED else 2
+            if self._narrow:
+                # the key and its syntax on a row of their own, what it does below at nearly the view's width
+                row.add_row(*head, Text(""))
+                lines.append(Padding(row, (0, 0, 0, 1)))
+                lines.append(Padding(description, (0, 0, 0, indent)))
+            else:
+                row.add_row(*head, description)
+                lines.append(Padding(row, (0, 0, 0, 1)))
             if choice.permanent:
                 lines.append(Padding(self._code_line("permanently: ", fmt.permanent_text(choice.permanent)),
                                      (0, 0, 0, indent)))
@@ -466,7 +476,8 @@ class RecompileView(OutputView):
     @property
     def _narrow(self) -> bool:
         """Under `NARROW` columns: code goes under its label, barely indented, so a call such as
-        ``torch.compiler.set_stance("eager_on_recompile")`` keeps its line instead of breaking mid-name."""
+        ``torch.compiler.set_stance("eager_on_recompile")`` keeps its line instead of breaking mid-name, and a
+        choice's description goes under its key and syntax."""
         return 0 < self.size.width < NARROW
 
     def on_resize(self, event: events.Resize) -> None:

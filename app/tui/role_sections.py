@@ -1,5 +1,5 @@
-"""What the bytecode pane shows of `Engine.roles()`: a coloured role gutter per instruction and one header row per
-section of Dynamo's code (``prologue``, ``call graph __compiled_fn_2``, ``graph break: .item()``, …).
+"""What the bytecode pane shows of `Engine.roles()`: a role gutter per instruction (a coloured letter) and one
+header row per section of Dynamo's code (``prologue``, ``call graph __compiled_fn_2``, ``graph break: .item()``, …).
 
 Pure functions of the frozen `CodeRoles` (no widgets): the engine's regions are maximal runs of one role, which
 repeat where Dynamo interleaves two roles (an output taken from the graph's tuple, then put in place, one value at
@@ -18,20 +18,20 @@ from dynadbg.core.model import CodeRoles, InstrRole, Role
 from dynadbg.core.roles import resume_name
 
 #: The gutter's one-character mark and colour per role (colours from Rich's 16-colour names, so every terminal
-#: theme keeps them apart).
+#: theme keeps them apart; the marks keep the roles apart without colour: the help screen lists them).
 ROLE_MARKS: dict[Role, tuple[str, str]] = {
-    Role.PROLOGUE: ("┃", "bright_black"),
-    Role.RESUME_PROLOGUE: ("┃", "bright_black"),
-    Role.PRE_GRAPH: ("┃", "bright_black"),
-    Role.GRAPH_INPUT: ("┃", "cyan"),
-    Role.GRAPH_CALL: ("┃", "bright_cyan"),
-    Role.GRAPH_OUTPUT: ("┃", "blue"),
-    Role.SIDE_EFFECT: ("┃", "magenta"),
-    Role.REBUILD: ("┃", "green"),
-    Role.GRAPH_BREAK: ("┃", "bright_red"),
-    Role.RESUME_CALL: ("┃", "yellow"),
-    Role.RETURN: ("┃", "white"),
-    Role.USER_CODE: ("┃", "bright_white"),
+    Role.PROLOGUE: ("p", "bright_black"),
+    Role.RESUME_PROLOGUE: ("P", "bright_black"),
+    Role.PRE_GRAPH: ("-", "bright_black"),
+    Role.GRAPH_INPUT: ("i", "cyan"),
+    Role.GRAPH_CALL: ("G", "bright_cyan"),
+    Role.GRAPH_OUTPUT: ("o", "blue"),
+    Role.SIDE_EFFECT: ("s", "magenta"),
+    Role.REBUILD: ("L", "green"),
+    Role.GRAPH_BREAK: ("B", "bright_red"),
+    Role.RESUME_CALL: ("R", "yellow"),
+    Role.RETURN: ("r", "white"),
+    Role.USER_CODE: ("u", "bright_white"),
     Role.UNKNOWN: ("?", "red"),
 }
 
@@ -67,6 +67,11 @@ class Section:
     end: int
     role: Role
     title: str
+
+
+def gutter_mark(role: Role) -> str:
+    """The gutter's one-character mark for `role` (read without colour)."""
+    return ROLE_MARKS[role][0]
 
 
 def gutter_style(role: Role) -> Style:

@@ -213,6 +213,8 @@ class MainScreen(Screen[None]):
         self._replaced_keys: set[int] = set()
         """Keys of generated code objects whose cache entry got other code while a call of theirs was paused
         (`note_code_replaced`)."""
+        self._edited_rows: dict[int, frozenset[int]] = {}
+        """For such a code object, the rows of its listing the installed edit changes (marked ``✎``)."""
         self.views = TabbedContent(id="views", initial=View.BYTECODE.pane_id)
         """The switchable views (`View`)."""
         self.bytecode = BytecodeView(id="bytecode")
@@ -416,16 +418,19 @@ class MainScreen(Screen[None]):
             # inlined callee's at depth > 0)
             current = trace.user_index if trace.user_index is not None else -1
             self.bytecode.show(trace.code, current, frozenset(), roles=None)
+            self.bytecode.edited = frozenset()
             _subtitle(self.bytecode, f"{trace.code.name} · your bytecode as Dynamo traces it · depth "
                                      f"{trace.step.depth}")
             self.source.show(trace.step.filename, trace.step.line)
         elif frame is None:
             self.bytecode.show(None)
+            self.bytecode.edited = frozenset()
             _subtitle(self.bytecode, "")
             self.source.show(None, None)
         else:
             roles = teaching.roles if teaching is not None else self.bytecode.roles_for(frame.code)
             self.bytecode.show(frame.code, frame.index, self._breakpoints_of(frame), roles=roles)
+            self.bytecode.edited = self._edited_rows.get(frame.code.key, frozenset())
             _subtitle(self.bytecode, self._listing_subtitle(frame))
             self.source.show(frame.code.filename, frame.lineno)
         self.stack.show(frame, teaching.provenance if teaching is not None else None,
@@ -460,13 +465,21 @@ class MainScreen(Screen[None]):
         self.toggle_class("-explain")
         return self.explain_shown
 
-    def note_code_replaced(self) -> None:
+    def note_code_replaced(self, diff: PatchDiff | None = None) -> None:
         """An instruction edit (or a patch file, or its undo) was installed while the program is paused in the code
         the bytecode pane lists: this call goes on running what it started with, so the pane still lists the old
-        instructions; its subtitle says the next call runs other code, until a stop lists another code object."""
+        instructions; its subtitle says the next call runs other code, until a stop lists another code object.
+        With the edit's `diff` (Dynamo's code against the installed code) the rows it changes are marked ``✎`` at
+        once, when the pane lists Dynamo's code (as many rows as the diff's old side)."""
         frame = self.frame
         if frame is not None and frame.code.generated:
             self._replaced_keys.add(frame.code.key)
+            rows = edited_rows(diff) if diff is not None else frozenset()
+            old_rows = sum(1 for line in diff.lines if line.old_index is not None) if diff is not None else -1
+            if old_rows != len(frame.code.instructions):
+                rows = frozenset()   # the pane lists other code than the diff's old side (an earlier edit's copy)
+            self._edited_rows[frame.code.key] = rows
+            self.bytecode.edited = rows
 
     def new_stop(self, stop: Stop) -> None:
         """A new stop arrived: a call's entry is another call (its code is what the entry now holds), and a stop in
@@ -476,6 +489,7 @@ class MainScreen(Screen[None]):
             self._replaced_keys.clear()
         else:
             self._replaced_keys &= {frame.code.key}
+        self._edited_rows = {key: rows for key, rows in self._edited_rows.items() if key in self._replaced_keys}
 
     def refresh_subtitles(self) -> None:
         """The bytecode pane's subtitle again for the frame shown (`note_code_replaced` changed it)."""
@@ -485,7 +499,9 @@ class MainScreen(Screen[None]):
 
     def _listing_subtitle(self, frame: FrameView) -> str:
         text = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
-        if frame.code.key in self._replaced_keys:
+        if self._edited_rows.get(frame.code.key):
+            text += " · ✎ edited: runs from the next call (Diff: 6)"
+        elif frame.code.key in self._replaced_keys:
             text += " · the next call runs the new code (Diff: 6)"
         return text
 
@@ -674,3 +690,26 @@ def _subtitle(widget: Widget, text: str) -> None:
     (Textual's `border_subtitle` setter refreshes unconditionally), which a step must not pay for."""
     if (widget.border_subtitle or "") != text:
         widget.border_subtitle = text
+
+
+def edited_rows(diff: PatchDiff) -> frozenset[int]:
+    """The rows of the diff's old listing (Dynamo's code) an edit changes: each row it removes or replaces, and for
+    rows only inserted, the row they go before (the last row when they go at the end)."""
+    rows: set[int] = set()
+    inserted = False   # rows added since the last unchanged row, none removed among them
+    last = None
+    for line in diff.lines:
+        if line.tag == "-" and line.old_index is not None:
+            rows.add(line.old_index)
+            inserted = False
+        elif line.tag == "+":
+            inserted = inserted or last is None or last not in rows
+        elif line.old_index is not None:
+            if inserted:
+                rows.add(line.old_index)
+            inserted = False
+        if line.old_index is not None:
+            last = line.old_index
+    if inserted and last is not None:
+        rows.add(last)
+    return frozenset(rows)

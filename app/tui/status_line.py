@@ -81,8 +81,8 @@ class StatusLine(Static):
 
     def render(self) -> Text:
         """The status line, fitted to the width: when it does not fit, the least needed fields go first (the
-        stop's message, the entry's lookup position, the frame count, the file and line, the compile id); the
-        state, the code name, the instruction and the stderr count are never dropped (a long code name is cut
+        stop's message, the entry's lookup position, the frame count, the file and line); the state, the code
+        name, the compile id, the instruction and the stderr count are never dropped (a long code name is cut
         short instead)."""
         if self._styles is None:
             self._styles = tuple(self.get_component_rich_style(f"status--{name}", partial=True)
@@ -142,7 +142,8 @@ class StatusLine(Static):
         newest = frame is None or frame is stop.frame
         compile_id = stop.compile_id if newest else (frame.code.compile_id or stop.compile_id)
         if compile_id:
-            fields.append((f"compile {compile_id}", 5))
+            # never dropped: at a stop in a resume function (a long code name) it says which compile made this code
+            fields.append((f"compile {compile_id}", 0))
         if newest and stop.entry_index is not None and stop.entry_count is not None:
             # torch's lookup order (most recently used first): the Entries view names entries by compile id
             fields.append((entry_position_text(stop.entry_index, stop.entry_count), 8))

@@ -1052,3 +1052,24 @@ def test_rows_cut_at_a_panes_right_edge_end_in_an_ellipsis_and_a_tensor_check_le
     assert "requires_grad=True" in short_leaf_code(code.replace("requires_grad=False", "requires_grad=True"))
     assert short_leaf_code("___check_type_id(L['x'], 1402), type=<class 'int'>") == (
         "___check_type_id(L['x'], …), type=<class 'int'>")
+
+
+async def test_at_80_columns_a_stop_in_a_resume_function_keeps_its_compile_id() -> None:
+    """A resume function's long code name at 80 columns: the status line keeps the compile id (the stop's own data),
+    cutting the name in the middle (both ends show) rather than dropping the compile id."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        stop = app.last_stop
+        frame = stop.selected_frame
+        name = "torch_dynamo_resume_in_normalise_at_8"
+        renamed = replace(frame, code=replace(frame.code, name=name, is_resume=True))
+        status = app.main_screen.query_one(StatusLine)
+        status.stderr_lines = 12
+        app.main_screen.stop = replace(stop, frames=tuple(renamed if f is frame else f for f in stop.frames),
+                                       compile_id="1/0", seq=stop.seq + 1)
+        await pilot.pause()
+        text = rendered(status)
+        assert "compile 1/0" in text and "instr " in text and "stderr 12" in text, text
+        assert "torch_dyn" in text and text.split(" · ")[0].endswith("at_8"), text
+        assert len(text) <= 80, text

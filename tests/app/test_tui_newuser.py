@@ -391,3 +391,31 @@ async def test_after_u_the_callers_stack_pane_and_status_line_are_the_callers(tm
         assert caller.code.name == "f" and f"compile {inner_compile}" not in status, status
         assert "compile 0/0" in status and inner_compile == "1/0", status
         await pilot.press("q")
+
+
+async def test_the_bytecode_cursor_row_is_marked_in_the_gutter_without_colour() -> None:
+    """The cursor's row, away from the current instruction, carries ``›`` in the gutter (read without colour, as a
+    screen reader or a monochrome terminal shows it); on the current instruction's row ``▶`` stays."""
+    from dynadbg.tui.bytecode_view import CURSOR_MARK
+
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        bytecode = app.main_screen.bytecode
+
+        def gutter(index: int) -> str:
+            return bytecode.render_line(bytecode.row_of(index) - bytecode.scroll_offset.y).text[:2]
+
+        current = bytecode.current
+        assert bytecode.cursor == current and gutter(current)[1] == "▶"
+        await pilot.press("down", "down")
+        await settle(pilot)
+        cursor = bytecode.cursor
+        assert cursor != current
+        assert gutter(cursor)[1] == CURSOR_MARK and gutter(current)[1] == "▶"
+        marks = [gutter(i)[1] for i in range(len(bytecode.code.instructions))
+                 if 0 <= bytecode.row_of(i) - bytecode.scroll_offset.y < bytecode.scrollable_content_region.height]
+        assert marks.count(CURSOR_MARK) == 1
+        await pilot.press("colon")           # typing in the console: the mark stays
+        await settle(pilot)
+        assert gutter(cursor)[1] == CURSOR_MARK

@@ -93,7 +93,8 @@ async def test_skip_and_eager_show_different_permanent_code() -> None:
         assert "permanently" in skip and "recompile_limit = 2" in skip and "for good" not in skip + eager
         # eager's own line first: this call uncompiled (a force_eager block), then the wider stance
         assert 'set_stance("force_eager")' in eager and 'set_stance("eager_on_recompile")' in eager
-        first_code = [ln for ln in skip.splitlines() if "permanently" in ln][0]
+        # skip's first code is the entry limit (beside its label, or under it in a view under 80 columns)
+        first_code = skip.split("permanently:", 1)[1].lstrip().splitlines()[0]
         assert "recompile_limit" in first_code and "eager_on_recompile" not in first_code
 
 
@@ -293,8 +294,8 @@ async def test_edit_dialog_enter_applies_and_the_diff_view_shows_it() -> None:
         assert app.session.sent == ["apply_edit(edit 8 LOAD_CONST 1)"]
         assert not isinstance(app.screen, EditDialog)
         assert "installed: runs from the next call" in log_text(app)
-        # this call goes on with the instructions listed: the pane says the next call runs others
-        assert str(app.main_screen.bytecode.border_subtitle).endswith("· the next call runs the new code (Diff: 6)")
+        # this call goes on with the instructions listed: the pane says the next call runs others (the ✎ rows)
+        assert str(app.main_screen.bytecode.border_subtitle).endswith("· ✎ edited: runs from the next call (Diff: 6)")
         await pilot.press("6")
         await _settled(pilot)
         assert app.session.calls[-1] == "patch_diff()"
@@ -496,3 +497,40 @@ async def test_a_recorded_recompile_stop_shows_the_real_engines_data_and_drop_sa
         # the program's own call, as the Recompile view wrote it
         assert 'permanently: torch.compile(m, backend="eager", options={"guard_filter_fn"' in said
         assert said.count("RESULTS MAY BE WRONG") == 1 and "WARNING: WARNING" not in said
+
+
+def _gutter(app, index: int) -> str:  # noqa: ANN001
+    bytecode = app.main_screen.bytecode
+    return bytecode.render_line(bytecode.row_of(index) - bytecode.scroll_offset.y).text[:2]
+
+
+async def test_an_installed_edit_marks_its_row_at_once_though_this_call_runs_the_listed_code() -> None:
+    """An edit applies from the next call, so the pane goes on listing the code this call runs: the row the edit
+    changes is marked ``✎`` in the gutter as soon as it is installed (not at the next call), and the pane's
+    subtitle says what the mark means."""
+    from dynadbg.tui.bytecode_view import EDITED_MARK
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot)
+        assert EDITED_MARK not in _gutter(app, 8)
+        await pilot.press("ctrl+u", *"LOAD_CONST 1", "enter")
+        await _settled(pilot)
+        assert app.session.sent == ["apply_edit(edit 8 LOAD_CONST 1)"]
+        assert _gutter(app, 8)[0] == EDITED_MARK
+        assert all(EDITED_MARK not in _gutter(app, i) for i in (7, 9))
+        assert "· ✎ edited: runs from the next call (Diff: 6)" in str(app.main_screen.bytecode.border_subtitle)
+
+
+async def test_an_insert_typed_in_the_console_marks_the_row_it_goes_before() -> None:
+    from dynadbg.tui.bytecode_view import EDITED_MARK
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        app.submit("insert 9 NOP")
+        await _settled(pilot)
+        assert "installed" in log_text(app), log_text(app)
+        assert app.main_screen.bytecode.edited == frozenset({9})
+        assert _gutter(app, 9)[0] == EDITED_MARK
+        assert "· ✎ edited: runs from the next call (Diff: 6)" in str(app.main_screen.bytecode.border_subtitle)

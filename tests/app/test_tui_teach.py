@@ -67,9 +67,18 @@ async def test_bytecode_pane_shows_a_role_gutter_and_one_header_per_section() ->
             "(resume)",
             "▌ ── return ──",
         ]
-        # every instruction row carries the role bar; rows and indexes differ by the headers above them
+        # every instruction row carries its role's letter (read without colour: G the graph call, B the break's
+        # call); rows and indexes differ by the headers above them
+        from dynadbg.core.model import Role
+        from dynadbg.tui.role_sections import ROLE_MARKS
+
         instr_rows = [r for r in rows if "── " not in r]
-        assert len(instr_rows) == 32 and all(r[2] == "▌" for r in instr_rows)
+        marks = {mark for mark, _colour in ROLE_MARKS.values()}
+        assert len(instr_rows) == 32 and all(r[2] in marks for r in instr_rows)
+        assert len(marks) == len(Role)  # each role its own letter
+        roles = view.roles.roles
+        assert all(r[2] == ROLE_MARKS[roles[int(r[3:].split()[0])].role][0] for r in instr_rows)
+        assert {r[2] for r in instr_rows} >= {"G", "B", "R"}
         assert view.row_of(5) == 5 + 4 and view.index_at(view.row_of(5)) == 5
         # the cursor walks instructions, never a header row
         view.focus()
@@ -338,3 +347,31 @@ async def test_help_explains_the_role_gutter_and_lists_the_explain_key() -> None
         assert "Role gutter (bytecode pane)" in text
         assert all(role.value in text for role in Role if role is not Role.UNKNOWN)
         assert "explain {cursor}" in text and "Show or hide the Explain pane" in text
+
+
+async def test_at_80x24_an_explanation_longer_than_its_pane_says_more_below_and_scrolls_to_its_end() -> None:
+    """At 80×24 the Explain pane has a few rows: an explanation longer than that wraps at the pane's width, its
+    bottom border says more is below and how to read it (Tab to the pane, then ↓), and ↓ there brings its last
+    row, what the instruction does, on screen."""
+    app = make_app(forward_scenario(teach=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _at(pilot, 5)
+        screen = app.main_screen
+        await pilot.press("X")
+        await settle(pilot)
+        explain = screen.query_one("#explain")
+        height = explain.scrollable_content_region.height
+        assert len(explain.lines) > height, "the explanation fits: this test no longer tests a long one"
+        assert all(line.cell_len <= explain.scrollable_content_region.width for line in explain.lines)
+        assert str(explain.border_subtitle) == "more below: Tab to this pane, then ↓ · instruction 5"
+        screen.bytecode.focus()
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is explain
+        assert str(explain.border_subtitle).startswith("more below: ↓ ·")
+        for _ in range(len(explain.lines)):
+            await pilot.press("down")
+        await settle(pilot)
+        shown = [explain.render_line(y).text for y in range(height)]
+        assert explain.lines[-1].plain in "\n".join(shown) and "…" not in "".join(shown)
+        assert str(explain.border_subtitle) == "↑ back to the top · instruction 5"

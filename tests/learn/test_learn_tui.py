@@ -323,7 +323,10 @@ def _pane_rows(rows: list[str], title: str) -> list[str]:
     for row in rows[top + 1:]:
         if row[column:column + 1] != "│":
             break
-        inside.append(row[column + 1:].rsplit("│", 1)[0].strip("▌▁▂▃▄▅▆▇█ "))  # the right border (a full-width pane)
+        # the right border (a full-width pane), the scrollbar, and a bytecode row's gutter (marks, its role's letter)
+        text = row[column + 1:].rsplit("│", 1)[0].strip("▁▂▃▄▅▆▇█ ")
+        inside.append(re.sub(r"^[●✎▶›▷ ]*[A-Za-z?-](?= +\d+ )", "", text).strip() if title == "bytecode"
+                      else text.strip("▌ "))
     return inside
 
 
@@ -379,7 +382,7 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         cursor = app.main_screen.bytecode.cursor
         explain = [r for r in _pane_rows(rows, "explain") if r]
         assert len(explain) >= 4 and explain[0].startswith(f"{cursor} CALL"), "\n".join(rows)
-        assert any(r.lstrip("▶▌ ").startswith(f"{cursor} ") for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
+        assert any(r.startswith(f"{cursor} ") for r in _pane_rows(rows, "bytecode")), "\n".join(rows)
         app.submit("stack")
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app))
@@ -556,4 +559,72 @@ async def test_lesson_8s_trace_steps_step_is_done_by_the_trace_views_key_too(tmp
             await pilot.press("escape")
         await pilot.press("9")
         assert await _until(pilot, lambda: app.coach.index == 5 and _idle(app), 30), app.coach.index
+        await pilot.press("q")
+
+
+def _console_rows(rows: list[str]) -> list[str]:
+    """The console log's rows: between the narration's bottom border and the command input (the row above the
+    footer)."""
+    bottom = max(i for i, row in enumerate(rows) if row.startswith("╰"))
+    return rows[bottom + 1:-2]
+
+
+async def test_at_80x24_the_console_shows_an_answer_of_several_rows_beside_the_narration(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 3 at 80×24: the console keeps six rows of its log (a step's answer that runs to several rows stays on
+    screen), five while the Explain pane is open, and the narration keeps its title with "step N of M"."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        console = _console_rows(rows)
+        assert len(console) >= 6 and all(r.strip() for r in console), "\n".join(rows)
+        assert any("step 2 of 8" in r for r in rows), "\n".join(rows)
+        assert len([r for r in _pane_rows(rows, "bytecode") if r]) >= 5, "\n".join(rows)
+        await pilot.press("escape", "X")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.has_class("-explain"))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        assert len(_console_rows(rows)) >= 5, "\n".join(rows)
+        assert len([r for r in _pane_rows(rows, "explain") if r]) >= 4, "\n".join(rows)
+        assert any("step 2 of 8" in r for r in rows), "\n".join(rows)
+        await pilot.press("q")
+
+
+async def test_at_80x24_lesson_4s_choices_read_one_under_another(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4's recompile stop at 80×24: the Recompile view (78 columns) gives each choice a row of its key and
+    syntax, with what it does and its permanent code under the syntax at nearly the view's width (not a column
+    of 55 beside it)."""
+    import io
+
+    from rich.console import Console as RichConsole
+
+    lesson = LESSONS[3]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        app.submit("c")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        view = app.main_screen.recompile_view
+        width = view.scrollable_content_region.width
+        assert 64 <= width < 80, width
+        console = RichConsole(width=width, record=True, file=io.StringIO())
+        console.print(view.content)
+        rows = console.export_text().splitlines()
+        shown = "\n".join(rows)
+        drop = next((k for k, r in enumerate(rows) if r.lstrip().startswith("D  drop [ID...]")), None)
+        assert drop is not None, shown
+        assert rows[drop].split("drop [ID...]", 1)[1].strip() == "", shown
+        column = rows[drop].index("drop [ID...]")
+        assert rows[drop + 1][column:].startswith("drop guards from the new entry"), shown
+        assert rows[drop + 1][:column].strip() == "", shown
+        permanently = next(k for k in range(drop, len(rows)) if rows[k].strip() == "permanently:")
+        assert rows[permanently + 1].strip().startswith("torch.compile(scale"), shown
         await pilot.press("q")
