@@ -6,7 +6,6 @@ and cached, so a step in a 2,000-instruction code object repaints a screenful of
 
 from __future__ import annotations
 
-import re
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -444,7 +443,7 @@ class BytecodeView(ScrollView, can_focus=True):
         if row is None and self._display is not None and 0 <= y + scroll_y < len(self._display):
             section = self._sections[-1 - self._display[y + scroll_y]]
             segments = [Segment("  "), Segment("▌", gutter_style(section.role)),
-                        Segment(_fit_header(section.title, width - 3), header_style)]
+                        Segment(_fit_header(section, width - 3), header_style)]
             return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
         if code is None or row is None:
             return Strip.blank(width, base)
@@ -473,15 +472,15 @@ class BytecodeView(ScrollView, can_focus=True):
         return (marked_cut(strip, width) if cut else strip).apply_style(line_style)
 
 
-def _fit_header(title: str, room: int) -> str:
-    """A section's header row within `room` cells: ``── title ──``; too long, the resume function's global
-    (`` (= __resume_at_76_3)``) goes first, then the title is cut with ``…`` (the row never runs off the pane)."""
-    text = f" ── {title} ──"
+def _fit_header(section: Section, room: int) -> str:
+    """A section's header row within `room` cells: ``── title ──``; too long, its short title (without the resume
+    function's global, `Section.short_title`) is tried, then the title is cut with ``…`` (the row never runs off the
+    pane)."""
+    text = f" ── {section.title} ──"
     if room <= 0 or cell_len(text) <= room:
         return text
-    title = re.sub(r" \(= [^)]*\)", "", title)
+    title = section.short_title or section.title
     text = f" ── {title} ──"
     if cell_len(text) <= room:
         return text
     return f" ── {title[:max(4, room - 8)]}… ──"
-

@@ -61,12 +61,15 @@ class Section:
         start, end: first and last instruction index, inclusive.
         role: the role that names the section (the graph call for a load-inputs-call run).
         title: the header text (``"call graph __compiled_fn_2 (2 inputs)"``).
+        short_title: the same without the resume function's global (``" (= __resume_at_76_3)"``), for a header
+            that does not fit; empty when there is none to leave out.
     """
 
     start: int
     end: int
     role: Role
     title: str
+    short_title: str = ""
 
 
 def gutter_mark(role: Role) -> str:
@@ -95,10 +98,12 @@ def _graph_title(roles: CodeRoles, start: int, end: int) -> str:
     return _HEADERS[Role.GRAPH_CALL]
 
 
-def _resume_title(roles: CodeRoles, start: int, end: int) -> str:
+def _resume_title(roles: CodeRoles, start: int, end: int, *, short: bool = False) -> str:
+    """The resume-call section's header; `short`: by the resume function's code name alone (its global left out)."""
     for r in roles.resume_calls:
         if start <= r.call_index <= end or start <= r.load_index <= end:
-            return f"call of the resume function {resume_name(r.function_name, r.global_name)}"
+            name = (r.function_name or r.global_name) if short else resume_name(r.function_name, r.global_name)
+            return f"call of the resume function {name}"
     return _HEADERS[Role.RESUME_CALL]
 
 
@@ -151,8 +156,10 @@ def sections(roles: CodeRoles) -> tuple[Section, ...]:
                 title = _break_title(roles, start, end)
             else:
                 title = _HEADERS[role]
+        short = _resume_title(roles, start, end, short=True) if len(kinds) == 1 and role == Role.RESUME_CALL else ""
+        short = "" if short == title else short
         if out and out[-1].title == title:
-            out[-1] = Section(out[-1].start, end, out[-1].role, title)
+            out[-1] = Section(out[-1].start, end, out[-1].role, title, out[-1].short_title)
         else:
-            out.append(Section(start, end, role, title))
+            out.append(Section(start, end, role, title, short))
     return tuple(out)
