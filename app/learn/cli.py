@@ -57,10 +57,12 @@ def cmd_learn(args: argparse.Namespace) -> int:
         except ImportError as exc:
             sys.stderr.write(f"dynadbg: the TUI is not available ({exc}); using --plain\n")
         else:
-            # the list the TUI covers: at the top of its console log, with which lesson was chosen and why
-            chosen = "" if args.lesson is not None else (
-                f"\nopened lesson {lesson.number}, the next unfinished one; `dynadbg learn N` opens another")
-            return run_lesson_tui(lesson, progress, preface=listing + chosen)
+            # a lesson the learner did not name: the list the TUI covers opens its console log, ending with which
+            # lesson was chosen and why (at 80x24 that last row is what shows). A lesson named on the command line
+            # opens without it: the list's last entry alone read like a stray row above the lesson
+            preface = "" if args.lesson is not None else (
+                f"{listing}\nopened lesson {lesson.number}, the next unfinished one; `dynadbg learn N` opens another")
+            return run_lesson_tui(lesson, progress, preface=preface)
     from .plain import run_lesson_plain
 
     run = run_lesson_plain(lesson, progress, auto=args.auto)

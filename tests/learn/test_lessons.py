@@ -330,6 +330,22 @@ def test_progress_persists_and_reset_forgets_it(data_dir, capsys) -> None:
     assert Progress().next_lesson([1, 2, 3]) == 1
 
 
+def test_the_tui_console_opens_with_the_lesson_list_only_when_the_lesson_was_not_named(data_dir, monkeypatch) -> None:  # noqa: ANN001, ARG001, E501
+    """`dynadbg learn 3` opens lesson 3 with an empty console (the list's last row alone, at 80x24, read like a stray
+    line); `dynadbg learn` shows the list, ending with the lesson it chose and why."""
+    import dynadbg.learn.tui as learn_tui
+    from dynadbg.cli import main
+
+    prefaces: list[str] = []
+    monkeypatch.setattr(learn_tui, "run_lesson_tui", lambda lesson, progress, preface="": prefaces.append(preface) or 0)
+    assert main(["learn", "3", "--tui"]) == 0
+    assert main(["learn", "--tui"]) == 0
+    named, chosen = prefaces
+    assert named == ""
+    assert "[ ] 1. What torch.compile produced" in chosen
+    assert chosen.splitlines()[-1].startswith("opened lesson 1, the next unfinished one")
+
+
 def test_the_lesson_list_fits_80_columns_with_each_step_count_whole(data_dir) -> None:  # noqa: ANN001, ARG001
     from dynadbg.learn.progress import lesson_list
 
