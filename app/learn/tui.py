@@ -21,7 +21,8 @@ trace stop the console log), and the next step keeps it there unless it names an
 
 When a step is done, the narration shows the next one at once, but its pane and its bytecode cursor wait for the
 learner's next key press (or command): until then the screen keeps the answer to the step just done (``explain``'s
-text in the Explain pane). The first step's pane, and the step F8 skips to, come at once.
+text in the Explain pane). Keys that only read that answer do not count: Shift+↓ / Shift+↑, Tab / Shift+Tab, and
+the scrolling keys inside the Explain pane. The first step's pane, and the step F8 skips to, come at once.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ from .lessons import Lesson
 from .progress import Progress
 
 SKIP_KEY = "f8"
+#: Keys that move the focus between panes: they never bring the next step's panes (`LearnApp._reading_key`)
+READING_KEYS = frozenset({"tab", "shift+tab"})
+#: Keys that scroll the Explain pane while it has the focus (reading the last answer, not acting)
+EXPLAIN_SCROLL_KEYS = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
 PANES_PENDING = "(Your next key shows this step's panes; Shift+↓ only scrolls.)"
 
@@ -244,7 +250,7 @@ class LearnApp(DebuggerApp):
     async def on_event(self, event: events.Event) -> None:
         """A key press brings the pending step's pane and cursor (`_show`) before the key does anything (not
         Shift+↓ / Shift+↑, which scroll the narration: the last answer stays while the step is read)."""
-        if isinstance(event, events.Key) and self._panes_pending and event.key not in SCROLL_KEYS:
+        if isinstance(event, events.Key) and self._panes_pending and not self._reading_key(event.key):
             step = self.coach.step
             action = self._cursor_action(event.key) if step is not None and step.cursor is not None else None
             if action is not None:
@@ -256,6 +262,14 @@ class LearnApp(DebuggerApp):
                 return
             self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
         await super().on_event(event)
+
+    def _reading_key(self, key: str) -> bool:
+        """Whether `key` only reads the last answer: Shift+↓ / Shift+↑ (the narration), Tab / Shift+Tab (to the
+        pane holding it: the Explain pane's border says "Tab to this pane, then ↓"), and the scrolling keys while
+        the Explain pane has the focus. Such a key keeps the step's pane and cursor waiting (`_panes_pending`)."""
+        if key in SCROLL_KEYS or key in READING_KEYS:
+            return True
+        return key in EXPLAIN_SCROLL_KEYS and self.focused is self.main_screen.explain
 
     def _cursor_action(self, key: str) -> str | None:
         """The action `key` runs now when it acts on the bytecode cursor's row (its command has ``{cursor}``),

@@ -371,6 +371,18 @@ async def test_at_80x24_the_pane_a_step_talks_about_has_room_and_its_answer_row(
         assert "step 4 of" in str(app.narration.border_title)
         # the narration says so: its "the cursor is on that CALL_FUNCTION_EX" holds after the next key
         assert app.narration.text.plain.startswith(PANES_PENDING), app.narration.text.plain
+        # the Explain pane's border says "Tab to this pane, then ↓": Tab, and ↓ inside that pane, only read the
+        # answer: the cursor and the explanation stay on the BREAK CALL (a newcomer lost the answer here)
+        for _ in range(4):
+            if app.focused is app.main_screen.explain:
+                break
+            await pilot.press("tab")
+            await _settle(pilot)
+        assert app.focused is app.main_screen.explain, app.focused
+        await pilot.press("down", "down")
+        await _settle(pilot)
+        assert app.main_screen.bytecode.cursor == index
+        assert app.narration.text.plain.startswith(PANES_PENDING), app.narration.text.plain
         await pilot.press("colon")                 # the learner goes on (back to typing): step 4's cursor comes
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != index), \
