@@ -1917,16 +1917,14 @@ _CACHE_VT = operator.attrgetter("vt")
 def lazy_caches(vts: Iterable[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(the lazy trackers among `vts`, their ``LazyCache`` objects), read without realizing any; a lazy tracker
     without a cache is left out."""
-    lazy = [vt for vt in vts if is_lazy_tracker(vt)]
-    pairs = [(vt, vars(vt).get("_cache")) for vt in lazy]
-    kept = [(vt, cache) for vt, cache in pairs if cache is not None]
+    kept = [(vt, cache) for vt in vts if is_lazy_tracker(vt) and (cache := vars(vt).get("_cache")) is not None]
     return tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
 
 
 def lazy_realized(caches: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What each of `caches` (from `lazy_caches`) is realized to now (None: not yet): at every traced instruction
-    of a full recording, so one C-level pass (``LazyCache.vt``); the slower `lazy_state` read where a cache lacks
-    the field."""
+    """What each of `caches` (from `lazy_caches`) is realized to now (None: not yet): read at every traced
+    instruction of a full recording, so in one C-level pass (``LazyCache.vt``); where a cache lacks that
+    attribute, through its ``__dict__`` (None)."""
     try:
         return tuple(map(_CACHE_VT, caches))
     except AttributeError:
