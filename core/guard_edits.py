@@ -44,8 +44,9 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import compat, facts
+from .guard_copies import AddedGuard, EntryCopies, GuardEdit, copy_text, refused
 from .guard_filter import FilterRule, GuardFilter, Scope, drop_warning, export_guard_filter
-from .model import DropWarning, EditError, EditOutcome, GuardEditKind, GuardEditView, GuardRef
+from .model import EditOutcome, GuardEditKind, GuardEditView, GuardRef
 from .toolkit_sources import parse_source, value_at
 
 if TYPE_CHECKING:
@@ -80,103 +81,6 @@ def leaf_form(expr: str) -> tuple[str, str | None, str | None] | None:
     return None
 
 
-def _apply(draft: Any, edits_: "list[_Edit]") -> None:
-    """Make the guard operations of `edits_` on the toolkit `Draft` `draft` (raises `toolkit.ToolkitError`)."""
-    for e in edits_:
-        if e.op[0] == "add":
-            draft.add_guard(e.op[1], e.op[2], like=e.op[3])
-        elif e.op[0] == "lambda":
-            draft.add_lambda_guard(e.op[2], f"DEBUGGER: {e.op[1]}")
-        else:
-            draft.drop_guard(e.op[1], e.op[2])
-
-
-def _copy_text(copy: "_Copy") -> str:
-    """Where a guard edit in a frame went, and what a call the copy rejects does then."""
-    if copy.front is not None:
-        return (f"on copy {copy.handle.compile_id} of the instruction edit's copy, in its place in front of the "
-                f"cache entries from the next call (a call the copy rejects runs Dynamo's entry without the edit "
-                f"when that accepts it, else recompiles)")
-    return (f"on copy {copy.handle.compile_id} of the entry, which replaces it from the next call (a call the copy "
-            f"rejects recompiles)")
-
-
-def _refused(kind: str, message: str) -> EditOutcome:
-    """A guard command that changed nothing: `message` says why (`EditError.kind` what sort of refusal)."""
-    return EditOutcome(EditError(kind, message))
-
-
-class _AddedGuard:
-    """The callable torch runs as an added lambda guard: ``EXPR`` over ``L`` and ``G``; False once switched
-    off is never returned (it passes); an exception counts as False (a miss), as torch itself treats it."""
-
-    __slots__ = ("code", "g", "active")
-
-    def __init__(self, code: CodeType, g: dict[str, Any]) -> None:
-        self.code = code
-        self.g = g
-        self.active = True
-
-    def __call__(self, f_locals: dict[str, Any]) -> bool:
-        if not self.active:
-            return True
-        try:
-            return bool(eval(self.code, {"__builtins__": builtins, "L": f_locals, "G": self.g}))  # noqa: S307
-        except Exception:  # noqa: BLE001 - a guard that cannot be evaluated rejects the entry
-            return False
-
-
-class _Copy:
-    """A toolkit copy the session installed in place of one Dynamo entry: that entry (`toolkit.Entry`), the
-    copy's handle (a new one after each edit or undo: `toolkit.Handle.swap`) and the edits it carries. Or, with
-    `front`, the copy an instruction edit installed in front of the cache entries (`patches._Precompiled`, which
-    holds the current handle) that the guard edits were made on."""
-
-    __slots__ = ("base", "handle", "edits", "exprs", "front")
-
-    def __init__(self, base: Any, handle: Any, front: Any = None) -> None:
-        self.base = base
-        self.handle = handle
-        self.edits: list[_Edit] = []
-        self.exprs: list[_Edit] = []     # expression guards added on the copy's live tree (kept by a swap)
-        self.front = front
-
-
-class _Edit:
-    __slots__ = ("number", "kind", "code_name", "compile_id", "text", "rule", "source", "guard_type", "warning",
-                 "guard", "event", "old_manager", "active", "original", "dynamo", "copy", "wrapper",
-                 "known", "op")
-
-    def __init__(self, number: int, kind: GuardEditKind, code_name: str, compile_id: str | None, text: str) -> None:
-        self.number = number
-        self.kind = kind
-        self.code_name = code_name
-        self.compile_id = compile_id
-        self.text = text
-        self.rule: FilterRule | None = None
-        self.source: str | None = None           # a drop's guarded source (``"L['n']"``, ``"L"`` at the root)
-        self.guard_type = "LAMBDA_GUARD"
-        self.warning: DropWarning | None = None
-        self.guard: _AddedGuard | None = None
-        self.event: Any = None          # the CompileEvent a drop replaced the guard manager of
-        self.old_manager: Any = None    # ... and the manager it had
-        self.active = True
-        self.original: CodeType | None = None   # the code object it was made for (patch files key on it)
-        self.dynamo: CodeType | None = None     # ... and Dynamo's code of the entry it was made on
-        self.copy: _Copy | None = None  # the session's copy of the entry that carries it, in a frame
-        #: how to redo it: ("add", source, type, like), ("lambda", expression, guard callable), ("drop", source, type)
-        self.op: tuple[Any, ...] = ()
-        self.wrapper: Any = None        # the guard manager a compile stop's entry was built with instead
-        self.known: set[int] = set()    # a drop's copy: ids of the guard managers of the entries there were
-
-    def view(self) -> GuardEditView:
-        return GuardEditView(
-            self.number, self.kind, self.code_name, self.compile_id, self.text,
-            source=self.source, guard_type=self.guard_type, warning=self.warning, active=self.active,
-            copy_id=self.copy.handle.compile_id if self.copy is not None else None,
-        )
-
-
 class GuardEditor:
     """The guard edits of one `Session` (worker thread only). One per session (`Session.guard_editor`).
 
@@ -185,6 +89,8 @@ class GuardEditor:
         patches: the session's `patches.PatchManager` (edited code runs from its toolkit copies in front of the
             cache entries, whose guard managers get the same expression guards).
         guard_filter: the session's one guard filter (drops are its `Scope.EVERY_COMPILE` rules).
+
+    The toolkit copies that carry the edits made in frames are `copies` (`guard_copies.EntryCopies`).
     """
 
     def __init__(self, session: "Host", patches: "Callable[[], PatchManager]", guard_filter: GuardFilter) -> None:
@@ -192,9 +98,9 @@ class GuardEditor:
         self._patches = patches
         self._filter = guard_filter
         self.active = True
-        self._edits: list[_Edit] = []
+        self._edits: list[GuardEdit] = []
         self._reset_at_end: dict[int, CodeType] = {}
-        self._copies: list[_Copy] = []
+        self.copies = EntryCopies(patches)
         session.teardown_hooks.append(self._teardown)
 
     # -- queries -----------------------------------------------------------------------------------------------
@@ -263,7 +169,7 @@ class GuardEditor:
             managers = [front.guard_manager]
         else:
             managers = self._patches().guard_managers_for(code, entry_manager)
-        copy = self._copy_of(code)
+        copy = self.copies.copy_of(code)
         if not managers and copy is not None:
             managers = [copy.handle.record.built.wrapper]   # the session's copy, before torch has it as an entry
         if not managers:
@@ -277,10 +183,10 @@ class GuardEditor:
         """Add ``EXPR`` (over ``L`` and ``G``) as a guard of the entry serving this frame or being compiled."""
         expr = expr.strip()
         if not expr:
-            return _refused("usage", "usage: guard add EXPR  (over L, the frame's locals dict, and G, its globals)")
+            return refused("usage", "usage: guard add EXPR  (over L, the frame's locals dict, and G, its globals)")
         where = self._where(ctx)
         if isinstance(where, str):
-            return _refused("not here", where)
+            return refused("not here", where)
         form = leaf_form(expr)
         if form is not None:
             return self._add_leaf(ctx, where, *form)
@@ -288,21 +194,21 @@ class GuardEditor:
         try:
             code = compile(expr, "<guard add>", "eval")
         except SyntaxError as exc:
-            return _refused("syntax", f"syntax error in the guard: {exc.msg} (nothing added)")
+            return refused("syntax", f"syntax error in the guard: {exc.msg} (nothing added)")
         try:
             value = bool(eval(code, {"__builtins__": builtins, "L": f_locals, "G": f_globals}))  # noqa: S307
         except Exception as exc:  # noqa: BLE001 - the user's own expression
             hint = " (use L['name'] for a local, G['name'] for a global)" if isinstance(exc, NameError) else ""
-            return _refused("eval", f"{type(exc).__name__}: {exc}{hint} on this call's inputs (nothing added)")
-        guard = _AddedGuard(code, f_globals)
-        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
+            return refused("eval", f"{type(exc).__name__}: {exc}{hint} on this call's inputs (nothing added)")
+        guard = AddedGuard(code, f_globals)
+        edit = GuardEdit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, expr)
         note = "" if value else ("; it is False for this call's inputs: the next call with the same inputs "
                                  "recompiles")
-        if self._copyable(ctx, where):
+        if self.copies.copyable(ctx, where):
             # a lambda guard of a toolkit copy of the entry, as the leaf forms are: `guards` lists it in the
             # copy's tree, `guard undo` takes it out with the copy, the session's end removes the copy
             edit.op = ("lambda", expr, guard)
-            validation = self._put_in(ctx, where, edit, allow_baked=False)
+            validation = self.copies.put_in(ctx, where, edit, allow_baked=False)
             if isinstance(validation, EditOutcome):
                 return validation
             edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
@@ -312,7 +218,7 @@ class GuardEditor:
                 where_text = "from the next call (this call runs it regardless)"
             else:
                 assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
-                where_text = f"from the next call ({_copy_text(edit.copy)})"
+                where_text = f"from the next call ({copy_text(edit.copy)})"
             return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}, in effect "
                                        f"{where_text}: {expr}{note}", edit=edit.view())
         # this frame runs Dynamo's own code while an instruction edit's copy stands in front of its entry: both get it
@@ -322,9 +228,9 @@ class GuardEditor:
                 compat.add_lambda_guard(manager, guard, parts)
         except Exception as exc:  # noqa: BLE001 - this torch lacks the API
             guard.active = False
-            return _refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
+            return refused("unsupported", f"cannot add a guard here: {type(exc).__name__}: {exc}")
         edit.guard = guard
-        host = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
+        host = self.copies.copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
         if host is not None:
             host.exprs.append(edit)     # on the session's copy: a later edit's copy carries it too
         edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
@@ -346,9 +252,9 @@ class GuardEditor:
                 scope = {**f_globals, "__builtins__": builtins, "L": f_locals, "G": f_globals}
                 like = eval(compile(value_expr, "<guard add>", "eval"), scope)  # noqa: S307 - the user's own
             except SyntaxError as exc:
-                return _refused("syntax", f"syntax error in the value: {exc.msg} (nothing added)")
+                return refused("syntax", f"syntax error in the value: {exc.msg} (nothing added)")
             except Exception as exc:  # noqa: BLE001 - the user's own expression
-                return _refused("eval", f"{type(exc).__name__}: {exc} evaluating {value_expr} (nothing added)")
+                return refused("eval", f"{type(exc).__name__}: {exc} evaluating {value_expr} (nothing added)")
             if like is None:
                 guard_type = "NONE_MATCH"
         if like is None:
@@ -356,11 +262,11 @@ class GuardEditor:
             try:
                 like = value_at(parse_source(source), f_locals, f_globals)  # type: ignore[arg-type]
             except Exception as exc:  # noqa: BLE001 - the source names nothing on this call's inputs
-                return _refused("eval", f"{source} cannot be read on this call's inputs: {type(exc).__name__}: "
+                return refused("eval", f"{source} cannot be read on this call's inputs: {type(exc).__name__}: "
                                         f"{exc} (nothing added)")
-        edit = _Edit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, source)
+        edit = GuardEdit(len(self._edits) + 1, GuardEditKind.ADD, original.co_name, compile_id, source)
         edit.source, edit.op = source, ("add", source, guard_type, like)
-        validation = self._put_in(ctx, where, edit, allow_baked=False)
+        validation = self.copies.put_in(ctx, where, edit, allow_baked=False)
         if isinstance(validation, EditOutcome):
             return validation
         added = next((a for a in reversed(validation.added) if a.source == source and a.why == "added"), None)
@@ -379,174 +285,11 @@ class GuardEditor:
         return EditOutcome(message=f"guard {edit.number} added to {original.co_name} {compile_id}: {edit.guard_type} "
                                    f"{edit.text}, {self._where_text(edit, event)}{note}", edit=edit.view())
 
-    def _copyable(self, ctx: "PauseContext", where: tuple[Any, ...]) -> bool:
-        """Whether this stop's entry can be copied by the toolkit: a compile stop, or a frame that a cache entry
-        (or the session's copy of one) runs; not a frame run by an instruction edit's precompile entry."""
-        from . import toolkit
-
-        if ctx.compile_event is not None:
-            return True
-        assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
-        if self._patches().front_copy(ctx.frame.frame.f_code) is not None:
-            return True      # the instruction edit's copy that runs the frame: edited in place (`Handle.swap`)
-        if len(where[4]) > 1:
-            return False     # an instruction edit's precompile entry shadows the entry: a copy would not decide
-        assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
-        code = ctx.frame.frame.f_code
-        return self._copy_of(code) is not None or toolkit.entry_serving(where[0], code, where[3]) is not None
-
-    def _copy_of(self, code: CodeType) -> "_Copy | None":
-        """The session's copy (in place of an entry, or an instruction edit's copy that guard edits were made on)
-        that runs `code`, if there is one."""
-        front = self._patches().front_copy(code)
-        if front is not None:
-            return next((c for c in self._copies if c.front is front), None)
-        return next((c for c in self._copies if not c.handle.record.removed and c.handle.record.built.code is code),
-                    None)
-
-    def _draft(self, ctx: "PauseContext", where: tuple[Any, ...], edits_: list[_Edit]) -> Any:
-        """A toolkit `Draft` of the entry serving this frame (the Dynamo entry a session copy stands in for) or
-        of the compile being built, with this call's inputs as the live objects guards are built from and the
-        operations of `edits_` applied; an `EditOutcome` refusal when it cannot be made."""
-        from . import toolkit
-
-        original, compile_id, f_locals, f_globals, _managers, event = where
-        copy = None
-        entry: toolkit.Entry | None
-        front = (self._patches().front_copy(ctx.frame.frame.f_code)
-                 if event is None and ctx.frame is not None and ctx.frame.frame is not None else None)
-        if front is not None:
-            return self._front_draft(front, f_locals, edits_)
-        if event is not None:
-            entry = toolkit.compile_entry(original, event.dynamo_code, event.guard_manager, event.compile_id,
-                                          f_globals)
-        else:
-            assert ctx.frame is not None  # `where` without a compile event comes from a frame stop (`_where`)
-            code = ctx.frame.frame.f_code
-            copy = self._copy_of(code)
-            entry = copy.base if copy is not None else toolkit.entry_serving(original, code, f_globals)
-            if entry is None and len(where[4]) <= 1:
-                return _refused("not here", f"no live cache entry of {original.co_name} runs {code.co_name} (it was "
-                                            f"invalidated): nothing to copy")
-            if entry is None or len(where[4]) > 1:
-                return _refused("not here", f"an instruction edit's precompile entry runs {code.co_name} in front of "
-                                            f"the cache entries of {original.co_name} {compile_id}: a leaf guard "
-                                            f"goes on a copy of a cache entry (`undo` the edit first, or add an "
-                                            f"expression guard over L and G)")
-        try:
-            draft = entry.copy()
-            draft.call_inputs = dict(f_locals)
-            for e in copy.exprs if copy is not None else ():
-                if e.guard is not None and e.guard.active:
-                    draft.add_lambda_guard(e.guard, f"DEBUGGER: {e.text}")
-            _apply(draft, edits_)
-        except toolkit.ToolkitError as exc:
-            return _refused("rejected", f"{exc} (nothing changed)")
-        return draft
-
-    def _front_draft(self, front: Any, f_locals: dict[str, Any] | None, edits_: list[_Edit]) -> Any:
-        """A draft of the cache entry the instruction edit's copy `front` (`patches._Precompiled`) was made from,
-        with the patch's instruction edits and the operations of `edits_`; an `EditOutcome` refusal."""
-        from . import toolkit
-
-        try:
-            draft = front.handle.record.draft.entry.copy()
-            draft.call_inputs = dict(f_locals) if f_locals else front.handle.record.draft.call_inputs
-            draft.edit_ops = list(front.patch.ops)
-            _apply(draft, edits_)
-        except toolkit.ToolkitError as exc:
-            return _refused("rejected", f"{exc} (nothing changed)")
-        return draft
-
-    # -- the instruction edits' copies (`patches.PatchManager` calls these) ----------------------------------
-
-    def apply_front(self, old: Any, draft: Any) -> None:
-        """Make the active guard edits made on the instruction edit's copy `old` on `draft` (the copy a later
-        instruction edit installs in its place).
-
-        Raises:
-            toolkit.ToolkitError: an edit cannot be made on the new copy."""
-        copy = next((c for c in self._copies if c.front is old), None)
-        if copy is not None:
-            _apply(draft, [e for e in copy.edits if e.active])
-
-    def front_moved(self, old: Any, new: Any) -> None:
-        """A later instruction edit put the copy `new` (made with `apply_front`) in place of `old`."""
-        for copy in self._copies:
-            if copy.front is old:
-                copy.front, copy.handle = new, new.handle
-
-    def front_gone(self, old: Any) -> list[int]:
-        """The instruction edit's copy `old` was taken out with no successor (`patch undo`): the guard edits made
-        on it go with it. Returns their numbers (``guard`` lists them, inactive)."""
-        gone: list[int] = []
-        for copy in [c for c in self._copies if c.front is old]:
-            self._copies.remove(copy)
-            for e in copy.edits:
-                if e.active:
-                    e.active = False
-                    gone.append(e.number)
-        return gone
-
-    def _put_in(self, ctx: "PauseContext", where: tuple[Any, ...], edit: _Edit, *, allow_baked: bool) -> Any:
-        """Make the copy with `edit` (and the session's earlier edits of that entry), validate it and put it in:
-        in a frame, a toolkit copy installed in place of the entry (``replace``: from the next call that it
-        accepts; a call it rejects recompiles; a later edit swaps in a new copy); at a compile stop, the entry
-        being built gets the copy's guard manager. A drop of a guard on a value Dynamo specialised on is made
-        when `allow_baked` (the drop's warning says so); any other problem refuses, with the toolkit's reason.
-        Returns the refusal (an `EditOutcome`), or the copy's `toolkit_model.Validation`."""
-        from . import toolkit
-        from .format.toolkit import problem_text
-
-        event = ctx.compile_event
-        copy = self._copy_of(ctx.frame.frame.f_code) if event is None and ctx.frame is not None else None
-        before = [e for e in copy.edits if e.active] if copy is not None else []
-        draft = self._draft(ctx, where, before + [edit])
-        if isinstance(draft, EditOutcome):
-            return draft
-        try:
-            if event is not None:
-                _code, wrapper, validation = draft.build(code=event.dynamo_code, guard_manager=event.guard_manager,
-                                                         f_locals=draft.call_inputs, f_globals=where[3])
-            else:
-                validation = draft.validate()
-        except toolkit.ToolkitError as exc:
-            return _refused("rejected", f"{exc} (nothing changed)")
-        blocking = [p for p in validation.problems if not (allow_baked and p.kind.value == "baked value")]
-        if blocking:
-            reasons = "; ".join(problem_text(p) for p in blocking)
-            return _refused("rejected", f"the copy of {edit.code_name} {edit.compile_id} is refused: {reasons} "
-                                        f"(nothing changed)")
-        if event is not None:
-            edit.event, edit.old_manager, edit.wrapper = event, event.guard_manager, wrapper
-            event.guard_manager = wrapper
-            return validation
-        front = self._patches().front_copy(ctx.frame.frame.f_code) if ctx.frame is not None else None
-        try:
-            if front is not None:
-                # the instruction edit's copy that runs this frame: a copy with the same code edits and this
-                # guard change takes its place in front of the cache entries
-                self._patches().swap_front(front, draft, force=bool(validation.problems))
-                if copy is None:
-                    copy = _Copy(draft.entry, front.handle, front)
-                    self._copies.append(copy)
-                copy.handle = front.handle
-            elif copy is None:
-                copy = _Copy(draft.entry, draft.install("replace", force=bool(validation.problems)))
-                self._copies.append(copy)
-            else:
-                copy.handle = copy.handle.swap(draft, force=bool(validation.problems))
-        except toolkit.ToolkitError as exc:
-            return _refused("unsupported", f"cannot install the copy: {exc} (nothing changed)")
-        edit.copy = copy
-        copy.edits.append(edit)
-        return validation
-
-    def _where_text(self, edit: _Edit, event: Any) -> str:
+    def _where_text(self, edit: GuardEdit, event: Any) -> str:
         if event is not None:
             return "in effect from the next call (this call runs it regardless)"
         assert edit.copy is not None  # an edit made at a frame stop is made on the session's copy
-        return _copy_text(edit.copy)
+        return copy_text(edit.copy)
 
     # -- drop ----------------------------------------------------------------------------------------------------
 
@@ -554,44 +297,44 @@ class GuardEditor:
         """Leave the guard `leaf_id` (from ``guards``) out of this code object's compiles (see the module doc)."""
         leaf_id = leaf_id.strip()
         if not leaf_id:
-            return _refused("usage", "usage: guard drop ID  (a leaf id such as g6 from `guards`)")
+            return refused("usage", "usage: guard drop ID  (a leaf id such as g6 from `guards`)")
         where = self._where(ctx)
         if isinstance(where, str):
-            return _refused("not here", where)
+            return refused("not here", where)
         original, compile_id, f_locals, _g, managers, event = where
         from . import guards
 
         tree = guards.build_guard_tree(managers[0], compile_id)
         leaf = next((lf for lf in guards.iter_leaves(tree) if lf.id == leaf_id), None)
         if leaf is None:
-            return _refused("not here", f"no guard {leaf_id} in the guards of {original.co_name} {compile_id} "
+            return refused("not here", f"no guard {leaf_id} in the guards of {original.co_name} {compile_id} "
                                     f"(`guards` lists them)")
         if leaf.relational or leaf.epilogue:
             kind = "relational" if leaf.relational else "epilogue (symbolic-shape)"
-            return _refused("rejected", f"{leaf_id} is a {kind} guard: it cannot be dropped on its own")
+            return refused("rejected", f"{leaf_id} is a {kind} guard: it cannot be dropped on its own")
         if leaf.guard_type == "LAMBDA_GUARD" and any(c.startswith("DEBUGGER:") for c in leaf.code):
-            return _refused("rejected", f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
+            return refused("rejected", f"{leaf_id} is a guard added with `guard add`: use `guard undo` instead")
         types = facts.filter_types(leaf.guard_type, leaf.source, leaf.code)
         if types is None:
             from .decisions import no_filter_reason
 
-            return _refused("rejected", no_filter_reason(leaf))
+            return refused("rejected", no_filter_reason(leaf))
         code_text = "; ".join(leaf.code)
         warning = drop_warning(GuardRef.of(leaf, compile_id), leaf.expected)
         match_source = "" if leaf.source == "L" else leaf.source   # ambient root guards have an empty name
         rule = FilterRule(original, match_source, frozenset(types), Scope.EVERY_COMPILE,
                           name=compat.strip_local_scope(leaf.source), label=code_text, warning=warning,
                           guard=warning.guard)
-        edit = _Edit(len(self._edits) + 1, GuardEditKind.DROP, original.co_name, compile_id, code_text)
+        edit = GuardEdit(len(self._edits) + 1, GuardEditKind.DROP, original.co_name, compile_id, code_text)
         edit.original, edit.dynamo = original, self._dynamo_code(ctx, event)
         edit.rule, edit.source, edit.guard_type, edit.warning = rule, leaf.source, leaf.guard_type, warning
         message = None
         if leaf.source != "L":
             # a copy of the entry without the leaf (toolkit): the rest of its manager is rebuilt beside it
-            if self._copyable(ctx, where):
+            if self.copies.copyable(ctx, where):
                 edit.op = ("drop", leaf.source, leaf.guard_type)
                 known = {id(e.guard_manager) for e in compat.cache_entries(original)}
-                validation = self._put_in(ctx, where, edit, allow_baked=True)
+                validation = self.copies.put_in(ctx, where, edit, allow_baked=True)
                 if isinstance(validation, EditOutcome):
                     return validation
                 if event is not None:
@@ -602,7 +345,7 @@ class GuardEditor:
                 else:
                     assert edit.copy is not None
                     edit.known = known | {id(edit.copy.handle.record.built.wrapper)}
-                    where_to = (_copy_text(edit.copy) if edit.copy.front is not None else
+                    where_to = (copy_text(edit.copy) if edit.copy.front is not None else
                                 f"copy {edit.copy.handle.compile_id} of {edit.copy.base.compile_id} without it "
                                 f"replaces that entry from the next call (no recompile)")
                     message = (f"dropped {leaf_id} {leaf.guard_type} {code_text} from {original.co_name}: "
@@ -620,7 +363,7 @@ class GuardEditor:
         self._edits.append(edit)
         return EditOutcome(message=message, warning=warning, edit=edit.view())
 
-    def _drop_now(self, event: Any, edit: _Edit, tree: Any, leaf: Any) -> str:
+    def _drop_now(self, event: Any, edit: GuardEdit, tree: Any, leaf: Any) -> str:
         """At a compile stop: give the entry being built a copy of its guard tree without the leaf's manager."""
         source = leaf.source
         base = (f"dropped {leaf.id} {leaf.guard_type} {edit.text} from {event.original_code.co_name}: later "
@@ -650,7 +393,7 @@ class GuardEditor:
         """Undo the last active guard edit, edit number `which`, or ``"all"``."""
         active = [e for e in self._edits if e.active]
         if not active:
-            return _refused("not here", "no guard edits to undo")
+            return refused("not here", "no guard edits to undo")
         which = which.strip()
         if which == "all":
             targets = list(reversed(active))
@@ -658,17 +401,17 @@ class GuardEditor:
             try:
                 number = int(which)
             except ValueError:
-                return _refused("usage", "usage: guard undo [N|all]")
+                return refused("usage", "usage: guard undo [N|all]")
             found = [e for e in active if e.number == number]
             if not found:
-                return _refused("not here", f"no active guard edit {number} (`guard` lists them)")
+                return refused("not here", f"no active guard edit {number} (`guard` lists them)")
             targets = found
         else:
             targets = [active[-1]]
         lines = [self._undo_one(ctx, e) for e in targets]
         return EditOutcome(message="\n".join(lines), edit=targets[-1].view())
 
-    def _undo_one(self, ctx: "PauseContext", edit: _Edit) -> str:
+    def _undo_one(self, ctx: "PauseContext", edit: GuardEdit) -> str:
         edit.active = False
         if edit.guard is not None:
             edit.guard.active = False
@@ -676,7 +419,7 @@ class GuardEditor:
                     f"passes")
         if edit.kind is GuardEditKind.ADD:
             if edit.copy is not None:
-                return f"guard {edit.number} ({edit.text}) removed: " + self._undo_in_copy(ctx, edit)
+                return f"guard {edit.number} ({edit.text}) removed: " + self.copies.undo_in_copy(ctx, edit)
             if ctx.compile_event is edit.event and edit.event is not None:
                 edit.event.guard_manager = edit.old_manager
                 return f"guard {edit.number} ({edit.text}) removed from compile {edit.compile_id} (still being built)"
@@ -690,7 +433,7 @@ class GuardEditor:
             edit.event.guard_manager = edit.old_manager
             return f"guard {edit.text} restored in compile {edit.compile_id} (it was still being built)"
         if edit.copy is not None:
-            return f"guard {edit.text} comes back: " + self._undo_in_copy(ctx, edit)
+            return f"guard {edit.text} comes back: " + self.copies.undo_in_copy(ctx, edit)
         self._reset(rule.original)
         return (f"guard {edit.text} comes back: {rule.original.co_name}'s cache entries were reset, its next call "
                 f"compiles with it")
@@ -701,72 +444,7 @@ class GuardEditor:
         compat.reset_code(original)
         self._patches().on_reset(original)
 
-    def _undo_in_copy(self, ctx: "PauseContext", edit: _Edit) -> str:
-        """Take `edit` out of its copy: with no other active edit the copy is removed (the entry it replaced
-        serves again from its next call), else a copy with the others is swapped in."""
-        copy = edit.copy
-        assert copy is not None
-        rest = [e for e in copy.edits if e.active]
-        if copy.front is not None:
-            return self._undo_in_front(ctx, copy, rest)
-        if not rest:
-            copy.handle.remove()
-            return (f"copy {copy.handle.compile_id} is taken out and entry {copy.base.compile_id} serves again from "
-                    f"the next call that it accepts")
-        old = copy.handle.compile_id
-        inputs = (dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
-                  if ctx.frame is not None and ctx.frame.frame is not None else {})
-        where: tuple[Any, ...] = (copy.base.original, copy.base.compile_id, inputs, copy.base.target.f_globals,
-                                  [], None)
-        draft = self._draft(ctx, where, rest) if ctx.compile_event is None else None
-        if not isinstance(draft, EditOutcome) and draft is not None:
-            from . import toolkit
-
-            try:
-                problems = draft.validate().problems
-                if all(p.kind.value == "baked value" for p in problems):   # the drops already warned of those
-                    copy.handle = copy.handle.swap(draft, force=bool(problems))
-                    return f"copy {old} is swapped for copy {copy.handle.compile_id}, which has the other edits"
-            except toolkit.ToolkitError:
-                pass
-        copy.handle.remove()
-        for e in rest:
-            e.active = False
-        return (f"copy {old} is taken out with edits {', '.join(str(e.number) for e in rest)} (they could not be "
-                f"rebuilt here); entry {copy.base.compile_id} serves again from the next call that it accepts")
-
-    def _undo_in_front(self, ctx: "PauseContext", copy: _Copy, rest: list[_Edit]) -> str:
-        """Take an edit out of the instruction edit's copy it was made on: a copy with the patch's code edits and
-        the other guard edits (`rest`) is swapped in; when that cannot be built, one with none of them."""
-        from . import toolkit
-
-        old = copy.handle.compile_id
-        inputs = (dict(ctx.frame.inputs or ctx.frame.frame.f_locals)
-                  if ctx.frame is not None and ctx.frame.frame is not None else None)
-        draft = self._front_draft(copy.front, inputs, rest)
-        others = "the other guard edits" if rest else "no guard edits"
-        try:
-            if isinstance(draft, EditOutcome):
-                raise toolkit.ToolkitError(draft.message)
-            self._patches().swap_front(copy.front, draft)
-        except toolkit.ToolkitError:
-            plain = self._front_draft(copy.front, inputs, [])
-            try:
-                if isinstance(plain, EditOutcome):
-                    raise toolkit.ToolkitError(plain.message) from None
-                self._patches().swap_front(copy.front, plain, force=True)
-            except toolkit.ToolkitError as exc:
-                return f"the edit's copy {old} could not be rebuilt without it ({exc}); it keeps serving as it is"
-            for e in rest:
-                e.active = False
-            rest, others = [], "no guard edits (the others could not be rebuilt here and are undone too)"
-        copy.handle = copy.front.handle
-        if not rest:
-            self._copies.remove(copy)
-        return (f"the edit's copy {old} is swapped for copy {copy.handle.compile_id}, with the patch's code edits "
-                f"and {others}")
-
-    def _invalidate_built(self, edit: _Edit) -> bool:
+    def _invalidate_built(self, edit: GuardEdit) -> bool:
         """Invalidate the cache entry a compile stop built with `edit`'s guard manager; False when there is none."""
         done = False
         for e in compat.cache_entries(edit.original) if edit.original is not None else ():

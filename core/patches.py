@@ -12,7 +12,7 @@ end take the copies out (`toolkit.Handle.remove`).
 
 A guard edit in a frame that such a copy runs (`guard_edits.GuardEditor`) is made on the copy: `swap_front`
 puts a draft of the same entry with the patch's edits and the guard change in its place (`toolkit.Handle.swap`).
-A later edit of the same code makes those guard edits on its new copy too (`GuardEditor.apply_front`); an
+A later edit of the same code makes those guard edits on its new copy too (`guard_copies.EntryCopies.apply_front`); an
 undo that leaves no copy takes them with it, and its `EditOutcome.guard_edits_gone` names them.
 
 The edits themselves (parse, apply, validate, diff) are pure functions in `dynadbg.core.edits`; patch files
@@ -521,15 +521,15 @@ class PatchManager:
                 editor = self._guard_editor
                 if want is entry_code:
                     if old is not None and editor is not None:
-                        self._gone += editor.front_gone(old)   # guard edits made on the copy go with it
+                        self._gone += editor.copies.front_gone(old)   # guard edits made on the copy go with it
                     continue
                 pre = self._install_copy(original, entry, dynamo, entry_code, patch, carried=old)
                 if isinstance(pre, EditError):
                     if old is not None and editor is not None:
-                        self._gone += editor.front_gone(old)
+                        self._gone += editor.copies.front_gone(old)
                     return pre
                 if old is not None and editor is not None:
-                    editor.front_moved(old, pre)
+                    editor.copies.front_moved(old, pre)
                 pres[id(dynamo)] = pre
                 if pre.code is not dynamo:
                     self._made[id(pre.code)] = (patch, dynamo, pre.code)
@@ -557,7 +557,7 @@ class PatchManager:
         draft.edit_ops = list(patch.ops)
         try:
             if carried is not None and self._guard_editor is not None:
-                self._guard_editor.apply_front(carried, draft)
+                self._guard_editor.copies.apply_front(carried, draft)
             handle = draft.install("front")
         except toolkit.Refused as exc:
             problems = exc.validation.problems
