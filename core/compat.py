@@ -1106,6 +1106,53 @@ def strip_local_scope(text: str) -> str:
     return strip(text)
 
 
+def guard_location_file(shown: str) -> str:
+    """The file a guard's location names, given torch's text for it (`shown`, from a verbose code part).
+
+    Torch writes ``torch.utils._traceback.shorten_filename(path)``: the path after the folder it shares with
+    torch's install. When the two share only ``/`` (a program under /work, torch under /usr or /tmp), that also
+    cuts the path's first letter (``/work/m.py`` is shown as ``ork/m.py``). For such a name this returns the
+    absolute path of the file torch read the guard's source line from (Python's ``linecache``) or of a loaded
+    module whose file it is; any other name is returned unchanged (torch's own, correct, short form).
+
+    Verified on torch 2.13-2.15 (the function's body is the same). Cost: a dictionary lookup after the first
+    call for a file (an index of the known files is rebuilt when ``linecache`` or ``sys.modules`` grows).
+    """
+    if not shown or shown.startswith(("/", "<")):
+        return shown
+    return _broken_short_names().get(shown, shown)
+
+
+_SHORT_INDEX: list[Any] = [(-1, -1), {}]
+
+
+def _broken_short_names() -> dict[str, str]:
+    """{torch's broken short name: absolute path} for the files Python has read or imported (see
+    `guard_location_file`): only files that share nothing but ``/`` with torch's install."""
+    import linecache
+    import os
+
+    sizes = (len(linecache.cache), len(sys.modules))
+    if _SHORT_INDEX[0] == sizes:
+        return _SHORT_INDEX[1]  # type: ignore[no-any-return]
+    import torch.utils._traceback as traceback_
+
+    base = os.path.dirname(os.path.dirname(traceback_.__file__))
+    files = [name for name in list(linecache.cache) if isinstance(name, str)]
+    files += [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]
+    index: dict[str, str] = {}
+    for path in files:
+        if path.startswith("/") and len(path) > 2:
+            try:
+                shared = os.path.commonpath([path, base])
+            except ValueError:
+                continue
+            if shared == "/":
+                index[path[2:]] = path
+    _SHORT_INDEX[:] = [sizes, index]
+    return index
+
+
 def guard_filter_entry_fields(entry: Any) -> tuple[str, str, tuple[str, ...], str, bool, Any]:
     """(source, guard_type, derived_guard_types, name, has_value, value) of a ``torch._dynamo.types.
     GuardFilterEntry``. ``source`` is ``orig_guard.name`` (``"L['s'].counter"``; ``""`` for ambient guards such

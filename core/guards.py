@@ -84,7 +84,8 @@ def _parse_tail(tail: str) -> tuple[SourceLocation | None, str | None]:
     if match is None:
         return None, tail.strip() or None
     user_line = "  # ".join(segments[:-1]).strip() or None
-    return SourceLocation(match["file"], int(match["line"]), match["func"], user_line), match["note"]
+    filename = compat.guard_location_file(match["file"])   # torch's short name, repaired where torch cut it wrong
+    return SourceLocation(filename, int(match["line"]), match["func"], user_line), match["note"]
 
 
 def location_text(loc: SourceLocation | None, *, short: bool = False) -> str:

@@ -112,6 +112,10 @@ def freeze(value: Any, scrub: _Scrub | None = None, name: str = "") -> Any:
     if isinstance(value, dict):
         return {"__dict__": [[freeze(k, scrub), freeze(v, scrub, str(k))] for k, v in value.items()]}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if type(value).__name__ == "SourceLocation" and value.filename.startswith(str(ROOT) + "/"):
+            # where torch cuts a checkout file's name wrong (it shares only / with torch), dynadbg names the whole
+            # path (`compat.guard_location_file`): recorded as torch's right short form, from the checkout
+            value = dataclasses.replace(value, filename=value.filename[len(str(ROOT)) + 1:])
         fields = {f.name: freeze(getattr(value, f.name), scrub, f.name) for f in dataclasses.fields(value) if f.init}
         return {"__type__": f"{type(value).__module__}:{type(value).__qualname__}", "fields": fields}
     if isinstance(value, tuple):  # a NamedTuple

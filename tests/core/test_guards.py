@@ -598,3 +598,46 @@ def test_leaf_count_of_a_real_model_matches_a_raw_walk():
     assert [leaf.code[0] for leaf in after.failing] == [
         "L['self']._modules['blocks']._modules['3']._modules['norm'].eps == 1e-05"]
     assert after.failing[0].actual == "1.0"
+
+
+def _folder_sharing_only_root() -> str | None:
+    """A writable folder whose path shares only ``/`` with torch's install (where torch cuts names wrong)."""
+    import os
+    import tempfile
+
+    base = os.path.dirname(os.path.dirname(torch.utils._traceback.__file__))
+    for where in ("/var/tmp", "/dev/shm", os.path.expanduser("~"), "/tmp"):
+        if os.path.isdir(where) and os.access(where, os.W_OK) and os.path.commonpath([where, base]) == "/":
+            return tempfile.mkdtemp(dir=where, prefix="dynadbg-loc-")
+    return None
+
+
+def test_guard_location_names_the_file_where_torch_cuts_its_first_letter():
+    """Torch names a guard's file by the path after the folder it shares with torch's install; when that is only
+    ``/`` it also drops the first letter (``/var/tmp/x/prog.py`` is shown ``ar/tmp/x/prog.py``). The guard
+    tree's location names the real file then; elsewhere it keeps torch's (correct) short form."""
+    import importlib.util
+    import os
+    import shutil
+    from torch.utils._traceback import shorten_filename
+
+    folder = _folder_sharing_only_root()
+    if folder is None:
+        pytest.skip("no writable folder shares only / with torch's install here")
+    try:
+        path = os.path.join(folder, "prog.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("def f(x, n):\n    return x * n\n")
+        spec = importlib.util.spec_from_file_location("dynadbg_loc_prog", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        torch.compile(module.f, backend="eager")(torch.ones(2), 3)
+        (entry,) = compat.cache_entries(module.f.__code__)
+        leaf = leaf_by(entry_guard_tree(entry), "L['n']", "EQUALS_MATCH")
+        assert shorten_filename(path) == path[2:], "torch no longer cuts the first letter: the repair can go"
+        assert leaf.location is not None and leaf.location.filename == path and leaf.location.lineno == 2
+        assert location_text(leaf.location) == f"{path}:2 in f"
+        # a name torch shortens correctly is kept as torch writes it
+        assert parse_code_part("L['n'] == 3  # y  # tests/programs/x.py:3 in f")[1].filename == "tests/programs/x.py"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
