@@ -334,9 +334,24 @@ class LearnApp(DebuggerApp):
             self.bring_to_front("log")     # ``3`` / ``7`` at a trace stop answer in the console: its log in front
         elif verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
+            self._log_answer(event.command)
         self.coach.observe_command(event.command, None)
         # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind
         self._check(move=True, looked=True, fresh=True)
+
+    def _log_answer(self, line: str) -> None:
+        """The console's log gets `line`'s answer, as if it had been typed (``X``: ``explain 51``): the key and the
+        command leave the same text to scroll back to once the Explain pane follows the next step's cursor."""
+        console, command_line = self.main_screen.console, self.command_line
+        console.echo(line)
+
+        def logged(result: Any) -> None:
+            if getattr(result, "error", None):
+                console.error(result.error)
+            elif getattr(result, "output", None):
+                console.output(result.output)
+
+        self.client.call(lambda: command_line.execute(line), logged, line)
 
     @on(DebuggerApp.CommandAnswered)
     def _command_answered(self, event: DebuggerApp.CommandAnswered) -> None:

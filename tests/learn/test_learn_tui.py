@@ -640,3 +640,31 @@ async def test_at_80x24_lesson_4s_choices_read_one_under_another(tmp_path, monke
         permanently = next(k for k in range(drop, len(rows)) if rows[k].strip() == "permanently:")
         assert rows[permanently + 1].strip().startswith("torch.compile(scale"), shown
         await pilot.press("q")
+
+
+def _log_text(app) -> str:  # noqa: ANN001
+    """Everything in the console's log, as plain text."""
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+async def test_x_at_lesson_3s_explain_step_logs_the_explanation_as_the_typed_command_does(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 3 step 3 done by ``X``: the explanation is in the console's log too (typed `explain` puts it there),
+    so the answer survives once the Explain pane follows the next step's cursor (a newcomer's X left the log
+    empty)."""
+    app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+        index = line.split()[1]
+        await pilot.press("escape", "X")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await _settle(pilot)
+        log = _log_text(app)
+        assert f"> explain {index}" in log, log
+        assert re.search(rf"^{index} CALL", log, re.M) and "what it does:" in log, log
+        await pilot.press("q")
