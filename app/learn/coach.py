@@ -37,6 +37,7 @@ class EngineState:
         opname: the current instruction's opname, "".
         role: the current instruction's role value (``"graph call"``), "" when unknown.
         command: the last command's verb (aliases resolved), None before the first.
+        argument: what followed its verb, whitespace collapsed ("" when nothing did).
         error: its error line, or None.
         exited: the program has ended.
     """
@@ -50,6 +51,7 @@ class EngineState:
     error: str | None = None
     exited: bool = False
     facts: "Facts | None" = None
+    argument: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,8 @@ def check(cond: Condition, state: EngineState) -> bool:
         return False
     if cond.code_contains is not None and cond.code_contains not in state.code_name:
         return False
+    if cond.argument is not None and state.argument != cond.argument:
+        return False
     return cond.command is None or (state.command == cond.command and state.error is None)
 
 
@@ -166,6 +170,12 @@ def todo_line(text: str) -> str | None:
         return None
     todo = match.group(1)
     return todo[0].upper() + todo[1:]
+
+
+def argument_of(line: str) -> str:
+    """What follows the command verb of `line`, whitespace collapsed (``"p  history"`` → ``"history"``)."""
+    parts = line.strip().split(None, 1)
+    return " ".join(parts[1].split()) if len(parts) > 1 else ""
 
 
 def verb_of(line: str) -> str | None:
@@ -298,6 +308,7 @@ class Coach:
         self.wrong_moves = 0
         """Moves since the current step began that did not finish it (selects the hint)."""
         self.command: str | None = None
+        self.argument = ""
         self.error: str | None = None
         self.exited = False
         self.left_trace = False
@@ -328,6 +339,7 @@ class Coach:
         """The learner ran `line`; its error (None when it worked). What it printed is not kept: a condition never
         reads it."""
         self.command = verb_of(line)
+        self.argument = argument_of(line)
         self.error = error
 
     def observe_exit(self) -> None:
@@ -354,17 +366,18 @@ class Coach:
         `Stop.teaching` when it has them) and the `facts` its claims are about (read by `snapshot`): no engine
         call."""
         if stop is None or self.exited:
-            return EngineState(command=self.command, error=self.error, exited=self.exited)
+            return EngineState(command=self.command, error=self.error, exited=self.exited, argument=self.argument)
         frame = stop.selected_frame
         if frame is None:
-            return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts)
+            return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts,
+                               argument=self.argument)
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
-                           facts=facts)
+                           facts=facts, argument=self.argument)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -411,7 +424,7 @@ class Coach:
         self.index += 1
         self.left_trace = False
         self.wrong_moves = 0
-        self.command, self.error = None, None
+        self.command, self.error, self.argument = None, None, ""
         if self.progress is not None:
             self.progress.save_step(self.lesson.number, self.index, len(self.lesson.steps))
 

@@ -215,6 +215,29 @@ def test_lesson_7s_ll_step_needs_the_constant_in_the_rebuild_region() -> None:
         {("LOAD_CONST 'original'", "side effect")}))))             # loaded elsewhere than the rebuild region
 
 
+@pytest.mark.parametrize("number", [3, 5])
+def test_lesson_5s_p_history_steps_need_p_history_not_another_p(number) -> None:
+    """Lesson 5 steps 3 and 5 ask for `p history`: `p calls` at that stop does not do them, though the engine's
+    `history` already holds what the step claims (a tester's `p calls` finished step 5)."""
+    step = LESSONS[4].steps[number - 1]
+    assert step.action == ("p history",)
+    coach = Coach(LESSONS[4])
+    coach.index = number - 1
+    facts = Facts(values=(step.done.value,))
+    for line, done in (("p calls", False), ("p counter.last", False), ("p  history", True)):
+        coach.observe_command(line, None)
+        state = coach.state_at(None)
+        at = EngineState(stop="step", role=step.done.role or "", command=state.command, argument=state.argument,
+                         facts=facts)
+        assert check(step.done, at) is done, line
+
+
+def test_an_argument_needs_its_command(tmp_path) -> None:
+    path = _write(tmp_path, GOOD.replace("command = \"orig\"", "argument = \"x\""))
+    with pytest.raises(LessonError, match="step 1: done: 'argument' needs a 'command'"):
+        load_lesson(path)
+
+
 def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     lesson = LESSONS[0]
     coach = Coach(lesson, Progress())
