@@ -157,7 +157,7 @@ LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
 
 #: The sentence part of a step's text that says what to do: an imperative up to its first command in backticks
 #: ("Type `why`", "Run to the graph-break instruction: type `until IDX`", "Continue with `c`").
-_TODO = re.compile(r"(?:^|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?(?:[Tt]ype|Continue|Run|Step|Undo|Replace|"
+_TODO = re.compile(r"(?:^|(?<=\n)|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?(?:[Tt]ype|Continue|Run|Step|Undo|Replace|"
                    r"Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
 
 
@@ -441,6 +441,17 @@ class Coach:
         total = len(self.lesson.steps)
         where = "done" if self.step is None else f"step {self.index + 1} of {total}"
         return f"Lesson {self.lesson.number}: {self.lesson.title} · {where}"
+
+    def step_body(self) -> str:
+        """The current step's text as the TUI's narration shows it: the lesson's intro before the first step's, and
+        first a ``▶ Type `orig``` line when the text comes to what to do only further down (every first step:
+        the intro is before it); the outro once the lesson is finished."""
+        step = self.step
+        if step is None:
+            return self.lesson.outro or "Lesson finished."
+        body = (self.lesson.intro + "\n\n" if self.index == 0 and self.lesson.intro else "") + step.text
+        todo = todo_line(body)
+        return f"▶ {todo}\n{body}" if todo is not None else body
 
     def stranded_text(self, skip_how: str = "type `lesson skip`") -> str | None:
         """What to do when the lesson is `stranded` (None when it is not): the step can no longer be done, how to

@@ -45,7 +45,7 @@ from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, resolve_action, todo_line, verb_of
+from .coach import Coach, EngineState, resolve_action, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
@@ -211,14 +211,10 @@ class LearnApp(DebuggerApp):
                 self._step_panes()
             else:
                 self._panes_pending = True
+        body = coach.step_body()  # what to do first, in sight before any scrolling (`Coach.step_body`)
         if step is None:
-            body = coach.lesson.outro or "Lesson finished."
             self.refresh_bindings()  # F8 leaves the footer (`check_action`)
         else:
-            body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
-            todo = todo_line(body)
-            if todo is not None:
-                body = f"▶ {todo}\n" + body  # what to do, in sight before any scrolling (the text says why)
             if self._panes_pending and (step.pane is not None or step.cursor is not None):
                 body = PANES_PENDING + "\n" + body  # what the text says of the panes is true after that key
         # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt

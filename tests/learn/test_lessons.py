@@ -454,6 +454,17 @@ def test_learn_opens_the_next_unfinished_lesson(data_dir, capsys) -> None:
     assert Progress().done == {1, 2}
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+def test_every_lessons_first_step_leads_with_what_to_type(lesson) -> None:
+    """README: "The narration's first row says what to do (`▶ Type `orig``)" when the text comes to it further
+    down, which every first step does (the intro is before it): lessons 2, 3, 5, 6, 7 and 8 had no such row."""
+    body = Coach(lesson).step_body()
+    first = body.splitlines()[0]
+    assert first.startswith("▶ ") and "`" in first, (lesson.path.name, first)
+    command = lesson.steps[0].action[0].split()[0]
+    assert f"`{command}" in first, (lesson.path.name, first)
+
+
 def test_the_narration_leads_with_what_to_do_when_the_text_does_not() -> None:
     """At 80×24 the narration shows six rows; lesson 1's first step reached "type `orig`" only after its intro,
     lesson 3's step 4 after two sentences. `todo_line` is the instruction, shown first; None when the text
