@@ -157,8 +157,8 @@ LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
 
 #: The sentence part of a step's text that says what to do: an imperative up to its first command in backticks
 #: ("Type `why`", "Run to the graph-break instruction: type `until IDX`", "Continue with `c`").
-_TODO = re.compile(r"(?:^|(?<=\n)|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?(?:[Tt]ype|Continue|Run|Step|Undo|Replace|"
-                   r"Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
+_TODO = re.compile(r"(?:^|(?<=\n)|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?"
+                   r"(?:[Tt]ype|Continue|Run|Step|Undo|Replace|Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
 
 
 def todo_line(text: str) -> str | None:
