@@ -411,6 +411,15 @@ class Coach:
             self.wrong_moves += 1
         return False
 
+    def ask_hint(self) -> str | None:
+        """The learner asked for a hint (F7, ``lesson hint``): the next of the step's hints, as a wrong move
+        would show it (the last one repeats); None when the step has none."""
+        step = self.step
+        if step is None or not step.hints:
+            return None
+        self.wrong_moves = min(self.wrong_moves + 1, len(step.hints))
+        return self.hint
+
     def skip(self) -> None:
         """Skip the current step (always allowed)."""
         if self.step is not None:
@@ -467,7 +476,7 @@ class Coach:
                 f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "
                 f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
 
-    def narration(self, skip_how: str = "type `lesson skip`") -> str:
+    def narration(self, skip_how: str = "type `lesson skip`", hint_how: str = "type `lesson hint`") -> str:
         """The current step as plain text: heading, what to do, the hint if any (when the program has ended with
         the step not done: that it cannot be done now, and the way on), how to skip."""
         lines = [self.heading()]
@@ -484,5 +493,5 @@ class Coach:
             return "\n".join(lines)
         if self.hint:
             lines.append(f"Hint: {self.hint}")
-        lines.append(f"(stuck? {skip_how} to skip this step)")
+        lines.append(f"(stuck? {hint_how} for a hint, {skip_how} to skip this step)")
         return "\n".join(lines)

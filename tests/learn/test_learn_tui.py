@@ -668,3 +668,31 @@ async def test_x_at_lesson_3s_explain_step_logs_the_explanation_as_the_typed_com
         assert f"> explain {index}" in log, log
         assert re.search(rf"^{index} CALL", log, re.M) and "what it does:" in log, log
         await pilot.press("q")
+
+
+async def test_a_hint_shows_first_f7_asks_for_one_and_a_wrong_stop_gives_the_cursor_back(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 1 step 3 at 80×24 ("the row under the bytecode pane's cursor ... `t`"): a wrong `until 5` stops at 5
+    and the hint arrives as the narration's first row (it was appended below the fold); the cursor is back on the
+    graph call the step names (it stayed on 5); the border names F7, which shows the next hint."""
+    lesson = LESSONS[0]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for k, line in enumerate(["orig", "ll"]):
+            app.submit(line)
+            assert await _until(pilot, lambda k=k: app.coach.index == k + 1 and _idle(app))
+        await _settle(pilot)
+        assert "F7: hint" in str(app.narration.border_subtitle), app.narration.border_subtitle
+        target = await asyncio.to_thread(resolve_action, app.session, "until {role:graph call:CALL}")
+        app.submit("until 5")
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await _settle(pilot)
+        assert app.last_stop.frame.index == 5 and app.coach.index == 2
+        assert await _until(pilot, lambda: _idle(app) and f"until {app.main_screen.bytecode.cursor}" == target, 10), (
+            app.main_screen.bytecode.cursor, target)
+        narration = [r for r in _pane_rows(_screen_rows(app, tmp_path), "Lesson 1: What torch.compile produced")]
+        assert narration and narration[0].startswith("Hint: " + lesson.steps[2].hints[0][:30]), narration
+        await pilot.press("f7")
+        await _settle(pilot)
+        assert app.narration.plain.startswith("Hint: " + lesson.steps[2].hints[1]), app.narration.plain
+        await pilot.press("q")

@@ -432,6 +432,18 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     assert run.status == 0
 
 
+def test_plain_mode_lesson_hint_shows_the_steps_next_hint(data_dir) -> None:
+    """`lesson hint` (the TUI's F7) shows the step's hint without a wrong move; the narration says how to ask."""
+    from dynadbg.learn.plain import run_lesson_plain
+
+    lesson = LESSONS[0]
+    out = io.StringIO()
+    run_lesson_plain(lesson, Progress(), stdin=io.StringIO("lesson hint\nq\n"), out=out)
+    text = out.getvalue()
+    assert "type `lesson hint` for a hint" in text
+    assert f"Hint: {lesson.steps[0].hints[0]}" in text and "*** usage" not in text
+
+
 def test_learn_is_in_the_help(capsys) -> None:
     from dynadbg.cli import main
 
