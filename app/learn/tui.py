@@ -337,12 +337,20 @@ class LearnApp(DebuggerApp):
         self._answer_in_pane = verb in ANSWER_PANE  # a view key (``3``) or ``X``: its answer is that pane
         if self.at_trace_stop and verb in ANSWER_PANE:
             self.bring_to_front("log")     # ``3`` / ``7`` at a trace stop answer in the console: its log in front
+        elif verb == "why":
+            self._failing_first()
         elif verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
             self._log_answer(event.command)
         self.coach.observe_command(event.command, None)
         # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind
         self._check(move=True, looked=True, fresh=True)
+
+    def _failing_first(self) -> None:
+        """`why`'s answer is the failing guards with their expected and actual values: on a short screen the
+        Recompile view starts at them (its title and choices rows come first, and left them below its edge)."""
+        if self.main_screen.has_class("-short"):
+            self.main_screen.recompile_view.show_failing_first()
 
     def _log_answer(self, line: str) -> None:
         """The console's log gets `line`'s answer, as if it had been typed (``X``: ``explain 51``): the key and the
@@ -369,6 +377,8 @@ class LearnApp(DebuggerApp):
             # before the check: a step it completes may name the next pane. At a trace stop the answer is the
             # command's own text (the views are about generated code): the log, in front
             self.bring_to_front("log" if self.at_trace_stop else pane)
+            if pane == "recompile" and not self.at_trace_stop:
+                self._failing_first()
         self.coach.observe_command(event.line, result.error)
         self._check(move=True, looked=result.error is None)
 

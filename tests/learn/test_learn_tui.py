@@ -696,3 +696,34 @@ async def test_a_hint_shows_first_f7_asks_for_one_and_a_wrong_stop_gives_the_cur
         await _settle(pilot)
         assert app.narration.plain.startswith("Hint: " + lesson.steps[2].hints[1]), app.narration.plain
         await pilot.press("q")
+
+
+@pytest.mark.parametrize("number, by, shown", [
+    (4, "typing", ("expected 2", "actual 3")),
+    (6, "keys", ("size=[2]", "size=[3]")),
+])
+async def test_at_80x24_whys_answer_the_expected_and_actual_values_stay_on_screen(
+        number, by, shown, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lessons 4 and 6 ask `why` for the failing guard's expected and actual values: at 80×24 the Recompile view
+    starts at the failing entry, so they are on screen, also once the next (longer) step is shown (a tester found
+    them below the pane's edge)."""
+    lesson = LESSONS[number - 1]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("c")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        if by == "keys":
+            await pilot.press("escape", "7")
+        else:
+            app.submit("why")
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+
+        def answer_shown() -> bool:
+            view = "".join(_pane_rows(_screen_rows(app, tmp_path), "why it recompiles"))
+            return all(text in re.sub(r"\s+", "", view) for text in (t.replace(" ", "") for t in shown))
+
+        assert await _until(pilot, answer_shown, 10), "\n".join(_screen_rows(app, tmp_path))
+        await pilot.press("q")
