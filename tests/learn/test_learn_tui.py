@@ -727,3 +727,23 @@ async def test_at_80x24_whys_answer_the_expected_and_actual_values_stay_on_scree
 
         assert await _until(pilot, answer_shown, 10), "\n".join(_screen_rows(app, tmp_path))
         await pilot.press("q")
+
+
+async def test_at_80x24_lesson_2s_second_entry_shows_the_type_matchs_source_line(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 2 step 5 at 80×24: the TYPE_MATCH row of L['offset'] is too long for the pane: it keeps the line of
+    the user's source it came from and cuts the guard's code instead (the source line was cut at the right edge)."""
+    lesson = LESSONS[1]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for step in lesson.steps[:5]:
+            app.submit(step.action[0])
+            assert await _until(pilot, lambda n=step.number: app.coach.index == n and _idle(app), 60), step.number
+            await _settle(pilot)
+
+        def shown() -> bool:
+            rows = [re.sub(r"\s+", "", r) for r in _pane_rows(_screen_rows(app, tmp_path), "guards")]
+            return any("TYPE_MATCH←returnx+offset" in r for r in rows)
+
+        assert await _until(pilot, shown, 10), "\n".join(_screen_rows(app, tmp_path))
+        await pilot.press("q")
