@@ -506,3 +506,63 @@ def test_lesson_7s_claims_hold_in_what_the_program_prints(data_dir, capsys) -> N
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("call ")]
     assert [line.split(",")[0] for line in printed] == [
         "call 0: tag = 'original'", "call 1: tag = 'edited'", "call 2: tag = 'original'"]
+
+
+def test_the_role_letters_a_lesson_names_are_the_bytecode_panes() -> None:
+    """The narration names a role by `ll`'s tag and by the letter the TUI's bytecode gutter shows for it ("role
+    `g-call` in `ll`, letter G"): each pair is one role (the gutter shows letters, not `ll`'s words)."""
+    import re
+
+    from dynadbg.core.format.teach import ROLE_TAGS
+    from dynadbg.tui.role_sections import ROLE_MARKS
+
+    by_tag = {tag: role for role, tag in ROLE_TAGS.items()}
+    pairs = []
+    for lesson in LESSONS:
+        for step in lesson.steps:
+            text = " ".join([step.text, *step.hints])
+            pairs += [(lesson.number, tag, letter) for tag, letter in
+                      re.findall(r"role `([\w-]+)`(?: in `ll`)?, letter ([A-Za-z])\b", text)]
+            pairs += [(lesson.number, tag, letter) for letter, tag in
+                      re.findall(r"\b([A-Za-z]) for ([\w-]+)\b", text) if tag in by_tag]
+    assert {n for n, _, _ in pairs} >= {1, 3, 5}, pairs
+    for number, tag, letter in pairs:
+        assert ROLE_MARKS[by_tag[tag]][0] == letter, (number, tag, letter)
+
+
+@pytest.mark.slow
+def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> None:
+    """The sentences lessons 2, 3 and 6 add for names a newcomer met unexplained, checked on what the engine
+    shows for the lesson's own program: the guards on torch's state and the accessor (lesson 2), what the numbers
+    of __resume_at_76_3 are (lesson 3), the second entry's size-free TENSOR_MATCH and range check (lesson 6)."""
+    import re
+
+    from dynadbg.cli import main
+    from dynadbg.learn.lessons import PROGRAM_DIR
+
+    def run(program: str, commands: str) -> str:
+        main(["run", "--plain", "-c", commands, str(PROGRAM_DIR / program)])
+        return capsys.readouterr().out
+
+    lessons = {lesson.number: lesson for lesson in LESSONS}
+    guards = run("l2_guards.py", "guards")
+    for name in ("GLOBAL_STATE", "TORCH_FUNCTION_MODE_STACK", "DEFAULT_DEVICE", "LAMBDA_GUARD",
+                 "FrameLocalsGuardAccessor"):
+        assert name in lessons[2].steps[0].text and re.search(rf"\b{name}\b", guards), name
+    # in a process of its own, as a lesson's program runs (Dynamo's counter is the process's)
+    import subprocess
+    import sys
+
+    listing = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "orig; ll",
+                              str(PROGRAM_DIR / "l3_graph_break.py")], capture_output=True, text=True,
+                             timeout=300).stdout
+    offset, number = re.search(r"__resume_at_(\d+)_(\d+)", listing).groups()
+    text = lessons[3].steps[3].text
+    assert f"__resume_at_{offset}_{number}" in text and f"{offset} is the" in text
+    assert re.search(rf"^\s+\d+\s+{offset}\s+L8\s+STORE_FAST\s+total$", listing, re.M), listing  # `orig`'s row
+    graphs = {int(n) for n in re.findall(r"__compiled_fn_(\d+)", listing)}
+    assert graphs and int(number) not in graphs and f"not __compiled_fn_{number}" in text
+    dynamic = run("l6_dynamic.py", "c; recompile; guards")
+    second = dynamic[re.search(r"guards of \d+/1:", dynamic).start():]  # the second entry's
+    for claim in ("size=[None]", "2 <= L['x'].size()[0]"):
+        assert claim in second and claim in lessons[6].outro, claim
