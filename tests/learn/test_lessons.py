@@ -532,9 +532,10 @@ def test_the_role_letters_a_lesson_names_are_the_bytecode_panes() -> None:
 
 @pytest.mark.slow
 def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> None:
-    """The sentences lessons 2, 3 and 6 add for names a newcomer met unexplained, checked on what the engine
+    """The sentences lessons 2, 3, 4 and 6 add for names a newcomer met unexplained, checked on what the engine
     shows for the lesson's own program: the guards on torch's state and the accessor (lesson 2), what the numbers
-    of __resume_at_76_3 are (lesson 3), the second entry's size-free TENSOR_MATCH and range check (lesson 6)."""
+    of __resume_at_76_3 are (lesson 3), CONSTANT_MATCH in the drop choice and the guard cost's timing (lesson 4),
+    the symbol as the graph's first input, the second entry's size-free TENSOR_MATCH and range check (lesson 6)."""
     import re
 
     from dynadbg.cli import main
@@ -562,7 +563,12 @@ def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> 
     assert re.search(rf"^\s+\d+\s+{offset}\s+L8\s+STORE_FAST\s+total$", listing, re.M), listing  # `orig`'s row
     graphs = {int(n) for n in re.findall(r"__compiled_fn_(\d+)", listing)}
     assert graphs and int(number) not in graphs and f"not __compiled_fn_{number}" in text
-    dynamic = run("l6_dynamic.py", "c; recompile; guards")
+    recompile = run("l4_recompile.py", "c; c; entries")
+    assert 'e.guard_type == "CONSTANT_MATCH"' in recompile and "EQUALS_MATCH" in recompile   # lesson 4 step 3
+    assert "CONSTANT_MATCH" in lessons[4].steps[2].text
+    assert "timed by torch right after compiling, caches cold" in recompile and "cold caches" in lessons[4].steps[4].text
+    dynamic = run("l6_dynamic.py", "c; recompile; guards; graph")
+    assert re.search(r"forward\(self, s\d+ : torch\.SymInt", dynamic) and "the graph's first input" in lessons[6].outro
     second = dynamic[re.search(r"guards of \d+/1:", dynamic).start():]  # the second entry's
     for claim in ("size=[None]", "2 <= L['x'].size()[0]"):
         assert claim in second and claim in lessons[6].outro, claim
