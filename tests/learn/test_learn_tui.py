@@ -726,6 +726,15 @@ async def test_at_80x24_whys_answer_the_expected_and_actual_values_stay_on_scree
             return all(text in re.sub(r"\s+", "", view) for text in (t.replace(" ", "") for t in shown))
 
         assert await _until(pilot, answer_shown, 10), "\n".join(_screen_rows(app, tmp_path))
+        if number == 4:
+            # step 3 (now shown) names the "choose:" row "at its top, Esc then Home"
+            assert "Esc then Home" in app.narration.plain
+            if app.focused is app.main_screen.console.input:
+                await pilot.press("escape")
+            await pilot.press("home")
+            await _settle(pilot)
+            assert await _until(pilot, lambda: any(r.startswith("choose:") for r in _pane_rows(
+                _screen_rows(app, tmp_path), "why it recompiles")), 5), "\n".join(_screen_rows(app, tmp_path))
         await pilot.press("q")
 
 
