@@ -116,7 +116,8 @@ class NarrationView(VerticalScroll, can_focus=False):
         if self.max_scroll_y <= 0:
             self.border_subtitle = self._subtitle
             return
-        keys = " · ".join(part for part in self._subtitle.split(" · ") if part.startswith("F"))
+        # the keys (hint, skip) and how to leave, not the longer words on where typing goes
+        keys = " · ".join(part for part in self._subtitle.split(" · ") if part.startswith(("F", "q:", "type q")))
         if self.scroll_y < self.max_scroll_y:
             self.border_subtitle = "more below: Shift+↓ · Shift+↑ back · " + keys
         else:
