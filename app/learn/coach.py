@@ -37,6 +37,7 @@ class EngineState:
         opname: the current instruction's opname, "".
         role: the current instruction's role value (``"graph call"``), "" when unknown.
         command: the last command's verb (aliases resolved), None before the first.
+        argument: what followed its verb, whitespace collapsed ("" when nothing did).
         error: its error line, or None.
         exited: the program has ended.
     """
@@ -50,6 +51,7 @@ class EngineState:
     error: str | None = None
     exited: bool = False
     facts: "Facts | None" = None
+    argument: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,8 @@ def check(cond: Condition, state: EngineState) -> bool:
         return False
     if cond.code_contains is not None and cond.code_contains not in state.code_name:
         return False
+    if cond.argument is not None and state.argument != cond.argument:
+        return False
     return cond.command is None or (state.command == cond.command and state.error is None)
 
 
@@ -153,8 +157,8 @@ LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
 
 #: The sentence part of a step's text that says what to do: an imperative up to its first command in backticks
 #: ("Type `why`", "Run to the graph-break instruction: type `until IDX`", "Continue with `c`").
-_TODO = re.compile(r"(?:^|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?(?:[Tt]ype|Continue|Run|Step|Undo|Replace|"
-                   r"Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
+_TODO = re.compile(r"(?:^|(?<=\n)|(?<=[.)?!:]\s))((?:Now |This time |First |Then )?"
+                   r"(?:[Tt]ype|Continue|Run|Step|Undo|Replace|Add|Let|[Cc]hoose)\b[^`.]*?`[^`]+`)")
 
 
 def todo_line(text: str) -> str | None:
@@ -166,6 +170,12 @@ def todo_line(text: str) -> str | None:
         return None
     todo = match.group(1)
     return todo[0].upper() + todo[1:]
+
+
+def argument_of(line: str) -> str:
+    """What follows the command verb of `line`, whitespace collapsed (``"p  history"`` → ``"history"``)."""
+    parts = line.strip().split(None, 1)
+    return " ".join(parts[1].split()) if len(parts) > 1 else ""
 
 
 def verb_of(line: str) -> str | None:
@@ -298,6 +308,7 @@ class Coach:
         self.wrong_moves = 0
         """Moves since the current step began that did not finish it (selects the hint)."""
         self.command: str | None = None
+        self.argument = ""
         self.error: str | None = None
         self.exited = False
         self.left_trace = False
@@ -328,6 +339,7 @@ class Coach:
         """The learner ran `line`; its error (None when it worked). What it printed is not kept: a condition never
         reads it."""
         self.command = verb_of(line)
+        self.argument = argument_of(line)
         self.error = error
 
     def observe_exit(self) -> None:
@@ -354,17 +366,18 @@ class Coach:
         `Stop.teaching` when it has them) and the `facts` its claims are about (read by `snapshot`): no engine
         call."""
         if stop is None or self.exited:
-            return EngineState(command=self.command, error=self.error, exited=self.exited)
+            return EngineState(command=self.command, error=self.error, exited=self.exited, argument=self.argument)
         frame = stop.selected_frame
         if frame is None:
-            return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts)
+            return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts,
+                               argument=self.argument)
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
-                           facts=facts)
+                           facts=facts, argument=self.argument)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -398,6 +411,15 @@ class Coach:
             self.wrong_moves += 1
         return False
 
+    def ask_hint(self) -> str | None:
+        """The learner asked for a hint (F7, ``lesson hint``): the next of the step's hints, as a wrong move
+        would show it (the last one repeats); None when the step has none."""
+        step = self.step
+        if step is None or not step.hints:
+            return None
+        self.wrong_moves = min(self.wrong_moves + 1, len(step.hints))
+        return self.hint
+
     def skip(self) -> None:
         """Skip the current step (always allowed)."""
         if self.step is not None:
@@ -411,7 +433,7 @@ class Coach:
         self.index += 1
         self.left_trace = False
         self.wrong_moves = 0
-        self.command, self.error = None, None
+        self.command, self.error, self.argument = None, None, ""
         if self.progress is not None:
             self.progress.save_step(self.lesson.number, self.index, len(self.lesson.steps))
 
@@ -429,6 +451,17 @@ class Coach:
         where = "done" if self.step is None else f"step {self.index + 1} of {total}"
         return f"Lesson {self.lesson.number}: {self.lesson.title} · {where}"
 
+    def step_body(self) -> str:
+        """The current step's text as the TUI's narration shows it: the lesson's intro before the first step's, and
+        first a ``▶ Type `orig``` line when the text comes to what to do only further down (every first step:
+        the intro is before it); the outro once the lesson is finished."""
+        step = self.step
+        if step is None:
+            return self.lesson.outro or "Lesson finished."
+        body = (self.lesson.intro + "\n\n" if self.index == 0 and self.lesson.intro else "") + step.text
+        todo = todo_line(body)
+        return f"▶ {todo}\n{body}" if todo is not None else body
+
     def stranded_text(self, skip_how: str = "type `lesson skip`") -> str | None:
         """What to do when the lesson is `stranded` (None when it is not): the step can no longer be done, how to
         skip it (`skip_how`) and how to start the lesson again."""
@@ -443,7 +476,7 @@ class Coach:
                 f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "
                 f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
 
-    def narration(self, skip_how: str = "type `lesson skip`") -> str:
+    def narration(self, skip_how: str = "type `lesson skip`", hint_how: str = "type `lesson hint`") -> str:
         """The current step as plain text: heading, what to do, the hint if any (when the program has ended with
         the step not done: that it cannot be done now, and the way on), how to skip."""
         lines = [self.heading()]
@@ -460,5 +493,5 @@ class Coach:
             return "\n".join(lines)
         if self.hint:
             lines.append(f"Hint: {self.hint}")
-        lines.append(f"(stuck? {skip_how} to skip this step)")
+        lines.append(f"(stuck? {hint_how} for a hint, {skip_how} to skip this step)")
         return "\n".join(lines)

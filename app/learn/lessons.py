@@ -19,6 +19,7 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     role = "graph call"                    # the role of the current instruction (`Role` values)
     opname = "CALL"                        # the current instruction's opname starts with this
     command = "graph"                      # the last command's verb (aliases allowed) and it did not fail
+    argument = "history"                   # ... and what followed the verb (`p history`, not `p calls`)
     code_contains = "resume"               # the selected frame's code name contains this
     exited = true                          # the program has ended
     # what a step's text claims about Dynamo, checked on the engine's state (`coach.check`):
@@ -95,6 +96,7 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "break_eager": str,
     "break_resume": str,
     "traced_break": list,
+    "argument": str,
 }
 #: The keys above that are claims about the engine's state (read only when a step asks for them).
 CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "has_instr",
@@ -142,6 +144,7 @@ class Condition:
     break_eager: str | None = None
     break_resume: str | None = None
     traced_break: tuple[str, str] | None = None
+    argument: str | None = None
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -158,7 +161,8 @@ class Condition:
         if self.opname:
             parts.append(f"the current instruction is a {self.opname}")
         if self.command:
-            parts.append(f"the last command was `{self.command}` and it worked")
+            typed = f"{self.command} {self.argument}" if self.argument else self.command
+            parts.append(f"the last command was `{typed}` and it worked")
         if self.code_contains:
             parts.append(f"the frame's code name contains {self.code_contains!r}")
         if self.exited is not None:
@@ -366,7 +370,16 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
                      done.get("entries"), pairs["guard"], pairs["no_guard"], pairs["failing"],
                      pairs["failing_values"], texts["graph_has"], has_role, pairs["has_instr"], texts["stack_has"],
                      pairs["value"], done.get("break_type"), done.get("break_eager"), done.get("break_resume"),
-                     pairs["traced_break"])
+                     pairs["traced_break"], _argument(done, number, fail))
+
+
+def _argument(done: dict, number: int, fail) -> str | None:  # noqa: ANN001
+    argument = done.get("argument")
+    if argument is None:
+        return None
+    if "command" not in done or not argument.split():
+        raise fail("done: 'argument' needs a 'command' and must name what follows it", number)
+    return " ".join(argument.split())
 
 
 def lesson_files(directory: Path = LESSON_DIR) -> list[Path]:

@@ -2,7 +2,8 @@
 
 The debugger's usual line mode (`dynadbg.plain`), with the lesson's narration printed before each prompt (in full
 when the step or its hint changed, else a one-line reminder) and two commands of its own: ``lesson`` shows the
-current step again, ``lesson skip`` skips it. (Plain ``skip`` is the debugger's recompile-stop choice.)
+current step again, ``lesson hint`` shows its next hint, ``lesson skip`` skips it. (Plain ``skip`` is the debugger's
+recompile-stop choice.)
 
 With ``auto=True`` the driver types each step's ``action`` itself (`dynadbg learn --auto`): a lesson that plays
 itself, and the tests' check that every lesson still matches what torch generates. A step whose action does not
@@ -123,7 +124,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
                     out.write(f"{PROMPT}{line}\n")
                 if line.split(None, 1)[:1] == ["lesson"]:
                     _lesson_command(coach, line, out)
-                    shown = (coach.index, coach.hint) if line.strip() == "lesson" else shown
+                    shown = (coach.index, coach.hint) if line.split()[1:] in ([], ["hint"]) else shown
                     continue
                 if not line:
                     continue
@@ -147,8 +148,11 @@ def _lesson_command(coach: Coach, line: str, out: TextIO) -> None:
     arg = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
     if arg == "skip":
         coach.skip()
+    elif arg == "hint":
+        hint = coach.ask_hint()
+        out.write(f"Hint: {hint}\n" if hint else "*** this step has no hint: `lesson skip` skips it\n")
     elif arg:
-        out.write("*** usage: lesson (show the step again) | lesson skip\n")
+        out.write("*** usage: lesson (show the step again) | lesson hint | lesson skip\n")
     else:
         out.write("\n" + coach.narration() + "\n\n")
 

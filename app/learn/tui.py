@@ -45,11 +45,13 @@ from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, resolve_action, todo_line, verb_of
+from .coach import Coach, EngineState, resolve_action, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
 SKIP_KEY = "f8"
+#: The key that shows the step's next hint (the narration's border names it)
+HINT_KEY = "f7"
 #: Keys that move the focus between panes: they never bring the next step's panes (`LearnApp._reading_key`)
 READING_KEYS = frozenset({"tab", "shift+tab"})
 #: Keys that scroll the Explain pane while it has the focus (reading the last answer, not acting)
@@ -74,6 +76,7 @@ class LessonCommands(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, action in (("Lesson: skip this step (F8)", "skip_step"),
+                              ("Lesson: a hint for this step (F7)", "hint"),
                               ("Lesson: show the step again in the console", "show_step")):
             score = matcher.match(title)
             if score > 0:
@@ -86,6 +89,7 @@ class LearnApp(DebuggerApp):
     # Textual reads CSS_PATH relative to the subclass's module: point it back at the debugger's stylesheet
     CSS_PATH = str(Path(sys.modules[DebuggerApp.__module__].__file__).with_name("dynadbg.tcss"))
     BINDINGS = [*DebuggerApp.BINDINGS, Binding(SKIP_KEY, "skip_step", "Skip step", id="skip_step"),
+                Binding(HINT_KEY, "hint", "Hint", id="lesson_hint", show=False),
                 # the narration scrolls while the console keeps the focus (a long step at 80×24)
                 Binding(SCROLL_KEYS[0], "scroll_narration(3)", "More of the step's text", show=False),
                 Binding(SCROLL_KEYS[1], "scroll_narration(-3)", "Back up the step's text", show=False)]
@@ -127,13 +131,15 @@ class LearnApp(DebuggerApp):
         self.narration.typing = focused is self.main_screen.console.input
 
     def lesson_keys(self) -> tuple[tuple[str, str], ...]:
-        return ((SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),
+        return ((HINT_KEY.upper(), "The step's next hint, at the top of the narration (`lesson hint` in the console "
+                                   "too)"),
+                (SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),
                 ("Shift+↓ / Shift+↑", "Scroll the step's text when it is longer than its pane"),
                 ("lesson (console)", "Show the step again; a wrong move (a stop or a command the step does not ask "
                                      "for) shows the step's next hint"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "skip_step":
+        if action in ("skip_step", "hint"):
             return not self.coach.finished  # a finished lesson has no step to skip: the footer drops the key
         return super().check_action(action, parameters)
 
@@ -211,20 +217,17 @@ class LearnApp(DebuggerApp):
                 self._step_panes()
             else:
                 self._panes_pending = True
+        body = coach.step_body()  # what to do first, in sight before any scrolling (`Coach.step_body`)
         if step is None:
-            body = coach.lesson.outro or "Lesson finished."
             self.refresh_bindings()  # F8 leaves the footer (`check_action`)
         else:
-            body = (coach.lesson.intro + "\n\n" if coach.index == 0 and coach.lesson.intro else "") + step.text
-            todo = todo_line(body)
-            if todo is not None:
-                body = f"▶ {todo}\n" + body  # what to do, in sight before any scrolling (the text says why)
             if self._panes_pending and (step.pane is not None or step.cursor is not None):
                 body = PANES_PENDING + "\n" + body  # what the text says of the panes is true after that key
         # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt
         hint = coach.hint.replace("at the (dynadbg) prompt", "in the console") if coach.hint else coach.hint
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
-                            ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"))
+                            ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"),
+                            hint_key=HINT_KEY.upper() if step is not None and step.hints else "")
 
     def _step_panes(self, then: Callable[[], Any] | None = None) -> None:
         """Bring the current step's pane to the front and its cursor onto its row (`Step.pane`, `Step.cursor`),
@@ -302,6 +305,8 @@ class LearnApp(DebuggerApp):
         self.main_screen.console.echo(event.line)
         if words[1:] == ["skip"]:
             self.action_skip_step()
+        elif words[1:] == ["hint"]:
+            self.action_hint()
         else:
             self.action_show_step()
 
@@ -332,11 +337,34 @@ class LearnApp(DebuggerApp):
         self._answer_in_pane = verb in ANSWER_PANE  # a view key (``3``) or ``X``: its answer is that pane
         if self.at_trace_stop and verb in ANSWER_PANE:
             self.bring_to_front("log")     # ``3`` / ``7`` at a trace stop answer in the console: its log in front
+        elif verb == "why":
+            self._failing_first()
         elif verb == "explain":
             self.bring_to_front("views")   # ``X``: the Explain pane under the bytecode
+            self._log_answer(event.command)
         self.coach.observe_command(event.command, None)
         # read from the engine, after the action's own call (``u``'s new frame): the shown stop may lag behind
         self._check(move=True, looked=True, fresh=True)
+
+    def _failing_first(self) -> None:
+        """`why`'s answer is the failing guards with their expected and actual values: on a short screen the
+        Recompile view starts at them (its title and choices rows come first, and left them below its edge)."""
+        if self.main_screen.has_class("-short"):
+            self.main_screen.recompile_view.show_failing_first()
+
+    def _log_answer(self, line: str) -> None:
+        """The console's log gets `line`'s answer, as if it had been typed (``X``: ``explain 51``): the key and the
+        command leave the same text to scroll back to once the Explain pane follows the next step's cursor."""
+        console, command_line = self.main_screen.console, self.command_line
+        console.echo(line)
+
+        def logged(result: Any) -> None:
+            if getattr(result, "error", None):
+                console.error(result.error)
+            elif getattr(result, "output", None):
+                console.output(result.output)
+
+        self.client.call(lambda: command_line.execute(line), logged, line)
 
     @on(DebuggerApp.CommandAnswered)
     def _command_answered(self, event: DebuggerApp.CommandAnswered) -> None:
@@ -349,6 +377,8 @@ class LearnApp(DebuggerApp):
             # before the check: a step it completes may name the next pane. At a trace stop the answer is the
             # command's own text (the views are about generated code): the log, in front
             self.bring_to_front("log" if self.at_trace_stop else pane)
+            if pane == "recompile" and not self.at_trace_stop:
+                self._failing_first()
         self.coach.observe_command(event.line, result.error)
         self._check(move=True, looked=result.error is None)
 
@@ -358,7 +388,7 @@ class LearnApp(DebuggerApp):
             return  # a command changed the stop: its answer is checked (`CommandAnswered`)
         move, self._moved = self._moved, False
         self._answer_in_pane = False  # a new stop: the panes show it, nothing of a last answer to keep
-        self._check(move=move)
+        self._check(move=move, new_stop=True)
 
     @on(DebuggerApp.ProgramEnded)
     def _program_ended(self, event: DebuggerApp.ProgramEnded) -> None:
@@ -373,13 +403,20 @@ class LearnApp(DebuggerApp):
         self.coach.skip()
         self._show(at_once=True)
 
+    def action_hint(self) -> None:
+        """The step's next hint, at the top of the narration (F7, ``lesson hint``)."""
+        if self.coach.ask_hint() is None and not self.coach.finished:
+            self.main_screen.console.info(f"this step has no hint: {SKIP_KEY.upper()} skips it")
+        self._show()
+
     def action_show_step(self) -> None:
-        self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}"))
+        self.main_screen.console.info(self.coach.narration(skip_how=f"press {SKIP_KEY.upper()}",
+                                                           hint_how=f"press {HINT_KEY.upper()}"))
 
     # checking the condition -------------------------------------------------------------------------------------
-    def _check(self, move: bool, looked: bool = False, fresh: bool = False) -> None:
+    def _check(self, move: bool, looked: bool = False, fresh: bool = False, new_stop: bool = False) -> None:
         """Check the step's condition; `fresh`: read the state from the engine even when the shown stop has what
-        the condition needs."""
+        the condition needs; `new_stop`: the check follows a new stop (`_checked`)."""
         coach = self.coach
         if coach.finished:
             return
@@ -394,17 +431,23 @@ class LearnApp(DebuggerApp):
             session = self.session
 
             def answered(result: Any) -> None:
-                self._checked(result, move, looked)
+                self._checked(result, move, looked, new_stop)
 
             self.client.call(lambda: coach.snapshot(session), answered, "lesson step check")
             return
         self._checked(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching else None),
-                      move, looked)
+                      move, looked, new_stop)
 
-    def _checked(self, state: Any, move: bool, looked: bool) -> None:
+    def _checked(self, state: Any, move: bool, looked: bool, new_stop: bool = False) -> None:
+        """The condition's answer: the step done (the next one shown), or not. A new stop that did not do it moved
+        the bytecode cursor to its instruction: a step whose text says "the row under the cursor" gets its row
+        back (a tester's wrong `until 5` made lesson 1's "the row under the cursor ... `t`" false)."""
         self.checks += 1
-        if isinstance(state, EngineState):
-            self.coach.advance(state, move=move, looked=looked)
+        step = self.coach.step
+        done = isinstance(state, EngineState) and self.coach.advance(state, move=move, looked=looked)
+        if (new_stop and not done and step is not None and step is self.coach.step and step.cursor is not None
+                and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"):
+            self._cursor_to(step.cursor)
         self._show()
 
 

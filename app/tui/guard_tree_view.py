@@ -492,16 +492,25 @@ class GuardTreeView(Tree[object]):
         if leaf.id in self._group_of:  # before the code: a narrow pane cuts the code, never the mark
             k, n = self._group_of[leaf.id]
             text.append(f" [group: {k} of {n}]", status_style)
+        code = Text()
         if leaf.code:
-            text.append("  ")
-            code = short_leaf_code(leaf.code[0])
-            text.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(code))))
+            code.append("  ")
+            short = short_leaf_code(leaf.code[0])
+            code.append_text(Text.assemble(*((s.text, s.style) for s in highlight.python_segments(short))))
             if len(leaf.code) > 1:
-                text.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
+                code.append(f" (+{len(leaf.code) - 1})", self._style("guards--dim"))
+        line = Text()
         if leaf.user_line:
             arrow = "  ← first use: " if leaf.caveat is not None else "  ← "
-            text.append(arrow, self._style("guards--dim"))
-            text.append_text(self._user_line(leaf.user_line))
+            line.append(arrow, self._style("guards--dim"))
+            line.append_text(self._user_line(leaf.user_line))
+        # the code, then the line of the user's source it came from; where the row would not fit the pane, the
+        # source line comes first: the pane cuts the code, never the user's line (at 80 columns a TYPE_MATCH row
+        # lost its `← return x + offset`)
+        width = self.size.width or (self.app.size.width if self.is_attached else 0)  # not laid out yet: the screen's
+        fits = width <= 0 or text.cell_len + code.cell_len + line.cell_len <= width - _LEAF_INDENT
+        text.append_text(code if fits else line)
+        text.append_text(line if fits else code)
         return text
 
     def _user_line(self, line: str) -> Text:
@@ -509,6 +518,10 @@ class GuardTreeView(Tree[object]):
         text = Text.assemble(*((s.text, s.style) for s in highlight.python_segments(line.strip())))
         text.stylize(self._style("guards--userline"))
         return text
+
+
+#: Cells left of a leaf's label in the tree (guides of a leaf under a value's manager, its expand icon).
+_LEAF_INDENT = 8
 
 
 def _managers_to(root: GuardNodeView, source: str) -> list[GuardNodeView] | None:

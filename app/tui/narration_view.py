@@ -13,7 +13,7 @@ SCROLL_KEYS = ("shift+down", "shift+up")
 
 
 class NarrationView(VerticalScroll, can_focus=False):
-    """Shows one step of a lesson: what to look at and do, a hint, "step k of n", and the skip key.
+    """Shows one step of a lesson: what to look at and do, a hint, "step k of n", and the hint and skip keys.
 
     The app sets the text with `show`; the pane never talks to the engine. A step longer than the pane (at 80×24 it
     has at most 5 rows of text: the rest goes to the pane the step talks about) scrolls: Shift+Down / Shift+Up
@@ -50,7 +50,7 @@ class NarrationView(VerticalScroll, can_focus=False):
         self._body = Static("")
         self._subtitle = ""
         self._done = self._ended = False
-        self._skip_key = ""
+        self._skip_key = self._hint_key = ""
         self.text = Text("")
         """The step's text as shown (body, then the hint or what to do now that the program has ended)."""
 
@@ -63,21 +63,25 @@ class NarrationView(VerticalScroll, can_focus=False):
         return self.text.plain
 
     def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False,
-             ended: str | None = None) -> None:
-        """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then `body`, then the hint;
-        `ended`: the program has ended with the step not done, what to do now (shown instead of the hint)."""
+             ended: str | None = None, hint_key: str = "") -> None:
+        """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then the hint (first: a hint
+        below the fold went unseen), then `body`; `ended`: the program has ended with the step not done, what to
+        do now (shown after the body, instead of the hint). `hint_key`: the key that asks for a hint (the border
+        says it)."""
         self.heading = heading
         self.border_title = fitted_title(heading, self.size.width)
-        self._done, self._ended, self._skip_key = done, ended is not None, skip_key
+        self._done, self._ended, self._skip_key, self._hint_key = done, ended is not None, skip_key, hint_key
         self._subtitle = self._subtitle_text()
         self.border_subtitle = self._subtitle
-        text = Text(body)
+        text = Text()
+        if hint and not ended:
+            text.append("Hint: ", style="bold yellow")
+            text.append(hint, style="yellow")
+            text.append("\n")
+        text.append(body)
         if ended:
             text.append("\n")
             text.append(ended, style="bold yellow")
-        elif hint:
-            text.append("\nHint: ", style="bold yellow")
-            text.append(hint)
         self.text = text
         self.set_class(done, "-done")
         self._body.update(text)
@@ -91,10 +95,11 @@ class NarrationView(VerticalScroll, can_focus=False):
             return leave
         if self._ended:
             return f"{skip_key}: skip step · {leave}"
+        keys = f"{self._hint_key}: hint · {skip_key}: skip step" if self._hint_key else f"{skip_key}: skip step"
         if self.typing:
-            return f"{skip_key}: skip step · typing in the console below (Esc: letters act as keys)"
+            return f"{keys} · typing below (Esc: letters act as keys)"
         # a step that says "Type `entries`" while the keys act: its letters would be keys (e edits)
-        return f"{skip_key}: skip step · letters are keys now: \":\" to type a command"
+        return f"{keys} · letters are keys now: \":\" types"
 
     def watch_typing(self) -> None:
         if self._skip_key:
@@ -110,10 +115,13 @@ class NarrationView(VerticalScroll, can_focus=False):
         """The border's subtitle: while part of the text is out of view, which keys show it."""
         if self.max_scroll_y <= 0:
             self.border_subtitle = self._subtitle
-        elif self.scroll_y < self.max_scroll_y:
-            self.border_subtitle = "more below: Shift+↓ · Shift+↑ back · " + self._subtitle.split(" · ")[0]
+            return
+        # the keys (hint, skip) and how to leave, not the longer words on where typing goes
+        keys = " · ".join(part for part in self._subtitle.split(" · ") if part.startswith(("F", "q:", "type q")))
+        if self.scroll_y < self.max_scroll_y:
+            self.border_subtitle = "more below: Shift+↓ · Shift+↑ back · " + keys
         else:
-            self.border_subtitle = "Shift+↑: back to the top · " + self._subtitle.split(" · ")[0]
+            self.border_subtitle = "Shift+↑: back to the top · " + keys
 
     def on_resize(self) -> None:
         self.border_title = fitted_title(self.heading, self.size.width)

@@ -130,6 +130,9 @@ class RecompileView(OutputView):
         self._stop: Stop | None = None
         self._records: tuple[RecompileRecord, ...] | str | None = None
         self._stale = False
+        self._parts: list[RenderableType] = []
+        self._first_verdict: RenderableType | None = None
+        self._to_failing = False
         self.live_diffs: tuple[EntryDiff, ...] = ()
         """The code object's guard diffs now (`Engine.guard_diffs`), for past records whose miss had none."""
 
@@ -152,6 +155,7 @@ class RecompileView(OutputView):
             return
         self._stop = stop
         self._records = None
+        self._to_failing = False
         self._update()
 
     def show_records(self, records: tuple[RecompileRecord, ...] | str) -> None:
@@ -169,7 +173,30 @@ class RecompileView(OutputView):
             return
         self._stale = False
         self._built_narrow = self._narrow
+        self._first_verdict = None
         self.content = self._build()
+        if self._to_failing:
+            self.call_after_refresh(self._scroll_to_failing)
+
+    def show_failing_first(self) -> None:
+        """Scroll so the first entry's failing guards (each with its expected and actual value) are the top rows,
+        for this stop, also once its report is rebuilt (a short screen showed only the title and the choices,
+        and a lesson's "the value expected and found" was below the pane's edge)."""
+        self._to_failing = True
+        self.call_after_refresh(self._scroll_to_failing)
+
+    def _scroll_to_failing(self) -> None:
+        width = self.scrollable_content_region.width
+        if self._first_verdict is None or width <= 0:
+            return
+        console = self.app.console
+        options = console.options.update_width(width)
+        rows = 0
+        for part in self._parts:
+            if part is self._first_verdict:
+                self.scroll_to(y=rows, animate=False, immediate=True, force=True)
+                return
+            rows += len(console.render_lines(part, options, pad=False))
 
     def on_show(self) -> None:
         if self._stale:
@@ -203,6 +230,7 @@ class RecompileView(OutputView):
         if at_recompile:
             parts[1:1] = [self._choices_at_a_glance(stop)]
             parts.extend(self._choices(stop))
+        self._parts = parts
         return Group(*parts)
 
     def _choices_at_a_glance(self, stop: Stop | None) -> Text:
@@ -290,6 +318,8 @@ class RecompileView(OutputView):
         guards of one of the record's groups (`RecompileRecord.groups`) as one group (`group_lines`)."""
         fail, ok, dim = self._style("recompile--fail"), self._style("recompile--pass"), self._style("recompile--dim")
         head = Text(f"entry {verdict.compile_id}  ", Style(bold=True))
+        if self._first_verdict is None:
+            self._first_verdict = head  # `show_failing_first` scrolls to it
         if verdict.error:
             head.append(f"could not be analysed: {verdict.error}", fail)
             return [head]

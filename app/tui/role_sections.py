@@ -43,7 +43,7 @@ _HEADERS: dict[Role, str] = {
     Role.GRAPH_INPUT: "load graph inputs",
     Role.GRAPH_CALL: "call graph",
     Role.GRAPH_OUTPUT: "unpack graph outputs",
-    Role.SIDE_EFFECT: "replay side effects",
+    Role.SIDE_EFFECT: "replaying side effects",  # `ll`'s words too: a lesson names the region once
     Role.REBUILD: "rebuild locals and stack values",
     Role.GRAPH_BREAK: "the graph-break instruction, run eagerly",
     Role.RESUME_CALL: "call of the resume function",

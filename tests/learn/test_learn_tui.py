@@ -640,3 +640,119 @@ async def test_at_80x24_lesson_4s_choices_read_one_under_another(tmp_path, monke
         permanently = next(k for k in range(drop, len(rows)) if rows[k].strip() == "permanently:")
         assert rows[permanently + 1].strip().startswith("torch.compile(scale"), shown
         await pilot.press("q")
+
+
+def _log_text(app) -> str:  # noqa: ANN001
+    """Everything in the console's log, as plain text."""
+    return "\n".join(strip.text for strip in app.main_screen.console.log_widget.lines)
+
+
+async def test_x_at_lesson_3s_explain_step_logs_the_explanation_as_the_typed_command_does(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 3 step 3 done by ``X``: the explanation is in the console's log too (typed `explain` puts it there),
+    so the answer survives once the Explain pane follows the next step's cursor (a newcomer's X left the log
+    empty)."""
+    app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+        index = line.split()[1]
+        await pilot.press("escape", "X")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await _settle(pilot)
+        log = _log_text(app)
+        assert f"> explain {index}" in log, log
+        assert re.search(rf"^{index} CALL", log, re.M) and "what it does:" in log, log
+        await pilot.press("q")
+
+
+async def test_a_hint_shows_first_f7_asks_for_one_and_a_wrong_stop_gives_the_cursor_back(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 1 step 3 at 80×24 ("the row under the bytecode pane's cursor ... `t`"): a wrong `until 5` stops at 5
+    and the hint arrives as the narration's first row (it was appended below the fold); the cursor is back on the
+    graph call the step names (it stayed on 5); the border names F7, which shows the next hint."""
+    lesson = LESSONS[0]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for k, line in enumerate(["orig", "ll"]):
+            app.submit(line)
+            assert await _until(pilot, lambda k=k: app.coach.index == k + 1 and _idle(app))
+        await _settle(pilot)
+        assert "F7: hint" in str(app.narration.border_subtitle), app.narration.border_subtitle
+        target = await asyncio.to_thread(resolve_action, app.session, "until {role:graph call:CALL}")
+        app.submit("until 5")
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await _settle(pilot)
+        assert app.last_stop.frame.index == 5 and app.coach.index == 2
+        assert await _until(pilot, lambda: _idle(app) and f"until {app.main_screen.bytecode.cursor}" == target, 10), (
+            app.main_screen.bytecode.cursor, target)
+        narration = [r for r in _pane_rows(_screen_rows(app, tmp_path), "Lesson 1: What torch.compile produced")]
+        assert narration and narration[0].startswith("Hint: " + lesson.steps[2].hints[0][:30]), narration
+        await pilot.press("f7")
+        await _settle(pilot)
+        assert app.narration.plain.startswith("Hint: " + lesson.steps[2].hints[1]), app.narration.plain
+        await pilot.press("q")
+
+
+@pytest.mark.parametrize("number, by, shown", [
+    (4, "typing", ("expected 2", "actual 3")),
+    (6, "keys", ("size=[2]", "size=[3]")),
+])
+async def test_at_80x24_whys_answer_the_expected_and_actual_values_stay_on_screen(
+        number, by, shown, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lessons 4 and 6 ask `why` for the failing guard's expected and actual values: at 80×24 the Recompile view
+    starts at the failing entry, so they are on screen, also once the next (longer) step is shown (a tester found
+    them below the pane's edge)."""
+    lesson = LESSONS[number - 1]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("c")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        if by == "keys":
+            await pilot.press("escape", "7")
+        else:
+            app.submit("why")
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _settle(pilot)
+
+        def answer_shown() -> bool:
+            view = "".join(_pane_rows(_screen_rows(app, tmp_path), "why it recompiles"))
+            return all(text in re.sub(r"\s+", "", view) for text in (t.replace(" ", "") for t in shown))
+
+        assert await _until(pilot, answer_shown, 10), "\n".join(_screen_rows(app, tmp_path))
+        if number == 4:
+            # step 3 (now shown) names the "choose:" row "at its top, Esc then Home"
+            assert "Esc then Home" in app.narration.plain
+            if app.focused is app.main_screen.console.input:
+                await pilot.press("escape")
+            await pilot.press("home")
+            await _settle(pilot)
+            assert await _until(pilot, lambda: any(r.startswith("choose:") for r in _pane_rows(
+                _screen_rows(app, tmp_path), "why it recompiles")), 5), "\n".join(_screen_rows(app, tmp_path))
+        await pilot.press("q")
+
+
+async def test_at_80x24_lesson_2s_second_entry_shows_the_type_matchs_source_line(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 2 step 5 at 80×24: the TYPE_MATCH row of L['offset'] is too long for the pane: it keeps the line of
+    the user's source it came from and cuts the guard's code instead (the source line was cut at the right edge)."""
+    lesson = LESSONS[1]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for step in lesson.steps[:5]:
+            app.submit(step.action[0])
+            assert await _until(pilot, lambda n=step.number: app.coach.index == n and _idle(app), 60), step.number
+            await _settle(pilot)
+
+        def shown() -> bool:
+            rows = [re.sub(r"\s+", "", r) for r in _pane_rows(_screen_rows(app, tmp_path), "guards")]
+            return any("TYPE_MATCH←returnx+offset" in r for r in rows)
+
+        assert await _until(pilot, shown, 10), "\n".join(_screen_rows(app, tmp_path))
+        await pilot.press("q")

@@ -215,6 +215,29 @@ def test_lesson_7s_ll_step_needs_the_constant_in_the_rebuild_region() -> None:
         {("LOAD_CONST 'original'", "side effect")}))))             # loaded elsewhere than the rebuild region
 
 
+@pytest.mark.parametrize("number", [3, 5])
+def test_lesson_5s_p_history_steps_need_p_history_not_another_p(number) -> None:
+    """Lesson 5 steps 3 and 5 ask for `p history`: `p calls` at that stop does not do them, though the engine's
+    `history` already holds what the step claims (a tester's `p calls` finished step 5)."""
+    step = LESSONS[4].steps[number - 1]
+    assert step.action == ("p history",)
+    coach = Coach(LESSONS[4])
+    coach.index = number - 1
+    facts = Facts(values=(step.done.value,))
+    for line, done in (("p calls", False), ("p counter.last", False), ("p  history", True)):
+        coach.observe_command(line, None)
+        state = coach.state_at(None)
+        at = EngineState(stop="step", role=step.done.role or "", command=state.command, argument=state.argument,
+                         facts=facts)
+        assert check(step.done, at) is done, line
+
+
+def test_an_argument_needs_its_command(tmp_path) -> None:
+    path = _write(tmp_path, GOOD.replace("command = \"orig\"", "argument = \"x\""))
+    with pytest.raises(LessonError, match="step 1: done: 'argument' needs a 'command'"):
+        load_lesson(path)
+
+
 def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     lesson = LESSONS[0]
     coach = Coach(lesson, Progress())
@@ -409,6 +432,18 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     assert run.status == 0
 
 
+def test_plain_mode_lesson_hint_shows_the_steps_next_hint(data_dir) -> None:
+    """`lesson hint` (the TUI's F7) shows the step's hint without a wrong move; the narration says how to ask."""
+    from dynadbg.learn.plain import run_lesson_plain
+
+    lesson = LESSONS[0]
+    out = io.StringIO()
+    run_lesson_plain(lesson, Progress(), stdin=io.StringIO("lesson hint\nq\n"), out=out)
+    text = out.getvalue()
+    assert "type `lesson hint` for a hint" in text
+    assert f"Hint: {lesson.steps[0].hints[0]}" in text and "*** usage" not in text
+
+
 def test_learn_is_in_the_help(capsys) -> None:
     from dynadbg.cli import main
 
@@ -429,6 +464,17 @@ def test_learn_opens_the_next_unfinished_lesson(data_dir, capsys) -> None:
     assert "[x] 1. What torch.compile produced" in out
     assert "Opening lesson 2: Guards" in out
     assert Progress().done == {1, 2}
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path.stem)
+def test_every_lessons_first_step_leads_with_what_to_type(lesson) -> None:
+    """README: "The narration's first row says what to do (`▶ Type `orig``)" when the text comes to it further
+    down, which every first step does (the intro is before it): lessons 2, 3, 5, 6, 7 and 8 had no such row."""
+    body = Coach(lesson).step_body()
+    first = body.splitlines()[0]
+    assert first.startswith("▶ ") and "`" in first, (lesson.path.name, first)
+    command = lesson.steps[0].action[0].split()[0]
+    assert f"`{command}" in first, (lesson.path.name, first)
 
 
 def test_the_narration_leads_with_what_to_do_when_the_text_does_not() -> None:
@@ -460,3 +506,69 @@ def test_lesson_7s_claims_hold_in_what_the_program_prints(data_dir, capsys) -> N
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("call ")]
     assert [line.split(",")[0] for line in printed] == [
         "call 0: tag = 'original'", "call 1: tag = 'edited'", "call 2: tag = 'original'"]
+
+
+def test_the_role_letters_a_lesson_names_are_the_bytecode_panes() -> None:
+    """The narration names a role by `ll`'s tag and by the letter the TUI's bytecode gutter shows for it ("role
+    `g-call` in `ll`, letter G"): each pair is one role (the gutter shows letters, not `ll`'s words)."""
+    import re
+
+    from dynadbg.core.format.teach import ROLE_TAGS
+    from dynadbg.tui.role_sections import ROLE_MARKS
+
+    by_tag = {tag: role for role, tag in ROLE_TAGS.items()}
+    pairs = []
+    for lesson in LESSONS:
+        for step in lesson.steps:
+            text = " ".join([step.text, *step.hints])
+            pairs += [(lesson.number, tag, letter) for tag, letter in
+                      re.findall(r"role `([\w-]+)`(?: in `ll`)?, letter ([A-Za-z])\b", text)]
+            pairs += [(lesson.number, tag, letter) for letter, tag in
+                      re.findall(r"\b([A-Za-z]) for ([\w-]+)\b", text) if tag in by_tag]
+    assert {n for n, _, _ in pairs} >= {1, 3, 5}, pairs
+    for number, tag, letter in pairs:
+        assert ROLE_MARKS[by_tag[tag]][0] == letter, (number, tag, letter)
+
+
+@pytest.mark.slow
+def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> None:
+    """The sentences lessons 2, 3, 4 and 6 add for names a newcomer met unexplained, checked on what the engine
+    shows for the lesson's own program: the guards on torch's state and the accessor (lesson 2), what the numbers
+    of __resume_at_76_3 are (lesson 3), CONSTANT_MATCH in the drop choice and the guard cost's timing (lesson 4),
+    the symbol as the graph's first input, the second entry's size-free TENSOR_MATCH and range check (lesson 6)."""
+    import re
+
+    from dynadbg.cli import main
+    from dynadbg.learn.lessons import PROGRAM_DIR
+
+    def run(program: str, commands: str) -> str:
+        main(["run", "--plain", "-c", commands, str(PROGRAM_DIR / program)])
+        return capsys.readouterr().out
+
+    lessons = {lesson.number: lesson for lesson in LESSONS}
+    guards = run("l2_guards.py", "guards")
+    for name in ("GLOBAL_STATE", "TORCH_FUNCTION_MODE_STACK", "DEFAULT_DEVICE", "LAMBDA_GUARD",
+                 "FrameLocalsGuardAccessor"):
+        assert name in lessons[2].steps[0].text and re.search(rf"\b{name}\b", guards), name
+    # in a process of its own, as a lesson's program runs (Dynamo's counter is the process's)
+    import subprocess
+    import sys
+
+    listing = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "orig; ll",
+                              str(PROGRAM_DIR / "l3_graph_break.py")], capture_output=True, text=True,
+                             timeout=300).stdout
+    offset, number = re.search(r"__resume_at_(\d+)_(\d+)", listing).groups()
+    text = lessons[3].steps[3].text
+    assert f"__resume_at_{offset}_{number}" in text and f"{offset} is the" in text
+    assert re.search(rf"^\s+\d+\s+{offset}\s+L8\s+STORE_FAST\s+total$", listing, re.M), listing  # `orig`'s row
+    graphs = {int(n) for n in re.findall(r"__compiled_fn_(\d+)", listing)}
+    assert graphs and int(number) not in graphs and f"not __compiled_fn_{number}" in text
+    recompile = run("l4_recompile.py", "c; c; entries")
+    assert 'e.guard_type == "CONSTANT_MATCH"' in recompile and "EQUALS_MATCH" in recompile   # lesson 4 step 3
+    assert "CONSTANT_MATCH" in lessons[4].steps[2].text
+    assert "timed by torch right after compiling, caches cold" in recompile and "cold caches" in lessons[4].steps[4].text
+    dynamic = run("l6_dynamic.py", "c; recompile; guards; graph")
+    assert re.search(r"forward\(self, s\d+ : torch\.SymInt", dynamic) and "the graph's first input" in lessons[6].outro
+    second = dynamic[re.search(r"guards of \d+/1:", dynamic).start():]  # the second entry's
+    for claim in ("size=[None]", "2 <= L['x'].size()[0]"):
+        assert claim in second and claim in lessons[6].outro, claim
