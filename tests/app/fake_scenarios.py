@@ -15,7 +15,8 @@ the fake shows what the engine would and cannot drift from it:
   with the capture's facts given as plain data (`forward_facts`);
 * the guard trees of ``forward`` and its n=4 recompile stop (frame, record, choices), case
   ``module_int_counter``'s recompile stops (frame, record, choices, hints) and the entry stop into compile 0/2
-  after them are recorded from the real engine (`record_fake`, ``recordings/``; `test_recording` re-makes them); a recorded listing's code object
+  after them, and ``eval_after_training.py``'s recompile stop and the entry stop after it are recorded from the
+  real engine (`record_fake`, ``recordings/``; `test_recording` re-makes them); a recorded listing's code object
   is re-assembled from it (`code_of`).
 
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
@@ -39,7 +40,6 @@ from typing import Any
 
 from dynadbg.core import flow
 from dynadbg.core.disasm import code_view
-from dynadbg.core.guards import iter_leaves
 from dynadbg.core.model import (
     CacheEntryView,
     CodeView,
@@ -599,37 +599,29 @@ def counter_recompile_scenario() -> Scenario:
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
-def mode_switch_recompile_scenario() -> Scenario:
-    """`counter_recompile_scenario`'s stop as if the call had also switched the model to eval() under
-    ``torch.no_grad()``: entry 0/1's failing guards are the recorded counter guard (in the default drop), its real
-    GLOBAL_STATE guard and two BatchNorm ``.training`` flags (left out of the default, each selectable); the
-    choices made by the engine's own `recompile_choices`."""
-    from dynadbg.core.decisions import recompile_choices
-    from dynadbg.core.grouping import group_failing
+@functools.cache
+def _mode_switch_recording() -> dict[str, Any]:
+    """``recordings/eval_after_training.json`` as model values (`record_fake.load`; frozen, so shared)."""
+    from record_fake import MODE_SWITCH_RECORDING, load
 
-    base = counter_recompile_scenario()
-    record = base.recompile_record
-    assert record is not None
-    first = record.entries[0]
-    fail = GuardStatus.FAIL
-    # the real entry's GLOBAL_STATE leaf, failing; two ``.training`` flags (the recorded model has no BatchNorm)
-    # numbered past the real tree's leaves
-    global_state = next(leaf for leaf in iter_leaves(counter_guard_tree(first.compile_id))
-                        if leaf.guard_type == "GLOBAL_STATE")
-    last = counter_guard_tree(first.compile_id).leaf_count
-    extra = (
-        replace(global_state, status=fail, reason="GLOBAL_STATE changed: grad_mode"),
-        LeafGuardView(f"g{last}", "TRUE_MATCH", "L['self']._modules['bn1'].training",
-                      ("L['self']._modules['bn1'].training == True",), status=fail, expected="True", actual="False"),
-        LeafGuardView(f"g{last + 1}", "TRUE_MATCH", "L['self']._modules['bn2'].training",
-                      ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
-    )
-    verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
-    entries = (verdict, *record.entries[1:])
-    # the two ``.training`` failures are one group, as the engine's analysis makes it (`grouping.group_failing`)
-    record = replace(record, entries=entries, groups=group_failing(entries))
-    stop = replace(base.stops[0], recompile=record, choices=recompile_choices(record))
-    return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
+    return load(MODE_SWITCH_RECORDING)
+
+
+def mode_switch_recompile_scenario() -> Scenario:
+    """``tests/programs/eval_after_training.py``'s second call, recorded from the real engine: the model switched
+    to eval() under ``torch.no_grad()`` and its step count moved on, so entry 0/0 fails its GLOBAL_STATE guard
+    (grad mode), both BatchNorm ``.training`` flags (one group) and ``L['self'].steps == 0``: the drop's default
+    is the step count, GLOBAL_STATE and the flags are left out of it (each selectable). The recompile stop (its
+    frame, record, choices), its guard tree, then the entry stop into compile 0/1 as recorded after recompiling."""
+    recording = _mode_switch_recording()
+    stop, entry = replace(recording["stop"], seq=1), replace(recording["entry"], seq=2)
+    frame = stop.selected_frame
+    assert frame is not None and stop.recompile is not None and entry.frame is not None
+    (tree,) = recording["guard_trees"]
+    return Scenario([stop, entry], tree, frame.code, (), None,
+                    code=code_of(entry.frame.code, [name for name, _ in frame.locals]),
+                    recompile_record=stop.recompile,
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
 def recorded_recompile_scenario() -> Scenario:

@@ -13,7 +13,10 @@ second (the call both cache entries reject) and writes ``tests/app/recordings/mo
 again with n=4, and writes ``tests/app/recordings/fake_program_forward.json``: the real engine's `guard_trees`
 at the n=3 entry stop (``n3``) and at the n=4 recompile stop (``n4``), and that recompile stop (``stop``).
 ``counter`` also records the entry stop that follows its second recompile stop (``entry``: forward's generated
-code for compile 0/2).
+code for compile 0/2). ``mode_switch`` runs ``tests/programs/eval_after_training.py`` (a model with BatchNorm
+layers switched to eval() under ``torch.no_grad()``) to its recompile stop and the entry stop after recompiling,
+and writes ``tests/app/recordings/eval_after_training.json`` (``stop``, ``guard_trees``, ``guard_diffs``,
+``entry``).
 What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
 of first use (per stop), ids and addresses inside texts by ``<id>`` / ``0x0``, uuids (in graph functions' names)
 by zeros, the repository's path by ``<repo>`` and torch's install folder by ``<site-packages>``, times by 0.
@@ -42,6 +45,8 @@ PROGRAM = ROOT / "tests" / "programs" / "module_int_counter.py"
 RECORDING = RECORDINGS / "module_int_counter.json"
 FAKE_PROGRAM = ROOT / "tests" / "app" / "fake_program.py"
 FORWARD_RECORDING = RECORDINGS / "fake_program_forward.json"
+MODE_SWITCH_PROGRAM = ROOT / "tests" / "programs" / "eval_after_training.py"
+MODE_SWITCH_RECORDING = RECORDINGS / "eval_after_training.json"
 
 #: Fields that hold a run's object ids (renumbered in order of first use).
 _ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_key"})
@@ -218,6 +223,14 @@ def record(program: Path = PROGRAM, recompiles: int = 2) -> dict[str, Any]:
             **{k: freeze(v, scrubs[suffix_of[k]]) for k, v in answers.items()}}
 
 
+def record_mode_switch() -> dict[str, Any]:
+    """``tests/programs/eval_after_training.py``: its one recompile stop (the model switched to eval() under
+    ``torch.no_grad()``: GLOBAL_STATE, two BatchNorm ``.training`` flags and the step count fail) with its guard
+    trees and guard diffs (``stop``, ``guard_trees``, ``guard_diffs``), and the entry stop into compile 0/1 after
+    recompiling (``entry``)."""
+    return record(MODE_SWITCH_PROGRAM, recompiles=1)
+
+
 def _scale_model() -> Any:
     """``fake_program.py``'s ``model``: its imports, class definition and ``model = torch.compile(Scale(2.0), ...)``
     run at the file's own lines (so the call site the engine finds is the program's line, not this file's); the
@@ -289,7 +302,8 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 #: Each recording: its file and the function that makes it (``--only NAME`` picks one).
-RECORDERS = {"counter": (RECORDING, record), "forward": (FORWARD_RECORDING, record_forward)}
+RECORDERS = {"counter": (RECORDING, record), "forward": (FORWARD_RECORDING, record_forward),
+             "mode_switch": (MODE_SWITCH_RECORDING, record_mode_switch)}
 
 
 def main(argv: list[str]) -> int:

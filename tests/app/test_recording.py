@@ -19,7 +19,8 @@ from dynadbg.core.model import StopKind
 def test_the_recording_matches_what_the_real_engine_answers_today(name: str) -> None:
     """A few seconds each, in a fresh interpreter (compile ids and Dynamo's counters are per process): ``counter``,
     one real run of ``tests/programs/module_int_counter.py`` to its second recompile stop and the entry stop after
-    it; ``forward``, ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4."""
+    it; ``forward``, ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4;
+    ``mode_switch``, ``tests/programs/eval_after_training.py`` to its recompile stop and the entry stop after it."""
     path, _ = record_fake.RECORDERS[name]
     done = subprocess.run([sys.executable, record_fake.__file__, "--only", name, "--stdout"], capture_output=True,
                           text=True, timeout=300, cwd=record_fake.ROOT)
@@ -70,3 +71,23 @@ def test_the_forward_recording_is_one_tree_evaluated_for_n_3_and_n_4() -> None:
     (verdict,) = record.entries
     assert verdict.compile_id == "0/0" and [leaf.code for leaf in verdict.failing] == [("L['n'] == 3",)]
 
+
+def test_the_mode_switch_recording_fails_grad_mode_both_training_flags_and_the_step_count() -> None:
+    """``tests/programs/eval_after_training.py``, as its docstring says: the entry compiled while training fails
+    GLOBAL_STATE (grad mode), both BatchNorm ``.training`` flags (one group) and ``L['self'].steps == 0``."""
+    recording = record_fake.load(record_fake.MODE_SWITCH_RECORDING)
+    stop = recording["stop"]
+    record = stop.recompile
+    assert stop.kind is StopKind.RECOMPILE and record is not None
+    (verdict,) = record.entries
+    assert [(leaf.guard_type, leaf.source) for leaf in verdict.failing] == [
+        ("GLOBAL_STATE", "L"),
+        ("TRUE_MATCH", "L['self'].__dict__['_modules']['bn1'].training"),
+        ("TRUE_MATCH", "L['self'].__dict__['_modules']['bn2'].training"),
+        ("EQUALS_MATCH", "L['self'].steps")]
+    assert "grad_mode" in (verdict.failing[0].reason or "")
+    (group,) = record.groups
+    assert group.leaf_ids == tuple(leaf.id for leaf in verdict.failing[1:3])
+    entry = recording["entry"]
+    assert entry.kind is StopKind.ENTRY and entry.compile_id == record.compile_id == "0/1"
+    assert entry.frame is not None and entry.frame.code.generated
