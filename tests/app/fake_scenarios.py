@@ -13,9 +13,11 @@ the fake shows what the engine would and cannot drift from it:
 * roles, explanations, provenance, edit previews and diffs (in `fake_engine`) are `roles.code_roles`,
   `explain.explain`, `provenance.provenance`, `edits.preview_edit` / `build_patched` / `diff_code` on that code,
   with the capture's facts given as plain data (`forward_facts`);
-* the guard trees of ``forward`` and case ``module_int_counter``'s recompile stop (its frame, record, choices,
-  hints) are recorded from the real engine (`record_fake`, ``recordings/``; `test_recording` re-makes them);
-  `recompile_scenario`'s choices are `decisions.recompile_choices` of its record.
+* the guard trees of ``forward`` and its n=4 recompile stop (frame, record, choices), case
+  ``module_int_counter``'s recompile stops (frame, record, choices, hints) and the entry stop into compile 0/2
+  after them, and ``eval_after_training.py``'s recompile stop and the entry stop after it are recorded from the
+  real engine (`record_fake`, ``recordings/``; `test_recording` re-makes them); a recorded listing's code object
+  is re-assembled from it (`code_of`).
 
 Builders: `forward_scenario` (a small Dynamo-like ``forward`` with a graph break, one stop per instruction),
 `big_scenario` (a 2,000-instruction code object, for the step benchmark), `guard_tree_of` (any number of leaves,
@@ -38,12 +40,10 @@ from typing import Any
 
 from dynadbg.core import flow
 from dynadbg.core.disasm import code_view
-from dynadbg.core.guards import iter_leaves
 from dynadbg.core.model import (
     CacheEntryView,
     CodeView,
     CompiledFrameView,
-    EntryVerdict,
     FrameRecompiles,
     FrameView,
     GraphView,
@@ -59,7 +59,6 @@ from dynadbg.core.model import (
     ValueSummary,
     WatchValue,
 )
-from dynadbg.core.recompile import changed_inputs
 from dynadbg.core.roles import CodegenFacts, ResumeFact
 from dynadbg.core.runner import ExitResult
 from dynadbg.core.values import NULL, label_graph, summarize
@@ -191,6 +190,17 @@ def assemble(ops: Sequence[Op], *, name: str, argnames: Sequence[str], filename:
 def view(code: CodeType, key: int, *, generated: bool = True, compile_id: str | None = "0/0") -> CodeView:
     """`disasm.code_view` of `code` under a fixed `key` (no real id in what the fake shows)."""
     return replace(code_view(code, generated=generated, compile_id=compile_id), key=key)
+
+
+def code_of(listing: CodeView, argnames: Sequence[str]) -> CodeType:
+    """A real code object that lists as the recorded `listing` does (each instruction's name, argument text and
+    line; `assemble`), for what the fake answers from a code object at a recorded stop (edit previews, diffs)."""
+    ops = [Op(i.opname, i.argrepr, i.lineno, jump=i.jump_target, arg=i.arg) for i in listing.instructions]
+    code = assemble(ops, name=listing.name, argnames=argnames, filename=listing.filename,
+                    firstlineno=listing.firstlineno)
+    rows = [(i.opname, i.argrepr, i.lineno) for i in listing.instructions]
+    assert [(i.opname, i.argrepr, i.lineno) for i in code_view(code).instructions] == rows, listing.name
+    return code
 
 
 def simulate(code: CodeView, real: CodeType, ops: Sequence[Op], locals0: Sequence[tuple[str, ValueSummary]], *,
@@ -532,23 +542,16 @@ def big_scenario(count: int = 2000, steps: int = 200, *, teach: bool = False) ->
 
 
 def recompile_scenario() -> Scenario:
-    """Entry into ``forward`` (n=3), then a recompile stop (n=4 fails ``L['n'] == 3``; its choices made by the
-    engine's `decisions.recompile_choices`), then entry 0/1."""
+    """Entry into ``forward`` (n=3), then the recompile stop of the n=4 call as the real engine answered it
+    (recorded, `record_fake.record_forward`: ``L['n'] == 3`` fails; its frame, record and choices), then entry 0/1
+    (the `forward_ops` listing)."""
     base = forward_scenario(n_fails=True)
     first = base.stops[0]
-    tree = base.guard_tree
-    assert tree is not None
-    record = RecompileRecord(1, 0xF1, "forward", "fake_program.py", 15, "0/1", (
-        EntryVerdict("0/0", False, tree.failing, tree.first_failure, "0/0: n == 3", tree.failing[0].id,
-                     leaf_count=tree.leaf_count),), inputs=(("n", "4"),), pending=True, code_name="forward")
-    record = replace(record, changed=changed_inputs(record))
-    from dynadbg.core.decisions import recompile_choices
-
-    recompile = Stop(StopKind.RECOMPILE, "cache miss on forward: recompiling", (), "0/0", None, 1,
-                     recompile=record, seq=2, choices=recompile_choices(record))
+    recompile = replace(_forward_recording()["stop"], seq=2)
     second = replace(first, compile_id="0/1", entry_index=1, entry_count=2, seq=3,
                      message="entering forward (compile 0/1)")
     base.stops = [first, recompile, second]
+    base.recompile_record = recompile.recompile
     return base
 
 
@@ -583,53 +586,42 @@ def counter_choices() -> tuple[RecompileChoice, ...]:
 def counter_recompile_scenario() -> Scenario:
     """``tests/programs/module_int_counter.py``'s third call, recorded from the real engine: ``forward``'s entries
     0/1 and 0/0 reject ``self.counter == 2`` (``L['self'].counter == 1`` / ``== 0`` fail, with torch's HINT); the
-    recompile stop (its frame, record, choices and hints as recorded), then an entry stop in compile 0/2 (after a
-    choice; its listing is the `forward_ops` stand-in)."""
-    recorded = _counter_recording()["stop2"]
-    stop = replace(recorded, seq=1)
+    recompile stop (its frame, record, choices and hints as recorded), then (after a choice) the entry stop into
+    compile 0/2 as recorded after recompiling: Dynamo's generated code for that call (its listing; the fake's
+    edit previews use `code_of` it)."""
+    recording = _counter_recording()
+    stop, entry = replace(recording["stop2"], seq=1), replace(recording["entry"], seq=2)
     frame = stop.selected_frame
-    assert frame is not None and stop.recompile is not None
-    ops = forward_ops()
-    real = assemble(ops, name="forward", argnames=FORWARD_ARGS)
-    code = view(real, 0xC2, compile_id="0/2")
-    locals0 = [("self", value(program_classes()["Scale"](2.0))), ("x", tensor(4, 4)), ("n", value(3))]
-    after = simulate(code, real, ops, locals0, compile_id="0/2", entry=(1, 3), seq0=2)[0]
-    return Scenario([stop, after], counter_guard_tree(), frame.code, (), None, code=real,
+    assert frame is not None and stop.recompile is not None and entry.frame is not None
+    return Scenario([stop, entry], counter_guard_tree(), frame.code, (), None,
+                    code=code_of(entry.frame.code, [name for name, _ in frame.locals]),
                     recompile_record=stop.recompile,
                     start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
-def mode_switch_recompile_scenario() -> Scenario:
-    """`counter_recompile_scenario`'s stop as if the call had also switched the model to eval() under
-    ``torch.no_grad()``: entry 0/1's failing guards are the recorded counter guard (in the default drop), its real
-    GLOBAL_STATE guard and two BatchNorm ``.training`` flags (left out of the default, each selectable); the
-    choices made by the engine's own `recompile_choices`."""
-    from dynadbg.core.decisions import recompile_choices
-    from dynadbg.core.grouping import group_failing
+@functools.cache
+def _mode_switch_recording() -> dict[str, Any]:
+    """``recordings/eval_after_training.json`` as model values (`record_fake.load`; frozen, so shared)."""
+    from record_fake import MODE_SWITCH_RECORDING, load
 
-    base = counter_recompile_scenario()
-    record = base.recompile_record
-    assert record is not None
-    first = record.entries[0]
-    fail = GuardStatus.FAIL
-    # the real entry's GLOBAL_STATE leaf, failing; two ``.training`` flags (the recorded model has no BatchNorm)
-    # numbered past the real tree's leaves
-    global_state = next(leaf for leaf in iter_leaves(counter_guard_tree(first.compile_id))
-                        if leaf.guard_type == "GLOBAL_STATE")
-    last = counter_guard_tree(first.compile_id).leaf_count
-    extra = (
-        replace(global_state, status=fail, reason="GLOBAL_STATE changed: grad_mode"),
-        LeafGuardView(f"g{last}", "TRUE_MATCH", "L['self']._modules['bn1'].training",
-                      ("L['self']._modules['bn1'].training == True",), status=fail, expected="True", actual="False"),
-        LeafGuardView(f"g{last + 1}", "TRUE_MATCH", "L['self']._modules['bn2'].training",
-                      ("L['self']._modules['bn2'].training == True",), status=fail, expected="True", actual="False"),
-    )
-    verdict = replace(first, failing=(extra[0], *first.failing, *extra[1:]))
-    entries = (verdict, *record.entries[1:])
-    # the two ``.training`` failures are one group, as the engine's analysis makes it (`grouping.group_failing`)
-    record = replace(record, entries=entries, groups=group_failing(entries))
-    stop = replace(base.stops[0], recompile=record, choices=recompile_choices(record))
-    return replace(base, stops=[stop, *base.stops[1:]], recompile_record=record)
+    return load(MODE_SWITCH_RECORDING)
+
+
+def mode_switch_recompile_scenario() -> Scenario:
+    """``tests/programs/eval_after_training.py``'s second call, recorded from the real engine: the model switched
+    to eval() under ``torch.no_grad()`` and its step count moved on, so entry 0/0 fails its GLOBAL_STATE guard
+    (grad mode), both BatchNorm ``.training`` flags (one group) and ``L['self'].steps == 0``: the drop's default
+    is the step count, GLOBAL_STATE and the flags are left out of it (each selectable). The recompile stop (its
+    frame, record, choices), its guard tree, then the entry stop into compile 0/1 as recorded after recompiling."""
+    recording = _mode_switch_recording()
+    stop, entry = replace(recording["stop"], seq=1), replace(recording["entry"], seq=2)
+    frame = stop.selected_frame
+    assert frame is not None and stop.recompile is not None and entry.frame is not None
+    (tree,) = recording["guard_trees"]
+    return Scenario([stop, entry], tree, frame.code, (), None,
+                    code=code_of(entry.frame.code, [name for name, _ in frame.locals]),
+                    recompile_record=stop.recompile,
+                    start_messages=("dynadbg: breaking on entry, recompile, exception",))
 
 
 def recorded_recompile_scenario() -> Scenario:

@@ -11,11 +11,16 @@ second (the call both cache entries reject) and writes ``tests/app/recordings/mo
 ``guard_diffs``; ``stop2``, ``guard_trees2``, ``guard_diffs2``), as JSON of the frozen model types (`freeze`;
 `thaw` reads it back). ``forward`` compiles ``tests/app/fake_program.py``'s ``Scale.forward`` for n=3 and calls it
 again with n=4, and writes ``tests/app/recordings/fake_program_forward.json``: the real engine's `guard_trees`
-at the n=3 entry stop (``n3``) and at the n=4 recompile stop (``n4``).
+at the n=3 entry stop (``n3``) and at the n=4 recompile stop (``n4``), and that recompile stop (``stop``).
+``counter`` also records the entry stop that follows its second recompile stop (``entry``: forward's generated
+code for compile 0/2). ``mode_switch`` runs ``tests/programs/eval_after_training.py`` (a model with BatchNorm
+layers switched to eval() under ``torch.no_grad()``) to its recompile stop and the entry stop after recompiling,
+and writes ``tests/app/recordings/eval_after_training.json`` (``stop``, ``guard_trees``, ``guard_diffs``,
+``entry``).
 What changes from run to run is replaced by stable values: code keys and object identities by numbers in order
-of first use (per stop), ids and addresses inside texts by ``<id>`` / ``0x0``, the repository's path by ``<repo>``
-and torch's install folder by ``<site-packages>``, times by
-0. Compile ids and Dynamo's counters are per process: each recording is made in a fresh interpreter
+of first use (per stop), ids and addresses inside texts by ``<id>`` / ``0x0``, uuids (in graph functions' names)
+by zeros, the repository's path by ``<repo>`` and torch's install folder by ``<site-packages>``, times by 0.
+Compile ids and Dynamo's counters are per process: each recording is made in a fresh interpreter
 (``--only NAME --stdout`` prints one instead of writing it; ``tests/app/test_recording.py`` runs that and fails
 when a file no longer matches what the engine answers today).
 """
@@ -40,6 +45,8 @@ PROGRAM = ROOT / "tests" / "programs" / "module_int_counter.py"
 RECORDING = RECORDINGS / "module_int_counter.json"
 FAKE_PROGRAM = ROOT / "tests" / "app" / "fake_program.py"
 FORWARD_RECORDING = RECORDINGS / "fake_program_forward.json"
+MODE_SWITCH_PROGRAM = ROOT / "tests" / "programs" / "eval_after_training.py"
+MODE_SWITCH_RECORDING = RECORDINGS / "eval_after_training.json"
 
 #: Fields that hold a run's object ids (renumbered in order of first use).
 _ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_key"})
@@ -47,6 +54,8 @@ _ID_FIELDS = frozenset({"key", "code_key", "identity", "resume_keys", "original_
 _TIME_FIELDS = frozenset({"seconds", "elapsed", "duration", "compile_seconds", "nbytes", "time", "wall_s"})
 _BIG_NUMBER = re.compile(r"\b\d{9,}\b")
 _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+#: torch names a compiled graph's function with a fresh uuid (``__compiled_fn_5_ecec9b7c_325d_4591_a902_...``)
+_UUID = re.compile(r"[0-9a-f]{8}([_-])[0-9a-f]{4}\1[0-9a-f]{4}\1[0-9a-f]{4}\1[0-9a-f]{12}")
 #: The folder torch is installed in (a module's repr names its file there).
 _SITE_PACKAGES = str(Path(importlib.util.find_spec("torch").origin).parents[1])  # type: ignore[arg-type]
 
@@ -67,6 +76,7 @@ def _torch_names_from() -> "re.Pattern[str] | None":
 
 _TORCH_NAMES_FROM = _torch_names_from()
 _MODULE_FILE = re.compile(r"(<module '[\w.]+' from ')[^']*'")
+_CODE_FILE = re.compile(r'(<code object [\w<>]+ at 0x[0-9a-f]+, file ")[^"]*"')
 
 
 class _Scrub:
@@ -83,8 +93,11 @@ class _Scrub:
         value = value.replace(_SITE_PACKAGES, "<site-packages>").replace(str(ROOT), "<repo>")
         if _TORCH_NAMES_FROM is not None:  # the checkout's files as torch names them here: from the checkout
             value = _TORCH_NAMES_FROM.sub("", value)
-        # a module's repr names its file, which a value summary may cut in the middle: the file is left out
-        value = _MODULE_FILE.sub(r"\1<file>'", value)
+        # a module's or a code object's repr names its file, which a value summary may cut in the middle: the file
+        # is left out
+        value = _CODE_FILE.sub(r'\1<file>"', _MODULE_FILE.sub(r"\1<file>'", value))
+        # a uuid keeps its shape (a graph function's name stays a name), all zeros
+        value = _UUID.sub(lambda m: m.group(1).join(("0" * 8, "0" * 4, "0" * 4, "0" * 4, "0" * 12)), value)
         return _ADDRESS.sub("0x0", _BIG_NUMBER.sub("<id>", value))
 
 
@@ -152,10 +165,28 @@ def thaw(data: Any) -> Any:
     return cls(**{k: thaw(v) for k, v in data["fields"].items()})
 
 
-def record(program: Path = PROGRAM) -> dict[str, Any]:
-    """Run `program` under the real engine to its first and second recompile stops (recompiling at the first);
-    what the fake needs of them, frozen: ``stop``, ``guard_trees``, ``guard_diffs`` of the first, ``stop2``,
-    ``guard_trees2``, ``guard_diffs2`` of the second (the call that two cache entries reject)."""
+def _entry_of_the_new_compile(session: Any, listener: Any, record: Any) -> Any:
+    """After a decision at a recompile stop of `record`: continue to the entry stop into the code object's new
+    compile (its generated code, the compile `record` predicted), and return that stop."""
+    from dynadbg.core.model import Stop, StopKind
+
+    while True:
+        kind, stop = listener.next()
+        if kind != "stop":
+            raise RuntimeError(f"{record.frame_name} ended before the entry into its new compile ({kind})")
+        if stop.kind is StopKind.ENTRY and stop.compile_id == record.compile_id:
+            current = session.current_stop()
+            assert isinstance(current, Stop) and current.frame is not None and current.frame.code.generated
+            return current
+        session.set_continue()
+
+
+def record(program: Path = PROGRAM, recompiles: int = 2) -> dict[str, Any]:
+    """Run `program` under the real engine to its first `recompiles` recompile stops, recompiling at each, and on
+    to the entry stop into the last one's new compile; what the fake needs of them, frozen: ``stop``,
+    ``guard_trees``, ``guard_diffs`` of the first, ``stop2``, ``guard_trees2``, ``guard_diffs2`` of the second
+    (``module_int_counter.py``: the call that two cache entries reject), ``entry`` (that entry stop: the new
+    compile's generated code running that call)."""
     from dynadbg.core.listeners import QueueListener
     from dynadbg.core.model import Decision, DecisionKind, Stop, StopKind
     from dynadbg.core.session import Session
@@ -164,8 +195,9 @@ def record(program: Path = PROGRAM) -> dict[str, Any]:
     session = Session(listener)
     session.start_script(str(program))
     answers: dict[str, Any] = {}
+    suffixes = ["", *(str(n) for n in range(2, recompiles + 1))]
     try:
-        for suffix in ("", "2"):
+        for suffix in suffixes:
             kind, stop = listener.next()
             while kind == "stop" and stop.kind is not StopKind.RECOMPILE:
                 session.set_continue()
@@ -173,47 +205,59 @@ def record(program: Path = PROGRAM) -> dict[str, Any]:
             if kind != "stop":
                 raise RuntimeError(f"{program.name} ended before recompile stop {suffix or '1'}")
             current = session.current_stop()
-            assert isinstance(current, Stop)
+            assert isinstance(current, Stop) and current.recompile is not None
             # (what_if and recompile_records repeat these at a recompile stop: the trees, the stop's record)
             answers |= {f"stop{suffix}": current, f"guard_trees{suffix}": session.guard_trees(),
                         f"guard_diffs{suffix}": session.guard_diffs()}
-            if not suffix:
-                session.decide(Decision(DecisionKind.RECOMPILE))
+            session.decide(Decision(DecisionKind.RECOMPILE))
+        answers["entry"] = _entry_of_the_new_compile(session, listener, answers[f"stop{suffixes[-1]}"].recompile)
     finally:
         session.quit()
         session.wait(timeout=30)
-    # one scrub per stop: an object's id may be reused by another between the stops
-    scrubs = {"": _Scrub(), "2": _Scrub()}
+    # one scrub per recompile stop (an object's id may be reused by another between the stops); the entry stop
+    # shares the last one's (the same call: its code objects and inputs are the same objects)
+    scrubs = {suffix: _Scrub() for suffix in suffixes}
+    suffix_of = {**{k + suffix: suffix for suffix in suffixes for k in ("stop", "guard_trees", "guard_diffs")},
+                 "entry": suffixes[-1]}
     return {"program": str(program.relative_to(ROOT)),
-            **{k: freeze(v, scrubs["2" if k.endswith("2") else ""]) for k, v in answers.items()}}
+            **{k: freeze(v, scrubs[suffix_of[k]]) for k, v in answers.items()}}
 
 
-def _scale_class() -> Any:
-    """``fake_program.Scale``, its class definition run at the file's own lines (the program's loop is not run: it
-    would call with n = 1, 2, 3 and make ``n`` dynamic)."""
+def record_mode_switch() -> dict[str, Any]:
+    """``tests/programs/eval_after_training.py``: its one recompile stop (the model switched to eval() under
+    ``torch.no_grad()``: GLOBAL_STATE, two BatchNorm ``.training`` flags and the step count fail) with its guard
+    trees and guard diffs (``stop``, ``guard_trees``, ``guard_diffs``), and the entry stop into compile 0/1 after
+    recompiling (``entry``)."""
+    return record(MODE_SWITCH_PROGRAM, recompiles=1)
+
+
+def _scale_model() -> Any:
+    """``fake_program.py``'s ``model``: its imports, class definition and ``model = torch.compile(Scale(2.0), ...)``
+    run at the file's own lines (so the call site the engine finds is the program's line, not this file's); the
+    program's loop is not run: it would call with n = 1, 2, 3 and make ``n`` dynamic."""
     import ast
 
-    import torch
-
     tree = ast.parse(FAKE_PROGRAM.read_text(encoding="utf-8"))
-    tree.body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ClassDef))]
-    namespace: dict[str, Any] = {"torch": torch, "__name__": "fake_program"}
-    exec(compile(tree, str(FAKE_PROGRAM), "exec"), namespace)  # noqa: S102 - our own test program's class
-    return namespace["Scale"]
+    tree.body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ClassDef, ast.Assign))]
+    namespace: dict[str, Any] = {"__name__": "fake_program"}
+    exec(compile(tree, str(FAKE_PROGRAM), "exec"), namespace)  # noqa: S102 - our own test program
+    return namespace["model"]
 
 
 def _scale_calls() -> None:
-    """What `record_forward` debugs: ``Scale(2.0)`` compiled, called with n=3 (entry 0/0), then n=4 (a miss)."""
+    """What `record_forward` debugs: ``fake_program.model`` (``Scale(2.0)`` compiled) called with n=3 (entry
+    0/0), then n=4 (a miss)."""
     import torch
 
-    model = torch.compile(_scale_class()(2.0), backend="eager")
+    model = _scale_model()
     for n in (3, 4):
         model(torch.ones(4, 4), n)
 
 
 def record_forward() -> dict[str, Any]:
     """The guard tree of ``fake_program.Scale.forward``'s entry 0/0 (compiled for n=3) as the real engine answers
-    `guard_trees`: at the entry stop of the n=3 call (``n3``) and at the recompile stop of the n=4 call (``n4``)."""
+    `guard_trees`: at the entry stop of the n=3 call (``n3``) and at the recompile stop of the n=4 call (``n4``);
+    and that recompile stop itself (``stop``: its frame, recompile record and choices)."""
     from dynadbg.core.listeners import QueueListener
     from dynadbg.core.model import StopKind
     from dynadbg.core.session import Session
@@ -231,14 +275,16 @@ def record_forward() -> dict[str, Any]:
             if stop.kind is StopKind.ENTRY and frame is not None and frame.code.name == "forward" and not answers:
                 answers["n3"] = session.guard_trees()
             elif stop.kind is StopKind.RECOMPILE and record is not None and record.code_name == "forward":
-                answers["n4"] = session.guard_trees()
+                answers["n4"], answers["stop"] = session.guard_trees(), session.current_stop()
                 break
             session.set_continue()
     finally:
         session.quit()
         session.wait(timeout=30)
-    scrub = _Scrub()
-    return {"program": str(FAKE_PROGRAM.relative_to(ROOT)), **{k: freeze(v, scrub) for k, v in answers.items()}}
+    # one scrub per stop (an object's id may be reused by another between the stops)
+    scrubs = {"n3": _Scrub(), "n4": _Scrub()}
+    return {"program": str(FAKE_PROGRAM.relative_to(ROOT)),
+            **{k: freeze(v, scrubs["n3" if k == "n3" else "n4"]) for k, v in answers.items()}}
 
 
 def load(path: Path = RECORDING) -> dict[str, Any]:
@@ -256,12 +302,13 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 #: Each recording: its file and the function that makes it (``--only NAME`` picks one).
-RECORDERS = {"counter": (RECORDING, record), "forward": (FORWARD_RECORDING, record_forward)}
+RECORDERS = {"counter": (RECORDING, record), "forward": (FORWARD_RECORDING, record_forward),
+             "mode_switch": (MODE_SWITCH_RECORDING, record_mode_switch)}
 
 
 def main(argv: list[str]) -> int:
-    """Write the recordings, each made in a fresh interpreter (compile ids are per process); ``--only counter``
-    or ``--only forward``: that one, in this interpreter (``--stdout``: printed instead, as `test_recording`
+    """Write the recordings, each made in a fresh interpreter (compile ids are per process); ``--only NAME``
+    (a key of `RECORDERS`): that one, in this interpreter (``--stdout``: printed instead, as `test_recording`
     compares it)."""
     if "--only" not in argv:
         for name in RECORDERS:
@@ -270,6 +317,11 @@ def main(argv: list[str]) -> int:
                 return done.returncode
         return 0
     path, recorder = RECORDERS[argv[argv.index("--only") + 1]]
+    import torch
+
+    # torch's global state (every GLOBAL_STATE guard's code) holds the number of threads, by default the machine's
+    # core count: the recordings are made with 2 wherever they are made
+    torch.set_num_threads(2)
     with contextlib.redirect_stdout(sys.stderr):  # the program's own prints are not the recording
         data = recorder()
     if "--stdout" in argv:

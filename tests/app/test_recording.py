@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import record_fake
+
+from dynadbg.core.model import StopKind
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(record_fake.RECORDERS))
 def test_the_recording_matches_what_the_real_engine_answers_today(name: str) -> None:
     """A few seconds each, in a fresh interpreter (compile ids and Dynamo's counters are per process): ``counter``,
-    one real run of ``tests/programs/module_int_counter.py`` to its second recompile stop; ``forward``,
-    ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4."""
+    one real run of ``tests/programs/module_int_counter.py`` to its second recompile stop and the entry stop after
+    it; ``forward``, ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4;
+    ``mode_switch``, ``tests/programs/eval_after_training.py`` to its recompile stop and the entry stop after it."""
     path, _ = record_fake.RECORDERS[name]
     done = subprocess.run([sys.executable, record_fake.__file__, "--only", name, "--stdout"], capture_output=True,
                           text=True, timeout=300, cwd=record_fake.ROOT)
@@ -27,7 +31,7 @@ def test_the_recording_matches_what_the_real_engine_answers_today(name: str) -> 
 
 
 def test_the_recording_loads_as_model_values() -> None:
-    from dynadbg.core.model import GuardTree, Stop, StopKind
+    from dynadbg.core.model import GuardTree, Stop
 
     recording = record_fake.load()
     for suffix in ("", "2"):
@@ -41,6 +45,11 @@ def test_the_recording_loads_as_model_values() -> None:
     second = recording["stop2"].recompile
     assert [(v.compile_id, [leaf.code for leaf in v.failing]) for v in second.entries] == [
         ("0/1", [("L['self'].counter == 1",)]), ("0/0", [("L['self'].counter == 0",)])]
+    # after recompiling there: the entry stop into the new compile, Dynamo's generated code storing the count 3
+    entry = recording["entry"]
+    assert entry.kind is StopKind.ENTRY and entry.compile_id == second.compile_id == "0/2"
+    assert entry.frame is not None and entry.frame.code.generated and entry.frame.code.compile_id == "0/2"
+    assert [i.argrepr for i in entry.frame.code.instructions if i.opname == "LOAD_CONST"][-2:] == ["'counter'", "3"]
 
 
 def test_the_forward_recording_is_one_tree_evaluated_for_n_3_and_n_4() -> None:
@@ -52,3 +61,33 @@ def test_the_forward_recording_is_one_tree_evaluated_for_n_3_and_n_4() -> None:
     assert n3.passed and not n3.failing
     assert [(leaf.code, leaf.status, leaf.actual) for leaf in n4.failing] == [
         (("L['n'] == 3",), GuardStatus.FAIL, "4")]
+    # the n=4 recompile stop itself: its record names the program's forward and fails the same guard
+    stop = recording["stop"]
+    record = stop.recompile
+    assert stop.kind is StopKind.RECOMPILE and record is not None and stop.choices
+    assert (Path(record.filename).name, record.firstlineno, record.code_name) == ("fake_program.py", 15, "forward")
+    assert dict(record.inputs)["n"] == "4" and [(c.name, c.expected, c.actual) for c in record.changed] == [
+        ("n", "3", "4")]
+    (verdict,) = record.entries
+    assert verdict.compile_id == "0/0" and [leaf.code for leaf in verdict.failing] == [("L['n'] == 3",)]
+
+
+def test_the_mode_switch_recording_fails_grad_mode_both_training_flags_and_the_step_count() -> None:
+    """``tests/programs/eval_after_training.py``, as its docstring says: the entry compiled while training fails
+    GLOBAL_STATE (grad mode), both BatchNorm ``.training`` flags (one group) and ``L['self'].steps == 0``."""
+    recording = record_fake.load(record_fake.MODE_SWITCH_RECORDING)
+    stop = recording["stop"]
+    record = stop.recompile
+    assert stop.kind is StopKind.RECOMPILE and record is not None
+    (verdict,) = record.entries
+    assert [(leaf.guard_type, leaf.source) for leaf in verdict.failing] == [
+        ("GLOBAL_STATE", "L"),
+        ("TRUE_MATCH", "L['self'].__dict__['_modules']['bn1'].training"),
+        ("TRUE_MATCH", "L['self'].__dict__['_modules']['bn2'].training"),
+        ("EQUALS_MATCH", "L['self'].steps")]
+    assert "grad_mode" in (verdict.failing[0].reason or "")
+    (group,) = record.groups
+    assert group.leaf_ids == tuple(leaf.id for leaf in verdict.failing[1:3])
+    entry = recording["entry"]
+    assert entry.kind is StopKind.ENTRY and entry.compile_id == record.compile_id == "0/1"
+    assert entry.frame is not None and entry.frame.code.generated

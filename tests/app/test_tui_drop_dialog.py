@@ -52,19 +52,20 @@ async def test_D_opens_the_dialog_with_mode_guards_unselected_and_nothing_runs()
         dialog = await _open(pilot, app)
         assert app.session.sent == []                       # asking is not deciding
         rows = _rows(dialog)
-        assert list(rows) == ["g1", "g18", "group:0"]              # the two .training flags: one row
-        assert rows["g18"][1] and "EQUALS_MATCH L['self'].counter == 1" in rows["g18"][0]
+        assert list(rows) == ["g1", "group:0", "g74"]              # the two .training flags: one row
+        assert rows["g74"][1] and "EQUALS_MATCH L['self'].steps == 0" in rows["g74"][0]
         for key in ("g1", "group:0"):
             assert not rows[key][1], key
         assert "[left out: global state]" in rows["g1"][0]
-        assert "2 × TRUE_MATCH [left out: module mode flags] .training: True → False" in rows["group:0"][0]
+        assert ("2 × TRUE_MATCH [left out: module mode flags] .training of BatchNorm1d: True → False"
+                in rows["group:0"][0])
         details = _details(dialog)
         # the reasons, the warning and the permanent code of the current selection, before anything runs
         assert "left out (module mode flags): train() and eval() run different code" in details
         assert "left out (global state)" in details
-        assert "RESULTS MAY BE WRONG" in details and "L['self'].counter" in details
-        assert 'e.name == "self.counter"' in details and "permanently:" in details
-        assert "training" not in details.split("permanently:")[1]
+        assert "RESULTS MAY BE WRONG" in details and "L['self'].steps" in details
+        assert 'e.name == "self.steps"' in details and "permanently:" in details
+        assert ".training" not in details.split("permanently:")[1]
 
 
 async def test_escape_cancels_and_the_program_stays_paused() -> None:
@@ -85,57 +86,57 @@ async def test_enter_sends_the_drop_of_the_default_selection() -> None:
         await _open(pilot, app)
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g18)"]
-        assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/2"
+        assert app.session.sent == ["decide(drop g74)"]
+        assert app.last_stop.kind is StopKind.ENTRY and app.last_stop.compile_id == "0/1"
 
 
 async def test_selecting_a_group_row_selects_its_guards_then_enter_sends_them() -> None:
     app = make_app(mode_switch_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         dialog = await _open(pilot, app)
-        await pilot.press("down", "down", "space")       # the highlight starts on g1: down twice is the group
+        await pilot.press("down", "space")               # the highlight starts on g1: down once is the group
         await _settled(pilot)
         assert _rows(dialog)["group:0"][1]
-        assert dialog.selected_ids == ("g18", "g21", "g22")  # the preview shown is the new selection's
+        assert dialog.selected_ids == ("g43", "g63", "g74")  # the preview shown is the new selection's
         details = _details(dialog)
         # the group's warning once, not once per guard
-        assert "2 × L['self']._modules[*].training are constants to Dynamo" in details
+        assert "2 × L['self'].__dict__['_modules'][*].training are constants to Dynamo" in details
         assert "bn1'].training is a constant" not in details
         permanent = details.split("permanently:")[1]
-        assert "self._modules['bn1'].training" in permanent and "self._modules['bn2'].training" in permanent
+        assert "['bn1'].training" in permanent and "['bn2'].training" in permanent
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g18 g21 g22)"]
+        assert app.session.sent == ["decide(drop g43 g63 g74)"]
 
 
 async def test_e_lists_a_groups_guards_and_one_of_them_can_be_selected_alone() -> None:
     app = make_app(mode_switch_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         dialog = await _open(pilot, app)
-        await pilot.press("down", "down", "e")
+        await pilot.press("down", "e")
         await _settled(pilot)
         rows = _rows(dialog)
-        assert list(rows) == ["g1", "g18", "group:0", "g21", "g22"]
-        assert "└ g21 TRUE_MATCH" in rows["g21"][0] and "bn1'].training == True" in rows["g21"][0]
-        await pilot.press("down", "space")                # g21 alone
+        assert list(rows) == ["g1", "group:0", "g43", "g63", "g74"]
+        assert "└ g43 TRUE_MATCH" in rows["g43"][0] and "bn1'].training == True" in rows["g43"][0]
+        await pilot.press("down", "space")                # g43 alone
         await _settled(pilot)
         rows = _rows(dialog)
-        assert rows["g21"][1] and not rows["g22"][1]
+        assert rows["g43"][1] and not rows["g63"][1]
         assert not rows["group:0"][1] and "(1 of 2 selected)" in rows["group:0"][0]
-        assert dialog.selected_ids == ("g18", "g21")
+        assert dialog.selected_ids == ("g43", "g74")
         assert "bn1'].training is a constant to Dynamo" in _details(dialog)   # one guard of it: its own warning
         await pilot.press("e")                            # on a member: folds its group
         await _settled(pilot)
-        assert list(_rows(dialog)) == ["g1", "g18", "group:0"]
+        assert list(_rows(dialog)) == ["g1", "group:0", "g74"]
         await pilot.press("space")                        # a partly selected group: all of it
         await _settled(pilot)
-        assert _rows(dialog)["group:0"][1] and dialog.selected_ids == ("g18", "g21", "g22")
+        assert _rows(dialog)["group:0"][1] and dialog.selected_ids == ("g43", "g63", "g74")
         await pilot.press("space")                        # and off again
         await _settled(pilot)
-        assert dialog.selected_ids == ("g18",)
+        assert dialog.selected_ids == ("g74",)
         await pilot.press("enter")
         await _settled(pilot)
-        assert app.session.sent == ["decide(drop g18)"]
+        assert app.session.sent == ["decide(drop g74)"]
 
 
 async def test_selected_and_unselected_rows_read_differently_on_screen(tmp_path: Path) -> None:
@@ -148,21 +149,21 @@ async def test_selected_and_unselected_rows_read_differently_on_screen(tmp_path:
             shot.write_text(app.export_screenshot(), encoding="utf-8")
             return next(squeeze(r) for r in svg_rows(shot) if text in r)
 
-        assert "[x]g18EQUALS_MATCH" in row("g18 EQUALS_MATCH")
+        assert "[x]g74EQUALS_MATCH" in row("g74 EQUALS_MATCH")
         assert "[]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
         assert "[]▸2×TRUE_MATCH" in row("2 × TRUE_MATCH")
         assert "X" not in row("g1 GLOBAL_STATE").split("g1")[0]   # no ticked-looking mark on an unselected row
-        await pilot.press("space", "down", "space")       # g1 on, g18 off
+        await pilot.press("space", "down", "down", "space")   # g1 on, g74 off
         await _settled(pilot)
         assert "[x]g1GLOBAL_STATE" in row("g1 GLOBAL_STATE")
-        assert "[]g18EQUALS_MATCH" in row("g18 EQUALS_MATCH")
+        assert "[]g74EQUALS_MATCH" in row("g74 EQUALS_MATCH")
 
 
 async def test_nothing_selected_recompiles_with_every_guard() -> None:
     app = make_app(mode_switch_recompile_scenario())
     async with app.run_test(size=SIZE) as pilot:
         dialog = await _open(pilot, app)
-        await pilot.press("down", "space")                 # g18 off: nothing selected
+        await pilot.press("down", "down", "space")         # g74 off: nothing selected
         await _settled(pilot)
         assert dialog.selected_ids == ()
         assert "nothing selected: Enter recompiles with every guard kept" in _details(dialog)

@@ -86,9 +86,10 @@ def test_recompile_screen_answers_why_at_a_glance(snap_compare) -> None:  # noqa
 
 
 def test_drop_dialog_asks_first_at_80x24(snap_compare) -> None:  # noqa: ANN001
-    """``D`` at a stop where the model also switched to eval() under no_grad: the drop dialog at 80x24, the
-    counter's guard selected, GLOBAL_STATE and the two ``.training`` guards unselected with their reason, the
-    warning and the permanent code of the selection below; nothing has run."""
+    """``D`` at the recompile stop of ``eval_after_training.py`` (recorded: the model switched to eval() under
+    no_grad): the drop dialog at 80x24, the step count's guard selected, GLOBAL_STATE and the two ``.training``
+    guards unselected with their reason, the warning and the permanent code of the selection below; nothing has
+    run."""
     assert snap_compare(make_app(mode_switch_recompile_scenario()), terminal_size=(80, 24), run_before=_after("D"))
 
 
