@@ -756,3 +756,31 @@ async def test_at_80x24_lesson_2s_second_entry_shows_the_type_matchs_source_line
 
         assert await _until(pilot, shown, 10), "\n".join(_screen_rows(app, tmp_path))
         await pilot.press("q")
+
+
+async def test_at_120x40_the_bytecode_keeps_its_cursor_row_beside_an_open_explain_pane(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 3 at 120×40 with the Explain pane open (step 3's `explain`): step 4 talks about "the row under the
+    bytecode pane's cursor" while its narration takes eight rows; the bytecode pane still shows that row (it was a
+    bare border: the narration and the Explain pane had taken its rows)."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+        app.submit(line)
+        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        app.submit("explain")
+        assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
+        await pilot.press("colon")                 # the next key brings step 4's cursor (the resume call)
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.bytecode.cursor != int(line.split()[1]))
+        await _settle(pilot)
+        rows = _screen_rows(app, tmp_path)
+        cursor = app.main_screen.bytecode.cursor
+        assert app.main_screen.has_class("-explain") and "step 4 of" in str(app.narration.border_title)
+        bytecode = [r for r in _pane_rows(rows, "bytecode") if r]
+        assert len(bytecode) >= 2 and any(f" {cursor} " in f" {r.lstrip('›RGBsr ')}" for r in bytecode), \
+            "\n".join(rows)
+        assert len([r for r in _pane_rows(rows, "explain") if r]) >= 3, "\n".join(rows)
+        await pilot.press("q")
