@@ -162,7 +162,8 @@ class _Install:
         self.pending = mode is not InstallMode.FRONT
         self.removed = False
         self.counter = built.counter
-        self.extra_counters: list[_Counter] = []     # copies `persist` made at later compiles
+        #: id(wrapper) -> the counter of each copy `persist` made at a later compile (each entry counts its own)
+        self.reapplied: dict[int, _Counter] = {}
         self.replaced: Any = None                    # (code, wrapper, compile id) of the entry `replace` invalidated
         self.keep: list[Any] = [draft.entry.code_obj]
         #: the user line that installed it (what `Entry.call_site` shows for a copy)
@@ -174,7 +175,16 @@ class _Install:
 
     @property
     def hits(self) -> int:
-        return self.counter.hits + sum(c.hits for c in self.extra_counters)
+        return self.counter.hits + sum(c.hits for c in self.reapplied.values())
+
+    def hits_of(self, wrapper: Any) -> int:
+        """The calls served by the one entry whose guard manager is `wrapper` (this copy, or one `persist` made)."""
+        counter = self.reapplied.get(id(wrapper))
+        return (counter if counter is not None else self.counter).hits
+
+    def reapplied_from(self, wrapper: Any) -> str | None:
+        """This copy's compile id when `wrapper` is the guard manager of a copy `persist` made from it."""
+        return str(self.compile_id) if id(wrapper) in self.reapplied else None
 
 
 class _Registry:
@@ -411,6 +421,8 @@ class Entry:
             edit), ``"dynadbg"`` (a precompile entry the toolkit does not know).
         invalidated: True when torch will never run it again (it stays listed).
         warnings: the problems a ``force=True`` install overrode, as `Problem` records.
+        reapplied_from: for an entry a ``persist=True`` copy became at a later compile (torch's compile id), the
+            compile id of the copy it was re-applied from (its `call_site` is that copy's install); else None.
     """
 
     compile_id: str
@@ -423,6 +435,7 @@ class Entry:
     made_by: str = "dynamo"
     invalidated: bool = False
     warnings: tuple[Problem, ...] = ()
+    reapplied_from: str | None = None
     original: CodeType | None = field(default=None, compare=False, repr=False)
     code_obj: CodeType | None = field(default=None, compare=False, repr=False)
     guard_manager: Any = field(default=None, compare=False, repr=False)
@@ -466,18 +479,19 @@ def entries(target: Any) -> tuple[Entry, ...]:
         run = inst.built.code if inst else None
         out.append(Entry(cid, EntryKind.PRECOMPILE, code_view(run, compile_id=cid) if run is not None else None,
                          _tree(wrapper, cid), inst.draft.entry.backend if inst else None,
-                         inst.hits if inst else None, inst.call_site if inst else None,
+                         inst.hits_of(wrapper) if inst else None, inst.call_site if inst else None,
                          "toolkit" if inst else "dynadbg", False,
-                         inst.forced if inst else (), code, run, wrapper, None,
+                         inst.forced if inst else (), None, code, run, wrapper, None,
                          inst.compile_id if inst else None, tgt))
     for e in compat.cache_entries(code):
         cid, wrapper, run = compat.cache_entry_fields(e)
         inst = ours.get(id(wrapper)) or _REGISTRY.by_wrapper.get(id(wrapper))
         site = getattr(inst, "call_site", None) if inst else _REGISTRY.call_site_of(run)
         out.append(Entry(cid, EntryKind.CACHE, code_view(run, compile_id=cid) if run is not None else None,
-                         _tree(wrapper, cid), compat.entry_backend_name(e), inst.hits if inst else None,
+                         _tree(wrapper, cid), compat.entry_backend_name(e), inst.hits_of(wrapper) if inst else None,
                          site, "toolkit" if inst else "dynamo", run is None,
-                         inst.forced if inst else (), code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
+                         inst.forced if inst else (), inst.reapplied_from(wrapper) if inst else None,
+                         code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
     return tuple(out)
 
 
@@ -878,7 +892,7 @@ def _reapply(inst: _Install, guarded_code: Any, original: CodeType) -> None:
         return
     inst.keep.extend((dynamo, built))
     built.counter.hits += 1      # the call that compiled it runs it next, without a guard check
-    inst.extra_counters.append(built.counter)
+    inst.reapplied[id(built.wrapper)] = built.counter
     guarded_code.code = built.code
     guarded_code.guard_manager = built.wrapper
     if built.code is not dynamo:
@@ -1096,7 +1110,7 @@ class _Restore(_Install):
         self.persist = False
         self.forced = ()
         self.counter = self.built.counter
-        self.extra_counters = []
+        self.reapplied = {}
         self.replaced = None
         self.not_reapplied = []
         self.call_site = None

@@ -312,6 +312,28 @@ def test_persist_reapplies_the_draft_when_dynamo_recompiles():
     assert float(cf(torch.ones(6), Config(2.0))[0]) == 3.0
 
 
+def test_each_entry_a_persisted_copy_became_counts_its_own_calls():
+    """The handle counts every call its copies served; each entry shows only its own, and a re-applied copy says
+    which copy it was re-applied from (its call site is that copy's install, not a call of its own)."""
+    cf = torch.compile(scaled, backend="eager", dynamic=False)
+    cf(torch.ones(3), Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    ret = max(i.index for i in entry.code.instructions if i.opname == "RETURN_VALUE")
+    handle = entry.copy().insert(ret, "POP_TOP; LOAD_CONST 7").install("replace", persist=True)
+    for n in (3, 5, 5, 5, 6):        # shapes 5 and 6 miss the copy: Dynamo compiles, the draft is re-applied
+        assert cf(torch.ones(n), Config(2.0)) == 7
+    copies = {e.compile_id: e for e in live(cf)}
+    assert handle.hits == 5 and sorted(e.hits for e in copies.values()) == [1, 1, 3]
+    mine = copies[handle.compile_id]
+    assert mine.hits == 1 and mine.reapplied_from is None
+    again = [e for e in copies.values() if e is not mine]
+    assert {e.reapplied_from for e in again} == {handle.compile_id}
+    line = toolkit.entry_line(again[0])
+    assert f"(re-applied from copy {handle.compile_id} installed at test_toolkit.py:" in line, line
+    assert "installed at" in toolkit.entry_line(mine) and "re-applied" not in toolkit.entry_line(mine)
+    handle.remove()
+
+
 # ------------------------------------------------------------------------------------------------------------
 # validation
 # ------------------------------------------------------------------------------------------------------------
