@@ -2138,6 +2138,38 @@ def toolkit_target(feature: str) -> tuple[Any, str] | None:
     return _probe(feature, lambda: _resolve_attr(module, path))
 
 
+def wrap_inline_callee(target: Any) -> tuple[Any, str, Any] | None:
+    """(inner function, name of its free variable, the callable it wraps) when `target` — an ``OptimizedModule``
+    or what ``torch.compile(fn)`` returned — runs through ``torch._dynamo.external_utils.wrap_inline``, else None.
+
+    torch compiles a module whose ``forward`` its trace rules skip (every ``torch.nn`` built-in: ``Linear``,
+    ``Sequential``; ``OptimizedModule._initialize`` in torch/_dynamo/eval_frame.py) and a torch function
+    (``torch.exp``; ``_TorchDynamoContext.__call__``) through ``wrap_inline(fn)``, whose ``inner(*args, **kwargs)``
+    calls the free variable ``fn``: the cache entries live on that one ``inner`` code object, shared by every
+    callable compiled so, and their guards tell the callables apart at ``L['fn']``. Read from the compiled
+    wrapper's ``_torchdynamo_orig_callable`` (an ``OptimizedModule``'s ``forward``, or ``_forward`` when a lazy
+    module's check is in front) and ``wrap_inline``'s code constants. A copy of ``inner``'s code
+    (``config.debug_force_nested_calls``) is not shared and gives None. VERIFIED torch 2.13.0 (run) and 2.14.1
+    (source read: ``external_utils.wrap_inline`` and both call sites unchanged).
+    """
+    try:
+        from torch._dynamo import external_utils
+
+        inner_code = next(c for c in external_utils.wrap_inline.__code__.co_consts
+                          if isinstance(c, CodeType) and c.co_name == "inner")
+    except Exception:  # noqa: BLE001 - another torch: nothing is wrapped so
+        return None
+    compiled = target
+    if isinstance(getattr(target, "__dict__", None), dict) and "_orig_mod" in target.__dict__.get("_modules", {}):
+        own = target.__dict__
+        compiled = own.get("_forward", own.get("forward"))
+    fn = getattr(compiled, "_torchdynamo_orig_callable", None)
+    if getattr(fn, "__code__", None) is not inner_code or not fn.__closure__:  # type: ignore[union-attr]
+        return None
+    name = inner_code.co_freevars[0]
+    return fn, name, fn.__closure__[0].cell_contents  # type: ignore[union-attr]
+
+
 def precompile_entries(code: CodeType) -> list[Any]:
     """The precompile entries of an original code object, in the order torch tries them
     (``torch._C._dynamo.eval_frame._debug_get_precompile_entries``: ``_PrecompileEntry`` objects with only a

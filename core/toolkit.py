@@ -94,6 +94,16 @@ class _Target:
     fn: Any = None                  # the plain function (or bound method) whose code it is, when known
     f_globals: dict[str, Any] | None = None
     module: Any = None              # the nn.Module, for a module target
+    #: the frame local the module is (None: the code's first parameter, ``self``)
+    module_local: str | None = None
+    #: for code torch shares between callables (``wrap_inline``'s ``inner``): the one this target calls, held in
+    #: `module_local`; `entries` lists only the entries whose guards on that local accept it
+    callee: Any = None
+
+    @property
+    def self_name(self) -> str:
+        """The frame local the module target is (``self``, or ``fn`` in ``wrap_inline``'s frame)."""
+        return self.module_local or self.code.co_varnames[0]
 
 
 def _resolve(target: Any) -> _Target:
@@ -103,6 +113,12 @@ def _resolve(target: Any) -> _Target:
     if isinstance(target, CodeType):
         return _Target(target)
     torch = compat.torch
+    shared = compat.wrap_inline_callee(target)
+    if shared is not None:
+        # a torch built-in module or function: torch compiled `inner(*args, **kwargs)`, which calls it as `fn`
+        inner, local, callee = shared
+        module = callee if isinstance(callee, torch.nn.Module) else None
+        return _Target(inner.__code__, inner, inner.__globals__, module, local, callee)
     inner = getattr(target, "_orig_mod", None)          # torch.compile(module): an OptimizedModule
     if inner is not None and isinstance(target, torch.nn.Module):
         target = inner
@@ -465,11 +481,29 @@ def entries(target: Any) -> tuple[Entry, ...]:
 
     Rests on ``torch._dynamo.eval_frame._debug_get_cache_entry_list`` and
     ``torch._C._dynamo.eval_frame._debug_get_precompile_entries`` (`compat.cache_entries`,
-    `compat.precompile_entries`).
+    `compat.precompile_entries`). A torch built-in module or function compiled through ``wrap_inline``
+    (`compat.wrap_inline_callee`) has the entries of that shared code whose guards on ``L['fn']`` accept it.
     """
     compat.load()
     tgt = _resolve(target)
     code = tgt.code
+    if tgt.callee is not None:
+        return tuple(e for e in _entries(tgt, code) if _accepts_callee(e, tgt))
+    return tuple(_entries(tgt, code))
+
+
+def _accepts_callee(entry: Entry, tgt: _Target) -> bool:
+    """Whether the guards of `entry` on the local holding `tgt`'s callable accept it (torch tells the callables
+    sharing ``wrap_inline``'s code apart there: a ``TYPE_MATCH`` for a module, an ``ID_MATCH`` for a function).
+    An invalidated entry is listed when it was made for it as well."""
+    local = f"L[{tgt.self_name!r}]"
+    tree = build_guard_tree(entry.guard_manager, entry.compile_id, {tgt.self_name: tgt.callee})
+    if tree.invalidated:
+        return True
+    return not any(lf.source == local for lf in tree.failing)
+
+
+def _entries(tgt: _Target, code: CodeType) -> list[Entry]:
     out: list[Entry] = []
     ours = {id(i.built.wrapper): i for i in _REGISTRY.installs if i.original is code and not i.removed}
     for pre in compat.precompile_entries(code):
@@ -492,7 +526,7 @@ def entries(target: Any) -> tuple[Entry, ...]:
                          site, "toolkit" if inst else "dynamo", run is None,
                          inst.forced if inst else (), inst.reapplied_from(wrapper) if inst else None,
                          code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
-    return tuple(out)
+    return out
 
 
 def _tree(wrapper: Any, compile_id: str) -> GuardTree:
@@ -508,9 +542,12 @@ def _call_locals(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any]) -
                            "function or module to entries() to check calls")
     fn = tgt.fn
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        # the compiled code's own parameters, not those of what it wraps (``wrap_inline``'s ``inner`` has
+        # ``functools.wraps``: ``(*args, **kwargs)``, not the module's ``forward``); the frame holds defaults too
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError as exc:
         raise ToolkitError(f"these arguments do not fit {getattr(fn, '__qualname__', fn)}: {exc}") from None
+    bound.apply_defaults()
     f_locals = dict(bound.arguments)
     func = getattr(fn, "__func__", fn)
     self_obj = getattr(fn, "__self__", None)
@@ -576,7 +613,7 @@ class Draft:
         f_globals = tgt.f_globals if tgt is not None and tgt.f_globals is not None else {}
         f_locals = self.call_inputs
         if f_locals is None and tgt is not None and tgt.module is not None:
-            f_locals = {self.entry.original.co_varnames[0]: tgt.module}   # type: ignore[union-attr]
+            f_locals = {tgt.self_name: tgt.module}
         return Scope(self.entry.original, f_globals, f_locals)  # type: ignore[arg-type]
 
     # -- instruction edits -----------------------------------------------------------------------------------
@@ -1282,7 +1319,7 @@ def _slot(tgt: _Target, key: str, is_path: bool) -> tuple[Any, str, Source]:
     """(owner object, attribute name, source) of the slot `key` names."""
     if not is_path:
         return tgt.f_globals, key, Source("G", key)
-    self_name = tgt.code.co_varnames[0]
+    self_name = tgt.self_name
     owner = tgt.module
     src = Source("L", self_name)
     parts = key.split(".")
@@ -1312,7 +1349,7 @@ def _rebind_swap(tgt: _Target, target: Any, key: str, new: Any, live: list[Entry
         setattr(owner, name, new)
     accepted: list[Entry] = []
     needs: list[Entry] = []
-    scope_locals = {tgt.code.co_varnames[0]: tgt.module} if tgt.module is not None else None
+    scope_locals = {tgt.self_name: tgt.module} if tgt.module is not None else None
     for e in live:
         tree = build_guard_tree(e.guard_manager, e.compile_id, scope_locals or {})
         failing = [lf for lf in tree.failing if lf.source == src.text or lf.source.startswith((src.text + ".",

@@ -469,6 +469,37 @@ def test_rebind_a_submodule_of_another_dtype_is_refused_with_the_failing_guard()
     assert model.layers[2] is old     # nothing changed
 
 
+def test_a_compiled_torch_module_lists_its_own_entries_and_rebinds_a_layer():
+    """torch compiles an ``nn.Linear`` or ``nn.Sequential`` through ``wrap_inline``: the cache lives on that
+    wrapper's one code object, shared by every module (and torch function) compiled so, with the module at
+    ``L['fn']``. Each target lists the entries whose guards on ``L['fn']`` accept it; checks and rebinds work."""
+    graphs = Graphs()
+    x = torch.randn(2, 4)
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+    cs = torch.compile(seq, backend=graphs)
+    assert toolkit.entries(cs) == ()
+    cs(x)
+    lin = torch.nn.Linear(4, 4)
+    cl = torch.compile(lin, backend=graphs)
+    cl(x)
+    ce = torch.compile(torch.exp, backend=graphs)
+    ce(x)
+    assert graphs.count == 3
+    (of_seq,) = toolkit.entries(cs)
+    (of_lin,) = toolkit.entries(cl)
+    (of_exp,) = toolkit.entries(ce)
+    assert len({of_seq.compile_id, of_lin.compile_id, of_exp.compile_id}) == 3
+    assert "L['fn']._modules['3']" in {lf.source for lf in iter_leaves(of_seq.guards)}
+    assert of_seq.check(x).passed and not of_seq.check(torch.randn(2, 5)).passed
+    assert of_lin.copy().add_guard("L['fn'].in_features", "EQUALS_MATCH").validate().ok
+    new = torch.nn.Linear(4, 4)
+    (result,) = toolkit.rebind(cs, {"3": new})
+    assert result.old_source == "L['fn']._modules['3']" and result.accepted_by == (of_seq.compile_id,)
+    assert seq[3] is new and torch.allclose(cs(x), seq(x)) and graphs.count == 3
+    with pytest.raises(toolkit.Refused):
+        toolkit.rebind(cs, {"2": torch.nn.Linear(4, 4).double()})
+
+
 # ------------------------------------------------------------------------------------------------------------
 # patch files: save here, load in a fresh process
 # ------------------------------------------------------------------------------------------------------------
