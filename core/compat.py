@@ -2197,27 +2197,46 @@ def framelocals_index(code: CodeType, name: str) -> int:
 
 
 def child_guard_manager(parent: Any, step: tuple[str, Any], source: str, value: Any, *, f_code: CodeType | None,
-                        f_globals: dict[str, Any] | None, reuse_local: bool = False) -> Any:
-    """The manager below `parent` for one step of a source, made if missing.
+                        f_globals: dict[str, Any] | None, holder: Any = None) -> Any:
+    """The manager below `parent` for one step of a source: the one torch built there when there is one, else a
+    new one, made as torch's ``GuardBuilder.get_guard_manager_from_source`` makes it.
 
-    torch's ``framelocals_manager`` finds an accessor by the identity of its key, a new ``(name, index)`` tuple
-    every call, so it adds a second manager for a local that has one (seen on torch 2.13; Dynamo's
-    ``GuardBuilder`` avoids it with its own cache by source name). With `reuse_local`, a frame local's existing
-    manager is returned instead: for a leaf on the local itself. Below it, torch's own managers may be dict
-    managers (``_modules``, ``_parameters``), which key their items by index, so a deeper source gets a chain of
-    its own under a new manager for the local.
+    torch's accessor methods find an existing accessor by the identity of its key (``framelocals_manager``: a new
+    ``(name, index)`` tuple every call), so calling them again adds a second manager for a source that has one
+    (seen on torch 2.13: a leaf on ``L['cfg'].version`` made a second ``L['cfg']``); ``GuardBuilder`` avoids it
+    with its own cache by source name. Here an existing child manager whose source is `source` is returned
+    first, a ``DictGuardManager``'s value managers included (torch keys a dict it guards in key order by
+    position: ``_modules`` of a ``ModuleList`` the code iterates). A new item of such a dict manager is made as
+    torch's ``getitem_on_dict_manager`` makes it: a key manager at the key's position with an ``EQUALS_MATCH`` on
+    the key (unless it has a leaf already), then ``get_value_manager``; `holder` is the dict.
 
     `step` is ``("local", name)`` (root only; needs `f_code`), ``("globals", None)`` (root only; needs
     `f_globals`), ``("item", key)`` (``dict_getitem_manager``), ``("attr", name)`` (``getattr_manager``) or
     ``("dict", None)`` (``get_generic_dict_manager``: an object's ``__dict__``). Rests on the accessor methods of
-    ``torch._C._dynamo.guards.GuardManager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them).
+    ``torch._C._dynamo.guards.GuardManager`` and ``DictGuardManager.get_key_value_managers / get_key_manager /
+    get_value_manager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them; 2.14.1 source read: same).
     """
     kind, key = step
-    if kind == "local" and reuse_local:
-        for child in parent.get_child_managers():
-            if child.get_source() == source:
-                return child
+    dict_manager = _guards_c().DictGuardManager
+    is_dict = isinstance(parent, dict_manager)
+    for child in parent.get_child_managers():
+        if child.get_source() == source:
+            return child
+    if is_dict:
+        for _key_mgr, value_mgr in parent.get_key_value_managers().values():
+            if value_mgr is not None and value_mgr.get_source() == source:
+                return value_mgr
     enum = guard_manager_kind(False)
+    if kind == "item" and is_dict:
+        if not isinstance(holder, dict):
+            raise ValueError(f"{source}: a dict manager's item needs the dict")
+        index = list(dict.keys(holder)).index(key)
+        key_mgr = parent.get_key_manager(index=index, source=f"list(dict.keys({parent.get_source()}))[{index}]",
+                                         example_value=key, guard_manager_enum=enum)
+        if not key_mgr.get_leaf_guards():
+            key_mgr.add_equals_match_guard(key, [f"list(dict.keys({parent.get_source()}))[{index}] == {key!r}"],
+                                           None)
+        return parent.get_value_manager(index=index, source=source, example_value=value, guard_manager_enum=enum)
     if kind == "local":
         return parent.framelocals_manager(key=(key, framelocals_index(f_code, key)), source=source,  # type: ignore[arg-type]
                                           example_value=value, guard_manager_enum=enum)

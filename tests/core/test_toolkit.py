@@ -164,25 +164,65 @@ def test_copy_with_one_guard_dropped_and_one_real_guard_added_serves_next_to_the
     assert float(cf(x, OtherConfig(5.0))[0]) == 6.0 and graphs.count == 3
 
 
+def managers(node):  # noqa: ANN001, ANN201
+    yield node
+    for child in node.children:
+        yield from managers(child)
+
+
+def sources_twice(tree):  # noqa: ANN001, ANN201
+    """Sources that more than one manager of the tree guards (torch's own trees have none)."""
+    seen = [n.source for n in managers(tree.root)]
+    return sorted({s for s in seen if seen.count(s) > 1})
+
+
 def test_an_added_leaf_joins_the_manager_its_source_already_has():
     """A guard added on ``L['x']`` (which has a manager already: its TENSOR_MATCH) goes under that manager, as
-    Dynamo would build it; torch's accessor methods alone would make a second ``L['x']`` manager."""
+    Dynamo would build it; torch's accessor methods alone would make a second ``L['x']`` manager. A guard on a
+    source below a local (``L['cfg'].version``) joins every manager along its path the same way."""
     cf = torch.compile(scaled, backend="eager")
     x = torch.ones(3)
     cf(x, Config(2.0))
     (entry,) = toolkit.entries(cf)
-    handle = entry.copy().inputs(x, Config(2.0)).add_guard("L['x']", "TYPE_MATCH").install(mode="front")
-
-    def managers(node):  # noqa: ANN001, ANN202
-        yield node
-        for child in node.children:
-            yield from managers(child)
+    handle = (entry.copy().inputs(x, Config(2.0)).add_guard("L['x']", "TYPE_MATCH")
+              .add_guard("L['cfg'].version", "EQUALS_MATCH").install(mode="front"))
 
     copy = next(e for e in live(cf) if e.made_by == "toolkit")
     at_x = [n for n in managers(copy.guards.root) if n.source == "L['x']"]
     assert len(at_x) == 1, [n.source for n in managers(copy.guards.root)]
     assert {"TENSOR_MATCH", "TYPE_MATCH"} <= {lf.guard_type for lf in at_x[0].leaves}
+    assert sources_twice(copy.guards) == [] == sources_twice(entry.guards)
+    (at_cfg,) = [n for n in managers(copy.guards.root) if n.source == "L['cfg']"]
+    assert {c.source for c in at_cfg.children} == {"L['cfg'].scale", "L['cfg'].version"}
     assert float(cf(x, Config(2.0))[0]) == 3.0 and handle.hits == 1   # the copy serves the call
+    assert float(cf(x, Config(2.0, version=2))[0]) == 3.0 and handle.hits == 1   # the original does
+    handle.remove()
+
+
+def test_an_added_leaf_deep_in_a_module_joins_torchs_managers_dict_managers_included():
+    """In a module, a source runs through ``__dict__`` managers and a ``DictGuardManager`` (``_modules`` of a
+    ``ModuleList`` the code iterates, whose items are value managers by position): the added leaf goes under the
+    very managers torch built, and a transport rebuilds its guards there too."""
+    model = Stack()
+    cm = torch.compile(model, backend="eager")
+    x = torch.randn(2, 4)
+    cm(x)
+    (entry,) = toolkit.entries(cm)
+    layer = "L['self']._modules['layers']._modules['1']"
+    draft = entry.copy().add_guard(f"{layer}.in_features", "EQUALS_MATCH")
+    assert draft.validate().ok
+    handle = draft.install("front")
+    copy = toolkit.entries(cm)[0]
+    assert copy.made_by == "toolkit" and sources_twice(copy.guards) == [] == sources_twice(entry.guards)
+    (at_layer,) = [n for n in managers(copy.guards.root) if n.source == layer]
+    assert f"{layer}.in_features" in {c.source for c in managers(at_layer)}
+    assert torch.allclose(cm(x), model(x)) and handle.hits == 1
+    handle.remove()
+    swapped = entry.copy().transport(layer, layer)
+    assert swapped.validate().ok
+    handle = swapped.install("front")
+    assert sources_twice(toolkit.entries(cm)[0].guards) == []
+    assert torch.allclose(cm(x), model(x)) and handle.hits == 1
     handle.remove()
 
 
