@@ -2138,6 +2138,38 @@ def toolkit_target(feature: str) -> tuple[Any, str] | None:
     return _probe(feature, lambda: _resolve_attr(module, path))
 
 
+def wrap_inline_callee(target: Any) -> tuple[Any, str, Any] | None:
+    """(inner function, name of its free variable, the callable it wraps) when `target` — an ``OptimizedModule``
+    or what ``torch.compile(fn)`` returned — runs through ``torch._dynamo.external_utils.wrap_inline``, else None.
+
+    torch compiles a module whose ``forward`` its trace rules skip (every ``torch.nn`` built-in: ``Linear``,
+    ``Sequential``; ``OptimizedModule._initialize`` in torch/_dynamo/eval_frame.py) and a torch function
+    (``torch.exp``; ``_TorchDynamoContext.__call__``) through ``wrap_inline(fn)``, whose ``inner(*args, **kwargs)``
+    calls the free variable ``fn``: the cache entries live on that one ``inner`` code object, shared by every
+    callable compiled so, and their guards tell the callables apart at ``L['fn']``. Read from the compiled
+    wrapper's ``_torchdynamo_orig_callable`` (an ``OptimizedModule``'s ``forward``, or ``_forward`` when a lazy
+    module's check is in front) and ``wrap_inline``'s code constants. A copy of ``inner``'s code
+    (``config.debug_force_nested_calls``) is not shared and gives None. VERIFIED torch 2.13.0 (run) and 2.14.1
+    (source read: ``external_utils.wrap_inline`` and both call sites unchanged).
+    """
+    try:
+        from torch._dynamo import external_utils
+
+        inner_code = next(c for c in external_utils.wrap_inline.__code__.co_consts
+                          if isinstance(c, CodeType) and c.co_name == "inner")
+    except Exception:  # noqa: BLE001 - another torch: nothing is wrapped so
+        return None
+    compiled = target
+    if isinstance(getattr(target, "__dict__", None), dict) and "_orig_mod" in target.__dict__.get("_modules", {}):
+        own = target.__dict__
+        compiled = own.get("_forward", own.get("forward"))
+    fn = getattr(compiled, "_torchdynamo_orig_callable", None)
+    if getattr(fn, "__code__", None) is not inner_code or not fn.__closure__:  # type: ignore[union-attr]
+        return None
+    name = inner_code.co_freevars[0]
+    return fn, name, fn.__closure__[0].cell_contents  # type: ignore[union-attr]
+
+
 def precompile_entries(code: CodeType) -> list[Any]:
     """The precompile entries of an original code object, in the order torch tries them
     (``torch._C._dynamo.eval_frame._debug_get_precompile_entries``: ``_PrecompileEntry`` objects with only a
@@ -2165,27 +2197,46 @@ def framelocals_index(code: CodeType, name: str) -> int:
 
 
 def child_guard_manager(parent: Any, step: tuple[str, Any], source: str, value: Any, *, f_code: CodeType | None,
-                        f_globals: dict[str, Any] | None, reuse_local: bool = False) -> Any:
-    """The manager below `parent` for one step of a source, made if missing.
+                        f_globals: dict[str, Any] | None, holder: Any = None) -> Any:
+    """The manager below `parent` for one step of a source: the one torch built there when there is one, else a
+    new one, made as torch's ``GuardBuilder.get_guard_manager_from_source`` makes it.
 
-    torch's ``framelocals_manager`` finds an accessor by the identity of its key, a new ``(name, index)`` tuple
-    every call, so it adds a second manager for a local that has one (seen on torch 2.13; Dynamo's
-    ``GuardBuilder`` avoids it with its own cache by source name). With `reuse_local`, a frame local's existing
-    manager is returned instead: for a leaf on the local itself. Below it, torch's own managers may be dict
-    managers (``_modules``, ``_parameters``), which key their items by index, so a deeper source gets a chain of
-    its own under a new manager for the local.
+    torch's accessor methods find an existing accessor by the identity of its key (``framelocals_manager``: a new
+    ``(name, index)`` tuple every call), so calling them again adds a second manager for a source that has one
+    (seen on torch 2.13: a leaf on ``L['cfg'].version`` made a second ``L['cfg']``); ``GuardBuilder`` avoids it
+    with its own cache by source name. Here an existing child manager whose source is `source` is returned
+    first, a ``DictGuardManager``'s value managers included (torch keys a dict it guards in key order by
+    position: ``_modules`` of a ``ModuleList`` the code iterates). A new item of such a dict manager is made as
+    torch's ``getitem_on_dict_manager`` makes it: a key manager at the key's position with an ``EQUALS_MATCH`` on
+    the key (unless it has a leaf already), then ``get_value_manager``; `holder` is the dict.
 
     `step` is ``("local", name)`` (root only; needs `f_code`), ``("globals", None)`` (root only; needs
     `f_globals`), ``("item", key)`` (``dict_getitem_manager``), ``("attr", name)`` (``getattr_manager``) or
     ``("dict", None)`` (``get_generic_dict_manager``: an object's ``__dict__``). Rests on the accessor methods of
-    ``torch._C._dynamo.guards.GuardManager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them).
+    ``torch._C._dynamo.guards.GuardManager`` and ``DictGuardManager.get_key_value_managers / get_key_manager /
+    get_value_manager`` (torch 2.13, keyword names as ``GuardBuilder`` passes them; 2.14.1 source read: same).
     """
     kind, key = step
-    if kind == "local" and reuse_local:
-        for child in parent.get_child_managers():
-            if child.get_source() == source:
-                return child
+    dict_manager = _guards_c().DictGuardManager
+    is_dict = isinstance(parent, dict_manager)
+    for child in parent.get_child_managers():
+        if child.get_source() == source:
+            return child
+    if is_dict:
+        for _key_mgr, value_mgr in parent.get_key_value_managers().values():
+            if value_mgr is not None and value_mgr.get_source() == source:
+                return value_mgr
     enum = guard_manager_kind(False)
+    if kind == "item" and is_dict:
+        if not isinstance(holder, dict):
+            raise ValueError(f"{source}: a dict manager's item needs the dict")
+        index = list(dict.keys(holder)).index(key)
+        key_mgr = parent.get_key_manager(index=index, source=f"list(dict.keys({parent.get_source()}))[{index}]",
+                                         example_value=key, guard_manager_enum=enum)
+        if not key_mgr.get_leaf_guards():
+            key_mgr.add_equals_match_guard(key, [f"list(dict.keys({parent.get_source()}))[{index}] == {key!r}"],
+                                           None)
+        return parent.get_value_manager(index=index, source=source, example_value=value, guard_manager_enum=enum)
     if kind == "local":
         return parent.framelocals_manager(key=(key, framelocals_index(f_code, key)), source=source,  # type: ignore[arg-type]
                                           example_value=value, guard_manager_enum=enum)

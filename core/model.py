@@ -1803,12 +1803,14 @@ class PatchView:
         ops: its edit ops.
         compile_ids: compiles it was applied to (``("0/0", "0/1")``).
         pending: True for a patch loaded from a file that no compile has matched yet.
+        guard_ops: how many guard operations it carries (a patch file's drops, adds, expressions).
     """
 
     key: PatchKey
     ops: tuple[EditOp, ...]
     compile_ids: tuple[str, ...] = ()
     pending: bool = False
+    guard_ops: int = 0
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import compat, precompile
 from .edits import build_patched, diff_code, fingerprint, preview_edit
-from .format.edits import guard_edits_gone
+from .format.edits import guard_edits_gone, patch_contents
 from .model import EditError, EditOp, EditOutcome, EditPreview, PatchDiff, PatchKey, PatchSpec, PatchView
 from .patchfile import _version_note, patch_file_json, read_patch_file
 
@@ -59,7 +59,7 @@ class _Patch:
         self.originals: dict[int, CodeType] = {}
 
     def view(self) -> PatchView:
-        return PatchView(self.key, tuple(self.ops), tuple(self.compile_ids))
+        return PatchView(self.key, tuple(self.ops), tuple(self.compile_ids), guard_ops=len(self.guards))
 
 
 class _Precompiled:
@@ -140,7 +140,7 @@ class PatchManager:
     def patches(self) -> list[PatchView]:
         """Every patch with edits, then the pending ones from patch files."""
         views = [p.view() for p in self._patches if p.ops]
-        views += [PatchView(s.key, s.ops, pending=True) for s in self._pending]
+        views += [PatchView(s.key, s.ops, pending=True, guard_ops=len(s.guards)) for s in self._pending]
         return views
 
     def dynamo_code_of(self, code: CodeType) -> CodeType:
@@ -653,7 +653,8 @@ class PatchManager:
         self._touched[id(original)] = original
         if cid not in patch.compile_ids:
             patch.compile_ids.append(cid)
-        self._say(f"patch applied to {original.co_name} compile {cid} ({len(patch.ops)} edit(s))")
+        self._say(f"patch applied to {original.co_name} compile {cid} "
+                  f"({patch_contents(len(patch.ops), len(patch.guards))})")
 
     def _teardown(self) -> None:
         """Drop every cache entry an edit touched (its code was replaced, or a precompile entry sits in front):

@@ -94,6 +94,16 @@ class _Target:
     fn: Any = None                  # the plain function (or bound method) whose code it is, when known
     f_globals: dict[str, Any] | None = None
     module: Any = None              # the nn.Module, for a module target
+    #: the frame local the module is (None: the code's first parameter, ``self``)
+    module_local: str | None = None
+    #: for code torch shares between callables (``wrap_inline``'s ``inner``): the one this target calls, held in
+    #: `module_local`; `entries` lists only the entries whose guards on that local accept it
+    callee: Any = None
+
+    @property
+    def self_name(self) -> str:
+        """The frame local the module target is (``self``, or ``fn`` in ``wrap_inline``'s frame)."""
+        return self.module_local or self.code.co_varnames[0]
 
 
 def _resolve(target: Any) -> _Target:
@@ -103,6 +113,12 @@ def _resolve(target: Any) -> _Target:
     if isinstance(target, CodeType):
         return _Target(target)
     torch = compat.torch
+    shared = compat.wrap_inline_callee(target)
+    if shared is not None:
+        # a torch built-in module or function: torch compiled `inner(*args, **kwargs)`, which calls it as `fn`
+        inner, local, callee = shared
+        module = callee if isinstance(callee, torch.nn.Module) else None
+        return _Target(inner.__code__, inner, inner.__globals__, module, local, callee)
     inner = getattr(target, "_orig_mod", None)          # torch.compile(module): an OptimizedModule
     if inner is not None and isinstance(target, torch.nn.Module):
         target = inner
@@ -162,7 +178,8 @@ class _Install:
         self.pending = mode is not InstallMode.FRONT
         self.removed = False
         self.counter = built.counter
-        self.extra_counters: list[_Counter] = []     # copies `persist` made at later compiles
+        #: id(wrapper) -> the counter of each copy `persist` made at a later compile (each entry counts its own)
+        self.reapplied: dict[int, _Counter] = {}
         self.replaced: Any = None                    # (code, wrapper, compile id) of the entry `replace` invalidated
         self.keep: list[Any] = [draft.entry.code_obj]
         #: the user line that installed it (what `Entry.call_site` shows for a copy)
@@ -174,7 +191,16 @@ class _Install:
 
     @property
     def hits(self) -> int:
-        return self.counter.hits + sum(c.hits for c in self.extra_counters)
+        return self.counter.hits + sum(c.hits for c in self.reapplied.values())
+
+    def hits_of(self, wrapper: Any) -> int:
+        """The calls served by the one entry whose guard manager is `wrapper` (this copy, or one `persist` made)."""
+        counter = self.reapplied.get(id(wrapper))
+        return (counter if counter is not None else self.counter).hits
+
+    def reapplied_from(self, wrapper: Any) -> str | None:
+        """This copy's compile id when `wrapper` is the guard manager of a copy `persist` made from it."""
+        return str(self.compile_id) if id(wrapper) in self.reapplied else None
 
 
 class _Registry:
@@ -411,6 +437,8 @@ class Entry:
             edit), ``"dynadbg"`` (a precompile entry the toolkit does not know).
         invalidated: True when torch will never run it again (it stays listed).
         warnings: the problems a ``force=True`` install overrode, as `Problem` records.
+        reapplied_from: for an entry a ``persist=True`` copy became at a later compile (torch's compile id), the
+            compile id of the copy it was re-applied from (its `call_site` is that copy's install); else None.
     """
 
     compile_id: str
@@ -423,6 +451,7 @@ class Entry:
     made_by: str = "dynamo"
     invalidated: bool = False
     warnings: tuple[Problem, ...] = ()
+    reapplied_from: str | None = None
     original: CodeType | None = field(default=None, compare=False, repr=False)
     code_obj: CodeType | None = field(default=None, compare=False, repr=False)
     guard_manager: Any = field(default=None, compare=False, repr=False)
@@ -452,11 +481,29 @@ def entries(target: Any) -> tuple[Entry, ...]:
 
     Rests on ``torch._dynamo.eval_frame._debug_get_cache_entry_list`` and
     ``torch._C._dynamo.eval_frame._debug_get_precompile_entries`` (`compat.cache_entries`,
-    `compat.precompile_entries`).
+    `compat.precompile_entries`). A torch built-in module or function compiled through ``wrap_inline``
+    (`compat.wrap_inline_callee`) has the entries of that shared code whose guards on ``L['fn']`` accept it.
     """
     compat.load()
     tgt = _resolve(target)
     code = tgt.code
+    if tgt.callee is not None:
+        return tuple(e for e in _entries(tgt, code) if _accepts_callee(e, tgt))
+    return tuple(_entries(tgt, code))
+
+
+def _accepts_callee(entry: Entry, tgt: _Target) -> bool:
+    """Whether the guards of `entry` on the local holding `tgt`'s callable accept it (torch tells the callables
+    sharing ``wrap_inline``'s code apart there: a ``TYPE_MATCH`` for a module, an ``ID_MATCH`` for a function).
+    An invalidated entry is listed when it was made for it as well."""
+    local = f"L[{tgt.self_name!r}]"
+    tree = build_guard_tree(entry.guard_manager, entry.compile_id, {tgt.self_name: tgt.callee})
+    if tree.invalidated:
+        return True
+    return not any(lf.source == local for lf in tree.failing)
+
+
+def _entries(tgt: _Target, code: CodeType) -> list[Entry]:
     out: list[Entry] = []
     ours = {id(i.built.wrapper): i for i in _REGISTRY.installs if i.original is code and not i.removed}
     for pre in compat.precompile_entries(code):
@@ -466,19 +513,20 @@ def entries(target: Any) -> tuple[Entry, ...]:
         run = inst.built.code if inst else None
         out.append(Entry(cid, EntryKind.PRECOMPILE, code_view(run, compile_id=cid) if run is not None else None,
                          _tree(wrapper, cid), inst.draft.entry.backend if inst else None,
-                         inst.hits if inst else None, inst.call_site if inst else None,
+                         inst.hits_of(wrapper) if inst else None, inst.call_site if inst else None,
                          "toolkit" if inst else "dynadbg", False,
-                         inst.forced if inst else (), code, run, wrapper, None,
+                         inst.forced if inst else (), None, code, run, wrapper, None,
                          inst.compile_id if inst else None, tgt))
     for e in compat.cache_entries(code):
         cid, wrapper, run = compat.cache_entry_fields(e)
         inst = ours.get(id(wrapper)) or _REGISTRY.by_wrapper.get(id(wrapper))
         site = getattr(inst, "call_site", None) if inst else _REGISTRY.call_site_of(run)
         out.append(Entry(cid, EntryKind.CACHE, code_view(run, compile_id=cid) if run is not None else None,
-                         _tree(wrapper, cid), compat.entry_backend_name(e), inst.hits if inst else None,
+                         _tree(wrapper, cid), compat.entry_backend_name(e), inst.hits_of(wrapper) if inst else None,
                          site, "toolkit" if inst else "dynamo", run is None,
-                         inst.forced if inst else (), code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
-    return tuple(out)
+                         inst.forced if inst else (), inst.reapplied_from(wrapper) if inst else None,
+                         code, run, wrapper, e, getattr(e, "compile_id", None), tgt))
+    return out
 
 
 def _tree(wrapper: Any, compile_id: str) -> GuardTree:
@@ -494,9 +542,12 @@ def _call_locals(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any]) -
                            "function or module to entries() to check calls")
     fn = tgt.fn
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        # the compiled code's own parameters, not those of what it wraps (``wrap_inline``'s ``inner`` has
+        # ``functools.wraps``: ``(*args, **kwargs)``, not the module's ``forward``); the frame holds defaults too
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError as exc:
         raise ToolkitError(f"these arguments do not fit {getattr(fn, '__qualname__', fn)}: {exc}") from None
+    bound.apply_defaults()
     f_locals = dict(bound.arguments)
     func = getattr(fn, "__func__", fn)
     self_obj = getattr(fn, "__self__", None)
@@ -562,7 +613,7 @@ class Draft:
         f_globals = tgt.f_globals if tgt is not None and tgt.f_globals is not None else {}
         f_locals = self.call_inputs
         if f_locals is None and tgt is not None and tgt.module is not None:
-            f_locals = {self.entry.original.co_varnames[0]: tgt.module}   # type: ignore[union-attr]
+            f_locals = {tgt.self_name: tgt.module}
         return Scope(self.entry.original, f_globals, f_locals)  # type: ignore[arg-type]
 
     # -- instruction edits -----------------------------------------------------------------------------------
@@ -878,7 +929,7 @@ def _reapply(inst: _Install, guarded_code: Any, original: CodeType) -> None:
         return
     inst.keep.extend((dynamo, built))
     built.counter.hits += 1      # the call that compiled it runs it next, without a guard check
-    inst.extra_counters.append(built.counter)
+    inst.reapplied[id(built.wrapper)] = built.counter
     guarded_code.code = built.code
     guarded_code.guard_manager = built.wrapper
     if built.code is not dynamo:
@@ -1096,7 +1147,7 @@ class _Restore(_Install):
         self.persist = False
         self.forced = ()
         self.counter = self.built.counter
-        self.extra_counters = []
+        self.reapplied = {}
         self.replaced = None
         self.not_reapplied = []
         self.call_site = None
@@ -1268,7 +1319,7 @@ def _slot(tgt: _Target, key: str, is_path: bool) -> tuple[Any, str, Source]:
     """(owner object, attribute name, source) of the slot `key` names."""
     if not is_path:
         return tgt.f_globals, key, Source("G", key)
-    self_name = tgt.code.co_varnames[0]
+    self_name = tgt.self_name
     owner = tgt.module
     src = Source("L", self_name)
     parts = key.split(".")
@@ -1298,7 +1349,7 @@ def _rebind_swap(tgt: _Target, target: Any, key: str, new: Any, live: list[Entry
         setattr(owner, name, new)
     accepted: list[Entry] = []
     needs: list[Entry] = []
-    scope_locals = {tgt.code.co_varnames[0]: tgt.module} if tgt.module is not None else None
+    scope_locals = {tgt.self_name: tgt.module} if tgt.module is not None else None
     for e in live:
         tree = build_guard_tree(e.guard_manager, e.compile_id, scope_locals or {})
         failing = [lf for lf in tree.failing if lf.source == src.text or lf.source.startswith((src.text + ".",

@@ -105,7 +105,9 @@ def _is_constant(value: Any) -> bool:
 
 
 def manager_for(root: Any, source: Source, scope: Scope) -> tuple[Any, Any]:
-    """(guard manager at `source` under `root`, made where missing, the live value there).
+    """(guard manager at `source` under `root`, the live value there). Each step joins the manager torch built
+    there (`compat.child_guard_manager`), so an added leaf sits where torch's own tree would have it; a missing
+    one is made as torch makes it.
 
     Raises KeyError/AttributeError/IndexError/TypeError when the value cannot be read, ValueError when a step
     has no accessor here."""
@@ -113,9 +115,9 @@ def manager_for(root: Any, source: Source, scope: Scope) -> tuple[Any, Any]:
         if scope.f_locals is None:
             raise KeyError(f"no call's inputs to read {source.text} from")
         value = scope.f_locals[source.name]
-        # a leaf on the local itself joins the manager torch built for it (one L['x'] in the tree)
+        # every step joins the manager torch built there, when it built one (one L['cfg'] in the tree)
         mgr = compat.child_guard_manager(root, ("local", source.name), f"L[{source.name!r}]", value,
-                                         f_code=scope.f_code, f_globals=None, reuse_local=not source.steps)
+                                         f_code=scope.f_code, f_globals=None)
     else:
         g = scope.f_globals
         gmgr = compat.child_guard_manager(root, ("globals", None), "G", g, f_code=None, f_globals=g)
@@ -138,8 +140,9 @@ def manager_for(root: Any, source: Source, scope: Scope) -> tuple[Any, Any]:
         else:
             if not isinstance(value, dict):
                 raise ValueError(f"{nxt.text}: only dict items have an accessor here (a {type(value).__name__})")
-            value = value[key]
-            mgr = compat.child_guard_manager(mgr, ("item", key), nxt.text, value, f_code=None, f_globals=None)
+            holder, value = value, value[key]
+            mgr = compat.child_guard_manager(mgr, ("item", key), nxt.text, value, f_code=None, f_globals=None,
+                                             holder=holder)
         here = nxt
     return mgr, value
 
@@ -283,7 +286,8 @@ def _carry_node(old: compat.RawGuardManager, mgr: Any, value: Any, new_text: str
             continue
         child_text = _rebased_text(child.source, *roots)
         try:
-            sub = compat.child_guard_manager(mgr, step, child_text, child_value, f_code=None, f_globals=None)
+            sub = compat.child_guard_manager(mgr, step, child_text, child_value, f_code=None, f_globals=None,
+                                             holder=value)
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(ProblemKind.UNSUPPORTED, child_text, detail=f"{type(exc).__name__}: {exc}"))
             continue

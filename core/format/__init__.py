@@ -39,7 +39,7 @@ from ..values import cut
 from .advice import plan_check_text
 from .breaks import eager_fallback_text
 from .drop_default import held_back_lines
-from .edits import format_diff, format_stack
+from .edits import format_diff, format_stack, patch_contents
 from .guards import format_failing, format_guard_tree
 from .history import history_info_text, history_line, history_view_text
 from .recompile import (
@@ -550,7 +550,7 @@ def patches_text(views: Sequence[PatchView]) -> str:
     lines = []
     for v in views:
         state = "pending (no compile matched yet)" if v.pending else f"applied to {', '.join(v.compile_ids) or '-'}"
-        lines.append(f"{v.key.describe()}: {len(v.ops)} edit(s), {state}")
+        lines.append(f"{v.key.describe()}: {patch_contents(len(v.ops), v.guard_ops)}, {state}")
         lines.extend(f"    {op.text}" for op in v.ops)
     return "\n".join(lines)
 

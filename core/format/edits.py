@@ -51,6 +51,14 @@ def format_stack(analysis: StackAnalysis, *, rows: Iterable[int] | None = None) 
     return "\n".join(lines)
 
 
+def patch_contents(edits: int, guard_ops: int) -> str:
+    """What a patch carries: ``2 edit(s)``, ``3 guard operation(s)`` (a patch of guard edits only), or both."""
+    parts = [f"{edits} edit(s)"] if edits or not guard_ops else []
+    if guard_ops:
+        parts.append(f"{guard_ops} guard operation(s)")
+    return ", ".join(parts)
+
+
 def guard_edits_gone(numbers: tuple[int, ...]) -> str:
     """The sentence `patch undo` adds when guard edits made on an instruction edit's copy went with it (numbers
     as ``guard`` lists them); empty when none did."""

@@ -77,6 +77,8 @@ def entry_line(entry: Any) -> str:
         import os
 
         how = "installed at" if entry.made_by == "toolkit" else "compiled by the call at"
+        if getattr(entry, "reapplied_from", None):
+            how = f"re-applied from copy {entry.reapplied_from} installed at"
         parts.append(f"({how} {os.path.basename(entry.call_site.filename)}:{entry.call_site.lineno})")
     return "  ".join(parts)
 

@@ -164,25 +164,65 @@ def test_copy_with_one_guard_dropped_and_one_real_guard_added_serves_next_to_the
     assert float(cf(x, OtherConfig(5.0))[0]) == 6.0 and graphs.count == 3
 
 
+def managers(node):  # noqa: ANN001, ANN201
+    yield node
+    for child in node.children:
+        yield from managers(child)
+
+
+def sources_twice(tree):  # noqa: ANN001, ANN201
+    """Sources that more than one manager of the tree guards (torch's own trees have none)."""
+    seen = [n.source for n in managers(tree.root)]
+    return sorted({s for s in seen if seen.count(s) > 1})
+
+
 def test_an_added_leaf_joins_the_manager_its_source_already_has():
     """A guard added on ``L['x']`` (which has a manager already: its TENSOR_MATCH) goes under that manager, as
-    Dynamo would build it; torch's accessor methods alone would make a second ``L['x']`` manager."""
+    Dynamo would build it; torch's accessor methods alone would make a second ``L['x']`` manager. A guard on a
+    source below a local (``L['cfg'].version``) joins every manager along its path the same way."""
     cf = torch.compile(scaled, backend="eager")
     x = torch.ones(3)
     cf(x, Config(2.0))
     (entry,) = toolkit.entries(cf)
-    handle = entry.copy().inputs(x, Config(2.0)).add_guard("L['x']", "TYPE_MATCH").install(mode="front")
-
-    def managers(node):  # noqa: ANN001, ANN202
-        yield node
-        for child in node.children:
-            yield from managers(child)
+    handle = (entry.copy().inputs(x, Config(2.0)).add_guard("L['x']", "TYPE_MATCH")
+              .add_guard("L['cfg'].version", "EQUALS_MATCH").install(mode="front"))
 
     copy = next(e for e in live(cf) if e.made_by == "toolkit")
     at_x = [n for n in managers(copy.guards.root) if n.source == "L['x']"]
     assert len(at_x) == 1, [n.source for n in managers(copy.guards.root)]
     assert {"TENSOR_MATCH", "TYPE_MATCH"} <= {lf.guard_type for lf in at_x[0].leaves}
+    assert sources_twice(copy.guards) == [] == sources_twice(entry.guards)
+    (at_cfg,) = [n for n in managers(copy.guards.root) if n.source == "L['cfg']"]
+    assert {c.source for c in at_cfg.children} == {"L['cfg'].scale", "L['cfg'].version"}
     assert float(cf(x, Config(2.0))[0]) == 3.0 and handle.hits == 1   # the copy serves the call
+    assert float(cf(x, Config(2.0, version=2))[0]) == 3.0 and handle.hits == 1   # the original does
+    handle.remove()
+
+
+def test_an_added_leaf_deep_in_a_module_joins_torchs_managers_dict_managers_included():
+    """In a module, a source runs through ``__dict__`` managers and a ``DictGuardManager`` (``_modules`` of a
+    ``ModuleList`` the code iterates, whose items are value managers by position): the added leaf goes under the
+    very managers torch built, and a transport rebuilds its guards there too."""
+    model = Stack()
+    cm = torch.compile(model, backend="eager")
+    x = torch.randn(2, 4)
+    cm(x)
+    (entry,) = toolkit.entries(cm)
+    layer = "L['self']._modules['layers']._modules['1']"
+    draft = entry.copy().add_guard(f"{layer}.in_features", "EQUALS_MATCH")
+    assert draft.validate().ok
+    handle = draft.install("front")
+    copy = toolkit.entries(cm)[0]
+    assert copy.made_by == "toolkit" and sources_twice(copy.guards) == [] == sources_twice(entry.guards)
+    (at_layer,) = [n for n in managers(copy.guards.root) if n.source == layer]
+    assert f"{layer}.in_features" in {c.source for c in managers(at_layer)}
+    assert torch.allclose(cm(x), model(x)) and handle.hits == 1
+    handle.remove()
+    swapped = entry.copy().transport(layer, layer)
+    assert swapped.validate().ok
+    handle = swapped.install("front")
+    assert sources_twice(toolkit.entries(cm)[0].guards) == []
+    assert torch.allclose(cm(x), model(x)) and handle.hits == 1
     handle.remove()
 
 
@@ -310,6 +350,28 @@ def test_persist_reapplies_the_draft_when_dynamo_recompiles():
     assert cf(torch.ones(5), Config(2.0)) == 7 and graphs.count == 2 and handle.hits == 3
     handle.remove()
     assert float(cf(torch.ones(6), Config(2.0))[0]) == 3.0
+
+
+def test_each_entry_a_persisted_copy_became_counts_its_own_calls():
+    """The handle counts every call its copies served; each entry shows only its own, and a re-applied copy says
+    which copy it was re-applied from (its call site is that copy's install, not a call of its own)."""
+    cf = torch.compile(scaled, backend="eager", dynamic=False)
+    cf(torch.ones(3), Config(2.0))
+    (entry,) = toolkit.entries(cf)
+    ret = max(i.index for i in entry.code.instructions if i.opname == "RETURN_VALUE")
+    handle = entry.copy().insert(ret, "POP_TOP; LOAD_CONST 7").install("replace", persist=True)
+    for n in (3, 5, 5, 5, 6):        # shapes 5 and 6 miss the copy: Dynamo compiles, the draft is re-applied
+        assert cf(torch.ones(n), Config(2.0)) == 7
+    copies = {e.compile_id: e for e in live(cf)}
+    assert handle.hits == 5 and sorted(e.hits for e in copies.values()) == [1, 1, 3]
+    mine = copies[handle.compile_id]
+    assert mine.hits == 1 and mine.reapplied_from is None
+    again = [e for e in copies.values() if e is not mine]
+    assert {e.reapplied_from for e in again} == {handle.compile_id}
+    line = toolkit.entry_line(again[0])
+    assert f"(re-applied from copy {handle.compile_id} installed at test_toolkit.py:" in line, line
+    assert "installed at" in toolkit.entry_line(mine) and "re-applied" not in toolkit.entry_line(mine)
+    handle.remove()
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -445,6 +507,37 @@ def test_rebind_a_submodule_of_another_dtype_is_refused_with_the_failing_guard()
     assert problem.kind is toolkit.ProblemKind.GUARD_FAILS and problem.guard_type == "TENSOR_MATCH"
     assert problem.source.startswith("L['self']._modules['layers']._modules['2']._parameters")
     assert model.layers[2] is old     # nothing changed
+
+
+def test_a_compiled_torch_module_lists_its_own_entries_and_rebinds_a_layer():
+    """torch compiles an ``nn.Linear`` or ``nn.Sequential`` through ``wrap_inline``: the cache lives on that
+    wrapper's one code object, shared by every module (and torch function) compiled so, with the module at
+    ``L['fn']``. Each target lists the entries whose guards on ``L['fn']`` accept it; checks and rebinds work."""
+    graphs = Graphs()
+    x = torch.randn(2, 4)
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+    cs = torch.compile(seq, backend=graphs)
+    assert toolkit.entries(cs) == ()
+    cs(x)
+    lin = torch.nn.Linear(4, 4)
+    cl = torch.compile(lin, backend=graphs)
+    cl(x)
+    ce = torch.compile(torch.exp, backend=graphs)
+    ce(x)
+    assert graphs.count == 3
+    (of_seq,) = toolkit.entries(cs)
+    (of_lin,) = toolkit.entries(cl)
+    (of_exp,) = toolkit.entries(ce)
+    assert len({of_seq.compile_id, of_lin.compile_id, of_exp.compile_id}) == 3
+    assert "L['fn']._modules['3']" in {lf.source for lf in iter_leaves(of_seq.guards)}
+    assert of_seq.check(x).passed and not of_seq.check(torch.randn(2, 5)).passed
+    assert of_lin.copy().add_guard("L['fn'].in_features", "EQUALS_MATCH").validate().ok
+    new = torch.nn.Linear(4, 4)
+    (result,) = toolkit.rebind(cs, {"3": new})
+    assert result.old_source == "L['fn']._modules['3']" and result.accepted_by == (of_seq.compile_id,)
+    assert seq[3] is new and torch.allclose(cs(x), seq(x)) and graphs.count == 3
+    with pytest.raises(toolkit.Refused):
+        toolkit.rebind(cs, {"2": torch.nn.Linear(4, 4).double()})
 
 
 # ------------------------------------------------------------------------------------------------------------

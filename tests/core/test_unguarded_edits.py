@@ -192,7 +192,7 @@ def test_patch_save_carries_guard_edits_and_replay_rebuilds_them(tmp_path):
     assert "EQUALS_MATCH  L['cfg'].version == 1" in seen["guards"], seen["guards"]
     assert "___check_type_id(L['cfg']" not in seen["guards"]
     assert [len(f.entries) for f in session.compiled_frames() if f.name == "scaled"] == [1]
-    assert any("patch applied to scaled" in m for m in messages), messages
+    assert any("patch applied to scaled" in m and m.endswith("(3 guard operation(s))") for m in messages), messages
 
 
 def test_a_replayed_guard_drop_that_no_longer_fits_is_refused_with_its_reason(tmp_path):
