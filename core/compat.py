@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping
 import functools
+import itertools
 import operator
 from types import CodeType, FrameType
 from typing import Any, Callable, TypeVar
@@ -1952,20 +1953,35 @@ def guard_fields(guard: Any) -> tuple[str, str, str | None]:
     return str(kind), str(name), line
 
 
+class _LazyTypes(dict):  # type: ignore[type-arg]
+    """type -> whether it is ``LazyVariableTracker`` or a subclass (decided once per type, by its ``__mro__``)."""
+
+    def __missing__(self, t: type) -> bool:
+        lazy = _trace_classes()["lazy"] in t.__mro__
+        self[t] = lazy
+        return lazy
+
+
+_LAZY_TYPES = _LazyTypes()
+
+
 def is_lazy_tracker(vt: Any) -> bool:
     """Whether `vt` is a ``LazyVariableTracker`` (or subclass), by its type only: no realization."""
-    return _trace_classes()["lazy"] in type(vt).__mro__
+    return bool(_LAZY_TYPES[type(vt)])
 
 
 #: a ``LazyCache``'s realized tracker (None until realized; torch 2.13-2.15 set ``vt`` in ``__init__``)
 _CACHE_VT = operator.attrgetter("vt")
 
 
-def lazy_caches(vts: Iterable[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """(the lazy trackers among `vts`, their ``LazyCache`` objects), read without realizing any; a lazy tracker
-    without a cache is left out."""
-    kept = [(vt, cache) for vt in vts if is_lazy_tracker(vt) and (cache := vars(vt).get("_cache")) is not None]
-    return tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
+def lazy_caches(vts: Iterable[Any]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """(the positions of the lazy trackers among `vts`, their ``LazyCache`` objects), read without realizing any; a
+    lazy tracker without a cache is left out. Called whenever a local changes in a full trace recording: which
+    positions hold lazy trackers is found in one C-level pass over the types."""
+    vts = tuple(vts)
+    kept = [(i, cache) for i in itertools.compress(range(len(vts)), map(_LAZY_TYPES.__getitem__, map(type, vts)))
+            if (cache := vars(vts[i]).get("_cache")) is not None]
+    return tuple(i for i, _c in kept), tuple(c for _i, c in kept)
 
 
 def lazy_realized(caches: tuple[Any, ...]) -> tuple[Any, ...]:

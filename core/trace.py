@@ -31,10 +31,12 @@ each graph break, each tracing error and each attempt's end, on the thread that 
 
 from __future__ import annotations
 
+import itertools
 import operator
 import sys
 import threading
 from types import FrameType
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Protocol
 
 from . import compat, facts
@@ -99,8 +101,8 @@ class Frame:
     """One translator seen in an attempt: its code, depth, parent frame and Dynamo's instruction list."""
 
     __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "last_vals",
-                 "last_locals", "last_lazy", "last_lazy_caches", "last_lazy_states", "last_stack_vts",
-                 "last_stack")
+                 "last_keys", "last_locals", "last_lazy_at", "last_lazy_caches", "last_lazy_states",
+                 "last_stack_vts", "last_stack")
 
     def __init__(self, index: int, tx: Any, parent: int | None) -> None:
         import weakref
@@ -120,9 +122,11 @@ class Frame:
         #: while the trackers are the same objects)
         self.chain: tuple[tuple[int, int], ...] | None = None
         self.last_vals: tuple[Any, ...] = ()
+        self.last_keys: tuple[str, ...] = ()
         self.last_locals: tuple[tuple[str, Any], ...] = ()
-        #: the lazy trackers among the last locals, their caches and what each was realized to then (None: not)
-        self.last_lazy: tuple[Any, ...] = ()
+        #: the positions of the lazy trackers among the last locals, their caches and what each was realized to
+        #: then (None: not)
+        self.last_lazy_at: tuple[int, ...] = ()
         self.last_lazy_caches: tuple[Any, ...] = ()
         self.last_lazy_states: tuple[Any, ...] = ()
         self.last_stack_vts: tuple[Any, ...] = ()
@@ -135,7 +139,7 @@ class Frame:
     def forget_trackers(self) -> None:
         """Drop the trackers held for reuse (at the attempt's end: nothing of Dynamo's outlives the compile)."""
         self.last_vals = self.last_stack_vts = ()
-        self.last_lazy = self.last_lazy_caches = self.last_lazy_states = ()
+        self.last_lazy_caches = self.last_lazy_states = ()
 
     def mapped(self, ip: int) -> tuple[int | None, RewriteKind, str | None]:
         """(user dis offset, rewrite kind, user opnames rewritten) of Dynamo's instruction `ip` (computed once)."""
@@ -168,8 +172,9 @@ _MAP_CACHE = _MapCache()
 
 
 class Detail:
-    """The full record of one step: stack and locals summaries, the inlining chain (frame index, instruction
-    index per outer frame), and what the step added (filled at the next step)."""
+    """The full record of one step, as read (`Attempt.details`): stack and locals summaries, the inlining chain
+    (frame index, instruction index per outer frame), and what the step added (known at the next step). Built
+    when read from what the step hook keeps (`Attempt.full`, `Attempt.added`, the frame's `Frame.chain`)."""
 
     __slots__ = ("stack", "locals", "chain", "new_nodes", "new_guards")
 
@@ -182,13 +187,42 @@ class Detail:
         self.new_guards: tuple[TraceGuard, ...] = ()
 
 
+class _Details(Mapping[int, Detail]):
+    """`Attempt.details`: the full records by ordinal, each `Detail` made when read."""
+
+    __slots__ = ("_att",)
+
+    def __init__(self, att: "Attempt") -> None:
+        self._att = att
+
+    def __getitem__(self, ordinal: int) -> Detail:
+        att = self._att
+        stack, locals_ = att.full[ordinal]
+        detail = Detail(stack, locals_, att.frames[att.steps[ordinal][0]].chain or ())
+        added = att.added.get(ordinal)
+        if added is not None:
+            detail.new_nodes, detail.new_guards = added
+        return detail
+
+    def __contains__(self, ordinal: object) -> bool:
+        return ordinal in self._att.full
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._att.full)
+
+    def __len__(self) -> int:
+        return len(self._att.full)
+
+
 class Attempt:
     """One tracing attempt of one compile (worker thread while it runs; read by the stops and the queries).
 
     Attributes:
         compile_id, number: the compile id and attempt number; code: the frame's code object.
         frames: the translators seen (`Frame`), in first-seen order; steps: light records
-            ``(frame index, instruction index, line, nodes, guards)`` by ordinal; details: full records by ordinal.
+            ``(frame index, instruction index, line, nodes, guards)`` by ordinal; details: full records by ordinal
+            (`Detail`, made when read from `full`: ``(stack, locals)`` by ordinal, kept by the step hook; `added`:
+            ``(new nodes, new guards)`` by ordinal, for the steps that added any; the chain is the frame's).
         breaks, cuts: graph breaks and cuts found; restart, error: what ended it; outcome: ``"running"``,
             ``"done"``, ``"restart"``, ``"error"``.
         replay_until: the ordinal a replay after the previous attempt's restart ends at (None: no replay).
@@ -202,7 +236,8 @@ class Attempt:
         self.frames: list[Frame] = []
         self._by_tx: dict[int, int] = {}
         self.steps: list[tuple[int, int, int | None, int, int]] = []
-        self.details: dict[int, Detail] = {}
+        self.full: dict[int, tuple[tuple[TraceValue, ...], tuple[tuple[str, TraceValue], ...]]] = {}
+        self.added: dict[int, tuple[tuple[str, ...], tuple[TraceGuard, ...]]] = {}
         self.breaks: list[TraceBreak] = []
         self.cuts: list[TraceCut] = []
         self.restart: TraceRestart | None = None
@@ -234,6 +269,11 @@ class Attempt:
         self.rewound = False
         self.output: Any = None
         self.pending_graphs: tuple[str, ...] = ()
+
+    @property
+    def details(self) -> Mapping[int, Detail]:
+        """The full records by ordinal (see the class docstring)."""
+        return _Details(self)
 
     @property
     def step_count(self) -> int:
@@ -280,15 +320,14 @@ class Attempt:
         code = frame.code
         return TraceStep(ordinal, self.compile_id, self.number, frame.depth, code.co_name, code.co_filename,
                          code.co_firstlineno, line, ip, getattr(ins, "opname", "?"), _argrepr(ins), offset, kind, of,
-                         nodes, guards, self.replay(ordinal), ordinal in self.details)
+                         nodes, guards, self.replay(ordinal), ordinal in self.full)
 
     def chain(self, ordinal: int) -> tuple[TraceFrame, ...]:
         """The inlining chain at `ordinal`, outermost first (from its full record; else the step's frame only)."""
         fi, ip, line, _n, _g = self.steps[ordinal]
         links: tuple[tuple[int, int], ...] = ()
-        detail = self.details.get(ordinal)
-        if detail is not None:
-            links = detail.chain
+        if ordinal in self.full:
+            links = self.frames[fi].chain or ()
         out = [self._frame_view(pfi, pip, None) for pfi, pip in links]
         out.append(self._frame_view(fi, ip, line))
         return tuple(out)
@@ -499,7 +538,8 @@ class TraceRecorder:
                     self.evicted_steps += len(att.steps)
                     att._evicted_count = len(att.steps)  # noqa: SLF001 - the recorder owns its attempts
                     att.steps = []
-                    att.details = {}
+                    att.full = {}
+                    att.added = {}
                     att.frames = []
                     att.evicted = True
                     if total <= self.limit and nbytes <= self.max_bytes:
@@ -544,8 +584,7 @@ class TraceRecorder:
         if not att.steps:
             return
         last = len(att.steps) - 1
-        detail = att.details.get(last)
-        if detail is None or detail.new_nodes or detail.new_guards:
+        if last not in att.full or last in att.added:
             return
         output = compat.output_graph_of(tx) if tx is not None else getattr(att, "output", None)
         if output is None:
@@ -556,10 +595,19 @@ class TraceRecorder:
             now_guards = len(compat.guards_of(output))
         except Exception:  # noqa: BLE001
             return
-        if now_nodes > nodes:
-            detail.new_nodes = trace_read.newest_node_names(output, now_nodes - nodes)
-        if now_guards > guards:
-            detail.new_guards = trace_read.newest_guards(output, now_guards - guards)
+        self._add(att, last, output, now_nodes - nodes, now_guards - guards)
+
+    @staticmethod
+    def _add(att: Attempt, ordinal: int, output: Any, nodes: int, guards: int) -> None:
+        """Record the newest `nodes` FX nodes and `guards` guards as what step `ordinal` added (each part replaced
+        only when its count is positive)."""
+        new_nodes, new_guards = att.added.get(ordinal, ((), ()))
+        if nodes > 0:
+            new_nodes = trace_read.newest_node_names(output, nodes)
+        if guards > 0:
+            new_guards = trace_read.newest_guards(output, guards)
+        if new_nodes or new_guards:
+            att.added[ordinal] = (new_nodes, new_guards)
 
     # ---------------------------------------------------------------------------------------------------------
     # the patches
@@ -674,66 +722,92 @@ class TraceRecorder:
         return compat.trace_counts_public
 
     def _full_record(self, att: Attempt, ordinal: int, tx: Any, frame: Frame, nodes: int, guards: int) -> None:
-        # what the previous instruction added, now that it is done
-        if ordinal > 0:
-            prev = att.details.get(ordinal - 1)
-            if prev is not None:
-                _fi, _ip, _l, pn, pg = att.steps[ordinal - 1]
-                output = tx.output
-                if nodes > pn:
-                    prev.new_nodes = trace_read.newest_node_names(output, nodes - pn)
-                if guards > pg:
-                    prev.new_guards = trace_read.newest_guards(output, guards - pg)
-        summary = att.summaries.summary
+        # one call per traced instruction: kept to a few C-level passes over the stack and locals, no object made
+        # beyond the record's tuple (the `Detail` of a step is made when read, `Attempt.details`)
+        full = att.full
+        if ordinal:
+            # what the previous instruction added, now that it is done
+            _fi, _ip, _l, pn, pg = att.steps[ordinal - 1]
+            if (nodes > pn or guards > pg) and ordinal - 1 in full:
+                self._add(att, ordinal - 1, tx.output, nodes - pn, guards - pg)
         fields = vars(tx)
         stack_vts = tuple(fields["stack"])
         # the stack changes at its top only: the summaries of the slots below are the last record's
         last = frame.last_stack_vts
-        same = 0
-        limit = min(len(stack_vts), len(last))
-        while same < limit and stack_vts[same] is last[same]:
-            same += 1
-        if same == len(stack_vts):
-            stack = frame.last_stack if same == len(last) else frame.last_stack[:same]
+        if all(map(operator.is_, stack_vts, last)):  # pushes only, pops only, or no change
+            if len(stack_vts) <= len(last):
+                stack = frame.last_stack if len(stack_vts) == len(last) else frame.last_stack[:len(stack_vts)]
+            else:
+                stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
         else:
-            stack = frame.last_stack[:same] + tuple(map(summary, stack_vts[same:]))
+            same = 0
+            while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
+                same += 1
+            stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
         frame.last_stack_vts, frame.last_stack = stack_vts, stack
         loc = fields.get("symbolic_locals") or {}
         vals = tuple(loc.values())
         before = frame.last_vals
+        caches = frame.last_lazy_caches
         if (len(vals) == len(before) and all(map(operator.is_, vals, before))
-                and all(map(operator.is_, compat.lazy_realized(frame.last_lazy_caches), frame.last_lazy_states))):
+                and (not caches or all(map(operator.is_, compat.lazy_realized(caches), frame.last_lazy_states)))):
             locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
         else:
-            # rebuild, reusing the summary of each local whose tracker is the one summarised last time (a store
-            # changes one local; a frame such as multi_head_attention_forward has sixty)
-            previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, frame.last_vals)}
-            stale = set(map(id, frame.last_lazy))
+            locals_ = self._new_locals(att, frame, loc, vals)
+        if frame.chain is None:
+            frame.chain = self._chain(att, frame, fields)
+        full[ordinal] = (stack, locals_)
+        att.live_refs = (ordinal, stack_vts, loc)
+        att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
+
+    @staticmethod
+    def _new_locals(att: Attempt, frame: Frame, loc: dict[str, Any], vals: tuple[Any, ...]
+                    ) -> tuple[tuple[str, TraceValue], ...]:
+        """The locals' summaries when a local's tracker or a lazy local's state changed: each local's summary
+        reused while its tracker is the one summarised last time and was not lazy then (a store changes one local;
+        a frame such as multi_head_attention_forward has sixty); summaries made in the locals' order."""
+        summary = att.summaries.summary
+        before = frame.last_vals
+        keys = tuple(loc)
+        old_lazy = frame.last_lazy_at
+        if keys == frame.last_keys:
+            # the same names in the same order (what a store to a local that exists does): only the changed
+            # positions and the lazy ones of last time are summarised again
+            changed = tuple(itertools.compress(range(len(vals)), map(operator.is_not, vals, before)))
+            redo = sorted(set(changed).union(old_lazy)) if old_lazy else changed
+            out = list(frame.last_locals)
+            for i in redo:
+                out[i] = (keys[i], summary(vals[i]))
+            locals_ = tuple(out)
+            if old_lazy or any(map(compat.is_lazy_tracker, (vals[i] for i in changed))):
+                frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
+        else:
+            previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, before)}
+            stale = {id(before[i]) for i in old_lazy}
             out = []
             for name, vt in loc.items():
                 hit = previous.get(name)
                 out.append((name, hit[1] if hit is not None and hit[0] is vt and id(vt) not in stale
                             else summary(vt)))
             locals_ = tuple(out)
-            frame.last_vals, frame.last_locals = vals, locals_
-            lazy, caches = compat.lazy_caches(vals)
-            frame.last_lazy, frame.last_lazy_caches = lazy, caches
-            frame.last_lazy_states = compat.lazy_realized(caches)
-        chain = frame.chain
-        if chain is None:
-            chain = ()
-            if frame.depth > 0:
-                links = []
-                p = fields.get("parent")
-                while p is not None:
-                    pip = p.instruction_pointer
-                    links.append((att.frame_of(p), (pip - 1) if pip else 0))
-                    p = vars(p).get("parent")
-                chain = tuple(reversed(links))
-            frame.chain = chain
-        att.details[ordinal] = Detail(stack, locals_, chain)
-        att.live_refs = (ordinal, stack_vts, loc)
-        att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
+            frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
+        frame.last_vals, frame.last_keys, frame.last_locals = vals, keys, locals_
+        frame.last_lazy_states = compat.lazy_realized(frame.last_lazy_caches)
+        return locals_
+
+    @staticmethod
+    def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[int, int], ...]:
+        """(frame index, instruction index) of each outer frame of `frame`, outermost first (an outer translator
+        waits in its call while `frame` runs: computed once per frame)."""
+        if frame.depth == 0:
+            return ()
+        links = []
+        p = fields.get("parent")
+        while p is not None:
+            pip = p.instruction_pointer
+            links.append((att.frame_of(p), (pip - 1) if pip else 0))
+            p = vars(p).get("parent")
+        return tuple(reversed(links))
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
         """An exception leaves the root translator's step: a restart, or a tracing error that ends the attempt."""

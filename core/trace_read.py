@@ -28,7 +28,10 @@ MAX_LISTED = 2000
 
 
 def _cut(text: str) -> str:
-    """`values.cut` (one line, an ellipsis where it is cut) at this module's length."""
+    """`values.cut` (one line, an ellipsis where it is cut) at this module's length (a text that needs no cut is
+    returned as it is without the call: most of them, at every new tracker a full trace recording sees)."""
+    if len(text) <= MAX_TEXT and "\n" not in text:
+        return text
     return cut(text, MAX_TEXT)
 
 

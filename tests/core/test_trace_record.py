@@ -1,0 +1,149 @@
+"""What a full trace recording keeps is what the first recorder kept, step by step.
+
+The step hook keeps raw tuples and builds each step's `Detail` when it is read (`Attempt.details`), reuses the
+locals' summaries position by position and finds lazy locals by type in one pass. `_OldAlgorithm` is the recorder
+of before that change, restated here as the oracle (one `Detail`-like record per step from a dict of the locals by
+name, every lazy local summarised again at each rebuild, its own `SummaryCache`). It runs beside the recorder on
+the same translators at the same moments, and every step's stack, locals, inlining chain and added nodes and guards
+must be equal (`TraceValue` is a frozen dataclass: equal field by field).
+"""
+
+from __future__ import annotations
+
+import operator
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from dynadbg.core import compat, trace, trace_read
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+
+
+class _OldAlgorithm(trace.TraceRecorder):
+    """The recorder, plus the former `_full_record` keeping its own records in `old` (by attempt, ordinal)."""
+
+    def __init__(self) -> None:
+        super().__init__(full=True)
+        self.old: dict[tuple[int, int], dict[str, Any]] = {}
+        self._state: dict[tuple[int, int], dict[str, Any]] = {}
+        self._caches: dict[int, trace_read.SummaryCache] = {}
+        self.seen: dict[int, trace.Attempt] = {}
+        self.full_steps = 0
+
+    def _full_record(self, att: trace.Attempt, ordinal: int, tx: Any, frame: trace.Frame, nodes: int,
+                     guards: int) -> None:
+        self.seen[id(att)] = att
+        prev = self.old.get((id(att), ordinal - 1)) if ordinal > 0 else None
+        if prev is not None:
+            _fi, _ip, _l, pn, pg = att.steps[ordinal - 1]
+            if nodes > pn:
+                prev["new_nodes"] = trace_read.newest_node_names(tx.output, nodes - pn)
+            if guards > pg:
+                prev["new_guards"] = trace_read.newest_guards(tx.output, guards - pg)
+        super()._full_record(att, ordinal, tx, frame, nodes, guards)
+        self.full_steps += 1
+        summary = self._caches.setdefault(id(att), trace_read.SummaryCache()).summary
+        st = self._state.setdefault((id(att), frame.index), {
+            "vals": (), "locals": (), "lazy": (), "caches": (), "states": (), "stack_vts": (), "stack": ()})
+        fields = vars(tx)
+        stack_vts = tuple(fields["stack"])
+        last = st["stack_vts"]
+        same = 0
+        limit = min(len(stack_vts), len(last))
+        while same < limit and stack_vts[same] is last[same]:
+            same += 1
+        if same == len(stack_vts):
+            stack = st["stack"] if same == len(last) else st["stack"][:same]
+        else:
+            stack = st["stack"][:same] + tuple(map(summary, stack_vts[same:]))
+        st["stack_vts"], st["stack"] = stack_vts, stack
+        loc = fields.get("symbolic_locals") or {}
+        vals = tuple(loc.values())
+        before = st["vals"]
+        if (len(vals) == len(before) and all(map(operator.is_, vals, before))
+                and all(map(operator.is_, compat.lazy_realized(st["caches"]), st["states"]))):
+            locals_ = st["locals"]
+        else:
+            previous = {name: (vt, v) for (name, v), vt in zip(st["locals"], st["vals"])}
+            stale = set(map(id, st["lazy"]))
+            out = []
+            for name, vt in loc.items():
+                hit = previous.get(name)
+                out.append((name, hit[1] if hit is not None and hit[0] is vt and id(vt) not in stale
+                            else summary(vt)))
+            locals_ = tuple(out)
+            st["vals"], st["locals"] = vals, locals_
+            kept = [(vt, c) for vt in vals if compat.is_lazy_tracker(vt) and (c := vars(vt).get("_cache")) is not None]
+            st["lazy"], st["caches"] = tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
+            st["states"] = compat.lazy_realized(st["caches"])
+        chain: tuple[tuple[int, int], ...] | None = st.get("chain")  # made once per frame, as it was
+        if chain is None:
+            chain = st["chain"] = self._old_chain(att, frame, fields)
+        self.old[(id(att), ordinal)] = {"stack": stack, "locals": locals_, "chain": chain, "new_nodes": None,
+                                        "new_guards": None}
+
+    @staticmethod
+    def _old_chain(att: trace.Attempt, frame: trace.Frame, fields: dict[str, Any]) -> tuple[tuple[int, int], ...]:
+        chain: tuple[tuple[int, int], ...] = ()
+        if frame.depth > 0:
+            links = []
+            p = fields.get("parent")
+            while p is not None:
+                pip = p.instruction_pointer
+                links.append((att.frame_of(p), (pip - 1) if pip else 0))
+                p = vars(p).get("parent")
+            chain = tuple(reversed(links))
+        return chain
+
+    def _end(self, att: trace.Attempt) -> None:
+        super()._end(att)
+        # nothing of Dynamo's outlives the compile: the oracle's trackers go too
+        self._state = {k: v for k, v in self._state.items() if k[0] != id(att)}
+        self._caches.pop(id(att), None)
+
+
+def _record(program: Any) -> _OldAlgorithm:
+    torch._dynamo.reset()
+    rec = _OldAlgorithm().install()
+    try:
+        program()
+    finally:
+        rec.uninstall()
+    assert rec.errors == []
+    return rec
+
+
+def _transformer() -> None:
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True).eval()
+    torch.compile(layer, backend="eager")(torch.randn(2, 4, 8))
+
+
+def _script(name: str) -> Any:
+    return lambda: runpy.run_path(str(PROGRAMS / name), run_name="__main__")
+
+
+@pytest.mark.parametrize("program", ["transformer", "inline_helpers_break.py", "generator_graph_break.py",
+                                     "dynamic_shapes_trace.py"])
+def test_every_full_record_is_what_the_former_recorder_kept(program: str, capsys: pytest.CaptureFixture[str]) -> None:
+    rec = _record(_transformer if program == "transformer" else _script(program))
+    assert rec.full_steps > 20
+    for key, old in rec.old.items():
+        att = rec.seen[key[0]]
+        detail = att.details[key[1]]
+        assert detail.stack == old["stack"], key
+        assert detail.locals == old["locals"], key
+        assert detail.chain == old["chain"], key
+        # added nodes and guards as the next step found them (the last step's come from the attempt's end)
+        if old["new_nodes"] is not None:
+            assert detail.new_nodes == old["new_nodes"], key
+        if old["new_guards"] is not None:
+            assert detail.new_guards == old["new_guards"], key
+        step = att.step(key[1])
+        assert step.full
+        assert att.chain(key[1])[-1].index == step.index
+    assert sum(len(a.details) for a in rec.seen.values()) == rec.full_steps
