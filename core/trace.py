@@ -753,61 +753,12 @@ class TraceRecorder:
                 and (not caches or all(map(operator.is_, compat.lazy_realized(caches), frame.last_lazy_states)))):
             locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
         else:
-            locals_ = self._new_locals(att, frame, loc, vals)
+            locals_ = _new_locals(att, frame, loc, vals)
         if frame.chain is None:
-            frame.chain = self._chain(att, frame, fields)
+            frame.chain = _chain(att, frame, fields)
         full[ordinal] = (stack, locals_)
         att.live_refs = (ordinal, stack_vts, loc)
         att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
-
-    @staticmethod
-    def _new_locals(att: Attempt, frame: Frame, loc: dict[str, Any], vals: tuple[Any, ...]
-                    ) -> tuple[tuple[str, TraceValue], ...]:
-        """The locals' summaries when a local's tracker or a lazy local's state changed: each local's summary
-        reused while its tracker is the one summarised last time and was not lazy then (a store changes one local;
-        a frame such as multi_head_attention_forward has sixty); summaries made in the locals' order."""
-        summary = att.summaries.summary
-        before = frame.last_vals
-        keys = tuple(loc)
-        old_lazy = frame.last_lazy_at
-        if keys == frame.last_keys:
-            # the same names in the same order (what a store to a local that exists does): only the changed
-            # positions and the lazy ones of last time are summarised again
-            changed = tuple(itertools.compress(range(len(vals)), map(operator.is_not, vals, before)))
-            redo = sorted(set(changed).union(old_lazy)) if old_lazy else changed
-            out = list(frame.last_locals)
-            for i in redo:
-                out[i] = (keys[i], summary(vals[i]))
-            locals_ = tuple(out)
-            if old_lazy or any(map(compat.is_lazy_tracker, (vals[i] for i in changed))):
-                frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
-        else:
-            previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, before)}
-            stale = {id(before[i]) for i in old_lazy}
-            out = []
-            for name, vt in loc.items():
-                hit = previous.get(name)
-                out.append((name, hit[1] if hit is not None and hit[0] is vt and id(vt) not in stale
-                            else summary(vt)))
-            locals_ = tuple(out)
-            frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
-        frame.last_vals, frame.last_keys, frame.last_locals = vals, keys, locals_
-        frame.last_lazy_states = compat.lazy_realized(frame.last_lazy_caches)
-        return locals_
-
-    @staticmethod
-    def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[int, int], ...]:
-        """(frame index, instruction index) of each outer frame of `frame`, outermost first (an outer translator
-        waits in its call while `frame` runs: computed once per frame)."""
-        if frame.depth == 0:
-            return ()
-        links = []
-        p = fields.get("parent")
-        while p is not None:
-            pip = p.instruction_pointer
-            links.append((att.frame_of(p), (pip - 1) if pip else 0))
-            p = vars(p).get("parent")
-        return tuple(reversed(links))
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
         """An exception leaves the root translator's step: a restart, or a tracing error that ends the attempt."""
@@ -997,3 +948,51 @@ class TraceRecorder:
 
         return classmethod(lookup) if isinstance(orig, classmethod) else lookup
 
+
+def _new_locals(att: Attempt, frame: Frame, loc: dict[str, Any], vals: tuple[Any, ...]
+                ) -> tuple[tuple[str, TraceValue], ...]:
+    """The locals' summaries when a local's tracker or a lazy local's state changed: each local's summary
+    reused while its tracker is the one summarised last time and was not lazy then (a store changes one local;
+    a frame such as multi_head_attention_forward has sixty); summaries made in the locals' order."""
+    summary = att.summaries.summary
+    before = frame.last_vals
+    keys = tuple(loc)
+    old_lazy = frame.last_lazy_at
+    if keys == frame.last_keys:
+        # the same names in the same order (what a store to a local that exists does): only the changed
+        # positions and the lazy ones of last time are summarised again
+        changed = tuple(itertools.compress(range(len(vals)), map(operator.is_not, vals, before)))
+        redo = sorted(set(changed).union(old_lazy)) if old_lazy else changed
+        out = list(frame.last_locals)
+        for i in redo:
+            out[i] = (keys[i], summary(vals[i]))
+        locals_ = tuple(out)
+        if old_lazy or any(map(compat.is_lazy_tracker, (vals[i] for i in changed))):
+            frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
+    else:
+        previous = {name: (vt, v) for (name, v), vt in zip(frame.last_locals, before)}
+        stale = {id(before[i]) for i in old_lazy}
+        out = []
+        for name, vt in loc.items():
+            hit = previous.get(name)
+            out.append((name, hit[1] if hit is not None and hit[0] is vt and id(vt) not in stale
+                        else summary(vt)))
+        locals_ = tuple(out)
+        frame.last_lazy_at, frame.last_lazy_caches = compat.lazy_caches(vals)
+    frame.last_vals, frame.last_keys, frame.last_locals = vals, keys, locals_
+    frame.last_lazy_states = compat.lazy_realized(frame.last_lazy_caches)
+    return locals_
+
+
+def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[int, int], ...]:
+    """(frame index, instruction index) of each outer frame of `frame`, outermost first (an outer translator
+    waits in its call while `frame` runs: computed once per frame)."""
+    if frame.depth == 0:
+        return ()
+    links = []
+    p = fields.get("parent")
+    while p is not None:
+        pip = p.instruction_pointer
+        links.append((att.frame_of(p), (pip - 1) if pip else 0))
+        p = vars(p).get("parent")
+    return tuple(reversed(links))
