@@ -1,4 +1,4 @@
-"""The corpus tests' shared fixture: `report_runs` (see report_runs.py)."""
+"""The corpus tests' shared fixtures: `fork_servers` (forkrun.py) and `report_runs` (see report_runs.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
+from forkrun import ForkServers
 from report_runs import ReportRun, run_report_driver
 
 
 @pytest.fixture(scope="session")
-def report_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+def fork_servers():
+    """The corpus runs' fork servers (forkrun.py: a fresh process per run without torch's import each time),
+    ended with the test session."""
+    servers = ForkServers()
+    yield servers
+    servers.close()
+
+
+@pytest.fixture(scope="session")
+def report_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                fork_servers: ForkServers):
     """case -> Future[ReportRun] for every case a selected test reads through this fixture, all started the first
     time a test needs one, as many at a time as there are CPUs."""
     selected: list[str] = []
@@ -23,6 +34,7 @@ def report_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
                 selected.append(case)
     out_dir = tmp_path_factory.mktemp("case_reports")
     pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
-    futures: dict[str, Future[ReportRun]] = {case: pool.submit(run_report_driver, case, out_dir) for case in selected}
+    futures: dict[str, Future[ReportRun]] = {case: pool.submit(run_report_driver, case, out_dir, fork_servers)
+                                            for case in selected}
     yield futures
     pool.shutdown(wait=True, cancel_futures=True)

@@ -1,22 +1,24 @@
 """The report runs of the corpus, shared: `test_cases_report` and `test_cases_recompile` read the same
 ``report_driver.py`` output (JSON, full text, summary) for each case, so each case's program runs under ``report``
-once per test session, not once per module (a run is a fresh interpreter: torch's import and a first compile
-cost seconds each). The fixture `report_runs` (conftest.py) starts them; `report_run` waits for one."""
+once per test session, not once per module (a run is a fresh process: torch's import and a first compile
+cost seconds each; forked from a server that has imported torch, see forkrun.py). The fixture `report_runs`
+(conftest.py) starts them; `report_run` waits for one."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 from corpus import case_path, file_stem
+from forkrun import ForkServers
 
 REPORT_DRIVER = Path(__file__).resolve().parent / "report_driver.py"
 REPORT_TIMEOUT_S = 300
+#: what report_driver.py has imported when its program starts, imported once by its fork server
+REPORT_PRELOAD = ["torch", "torch._dynamo", "dynadbg.core.report"]
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,12 @@ def driver_env() -> dict[str, str]:
     return env
 
 
-def run_report_driver(case: str, out_dir: Path) -> ReportRun:
+def run_report_driver(case: str, out_dir: Path, servers: ForkServers) -> ReportRun:
     stem = file_stem(case)
     out_json, out_text = out_dir / f"{stem}.json", out_dir / f"{stem}.txt"
-    proc = subprocess.run([sys.executable, str(REPORT_DRIVER), str(out_json), str(out_text), str(case_path(case))],
-                          capture_output=True, text=True, timeout=REPORT_TIMEOUT_S, cwd=str(out_dir),
-                          env=driver_env())
+    proc = servers.run(REPORT_PRELOAD, driver_env(), [str(REPORT_DRIVER), str(out_json), str(out_text),
+                                                      str(case_path(case))],
+                       cwd=str(out_dir), timeout=REPORT_TIMEOUT_S)
     summary = Path(f"{out_text}.summary")
     return ReportRun(proc.returncode, proc.stdout, proc.stderr,
                      json.loads(out_json.read_text()) if out_json.exists() else None,

@@ -4,8 +4,9 @@ on compile id and guard expression (torch prints ``self.counter == 0`` where the
 ``L['self'].counter``; object ids are masked). Case 002 also runs in ``--plain`` with ``--break-on recompile``:
 each stop names the failing guard and the entry's compile id, and ``eager`` / ``drop`` do what they say.
 
-Each run is its own subprocess (torch state must not leak between cases), started together, as many at a time as
-there are CPUs, the first time a test needs one; the report runs are test_cases_report's (conftest.py).
+Each run is its own process (torch state must not leak between cases; forked from a server that has imported
+torch, see forkrun.py), started together the first time a test needs one; the report runs are
+test_cases_report's (conftest.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from corpus import case_path, expected_path, file_stem
+from forkrun import ForkServers
 from report_runs import driver_env, report_run
 from test_cases_report import CASES, CASES_DIR, RECORDED_ON_THIS_STACK, guard_expression, mask_floats, parse_expected
 
@@ -29,6 +31,9 @@ HERE = Path(__file__).resolve().parent
 STOP_DRIVER = HERE / "recompile_driver.py"
 TIMEOUT_S = 300
 CASE_002 = "002_module_int_counter_attr.py"
+#: what recompile_driver.py has imported when its program starts, imported once by its fork server
+STOP_PRELOAD = ["torch", "torch._dynamo", "dynadbg.core.commands", "dynadbg.core.listeners", "dynadbg.core.session",
+                "dynadbg.core.report", "dynadbg.core.format"]
 
 pytestmark = [
     pytest.mark.slow,
@@ -54,16 +59,16 @@ class StopRun:
     returncode: int
 
 
-def _run_stops(name: str, out_dir: Path) -> StopRun:
+def _run_stops(name: str, out_dir: Path, servers: ForkServers) -> StopRun:
     stops_json = out_dir / f"{file_stem(name)}.stops.json"
-    stops = subprocess.run([sys.executable, str(STOP_DRIVER), str(stops_json), str(case_path(name))],
-                           capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(out_dir), env=driver_env())
+    stops = servers.run(STOP_PRELOAD, driver_env(), [str(STOP_DRIVER), str(stops_json), str(case_path(name))],
+                        cwd=str(out_dir), timeout=TIMEOUT_S)
     return StopRun(json.loads(stops_json.read_text()) if stops_json.exists() else None, stops.stdout,
                    stops.stderr, stops.returncode)
 
 
 @pytest.fixture(scope="module")
-def case_runs(request, tmp_path_factory):
+def case_runs(request, tmp_path_factory, fork_servers):
     selected = []
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
@@ -72,7 +77,8 @@ def case_runs(request, tmp_path_factory):
                 selected.append(callspec.params["case"])
     out_dir = tmp_path_factory.mktemp("case_recompiles")
     pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2))
-    futures: dict[str, Future] = {name: pool.submit(_run_stops, name, out_dir) for name in selected}
+    futures: dict[str, Future] = {name: pool.submit(_run_stops, name, out_dir, fork_servers)
+                                   for name in selected}
     yield futures
     pool.shutdown(wait=True, cancel_futures=True)
 

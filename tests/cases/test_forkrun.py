@@ -1,0 +1,70 @@
+"""forkrun.py: a run forked from the fork server is ``python SCRIPT ARGS...`` as the corpus tests read it (status,
+stdout, stderr with python's own traceback, working directory, argv, sys.path[0], a fresh interpreter state), and a
+run past its timeout is killed. A server preloading nothing: no torch here (the corpus tests check, through their
+own assertions, the servers that import it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from forkrun import ForkServer
+
+PROBE = textwrap.dedent("""\
+    import os, sys
+    print(os.getcwd(), sys.argv, sys.path[0], __name__, sys.modules["__main__"].__dict__ is globals())
+    print(os.environ.get("FORKRUN_PROBE"), input.__module__, sys.stdin.read() == "")
+    sys.stderr.write("to stderr\\n")
+    if sys.argv[1] == "raise":
+        raise ValueError("boom")
+    if sys.argv[1] == "sleep":
+        import time
+        time.sleep(60)
+    import atexit
+    atexit.register(print, "at exit")
+    STATE = os.environ.setdefault("FORKRUN_SEEN", "first")
+    print(STATE)
+    sys.exit(int(sys.argv[1]))
+""")
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = ForkServer([], env={"FORKRUN_PROBE": "env", "PATH": "/usr/bin:/bin"})
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    return path
+
+
+def _fresh(probe: Path, arg: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(probe), arg], capture_output=True, text=True, cwd=str(cwd),
+                          env={"FORKRUN_PROBE": "env", "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("arg", ["0", "3", "raise"])
+def test_a_forked_run_reads_as_a_fresh_interpreter(server: ForkServer, probe: Path, tmp_path: Path, arg: str) -> None:
+    forked = server.run([str(probe), arg], cwd=str(tmp_path), timeout=60)
+    fresh = _fresh(probe, arg, tmp_path)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert forked.returncode == {"0": 0, "3": 3, "raise": 1}[arg]
+
+
+def test_runs_do_not_share_state(server: ForkServer, probe: Path, tmp_path: Path) -> None:
+    for _ in range(2):  # the first run's environment change is not seen by the second
+        assert server.run([str(probe), "0"], cwd=str(tmp_path), timeout=60).stdout.splitlines()[-2] == "first"
+
+
+def test_a_run_past_its_timeout_is_killed(server: ForkServer, probe: Path, tmp_path: Path) -> None:
+    with pytest.raises(subprocess.TimeoutExpired):
+        server.run([str(probe), "sleep"], cwd=str(tmp_path), timeout=1)
+    assert server.run([str(probe), "0"], cwd=str(tmp_path), timeout=60).returncode == 0   # the server goes on
