@@ -252,6 +252,17 @@ def without_object_ids(code: str) -> str:
     return _OBJECT_ID_ARG.sub(r"\1, …)", code) if "___check_" in code else code
 
 
+#: torch's ``TYPE_MATCH`` code part: ``___check_type_id(L['x'], 140217489390816), type=<class 'int'>``.
+_TYPE_CHECK = re.compile(r"(?P<check>___check_type_id\([^()]*\)), type=<class '(?P<type>[^']+)'>")
+
+
+def type_check(code: str) -> tuple[str, str] | None:
+    """(the ``___check_type_id(...)`` call, the type's qualified name) of a ``TYPE_MATCH`` code part
+    (``("___check_type_id(L['x'], 9412...)", "int")``); None for any other code."""
+    found = _TYPE_CHECK.fullmatch(code.strip())
+    return (found["check"], found["type"]) if found is not None else None
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Guard taxonomy: what a leaf guard pins, and the GuardFilterEntry types that stand for it
 # --------------------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import RESUMING
+from dynadbg.core.model import StopKind
 from dynadbg.tui import actions
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
@@ -388,6 +389,8 @@ class LearnApp(DebuggerApp):
             return  # a command changed the stop: its answer is checked (`CommandAnswered`)
         move, self._moved = self._moved, False
         self._answer_in_pane = False  # a new stop: the panes show it, nothing of a last answer to keep
+        if event.stop.kind is StopKind.RECOMPILE:
+            self._failing_first()     # lesson 2's "expected 1, actual 2" was a row below the view's edge at 80x24
         self._check(move=move, new_stop=True)
 
     @on(DebuggerApp.ProgramEnded)

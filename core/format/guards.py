@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..facts import tensor_check, without_object_ids
+from ..facts import tensor_check, type_check, without_object_ids
 from ..guards import iter_managers, location_text
 from ..model import Caveat, CaveatKind, GuardNodeView, GuardStatus, GuardTree, LeafGuardView
 from ..recompile import failure_kind
@@ -220,8 +220,12 @@ def caveat_lines(caveat: Caveat) -> tuple[str, str]:
 def short_leaf_code(code: str) -> str:
     """A leaf's code part for one row of a narrow pane: object addresses as ``…`` (`facts.without_object_ids`), and
     a ``TENSOR_MATCH`` with what tells tensors apart first (size, stride, dtype) and the rest as ``…`` (at 80
-    columns the sizes at the end were cut off). The leaf's details keep the whole code part."""
+    columns the sizes at the end were cut off), a ``TYPE_MATCH`` with its type first (``type=int  ___check_type_id(
+    L['x'], …)``). The leaf's details keep the whole code part."""
     code = without_object_ids(code)
+    typed = type_check(code)
+    if typed is not None:   # the type first: a narrow pane cut `type=<class 'int'>` off the end of the row
+        return f"type={typed[1].rpartition('.')[2]}  {typed[0]}"
     check = tensor_check(code)
     if check is None:
         return code

@@ -1051,7 +1051,9 @@ def test_rows_cut_at_a_panes_right_edge_end_in_an_ellipsis_and_a_tensor_check_le
     assert short_leaf_code(code) == "check_tensor(L['x'], size=[2, 4], stride=[4, 1], float32, …)"
     assert "requires_grad=True" in short_leaf_code(code.replace("requires_grad=False", "requires_grad=True"))
     assert short_leaf_code("___check_type_id(L['x'], 1402), type=<class 'int'>") == (
-        "___check_type_id(L['x'], …), type=<class 'int'>")
+        "type=int  ___check_type_id(L['x'], …)")
+    assert short_leaf_code("___check_type_id(L['m'], 77), type=<class 'torch.nn.modules.linear.Linear'>") == (
+        "type=Linear  ___check_type_id(L['m'], …)")
 
 
 async def test_at_80_columns_a_stop_in_a_resume_function_keeps_its_compile_id() -> None:
