@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Sequence
 
+from dynadbg.core import compat
 from dynadbg.core.model import BREAK_ON_KINDS, DEFAULT_BREAK_ON
 
 SUBCOMMANDS = ("run", "report", "demo", "diff", "learn")
@@ -139,6 +140,7 @@ def _add_session_flags(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None, prog: str = "dynadbg") -> int:
     """Entry point of the ``dynadbg`` console script. Returns the process exit status."""
     args_in = list(sys.argv[1:] if argv is None else argv)
+    compat.quiet_numpy_warning()  # before any thread imports torch (a newcomer saw it over the TUI's footer once)
     # `python -m dynadbg SCRIPT ...` and `dynadbg SCRIPT ...` mean `run SCRIPT ...`
     if args_in and args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help"):
         first = args_in[0]
