@@ -559,10 +559,13 @@ def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> 
                              timeout=300).stdout
     offset, number = re.search(r"__resume_at_(\d+)_(\d+)", listing).groups()
     text = lessons[3].steps[3].text
-    assert f"__resume_at_{offset}_{number}" in text and f"{offset} is the" in text
+    # the names are Python's: the lesson gives 3.11's and reads the pattern for the others
+    assert "__resume_at_O_N" in text and "O is the offset" in text and "no graph gets the number N" in text
+    if sys.version_info[:2] == (3, 11):
+        assert f"__resume_at_{offset}_{number} on Python 3.11" in text, listing
     assert re.search(rf"^\s+\d+\s+{offset}\s+L8\s+STORE_FAST\s+total$", listing, re.M), listing  # `orig`'s row
     graphs = {int(n) for n in re.findall(r"__compiled_fn_(\d+)", listing)}
-    assert graphs and int(number) not in graphs and f"not __compiled_fn_{number}" in text
+    assert graphs and int(number) not in graphs
     recompile = run("l4_recompile.py", "c; c; entries")
     assert 'e.guard_type == "CONSTANT_MATCH"' in recompile and "EQUALS_MATCH" in recompile   # lesson 4 step 3
     assert "CONSTANT_MATCH" in lessons[4].steps[2].text
