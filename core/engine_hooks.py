@@ -13,7 +13,7 @@ from types import CodeType, FrameType
 from typing import Any, Callable, Protocol
 
 from . import compat
-from .model import GeneratedInfo, ReturnedView, ReturnsOmitted, StopKind
+from .model import DecisionKind, GeneratedInfo, ReturnedView, ReturnsOmitted, StopKind
 from .runner import QuitProgram
 from .stack import FrameState, code_index
 from .state import Breakpoint, PauseContext
@@ -230,7 +230,10 @@ class DynamoHooks:
                                f"({type(exc).__name__}: {exc}); no stop here, torch recompiles")
             ctx.decision = None
         finally:
-            self.host.recompiles.update(record, decision=ctx.decision or "recompile", pending=False)
+            decision = DecisionKind(ctx.decision or DecisionKind.RECOMPILE)
+            # eager and skip compile nothing: the id predicted at the miss names no entry
+            no_entry = {"compile_id": None} if decision in (DecisionKind.EAGER, DecisionKind.SKIP) else {}
+            self.host.recompiles.update(record, decision=decision, pending=False, **no_entry)
         return ctx.decision
 
     def on_convert(self, code: CodeType | None) -> None:

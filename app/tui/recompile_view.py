@@ -264,7 +264,7 @@ class RecompileView(OutputView):
             title.append(f"is about to recompile → new entry {record.compile_id or '?'}")
         else:
             action = action_text(record)
-            title.append(f"recompiled → {record.compile_id or '?'}: {record.decision.value}"
+            title.append(f"recompiled → {record.compile_id or 'not compiled'}: {record.decision.value}"
                          + (f" ({action})" if action else "") + f"; {outcome_text(record)}")
         lines: list[RenderableType] = [title]
         lines.append(Text(f"{n} cache entr{'y' if n == 1 else 'ies'} rejected this call", dim))

@@ -128,6 +128,9 @@ def test_eager_runs_uncompiled_and_keeps_the_entry_count():
     assert isinstance(entries.data, rc.FrameRecompiles) and len(entries.data.entries) == 1
     assert isinstance(entries.data, CompiledFrameView)      # front ends that know only the base view still work
     assert [r.decision for r in entries.data.timeline] == ["eager", "eager", "recompile"]
+    # eager compiled nothing: its records name no entry (not the id that was predicted at the miss)
+    assert [r.compile_id for r in entries.data.timeline] == [None, None, "0/1"]
+    assert "#1 → not compiled: eager" in entries.output and "→ 0/1: eager" not in entries.output, entries.output
     (frame,) = entries_of(run.session, "forward")
     assert len(frame.entries) == 1
     assert results == [0.5, 1.0, 1.5, 2.0, ("counter", 4)]   # eager results are right
