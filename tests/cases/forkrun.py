@@ -209,13 +209,20 @@ class ForkServers:
 
     def run(self, preload: list[str], env: dict[str, str], argv: list[str], cwd: str,
             timeout: float) -> subprocess.CompletedProcess[str]:
-        """`ForkServer.run` on the server with `preload` imported and environment `env`."""
+        """`ForkServer.run` on the server with `preload` imported and environment `env` (less pytest's
+        ``PYTEST_CURRENT_TEST``, which changes with every test: kept, each test's runs would start a server of their
+        own, each importing torch and ended only with the session)."""
+        env = {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"}
         key = (tuple(preload), tuple(sorted(env.items())))
         with self._lock:
             server = self._servers.get(key)
             if server is None:
                 server = self._servers[key] = ForkServer(list(preload), env)
         return server.run(argv, cwd, timeout)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._servers)
 
     def close(self) -> None:
         with self._lock:

@@ -68,3 +68,18 @@ def test_a_run_past_its_timeout_is_killed(server: ForkServer, probe: Path, tmp_p
     with pytest.raises(subprocess.TimeoutExpired):
         server.run([str(probe), "sleep"], cwd=str(tmp_path), timeout=1)
     assert server.run([str(probe), "0"], cwd=str(tmp_path), timeout=60).returncode == 0   # the server goes on
+
+
+def test_runs_from_different_tests_share_one_server(probe: Path, tmp_path: Path) -> None:
+    """pytest's PYTEST_CURRENT_TEST changes with every test: it must not start a server (a torch import, and a
+    process held until the session ends) per test."""
+    from forkrun import ForkServers
+
+    servers = ForkServers()
+    try:
+        for name in ("test_a (call)", "test_b (call)"):
+            env = {"FORKRUN_PROBE": "env", "PATH": "/usr/bin:/bin", "PYTEST_CURRENT_TEST": name}
+            assert servers.run([], env, [str(probe), "0"], cwd=str(tmp_path), timeout=60).returncode == 0
+        assert len(servers) == 1
+    finally:
+        servers.close()
