@@ -1,4 +1,5 @@
-"""Shared fixtures: a clean Dynamo state for every test, and the location of ../shared/cases."""
+"""Shared fixtures: a clean Dynamo state for every test, the session's fork servers (forkrun.py), and the location
+of ../shared/cases."""
 
 from __future__ import annotations
 
@@ -9,6 +10,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "core"))
+
+
+@pytest.fixture(scope="session")
+def fork_servers():
+    """The session's fork servers (forkrun.py: a fresh process per run without torch's import each time)."""
+    import forkrun
+
+    return forkrun.SERVERS
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """End the fork servers a test started (forkrun.SERVERS)."""
+    forkrun = sys.modules.get("forkrun")
+    if forkrun is not None:
+        forkrun.SERVERS.close()
 
 
 @pytest.fixture(autouse=True)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
+from forkrun import python
 
 
 def dynadbg(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dynadbg", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd)
+    return python(["-m", "dynadbg", *args], timeout=300,
+                  cwd=cwd)
 
 
 @pytest.mark.parametrize("args, message", [

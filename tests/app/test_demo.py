@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
+from forkrun import python
 
 
 @pytest.mark.slow
 def test_demo_stops_in_the_models_generated_code_and_before_its_recompile():
-    proc = subprocess.run(
-        [sys.executable, "-m", "dynadbg", "demo", "--plain", "-c", "s 3; stack; c; c; entries; c"],
-        capture_output=True, text=True, timeout=300,
+    proc = python(
+        ["-m", "dynadbg", "demo", "--plain", "-c", "s 3; stack; c; c; entries; c"],
+        timeout=300,
     )
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -34,9 +33,9 @@ def test_guard_ids_are_the_same_at_every_stop_of_an_entry():
     or `drop gN` noted at one stop would name another guard at the next."""
     import re
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "dynadbg", "demo", "--plain", "-c", "guards; c; c; guards fail; c"],
-        capture_output=True, text=True, timeout=300,
+    proc = python(
+        ["-m", "dynadbg", "demo", "--plain", "-c", "guards; c; c; guards fail; c"],
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     ids = re.findall(r"(g\d+) (?:PASS |FAIL )?EQUALS_MATCH  L\['scale'\] == 1", proc.stdout)

@@ -9,13 +9,12 @@ end of the program.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import pytest
 from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
 from waiting import until
+from forkrun import python
 
 pytestmark = pytest.mark.slow
 
@@ -87,8 +86,8 @@ async def test_tui_drop_at_a_recompile_stop_says_the_warning_and_the_filter_once
 def test_line_mode_drop_at_a_recompile_stop_says_the_warning_and_the_filter_once(tmp_path) -> None:  # noqa: ANN001
     script = tmp_path / "counter.py"
     script.write_text(COUNTER)
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "recompile",
-                           "-c", "drop", str(script)], capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "--break-on", "recompile",
+                  "-c", "drop", str(script)], timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     after = out[out.index("(dynadbg) drop"):]

@@ -5,7 +5,6 @@ stderr count, a Stderr view that wraps at its width when maximised, and a help t
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import time
 
@@ -14,6 +13,7 @@ from fake_app import make_app, no_cursor_blink, settle  # noqa: F401 - no_cursor
 
 from dynadbg.core.model import StopKind
 from dynadbg.tui.status_line import StatusLine
+from forkrun import python
 
 PROGRAM_LINE = re.compile(r"^(scale=\d+: out\[0\] = .*|device: \w+)$")
 
@@ -50,8 +50,8 @@ async def test_the_demos_output_comes_in_the_order_line_mode_prints_it() -> None
     from dynadbg.demos import demo_path
     from dynadbg.tui.app import DebuggerApp
 
-    plain = subprocess.run([sys.executable, "-m", "dynadbg", "demo", "--plain", "-c", "c; " * 12],
-                           capture_output=True, text=True, timeout=600)
+    plain = python(["-m", "dynadbg", "demo", "--plain", "-c", "c; " * 12],
+                   timeout=600)
     expected = _events_of_line_mode(plain.stdout)
     assert expected.count("stop recompile") == 2 and sum(e.startswith("scale=") for e in expected) == 3, plain.stdout
 

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from fake_app import no_cursor_blink, settle  # noqa: F401 - no_cursor_blink is an autouse fixture
+from forkrun import python
 from waiting import until
 
 pytestmark = pytest.mark.slow
@@ -220,13 +221,10 @@ async def test_real_recompile_stop_shows_the_record_and_eager_resumes(tmp_path) 
 
 def test_screenshot_script_makes_every_svg(tmp_path) -> None:  # noqa: ANN001
     """``python screenshots/make_screenshots.py`` drives the real demo to every screenshot and exits cleanly."""
-    import subprocess
-    import sys
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / "screenshots" / "make_screenshots.py"
-    proc = subprocess.run([sys.executable, str(script), "--out", str(tmp_path), "--timeout", "120"],
-                          capture_output=True, text=True, timeout=600)
+    proc = python([str(script), "--out", str(tmp_path), "--timeout", "120"], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     from svg_text import squeeze, svg_rows
 

@@ -1,4 +1,4 @@
-"""The corpus tests' shared fixtures: `fork_servers` (forkrun.py) and `report_runs` (see report_runs.py)."""
+"""The corpus tests' shared fixture `report_runs` (see report_runs.py); `fork_servers` is tests/conftest.py's."""
 
 from __future__ import annotations
 
@@ -9,15 +9,6 @@ import pytest
 
 from forkrun import ForkServers
 from report_runs import ReportRun, run_report_driver
-
-
-@pytest.fixture(scope="session")
-def fork_servers():
-    """The corpus runs' fork servers (forkrun.py: a fresh process per run without torch's import each time),
-    ended with the test session."""
-    servers = ForkServers()
-    yield servers
-    servers.close()
 
 
 @pytest.fixture(scope="session")

@@ -59,6 +59,33 @@ def test_a_forked_run_reads_as_a_fresh_interpreter(server: ForkServer, probe: Pa
     assert forked.returncode == {"0": 0, "3": 3, "raise": 1}[arg]
 
 
+@pytest.mark.parametrize("arg", ["0", "3", "raise"])
+def test_a_forked_module_run_reads_as_python_dash_m(server: ForkServer, probe: Path, tmp_path: Path,
+                                                    arg: str) -> None:
+    """``python -m MODULE ARGS`` (how the CLI tests run ``-m dynadbg``): argv[0] the module's file, sys.path[0] the
+    working directory, ``__main__`` the module; status, output and traceback as python's."""
+    (tmp_path / "probemod.py").write_text(probe.read_text())
+    forked = server.run(["-m", "probemod", arg], cwd=str(tmp_path), timeout=60)
+    fresh = subprocess.run([sys.executable, "-m", "probemod", arg], capture_output=True, text=True,
+                           cwd=str(tmp_path), env={"FORKRUN_PROBE": "env", "PATH": "/usr/bin:/bin"},
+                           stdin=subprocess.DEVNULL)
+    assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout)
+    assert forked.stderr == fresh.stderr
+    assert str(tmp_path / "probemod.py") in forked.stdout
+
+
+def test_a_module_run_has_a_main_module_of_its_own(server: ForkServer, tmp_path: Path) -> None:
+    """The module runs in a fresh ``__main__`` (python -m's is empty), not in the server's (forkrun's) globals."""
+    (tmp_path / "names.py").write_text("print(sorted(n for n in globals() if not n.startswith('__')))\n")
+    forked = server.run(["-m", "names"], cwd=str(tmp_path), timeout=60)
+    assert forked.stdout == "[]\n", forked.stdout + forked.stderr
+
+
+def test_input_is_the_runs_stdin(server: ForkServer, tmp_path: Path) -> None:
+    (tmp_path / "echo.py").write_text("import sys\nprint(sys.stdin.read().upper(), end='')\n")
+    assert server.run([str(tmp_path / "echo.py")], cwd=str(tmp_path), timeout=60, input="c\nq\n").stdout == "C\nQ\n"
+
+
 def test_runs_do_not_share_state(server: ForkServer, probe: Path, tmp_path: Path) -> None:
     for _ in range(2):  # the first run's environment change is not seen by the second
         assert server.run([str(probe), "0"], cwd=str(tmp_path), timeout=60).stdout.splitlines()[-2] == "first"

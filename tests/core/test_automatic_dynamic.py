@@ -6,8 +6,6 @@ program `programs/sequence_lengths.py` (lengths 8, 16, 17, 32), compiles counted
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from dynadbg.core.model import AutoDynamicDim, DecisionKind
 from dynadbg.core.report import run_report
 from helpers import drive
 from programs import sequence_lengths as prog
+from forkrun import python
 
 compat.load()
 #: torch's size record is private (torch/_dynamo/pgo.py): on a torch without it the feature is off, said at start-up
@@ -111,8 +110,8 @@ def test_without_torch_s_size_record_nothing_is_said_and_dynamic_is_offered(monk
 
 
 def test_the_report_of_a_run_with_automatic_dynamic_off_names_no_dynamic_dimension():
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "report", str(PROGRAM), "config off"],
-                          capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "report", str(PROGRAM), "config off"],
+                  timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "torch compiled graphs: 4" in proc.stdout
     assert "4 cache entries, 3 recompiles" in proc.stdout

@@ -5,8 +5,6 @@ program; the recompile stop carries its choices as data; line mode prints the wa
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
@@ -32,6 +30,7 @@ from dynadbg.core.session import Session
 from helpers import QueueListener
 from programs import recompiles as progs
 from programs import simple
+from forkrun import python
 
 
 def drive_typed(start: Callable[[Session], None], handler: Callable[[Session, Stop, int], Any], *,
@@ -274,8 +273,8 @@ def test_line_mode_prints_the_watches_after_each_stop(tmp_path: Path):
         print(torch.compile(f, backend="eager")(torch.ones(3)).tolist())
     """))
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    out = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "watch x.sum(); s 3; c",
-                          str(script)], capture_output=True, text=True, timeout=300, env=env)
+    out = python(["-m", "dynadbg", "run", "--plain", "-c", "watch x.sum(); s 3; c",
+                 str(script)], timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "watch 1: x.sum() = tensor(3.)" in text

@@ -4,19 +4,18 @@ wrapper, and the first Dynamo terms glossed once."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 from dynadbg.demos import demo_path
+from forkrun import python
 
 
 @pytest.fixture(scope="module")
 def demo_out() -> str:
     """The whole demo run on: every stop's output, in order."""
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; c; c; q",
-                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; c; c; q",
+                  str(demo_path(None))], timeout=300)
     return proc.stdout
 
 
@@ -42,8 +41,8 @@ def test_a_compiled_module_calls_return_is_named_by_the_model_not_torchs_wrapper
 
 
 def test_guard_cost_cuts_name_the_compiled_callable_as_the_recompile_choices_do():
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "entries; c; c; c; q",
-                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "-c", "entries; c; c; c; q",
+                  str(demo_path(None))], timeout=300)
     cuts = [ln for ln in proc.stdout.splitlines() if "cut: torch.compile(" in ln]
     drops = [ln for ln in proc.stdout.splitlines() if "permanently: torch.compile(" in ln]
     assert cuts and drops
@@ -90,8 +89,8 @@ print(torch.compile(f, backend="eager")(torch.ones(3)))
 def test_after_u_the_callers_stack_shows_the_slots_below_its_pending_call(tmp_path):
     script = tmp_path / "nested.py"
     script.write_text(NESTED)
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q", str(script)],
-                          capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q", str(script)],
+                  timeout=300)
     stack = proc.stdout.split("(dynadbg) stack\n", 1)[1].split("(dynadbg)", 1)[0]
     assert "unknown" not in stack, stack
     assert "below the pending call" in stack and "not traced from its start" in stack
@@ -102,16 +101,16 @@ def test_int_of_a_tensor_is_named_and_gets_the_capture_scalar_outputs_advice_too
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[1] / "programs" / "item_graph_break.py"
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; q", str(script)],
-                          capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "-c", "c; c; c; c; q", str(script)],
+                  timeout=300)
     stop = _stop(proc.stdout, "is about to recompile")
     assert "___stack0 is n in span: the value of `int(v[1] - v[0])` (line 9)" in stop
     assert "torch._dynamo.config.capture_scalar_outputs = True" in stop
 
 
 def test_after_u_an_empty_caller_stack_says_it_is_empty_below_the_pending_call():
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q",
-                           str(demo_path(None))], capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", "-c", "c; u; stack; q",
+                  str(demo_path(None))], timeout=300)
     stack = proc.stdout.split("(dynadbg) stack\n", 1)[1].split("(dynadbg)", 1)[0]
     # forward waits in its call of the resume function, which consumed everything it had pushed
     assert stack.startswith("value stack: empty (below the pending call"), stack

@@ -3,20 +3,19 @@ start in the user's code, the recompile stop's choices each with its own permane
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
 
 from helpers import drive
+from forkrun import python
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
 
 def _plain(commands: str, script: Path, *flags: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", *flags, "-c", commands, str(script)],
-                          capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "run", "--plain", *flags, "-c", commands, str(script)],
+                  timeout=300)
     return proc.stdout
 
 
@@ -62,8 +61,8 @@ def test_a_local_bound_since_the_last_stop_is_marked_changed():
 def test_traceback_of_a_raising_script_starts_in_the_script(tmp_path):
     script = tmp_path / "boom.py"
     script.write_text("def f():\n    raise ValueError('boom')\n\nf()\n")
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", str(script)],
-                          capture_output=True, text=True, timeout=120)
+    proc = python(["-m", "dynadbg", "run", "--plain", str(script)],
+                  timeout=120)
     assert proc.returncode == 1
     text = proc.stdout + proc.stderr
     assert "ValueError: boom" in text and "boom.py" in text

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dis
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from typing import Any, Callable
@@ -23,6 +22,7 @@ from dynadbg.core.format.edits import format_stack
 from dynadbg.core.commands import CommandLine
 from dynadbg.core.session import Session
 from helpers import QueueListener
+from forkrun import python
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -518,23 +518,21 @@ def test_cli_run_with_patch_file(tmp_path):
     script.write_text(SCRIPT)
     patch_file = tmp_path / "p.json"
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    cmd = [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "compile"]
+    cmd = ["-m", "dynadbg", "run", "--plain", "--break-on", "compile"]
     # make the patch with a scripted run: the -c list keeps `insert ...; LOAD_CONST 7` together
-    out = subprocess.run(cmd + ["-c", "ll", str(script)], capture_output=True, text=True, env=env, timeout=300)
+    out = python(cmd + ["-c", "ll", str(script)], env=env, timeout=300)
     rows = [ln for ln in out.stdout.splitlines() if "RETURN_VALUE" in ln]
     ret = int(rows[-1].split()[0].lstrip("▶"))
-    made = subprocess.run(cmd + ["-c", f"insert {ret} POP_TOP; LOAD_CONST 7; patch save {patch_file}; c", str(script)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    made = python(cmd + ["-c", f"insert {ret} POP_TOP; LOAD_CONST 7; patch save {patch_file}; c", str(script)],
+                  env=env, timeout=300)
     assert "results [7.0, 7.0]" in made.stdout, made.stdout + made.stderr
-    run = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "entry", "--patch",
-                          str(patch_file), "-c", "c", str(script)], capture_output=True, text=True, env=env,
-                         timeout=300)
+    run = python(["-m", "dynadbg", "run", "--plain", "--break-on", "entry", "--patch", str(patch_file), "-c", "c",
+                  str(script)], env=env, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "results [7.0, 7.0]" in run.stdout and "patch applied to double_sum" in run.stdout
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
-    rejected = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--patch", str(bad), str(script)],
-                              capture_output=True, text=True, env=env, timeout=300)
+    rejected = python(["-m", "dynadbg", "run", "--plain", "--patch", str(bad), str(script)], env=env, timeout=300)
     assert rejected.returncode == 2
     assert rejected.stderr.strip().count("\n") == 0 and "rejected (patch file)" in rejected.stderr
     assert "results" not in rejected.stdout

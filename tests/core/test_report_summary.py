@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dynadbg.core.format.report import ELIDED, fit, fit_long
+from forkrun import python
 
 PROGRAM = str(Path(__file__).resolve().parent / "programs" / "report_mix.py")
 pytestmark = pytest.mark.slow
@@ -26,8 +27,7 @@ def flat(text: str) -> str:
 
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dynadbg", "report", *args], capture_output=True, text=True,
-                          timeout=300)
+    return python(["-m", "dynadbg", "report", *args], timeout=300)
 
 
 @pytest.fixture(scope="module")

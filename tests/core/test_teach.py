@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import subprocess
 import sys
 import types
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ import pytest
 from dynadbg.core import compat, explain, flow, provenance, roles
 from dynadbg.core import format as fmt
 from dynadbg.core.model import Role, ValueSummary
+from forkrun import python
 
 # torch 2.15 generates this program's code differently (graph inputs loaded another way, a jump in the
 # straight-line part): the roles and the static flow are built from 2.13/2.14's code generation for now
@@ -310,9 +310,8 @@ def _walk(program: str) -> dict:
     if not _futures:
         for p in PROGRAMS:
             _futures[p] = _pool().submit(
-                subprocess.run, [sys.executable, str(HERE / "teach_walk.py"), p], capture_output=True, text=True,
-                timeout=900, cwd=str(CASES_DIR if CASES_DIR.is_dir() else HERE),
-                env=dict(os.environ, PYTHONHASHSEED="0"),
+                python, [str(HERE / "teach_walk.py"), p], timeout=900,
+                cwd=str(CASES_DIR if CASES_DIR.is_dir() else HERE), env=dict(os.environ, PYTHONHASHSEED="0"),
             )
     proc = _futures[program].result()  # type: ignore[attr-defined]
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
 
 from helpers import drive
 from programs import nested_fn
+from forkrun import python
 
 PROGRAM = Path(nested_fn.__file__)
 
@@ -49,8 +48,8 @@ def test_graph_break_stop_and_listing_in_unhashable_code():
 
 
 def test_report_json_lists_unhashable_generated_code():
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "report", "--json", str(PROGRAM)],
-                          capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "dynadbg", "report", "--json", str(PROGRAM)],
+                  timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     names = [f["name"] for f in doc["frames"]]

@@ -12,6 +12,7 @@ import pytest
 from dynadbg.learn.coach import Coach, EngineState, Facts, check
 from dynadbg.learn.lessons import LessonError, load_lesson, load_lessons
 from dynadbg.learn.progress import DATA_DIR_ENV, Progress
+from forkrun import python
 
 LESSONS = load_lessons()
 
@@ -551,12 +552,10 @@ def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> 
                  "FrameLocalsGuardAccessor"):
         assert name in lessons[2].steps[0].text and re.search(rf"\b{name}\b", guards), name
     # in a process of its own, as a lesson's program runs (Dynamo's counter is the process's)
-    import subprocess
     import sys
 
-    listing = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "-c", "orig; ll",
-                              str(PROGRAM_DIR / "l3_graph_break.py")], capture_output=True, text=True,
-                             timeout=300).stdout
+    listing = python(["-m", "dynadbg", "run", "--plain", "-c", "orig; ll",
+                     str(PROGRAM_DIR / "l3_graph_break.py")], timeout=300).stdout
     offset, number = re.search(r"__resume_at_(\d+)_(\d+)", listing).groups()
     text = lessons[3].steps[3].text
     # the names are Python's: the lesson gives 3.11's and reads the pattern for the others

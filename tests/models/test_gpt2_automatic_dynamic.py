@@ -8,11 +8,10 @@ Needs the ``[models]`` extra (``pip install -e ".[models]"``); skipped with that
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forkrun import python
 
 pytest.importorskip("transformers", reason="needs the [models] extra: pip install -e '.[models]'")
 
@@ -21,8 +20,7 @@ pytestmark = pytest.mark.slow
 
 
 def dynadbg(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", *args, PROGRAM], capture_output=True, text=True,
-                          timeout=600)
+    proc = python(["-m", "dynadbg", *args, PROGRAM], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 

@@ -8,10 +8,10 @@ summary, the default text report of this program was 5,480 lines / 905 KB with l
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forkrun import python
 
 pytest.importorskip("transformers", reason="needs the [models] extra: pip install -e '.[models]'")
 
@@ -21,8 +21,7 @@ RECOMPILE = "recompile 0/1: 0/0: tensor 'kwargs['input_ids']' size mismatch at i
 
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "report", *args, PROGRAM], capture_output=True,
-                          text=True, timeout=600)
+    proc = python(["-m", "dynadbg", "report", *args, PROGRAM], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 

@@ -8,11 +8,10 @@ Needs the ``[models]`` extra (``pip install -e ".[models]"``); skipped with that
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forkrun import python
 
 pytest.importorskip("transformers", reason="needs the [models] extra: pip install -e '.[models]'")
 
@@ -21,8 +20,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_train_to_eval_stop_is_one_group_and_drop_leaves_the_mode_flags_alone() -> None:
-    proc = subprocess.run([sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "recompile",
-                           "-c", "drop; c", PROGRAM], capture_output=True, text=True, timeout=600)
+    proc = python(["-m", "dynadbg", "run", "--plain", "--break-on", "recompile",
+                  "-c", "drop; c", PROGRAM], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert out.count("is about to recompile") == 1

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forkrun import python
 
 SAMPLE = Path(__file__).resolve().parent / "sample"
 pytestmark = pytest.mark.slow
@@ -20,10 +20,8 @@ def run_pytest(*args: str, stdin: str | None = None) -> subprocess.CompletedProc
     # BUILD_NUMBER variable set): the child prints what a user's terminal shows, whoever runs this suite
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
     env["PYTHONWARNINGS"] = "ignore"
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", *args],
-        cwd=SAMPLE, capture_output=True, text=True, timeout=300, input=stdin, env=env,
-    )
+    return python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", *args],
+                  cwd=SAMPLE, timeout=300, input=stdin, env=env)
 
 
 def test_recompile_over_budget_fails_with_the_failing_guard(tmp_path: Path) -> None:
@@ -113,8 +111,7 @@ def test_bad_marker_argument_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = sample_*.py\n")
     (tmp_path / "sample_bad.py").write_text(
         "import pytest\n\n@pytest.mark.dynadbg(max_recompile=0)\ndef test_x():\n    pass\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "sample_bad.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "sample_bad.py"], cwd=tmp_path, timeout=300)
     assert proc.returncode != 0
     assert "unknown argument(s) max_recompile" in proc.stdout + proc.stderr
 

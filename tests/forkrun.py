@@ -96,25 +96,39 @@ def _serve(preload: list[str]) -> dict | None:
 def _child(req: dict) -> None:
     """In the forked child: become ``python SCRIPT ARGS...`` (in req's cwd, output to req's files) and run it."""
     import runpy
+    import types
 
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    stdin = os.open(req.get("in") or os.devnull, os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.close(stdin)
     for fd, path in ((1, req["out"]), (2, req["err"])):
         f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(f, fd)
         os.close(f)
     os.chdir(req["cwd"])
-    script = req["argv"][0]
-    sys.argv = list(req["argv"])
-    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    here = __file__
+    argv = list(req["argv"])
+    module = argv[1] if argv[0] == "-m" else None
+    script = argv[0]
+    if module is not None:                      # python -m MODULE ARGS...: sys.path[0] is the working directory
+        sys.argv = [argv[0], *argv[2:]]         # runpy sets argv[0] to the module's file, as -m does
+        sys.path[0] = os.getcwd()
+    else:
+        sys.argv = argv
+        sys.path[0] = os.path.dirname(os.path.realpath(script))
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module is not None:
+            # what `python -m` itself calls; it runs the module in __main__'s namespace, which here is this file's
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            runpy._run_module_as_main(module, alter_argv=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise                                   # the interpreter ends with its code, as python's would
     except BaseException as exc:  # noqa: BLE001 - python prints it and exits 1; the traceback starts at the script
         tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        while tb is not None and (tb.tb_frame.f_code.co_filename != script if module is None
+                                  else tb.tb_frame.f_code.co_filename == here):
             tb = tb.tb_next
         exc.__traceback__ = tb or exc.__traceback__
         sys.excepthook(type(exc), exc, exc.__traceback__)
@@ -160,19 +174,25 @@ class ForkServer:
                         f.set_exception(RuntimeError(f"the fork server ended:\n{log}"))
             self._pending.clear()
 
-    def run(self, argv: list[str], cwd: str, timeout: float) -> subprocess.CompletedProcess[str]:
-        """``subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=cwd, timeout=timeout)``
-        with this server's environment; argv[0] is the script's absolute path."""
-        assert os.path.isabs(argv[0]), argv[0]
+    def run(self, argv: list[str], cwd: str, timeout: float,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002 - subprocess.run's name
+        """``subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        input=input)`` with this server's environment (stdin /dev/null without `input`); argv[0] is the script's
+        absolute path, or argv is ``["-m", MODULE, ARGS...]``."""
+        assert os.path.isabs(argv[0]) or (argv[0] == "-m" and len(argv) > 1), argv[0]
         pid_f: Future = Future()
         rc_f: Future = Future()
         with self._lock:
             rid = next(self._ids)
             out, err = Path(self._dir) / f"{rid}.out", Path(self._dir) / f"{rid}.err"
+            stdin = Path(self._dir) / f"{rid}.in"
+            if input is not None:
+                stdin.write_text(input)
             self._pending[rid] = (pid_f, rc_f)
             assert self._proc.stdin is not None
             self._proc.stdin.write((json.dumps({"id": rid, "argv": [str(a) for a in argv], "cwd": str(cwd),
-                                                "out": str(out), "err": str(err)}) + "\n").encode())
+                                                "out": str(out), "err": str(err),
+                                                "in": str(stdin) if input is not None else None}) + "\n").encode())
             self._proc.stdin.flush()
         try:
             returncode = rc_f.result(timeout=timeout)
@@ -184,7 +204,7 @@ class ForkServer:
             raise subprocess.TimeoutExpired([sys.executable, *argv], timeout) from None
         # decoded as subprocess.run(text=True) does: the locale's encoding, universal newlines
         stdout, stderr = (p.read_text() if p.exists() else "" for p in (out, err))
-        for p in (out, err):
+        for p in (out, err, stdin):
             p.unlink(missing_ok=True)
         return subprocess.CompletedProcess([sys.executable, *argv], returncode, stdout, stderr)
 
@@ -207,8 +227,8 @@ class ForkServers:
         self._servers: dict[tuple, ForkServer] = {}
         self._lock = threading.Lock()
 
-    def run(self, preload: list[str], env: dict[str, str], argv: list[str], cwd: str,
-            timeout: float) -> subprocess.CompletedProcess[str]:
+    def run(self, preload: list[str], env: dict[str, str], argv: list[str], cwd: str, timeout: float,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:  # noqa: A002 - subprocess.run's name
         """`ForkServer.run` on the server with `preload` imported and environment `env` (less pytest's
         ``PYTEST_CURRENT_TEST``, which changes with every test: kept, each test's runs would start a server of their
         own, each importing torch and ended only with the session)."""
@@ -218,7 +238,7 @@ class ForkServers:
             server = self._servers.get(key)
             if server is None:
                 server = self._servers[key] = ForkServer(list(preload), env)
-        return server.run(argv, cwd, timeout)
+        return server.run(argv, cwd, timeout, input)
 
     def __len__(self) -> int:
         with self._lock:
@@ -229,6 +249,35 @@ class ForkServers:
             servers, self._servers = list(self._servers.values()), {}
         for server in servers:
             server.close()
+
+
+
+# --------------------------------------------------------------------------------------------------------------
+# one set of servers for the whole test session
+# --------------------------------------------------------------------------------------------------------------
+
+SERVERS = ForkServers()
+"""The session's fork servers (the corpus fixture `fork_servers` and `python`); tests/conftest.py closes them when
+the session ends."""
+
+#: what ``python -m dynadbg ...`` has imported before the program's first line, and so may come from the server
+DYNADBG_PRELOAD = ["torch", "torch._dynamo"]
+
+
+def python(args: list[str], *, env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+           timeout: float = 300, input: str | None = None,  # noqa: A002 - subprocess.run's name
+           preload: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd,
+    timeout=timeout, input=input)`` (stdin from /dev/null without `input`) run as a fork of a server that imported `preload` (default: torch,
+    which ``python -m dynadbg`` imports before it runs a program). `args`: ``["-m", MODULE, ...]`` or
+    ``[SCRIPT, ...]`` (a relative script is taken from `cwd`). For tests that read a run's output, status and
+    files; a test about the interpreter's start itself (its warnings, what it imports first) runs python."""
+    args = [str(a) for a in args]
+    where = os.fspath(cwd) if cwd is not None else os.getcwd()
+    if args[0] != "-m" and not os.path.isabs(args[0]):
+        args[0] = os.path.join(where, args[0])
+    return SERVERS.run(DYNADBG_PRELOAD if preload is None else preload,
+                       dict(os.environ if env is None else env), args, cwd=where, timeout=timeout, input=input)
 
 
 if __name__ == "__main__":
