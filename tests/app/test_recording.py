@@ -4,14 +4,13 @@ purpose."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import record_fake
 
 from dynadbg.core.model import StopKind
+from forkrun import python
 
 
 @pytest.mark.slow
@@ -22,8 +21,7 @@ def test_the_recording_matches_what_the_real_engine_answers_today(name: str) -> 
     it; ``forward``, ``tests/app/fake_program.py``'s ``Scale.forward`` compiled for n=3 and called with n=4;
     ``mode_switch``, ``tests/programs/eval_after_training.py`` to its recompile stop and the entry stop after it."""
     path, _ = record_fake.RECORDERS[name]
-    done = subprocess.run([sys.executable, record_fake.__file__, "--only", name, "--stdout"], capture_output=True,
-                          text=True, timeout=300, cwd=record_fake.ROOT)
+    done = python([record_fake.__file__, "--only", name, "--stdout"], timeout=300, cwd=record_fake.ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == path.read_text(encoding="utf-8"), (
         f"the real engine answers otherwise than {path.name}: re-make it (tests/app/record_fake.py) and check the "

@@ -29,6 +29,7 @@ import pytest
 from helpers import builtin_filter_type
 
 from corpus import PROGRAMS, PROGRAMS_DIR
+from forkrun import python
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "advice_driver.py"
@@ -57,7 +58,8 @@ def _programs() -> list[str]:
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(PROGRAMS_DIR))
+    """``python CMD...`` (cmd[0] is sys.executable) as a fresh process, forked (forkrun.py)."""
+    return python(cmd[1:], timeout=TIMEOUT_S, cwd=str(PROGRAMS_DIR))
 
 
 def _batches(items: list, n: int = 2) -> list[list]:

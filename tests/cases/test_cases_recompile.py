@@ -15,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from corpus import case_path, expected_path, file_stem
 from forkrun import ForkServers
 from report_runs import driver_env, report_run
 from test_cases_report import CASES, CASES_DIR, RECORDED_ON_THIS_STACK, guard_expression, mask_floats, parse_expected
+from forkrun import python
 
 HERE = Path(__file__).resolve().parent
 STOP_DRIVER = HERE / "recompile_driver.py"
@@ -186,10 +186,8 @@ def test_recompile_stop_finds_every_recompile_reason(runs, case):
 
 
 def _plain(commands: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "recompile", "-c", commands,
-         str(CASES_DIR / CASE_002)],
-        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
+    return python(["-m", "dynadbg", "run", "--plain", "--break-on", "recompile", "-c", commands,
+                   str(CASES_DIR / CASE_002)], timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
 
 
 @pytest.mark.skipif(not (CASES_DIR / CASE_002).exists(), reason="case 002 missing")
@@ -243,10 +241,8 @@ CASE_011 = "011_item_graph_break_resume_stack_guard.py"
 
 @pytest.mark.skipif(not (CASES_DIR / CASE_011).exists(), reason="case 011 missing")
 def test_011_graph_break_stop_shows_the_break_and_the_stack_passed(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "dynadbg", "run", "--plain", "--break-on", "graph-break", "-c", "c",
-         str(CASES_DIR / CASE_011)],
-        capture_output=True, text=True, timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
+    proc = python(["-m", "dynadbg", "run", "--plain", "--break-on", "graph-break", "-c", "c",
+                   str(CASES_DIR / CASE_011)], timeout=TIMEOUT_S, cwd=str(tmp_path), env=driver_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     first = proc.stdout.split("--- ")[1]
     assert "resume function torch_dynamo_resume_in_box_extent_at_48 (compile 1/0) continues box_extent" in first

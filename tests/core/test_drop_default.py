@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +14,15 @@ from dynadbg.core.model import DecisionKind, HeldBackReason
 from helpers import drive, drive_answering
 from programs import batchnorm_modes as bn
 from programs import recompiles as progs
+from forkrun import python
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "batchnorm_modes.py"
 
 
 def plain_results(*scales: int) -> list:
     """The program's outputs without the debugger (a child process: no dynadbg, a fresh Dynamo cache)."""
-    out = subprocess.run([sys.executable, str(PROGRAM), *map(str, scales)], capture_output=True, text=True,
-                         timeout=300, check=True)
+    out = python([str(PROGRAM), *map(str, scales)], timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout)
 
 

@@ -5,8 +5,6 @@ sources become one group (`grouping`), said in one line with the cause the entry
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from dynadbg.core.model import (
 )
 
 from helpers import drive_answering
+from forkrun import python
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "core" / "programs"  # not tests/programs: that is the whole corpus, walked by every corpus test
@@ -152,8 +151,9 @@ def test_train_to_eval_stop_groups_the_batchnorm_flags_and_its_filter_removes_th
             {"id": 1, "program": str(PROGRAMS / "batchnorm_train_eval.py"),
              "fix": {"kind": "replace", "lineno": 28, "old": 'torch.compile(net, backend="eager")', "new": new}}]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
-    subprocess.run([sys.executable, str(ROOT / "tests" / "cases" / "apply_fix.py"), str(tmp_path / "jobs.json"),
-                    str(tmp_path / "out.json")], check=True, timeout=300, cwd=str(PROGRAMS))
+    proc = python([str(ROOT / "tests" / "cases" / "apply_fix.py"), str(tmp_path / "jobs.json"),
+                   str(tmp_path / "out.json")], timeout=300, cwd=str(PROGRAMS))
+    assert proc.returncode == 0, proc.stderr[-3000:]
     base, fixed = json.loads((tmp_path / "out.json").read_text())
     assert base["error"] is None and fixed["error"] is None, fixed["error"]
     assert base["frames"] == 2 and fixed["frames"] == 1

@@ -5,8 +5,6 @@ files in a fresh process. Every program is compiled with the eager backend, on C
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -15,6 +13,7 @@ import torch
 from dynadbg import toolkit
 from dynadbg.core import compat
 from dynadbg.core.guards import iter_leaves
+from forkrun import python
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -591,7 +590,7 @@ def test_save_then_load_in_a_fresh_process_rebuilds_the_guards_and_refuses_a_sta
     patch = tmp_path / "copy.json"
 
     def run(*args):
-        proc = subprocess.run([sys.executable, str(prog), *args], capture_output=True, text=True, timeout=300)
+        proc = python([str(prog), *args], timeout=300)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.strip().splitlines()
         return lines[-1] if lines else ""

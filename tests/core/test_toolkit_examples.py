@@ -5,18 +5,16 @@ what it did; the README block is run exactly as written."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
+from forkrun import python
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 
 
 def run_example(name: str) -> str:
-    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], capture_output=True, text=True,
-                          timeout=600)
+    proc = python([os.path.join(EXAMPLES, name)], timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -35,7 +33,7 @@ def test_readme_toolkit_block_runs_as_written(tmp_path):
     leaf ids depend on the tree, and "g6" was L['x']'s TENSOR_MATCH, which install refused)."""
     prog = tmp_path / "prog.py"
     prog.write_text(readme_toolkit_block())
-    proc = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = python([str(prog)], timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("0/0  cache  eager  ") and "dynamo  (compiled by the call at prog.py:" in lines[0]

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forkrun import python
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE.parent / "programs"
@@ -28,8 +27,8 @@ def _programs() -> list[str]:
 
 def _run(mode: str, out: Path, programs: list[str]) -> list[dict]:
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run([sys.executable, str(HERE / "trace_equality_driver.py"), mode, str(out), *programs],
-                          cwd=PROGRAMS, env=env, capture_output=True, text=True, timeout=1800)
+    proc = python([str(HERE / "trace_equality_driver.py"), mode, str(out), *programs], cwd=PROGRAMS, env=env,
+                  timeout=1800)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
 
