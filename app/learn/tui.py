@@ -408,8 +408,13 @@ class LearnApp(DebuggerApp):
 
     def action_hint(self) -> None:
         """The step's next hint, at the top of the narration (F7, ``lesson hint``)."""
-        if self.coach.ask_hint() is None and not self.coach.finished:
+        before = self.coach.hint
+        hint = self.coach.ask_hint()
+        if hint is None and not self.coach.finished:
             self.main_screen.console.info(f"this step has no hint: {SKIP_KEY.upper()} skips it")
+        elif hint is not None and hint == before:
+            self.main_screen.console.info(f"no more hints for this step (its last one is at the top of the "
+                                          f"narration): {SKIP_KEY.upper()} skips it")
         self._show()
 
     def action_show_step(self) -> None:

@@ -695,6 +695,11 @@ async def test_a_hint_shows_first_f7_asks_for_one_and_a_wrong_stop_gives_the_cur
         await pilot.press("f7")
         await _settle(pilot)
         assert app.narration.plain.startswith("Hint: " + lesson.steps[2].hints[1]), app.narration.plain
+        assert len(lesson.steps[2].hints) == 2
+        await pilot.press("f7")     # past the last hint: said, not silent
+        await _settle(pilot)
+        log = " ".join(" ".join(strip.text.split()) for strip in app.main_screen.console.log_widget.lines)  # wrapped
+        assert "no more hints for this step" in log and "F8 skips it" in log, log[-500:]
         await pilot.press("q")
 
 

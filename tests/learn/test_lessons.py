@@ -191,8 +191,9 @@ def test_the_recorded_break_is_read_only_from_the_attempt_that_traced_it() -> No
 
 def test_lesson_3s_explain_step_is_at_the_eager_call_with_its_operands() -> None:
     """"You are at the instruction Dynamo could not put in a graph ... what it takes off the value stack (the int
-    type, and the first graph's output y.sum())": the current instruction's role is graph break (the CALL run
-    eagerly) and the stack holds both."""
+    type, and a 0-d tensor: the first graph's output, y.sum()) ... names the tensor: output 0 of the first graph,
+    FX node sum_1": the current instruction's role is graph break (the CALL run eagerly) and the stack holds
+    both."""
     cond = _done(3, "explain")
     slots = ("[…] ", "[…] ", "NULL ", "<class 'int'> builtins.int ",
              "Tensor[] (0-d) float32 cpu graph_out_0[0] output 0 of __compiled_fn_2 (FX node sum_1)")
