@@ -7,8 +7,12 @@ its exit (status, uncaught exception, atexit, thread joins) is the interpreter's
 Why this is a fresh process for the corpus tests: the child is a new process (its own torch state, Dynamo caches,
 config, counters, modules' globals); what it shares with the server is modules already imported, and only modules
 every run imports before its program's first line (``preload``: torch, torch._dynamo and the debugger's modules
-the drivers import first; tests/cases/test_forkrun.py checks that a forked run has the same modules as a fresh
-one at that point). Nothing ran in the server but those imports: no tensor op, no compile, no thread of ours
+the drivers import first; tests/cases/test_forkrun.py checks, in fresh interpreters, that `python -m dynadbg
+run` and the corpus drivers have imported every preloaded module by their program's first line). A plain
+``python SCRIPT`` run forked from a server that preloaded torch (the corpus's plain runs, `python` on a script)
+has torch imported before the script's first line instead of by it: the same for a script that imports torch
+before it sets anything torch reads while importing (environment variables such as TORCH_LOGS); the programs run
+this way set none. Nothing ran in the server but those imports: no tensor op, no compile, no thread of ours
 (checked before every fork), so no thread pool is forked half-way (numpy's OpenBLAS thread, started at import,
 has its own fork handlers). The environment (PYTHONHASHSEED, no TORCH_LOGS) is the server's, fixed when it starts.
 

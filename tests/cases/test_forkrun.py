@@ -110,3 +110,29 @@ def test_runs_from_different_tests_share_one_server(probe: Path, tmp_path: Path)
         assert len(servers) == 1
     finally:
         servers.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["python -m dynadbg run", "report_driver.py", "recompile_driver.py"])
+def test_a_fresh_run_has_imported_every_preloaded_module_when_its_program_starts(run: str, tmp_path: Path) -> None:
+    """What a server imports must be what a fresh run has imported anyway before its program's first line (else a
+    forked run would differ from a fresh one): checked in a real fresh interpreter for each way the tests run."""
+    import json
+
+    from forkrun import DYNADBG_PRELOAD
+    from report_runs import REPORT_PRELOAD
+    from test_cases_recompile import STOP_PRELOAD
+
+    preload = sorted({"python -m dynadbg run": DYNADBG_PRELOAD, "report_driver.py": REPORT_PRELOAD,
+                      "recompile_driver.py": STOP_PRELOAD}[run])
+    program = tmp_path / "probe.py"
+    program.write_text(f"import json, sys\n"
+                       f"print('IMPORTED ' + json.dumps([m for m in {preload!r} if m in sys.modules]))\n")
+    here = Path(__file__).resolve().parent
+    argv = {"python -m dynadbg run": ["-m", "dynadbg", "run", "--plain", "-c", "c", str(program)],
+            "report_driver.py": [str(here / run), str(tmp_path / "r.json"), str(tmp_path / "r.txt"), str(program)],
+            "recompile_driver.py": [str(here / run), str(tmp_path / "s.json"), str(program)]}[run]
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("IMPORTED ")), None)
+    assert line is not None, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(line[len("IMPORTED "):]) == preload
