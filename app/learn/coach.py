@@ -313,6 +313,8 @@ class Coach:
         self.exited = False
         self.left_trace = False
         """The current step is about a stop inside Dynamo's tracing, and the program went on to a run-time stop."""
+        self.at_stop: str | None = None
+        """The kind of the stop the program was last seen at (a lesson step's condition names such kinds)."""
         self.skipped: list[int] = []
         """Numbers of the steps the learner skipped."""
         self.passed: list[int] = []
@@ -332,7 +334,18 @@ class Coach:
         """The current step's condition can no longer become true: the program has ended with it not done (only a
         step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
         about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
-        return (self.exited or self.left_trace) and self.step is not None
+        return (self.exited or self.left_trace or self.left_break) and self.step is not None
+
+    @property
+    def left_break(self) -> bool:
+        """The current step needs the trace-break stop, and the program is at another stop: Dynamo stops there
+        once per graph break (a step taken from it goes on in a restarted trace), so it does not come back in this
+        run."""
+        step = self.step
+        wanted = step.done.stop if step is not None else None
+        wanted = (wanted,) if isinstance(wanted, str) else tuple(wanted or ())
+        return (wanted == ("trace-break",) and self.at_stop is not None and self.at_stop != "trace-break"
+                and not self.exited)
 
     # -- what happened ------------------------------------------------------------------------------------------
     def observe_command(self, line: str, error: str | None) -> None:
@@ -386,6 +399,8 @@ class Coach:
         step = self.step
         if step is None:
             return False
+        if state.stop is not None:
+            self.at_stop = state.stop
         if check(step.done, state):
             self.passed.append(step.number)
             self._next()
@@ -467,6 +482,11 @@ class Coach:
         skip it (`skip_how`) and how to start the lesson again."""
         if not self.stranded:
             return None
+        if self.left_break and not self.left_trace:
+            return (f"The program has moved on from the trace-break stop (the status line says {self.at_stop} now): "
+                    f"Dynamo stops there once for this graph break, so this step cannot be done in this run. "
+                    f"{skip_how[0].upper()}{skip_how[1:]} to skip it and go on with the lesson, or run "
+                    f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
         if not self.exited:
             return (f"The program has left Dynamo's tracing before this step was done (it is stopped at run time "
                     f"now), so this step's stop cannot come back in this run. "

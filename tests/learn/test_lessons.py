@@ -309,6 +309,25 @@ def test_a_step_about_a_trace_stop_says_so_once_the_program_runs_on() -> None:
     assert not coach.stranded
 
 
+def test_a_step_at_the_trace_break_stop_says_so_once_a_step_has_left_it() -> None:
+    """Lesson 8 step 1 at 80x24: a newcomer pressed the footer's `s` at the trace-break stop; Dynamo restarted its
+    trace (a `trace` stop) and the break's stop never came back, while the hint still said "the status line says
+    trace-break" and F8 led to steps 2-3, just as impossible, without a word. Now each says so and how to go on."""
+    lesson = LESSONS[7]
+    coach = Coach(lesson)
+    coach.advance(EngineState(stop="trace-break", command="stack"), looked=True)
+    assert not coach.stranded                # a look around at the right stop
+    coach.advance(EngineState(stop="trace", command="s"))
+    assert coach.stranded and coach.index == 0
+    text = coach.narration()
+    assert "moved on from the trace-break stop (the status line says trace now)" in text and "Hint:" not in text
+    coach.skip()                             # steps 2 and 3 need that stop too: said at once, no move needed
+    assert coach.index == 1 and coach.stranded and "moved on from the trace-break stop" in coach.narration()
+    coach.skip()
+    coach.skip()                             # step 4 (`c` to the graph-break stop) can be done
+    assert coach.index == 3 and not coach.stranded
+
+
 def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
     lesson = LESSONS[5]                      # lesson 6, step 4: "Type `graph` ... (`guards` shows it too ...)"
     coach = Coach(lesson)
