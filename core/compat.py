@@ -1994,6 +1994,25 @@ def lazy_realized(caches: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(vars(c).get("vt") for c in caches)
 
 
+class _GeneratorTranslators(dict):  # type: ignore[type-arg]
+    """translator type -> whether it traces an inlined generator (``InliningGeneratorInstructionTranslator``,
+    torch 2.13-2.15, by class name in its ``__mro__``): one that is resumed by each ``next``, from wherever the
+    generator's consumer is."""
+
+    def __missing__(self, t: type) -> bool:
+        found = any(c.__name__ == "InliningGeneratorInstructionTranslator" for c in t.__mro__)
+        self[t] = found
+        return found
+
+
+_GENERATOR_TRANSLATORS = _GeneratorTranslators()
+
+
+def is_generator_translator(tx: Any) -> bool:
+    """Whether `tx` traces an inlined generator (see `_GeneratorTranslators`)."""
+    return bool(_GENERATOR_TRANSLATORS[type(tx)])
+
+
 def lazy_state(vt: Any) -> tuple[Any, Any, Any]:
     """(realized tracker or None, the python value not yet wrapped, its source) of a lazy tracker, read from its
     ``LazyCache`` without realizing it (``LazyCache.vt`` / ``.value`` / ``.source``; after realization torch

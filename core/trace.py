@@ -100,7 +100,8 @@ class TraceListener(Protocol):
 class Frame:
     """One translator seen in an attempt: its code, depth, parent frame and Dynamo's instruction list."""
 
-    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "last_vals",
+    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "resumable",
+                 "outer", "outer_ips", "chain_now", "last_vals",
                  "last_keys", "last_locals", "last_lazy_at", "last_lazy_caches", "last_lazy_states",
                  "last_stack_vts", "last_stack")
 
@@ -121,6 +122,14 @@ class Frame:
         #: translator waits in its call the whole time), and the last locals and stack recorded here (reused
         #: while the trackers are the same objects)
         self.chain: tuple[tuple[int, int], ...] | None = None
+        #: whether this translator or one it is inlined in is an inlined generator's: a generator is resumed by
+        #: each ``next`` from wherever its consumer is, so its chain is walked at each step (`Attempt.chain_at`)
+        self.resumable = compat.is_generator_translator(tx)  # or its parent's (set by `Attempt.frame_of`)
+        #: a resumable frame's outer translators (outermost first), their instruction pointers when its chain
+        #: was last walked, and that chain
+        self.outer: tuple[Any, ...] = ()
+        self.outer_ips: tuple[Any, ...] = ()
+        self.chain_now: tuple[tuple[int, int], ...] = ()
         self.last_vals: tuple[Any, ...] = ()
         self.last_keys: tuple[str, ...] = ()
         self.last_locals: tuple[tuple[str, Any], ...] = ()
@@ -138,7 +147,7 @@ class Frame:
 
     def forget_trackers(self) -> None:
         """Drop the trackers held for reuse (at the attempt's end: nothing of Dynamo's outlives the compile)."""
-        self.last_vals = self.last_stack_vts = ()
+        self.last_vals = self.last_stack_vts = self.outer = ()
         self.last_lazy_caches = self.last_lazy_states = ()
 
     def mapped(self, ip: int) -> tuple[int | None, RewriteKind, str | None]:
@@ -198,7 +207,10 @@ class _Details(Mapping[int, Detail]):
     def __getitem__(self, ordinal: int) -> Detail:
         att = self._att
         stack, locals_ = att.full[ordinal]
-        detail = Detail(stack, locals_, att.frames[att.steps[ordinal][0]].chain or ())
+        chain = att.chain_at.get(ordinal)
+        if chain is None:
+            chain = att.frames[att.steps[ordinal][0]].chain or ()
+        detail = Detail(stack, locals_, chain)
         added = att.added.get(ordinal)
         if added is not None:
             detail.new_nodes, detail.new_guards = added
@@ -238,6 +250,8 @@ class Attempt:
         self.steps: list[tuple[int, int, int | None, int, int]] = []
         self.full: dict[int, tuple[tuple[TraceValue, ...], tuple[tuple[str, TraceValue], ...]]] = {}
         self.added: dict[int, tuple[tuple[str, ...], tuple[TraceGuard, ...]]] = {}
+        #: the inlining chain by ordinal where it is not the frame's `Frame.chain` (a resumed generator's)
+        self.chain_at: dict[int, tuple[tuple[int, int], ...]] = {}
         self.breaks: list[TraceBreak] = []
         self.cuts: list[TraceCut] = []
         self.restart: TraceRestart | None = None
@@ -295,6 +309,8 @@ class Attempt:
         parent = self.frame_of(parent_tx) if parent_tx is not None else None
         fi = len(self.frames)
         frame = Frame(fi, tx, parent)
+        if parent is not None and self.frames[parent].resumable:
+            frame.resumable = True
         self.frames.append(frame)
         self._by_tx[id(tx)] = fi
         if frame.depth > self.max_depth:
@@ -327,7 +343,8 @@ class Attempt:
         fi, ip, line, _n, _g = self.steps[ordinal]
         links: tuple[tuple[int, int], ...] = ()
         if ordinal in self.full:
-            links = self.frames[fi].chain or ()
+            at = self.chain_at.get(ordinal)
+            links = at if at is not None else self.frames[fi].chain or ()
         out = [self._frame_view(pfi, pip, None) for pfi, pip in links]
         out.append(self._frame_view(fi, ip, line))
         return tuple(out)
@@ -540,6 +557,7 @@ class TraceRecorder:
                     att.steps = []
                     att.full = {}
                     att.added = {}
+                    att.chain_at = {}
                     att.frames = []
                     att.evicted = True
                     if total <= self.limit and nbytes <= self.max_bytes:
@@ -756,6 +774,11 @@ class TraceRecorder:
             locals_ = _new_locals(att, frame, loc, vals)
         if frame.chain is None:
             frame.chain = _chain(att, frame, fields)
+        elif frame.resumable:
+            if att.steps[ordinal - 1][0] != frame.index:  # resumed: the outer frames may have moved
+                _rechain(frame)
+            if frame.chain_now is not frame.chain:
+                att.chain_at[ordinal] = frame.chain_now
         full[ordinal] = (stack, locals_)
         att.live_refs = (ordinal, stack_vts, loc)
         att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
@@ -990,9 +1013,29 @@ def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[in
     if frame.depth == 0:
         return ()
     links = []
+    outer = []
     p = fields.get("parent")
     while p is not None:
         pip = p.instruction_pointer
         links.append((att.frame_of(p), (pip - 1) if pip else 0))
+        outer.append(p)
         p = vars(p).get("parent")
-    return tuple(reversed(links))
+    chain = tuple(reversed(links))
+    if frame.resumable:
+        frame.outer = tuple(reversed(outer))
+        frame.outer_ips = tuple(map(_IP, frame.outer))
+        frame.chain_now = chain
+    return chain
+
+
+_IP = operator.attrgetter("instruction_pointer")
+
+
+def _rechain(frame: Frame) -> None:
+    """A resumable frame's chain now (`Frame.resumable`: its outer translators are the same ones, where one of
+    them is may have moved since the frame last ran): `Frame.chain_now`, the frame's first chain when equal."""
+    ips = tuple(map(_IP, frame.outer))
+    if ips != frame.outer_ips:
+        frame.outer_ips = ips
+        chain = tuple((fi, (ip - 1) if ip else 0) for (fi, _old), ip in zip(frame.chain_now, ips))
+        frame.chain_now = frame.chain if chain == frame.chain else chain

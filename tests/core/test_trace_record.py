@@ -80,9 +80,9 @@ class _OldAlgorithm(trace.TraceRecorder):
             kept = [(vt, c) for vt in vals if compat.is_lazy_tracker(vt) and (c := vars(vt).get("_cache")) is not None]
             st["lazy"], st["caches"] = tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
             st["states"] = compat.lazy_realized(st["caches"])
-        chain: tuple[tuple[int, int], ...] | None = st.get("chain")  # made once per frame, as it was
-        if chain is None:
-            chain = st["chain"] = self._old_chain(att, frame, fields)
+        # walked at every step (the former recorder made it once per frame, stale in an inlined generator that a
+        # loop resumes from another instruction: test_trace_chain.py)
+        chain = self._old_chain(att, frame, fields)
         self.old[(id(att), ordinal)] = {"stack": stack, "locals": locals_, "chain": chain, "new_nodes": None,
                                         "new_guards": None}
 
