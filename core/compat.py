@@ -1970,6 +1970,18 @@ def is_lazy_tracker(vt: Any) -> bool:
     return bool(_LAZY_TYPES[type(vt)])
 
 
+def is_lazy_tracker_type(t: type) -> bool:
+    """Whether `t` is ``LazyVariableTracker`` or a subclass of it."""
+    return bool(_LAZY_TYPES[t])
+
+
+def lazy_realized_to(vt: Any) -> Any:
+    """What a lazy tracker is realized to (``LazyCache.vt``), None while it is not (or has no cache): `lazy_state`'s
+    first item, read the same way."""
+    cache = vars(vt).get("_cache")
+    return None if cache is None else vars(cache).get("vt")
+
+
 #: a ``LazyCache``'s realized tracker (None until realized; torch 2.13-2.15 set ``vt`` in ``__init__``)
 _CACHE_VT = operator.attrgetter("vt")
 
