@@ -2025,6 +2025,15 @@ def is_generator_translator(tx: Any) -> bool:
     return bool(_GENERATOR_TRANSLATORS[type(tx)])
 
 
+def lazy_unchanged(caches: tuple[Any, ...], states: tuple[Any, ...]) -> bool:
+    """Whether each of `caches` is realized to what `states` (from `lazy_realized`) says: `lazy_realized(caches)`
+    compared item by item, without making the tuple (read at every traced instruction of a full recording)."""
+    try:
+        return all(map(operator.is_, map(_CACHE_VT, caches), states))
+    except AttributeError:
+        return all(map(operator.is_, lazy_realized(caches), states))
+
+
 def lazy_state(vt: Any) -> tuple[Any, Any, Any]:
     """(realized tracker or None, the python value not yet wrapped, its source) of a lazy tracker, read from its
     ``LazyCache`` without realizing it (``LazyCache.vt`` / ``.value`` / ``.source``; after realization torch

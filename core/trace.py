@@ -276,13 +276,25 @@ class Attempt:
         self.resume_names: list[str] = []
         #: graph calls the cuts of this attempt made (``__compiled_fn_3``)
         self.graphs: list[str] = []
-        #: (ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
-        #: runs: `fake NAME` and a stop's changed-locals marks read these
-        self.live_refs: tuple[int, tuple[Any, ...], dict[str, Any]] | None = None
+        #: the ordinal, frame and the translator's locals dict of the newest full record, while the attempt runs
+        #: (`live_refs`)
+        self.live_ordinal = -1
+        self.live_frame: Frame | None = None
+        self.live_locals: dict[str, Any] = {}
         self.start_seen = False
         self.rewound = False
         self.output: Any = None
         self.pending_graphs: tuple[str, ...] = ()
+
+    @property
+    def live_refs(self) -> tuple[int, tuple[Any, ...], dict[str, Any]] | None:
+        """(ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
+        runs: `fake NAME` and a stop's changed-locals marks read these (at a stop: the frame's stack as recorded
+        is its newest)."""
+        frame = self.live_frame
+        if frame is None:
+            return None
+        return self.live_ordinal, frame.last_stack_vts, self.live_locals
 
     @property
     def details(self) -> Mapping[int, Detail]:
@@ -585,7 +597,8 @@ class TraceRecorder:
         self._attribute_added(att, None)
         att.root_tx = None
         att.last_tx = None
-        att.live_refs = None
+        att.live_frame = None
+        att.live_locals = {}
         att.summaries.clear()
         for frame in att.frames:
             frame.forget_trackers()
@@ -745,33 +758,36 @@ class TraceRecorder:
         full = att.full
         if ordinal:
             # what the previous instruction added, now that it is done
-            _fi, _ip, _l, pn, pg = att.steps[ordinal - 1]
-            if (nodes > pn or guards > pg) and ordinal - 1 in full:
-                self._add(att, ordinal - 1, tx.output, nodes - pn, guards - pg)
+            prev = att.steps[ordinal - 1]
+            if (nodes > prev[3] or guards > prev[4]) and ordinal - 1 in full:
+                self._add(att, ordinal - 1, tx.output, nodes - prev[3], guards - prev[4])
         fields = vars(tx)
-        stack_vts = tuple(fields["stack"])
+        live = fields["stack"]
         # the stack changes at its top only: the summaries of the slots below are the last record's
         last = frame.last_stack_vts
-        if all(map(operator.is_, stack_vts, last)):  # pushes only, pops only, or no change
-            if len(stack_vts) <= len(last):
-                stack = frame.last_stack if len(stack_vts) == len(last) else frame.last_stack[:len(stack_vts)]
-            else:
-                stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+        if len(live) == len(last) and all(map(_IS, live, last)):
+            stack = frame.last_stack  # no change: no new tuple either
         else:
-            same = 0
-            while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
-                same += 1
-            stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
-        frame.last_stack_vts, frame.last_stack = stack_vts, stack
+            stack_vts = tuple(live)
+            if all(map(_IS, stack_vts, last)):  # pushes only or pops only
+                if len(stack_vts) < len(last):
+                    stack = frame.last_stack[:len(stack_vts)]
+                else:
+                    stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+            else:
+                same = 0
+                while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
+                    same += 1
+                stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
+            frame.last_stack_vts, frame.last_stack = stack_vts, stack
         loc = fields.get("symbolic_locals") or {}
-        vals = tuple(loc.values())
         before = frame.last_vals
         caches = frame.last_lazy_caches
-        if (len(vals) == len(before) and all(map(operator.is_, vals, before))
-                and (not caches or all(map(operator.is_, compat.lazy_realized(caches), frame.last_lazy_states)))):
+        if (len(loc) == len(before) and all(map(_IS, loc.values(), before))
+                and (not caches or compat.lazy_unchanged(caches, frame.last_lazy_states))):
             locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
         else:
-            locals_ = _new_locals(att, frame, loc, vals)
+            locals_ = _new_locals(att, frame, loc, tuple(loc.values()))
         if frame.chain is None:
             frame.chain = _chain(att, frame, fields)
         elif frame.resumable:
@@ -780,7 +796,7 @@ class TraceRecorder:
             if frame.chain_now is not frame.chain:
                 att.chain_at[ordinal] = frame.chain_now
         full[ordinal] = (stack, locals_)
-        att.live_refs = (ordinal, stack_vts, loc)
+        att.live_ordinal, att.live_frame, att.live_locals = ordinal, frame, loc
         att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
@@ -1029,6 +1045,7 @@ def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[in
 
 
 _IP = operator.attrgetter("instruction_pointer")
+_IS = operator.is_
 
 
 def _rechain(frame: Frame) -> None:
