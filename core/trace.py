@@ -183,7 +183,8 @@ _MAP_CACHE = _MapCache()
 class Detail:
     """The full record of one step, as read (`Attempt.details`): stack and locals summaries, the inlining chain
     (frame index, instruction index per outer frame), and what the step added (known at the next step). Built
-    when read from what the step hook keeps (`Attempt.full`, `Attempt.added`, the frame's `Frame.chain`)."""
+    when read from what the step hook keeps (`Attempt.full`, `Attempt.full_locals`, `Attempt.added`, the frame's
+    `Frame.chain` or `Attempt.chain_at`)."""
 
     __slots__ = ("stack", "locals", "chain", "new_nodes", "new_guards")
 
@@ -206,7 +207,7 @@ class _Details(Mapping[int, Detail]):
 
     def __getitem__(self, ordinal: int) -> Detail:
         att = self._att
-        stack, locals_ = att.full[ordinal]
+        stack, locals_ = att.full[ordinal], att.full_locals[ordinal]
         chain = att.chain_at.get(ordinal)
         if chain is None:
             chain = att.frames[att.steps[ordinal][0]].chain or ()
@@ -233,8 +234,9 @@ class Attempt:
         compile_id, number: the compile id and attempt number; code: the frame's code object.
         frames: the translators seen (`Frame`), in first-seen order; steps: light records
             ``(frame index, instruction index, line, nodes, guards)`` by ordinal; details: full records by ordinal
-            (`Detail`, made when read from `full`: ``(stack, locals)`` by ordinal, kept by the step hook; `added`:
-            ``(new nodes, new guards)`` by ordinal, for the steps that added any; the chain is the frame's).
+            (`Detail`, made when read from `full` and `full_locals`: the stack and the locals by ordinal, kept by the
+            step hook in two dicts, no tuple per step; `added`: ``(new nodes, new guards)`` by ordinal, for the steps
+            that added any; the chain is the frame's, or `chain_at`'s).
         breaks, cuts: graph breaks and cuts found; restart, error: what ended it; outcome: ``"running"``,
             ``"done"``, ``"restart"``, ``"error"``.
         replay_until: the ordinal a replay after the previous attempt's restart ends at (None: no replay).
@@ -248,7 +250,8 @@ class Attempt:
         self.frames: list[Frame] = []
         self._by_tx: dict[int, int] = {}
         self.steps: list[tuple[int, int, int | None, int, int]] = []
-        self.full: dict[int, tuple[tuple[TraceValue, ...], tuple[tuple[str, TraceValue], ...]]] = {}
+        self.full: dict[int, tuple[TraceValue, ...]] = {}
+        self.full_locals: dict[int, tuple[tuple[str, TraceValue], ...]] = {}
         self.added: dict[int, tuple[tuple[str, ...], tuple[TraceGuard, ...]]] = {}
         #: the inlining chain by ordinal where it is not the frame's `Frame.chain` (a resumed generator's)
         self.chain_at: dict[int, tuple[tuple[int, int], ...]] = {}
@@ -568,6 +571,7 @@ class TraceRecorder:
                     att._evicted_count = len(att.steps)  # noqa: SLF001 - the recorder owns its attempts
                     att.steps = []
                     att.full = {}
+                    att.full_locals = {}
                     att.added = {}
                     att.chain_at = {}
                     att.frames = []
@@ -795,7 +799,8 @@ class TraceRecorder:
                 _rechain(frame)
             if frame.chain_now is not frame.chain:
                 att.chain_at[ordinal] = frame.chain_now
-        full[ordinal] = (stack, locals_)
+        full[ordinal] = stack
+        att.full_locals[ordinal] = locals_
         att.live_ordinal, att.live_frame, att.live_locals = ordinal, frame, loc
         att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
 
