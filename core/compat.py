@@ -1970,6 +1970,18 @@ def is_lazy_tracker(vt: Any) -> bool:
     return bool(_LAZY_TYPES[type(vt)])
 
 
+def is_lazy_tracker_type(t: type) -> bool:
+    """Whether `t` is ``LazyVariableTracker`` or a subclass of it."""
+    return bool(_LAZY_TYPES[t])
+
+
+def lazy_realized_to(vt: Any) -> Any:
+    """What a lazy tracker is realized to (``LazyCache.vt``), None while it is not (or has no cache): `lazy_state`'s
+    first item, read the same way."""
+    cache = vars(vt).get("_cache")
+    return None if cache is None else vars(cache).get("vt")
+
+
 #: a ``LazyCache``'s realized tracker (None until realized; torch 2.13-2.15 set ``vt`` in ``__init__``)
 _CACHE_VT = operator.attrgetter("vt")
 
@@ -1992,6 +2004,34 @@ def lazy_realized(caches: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(map(_CACHE_VT, caches))
     except AttributeError:
         return tuple(vars(c).get("vt") for c in caches)
+
+
+class _GeneratorTranslators(dict):  # type: ignore[type-arg]
+    """translator type -> whether it traces an inlined generator (``InliningGeneratorInstructionTranslator``,
+    torch 2.13-2.15, by class name in its ``__mro__``): one that is resumed by each ``next``, from wherever the
+    generator's consumer is."""
+
+    def __missing__(self, t: type) -> bool:
+        found = any(c.__name__ == "InliningGeneratorInstructionTranslator" for c in t.__mro__)
+        self[t] = found
+        return found
+
+
+_GENERATOR_TRANSLATORS = _GeneratorTranslators()
+
+
+def is_generator_translator(tx: Any) -> bool:
+    """Whether `tx` traces an inlined generator (see `_GeneratorTranslators`)."""
+    return bool(_GENERATOR_TRANSLATORS[type(tx)])
+
+
+def lazy_unchanged(caches: tuple[Any, ...], states: tuple[Any, ...]) -> bool:
+    """Whether each of `caches` is realized to what `states` (from `lazy_realized`) says: `lazy_realized(caches)`
+    compared item by item, without making the tuple (read at every traced instruction of a full recording)."""
+    try:
+        return all(map(operator.is_, map(_CACHE_VT, caches), states))
+    except AttributeError:
+        return all(map(operator.is_, lazy_realized(caches), states))
 
 
 def lazy_state(vt: Any) -> tuple[Any, Any, Any]:

@@ -100,7 +100,8 @@ class TraceListener(Protocol):
 class Frame:
     """One translator seen in an attempt: its code, depth, parent frame and Dynamo's instruction list."""
 
-    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "last_vals",
+    __slots__ = ("code", "depth", "parent", "instructions", "_mapped", "tx_ref", "index", "chain", "resumable",
+                 "outer", "outer_ips", "chain_now", "last_vals",
                  "last_keys", "last_locals", "last_lazy_at", "last_lazy_caches", "last_lazy_states",
                  "last_stack_vts", "last_stack")
 
@@ -121,6 +122,14 @@ class Frame:
         #: translator waits in its call the whole time), and the last locals and stack recorded here (reused
         #: while the trackers are the same objects)
         self.chain: tuple[tuple[int, int], ...] | None = None
+        #: whether this translator or one it is inlined in is an inlined generator's: a generator is resumed by
+        #: each ``next`` from wherever its consumer is, so its chain is walked at each step (`Attempt.chain_at`)
+        self.resumable = compat.is_generator_translator(tx)  # or its parent's (set by `Attempt.frame_of`)
+        #: a resumable frame's outer translators (outermost first), their instruction pointers when its chain
+        #: was last walked, and that chain
+        self.outer: tuple[Any, ...] = ()
+        self.outer_ips: tuple[Any, ...] = ()
+        self.chain_now: tuple[tuple[int, int], ...] = ()
         self.last_vals: tuple[Any, ...] = ()
         self.last_keys: tuple[str, ...] = ()
         self.last_locals: tuple[tuple[str, Any], ...] = ()
@@ -138,7 +147,7 @@ class Frame:
 
     def forget_trackers(self) -> None:
         """Drop the trackers held for reuse (at the attempt's end: nothing of Dynamo's outlives the compile)."""
-        self.last_vals = self.last_stack_vts = ()
+        self.last_vals = self.last_stack_vts = self.outer = ()
         self.last_lazy_caches = self.last_lazy_states = ()
 
     def mapped(self, ip: int) -> tuple[int | None, RewriteKind, str | None]:
@@ -174,7 +183,8 @@ _MAP_CACHE = _MapCache()
 class Detail:
     """The full record of one step, as read (`Attempt.details`): stack and locals summaries, the inlining chain
     (frame index, instruction index per outer frame), and what the step added (known at the next step). Built
-    when read from what the step hook keeps (`Attempt.full`, `Attempt.added`, the frame's `Frame.chain`)."""
+    when read from what the step hook keeps (`Attempt.full`, `Attempt.full_locals`, `Attempt.added`, the frame's
+    `Frame.chain` or `Attempt.chain_at`)."""
 
     __slots__ = ("stack", "locals", "chain", "new_nodes", "new_guards")
 
@@ -197,8 +207,11 @@ class _Details(Mapping[int, Detail]):
 
     def __getitem__(self, ordinal: int) -> Detail:
         att = self._att
-        stack, locals_ = att.full[ordinal]
-        detail = Detail(stack, locals_, att.frames[att.steps[ordinal][0]].chain or ())
+        stack, locals_ = att.full[ordinal], att.full_locals[ordinal]
+        chain = att.chain_at.get(ordinal)
+        if chain is None:
+            chain = att.frames[att.steps[ordinal][0]].chain or ()
+        detail = Detail(stack, locals_, chain)
         added = att.added.get(ordinal)
         if added is not None:
             detail.new_nodes, detail.new_guards = added
@@ -221,8 +234,9 @@ class Attempt:
         compile_id, number: the compile id and attempt number; code: the frame's code object.
         frames: the translators seen (`Frame`), in first-seen order; steps: light records
             ``(frame index, instruction index, line, nodes, guards)`` by ordinal; details: full records by ordinal
-            (`Detail`, made when read from `full`: ``(stack, locals)`` by ordinal, kept by the step hook; `added`:
-            ``(new nodes, new guards)`` by ordinal, for the steps that added any; the chain is the frame's).
+            (`Detail`, made when read from `full` and `full_locals`: the stack and the locals by ordinal, kept by the
+            step hook in two dicts, no tuple per step; `added`: ``(new nodes, new guards)`` by ordinal, for the steps
+            that added any; the chain is the frame's, or `chain_at`'s).
         breaks, cuts: graph breaks and cuts found; restart, error: what ended it; outcome: ``"running"``,
             ``"done"``, ``"restart"``, ``"error"``.
         replay_until: the ordinal a replay after the previous attempt's restart ends at (None: no replay).
@@ -236,8 +250,11 @@ class Attempt:
         self.frames: list[Frame] = []
         self._by_tx: dict[int, int] = {}
         self.steps: list[tuple[int, int, int | None, int, int]] = []
-        self.full: dict[int, tuple[tuple[TraceValue, ...], tuple[tuple[str, TraceValue], ...]]] = {}
+        self.full: dict[int, tuple[TraceValue, ...]] = {}
+        self.full_locals: dict[int, tuple[tuple[str, TraceValue], ...]] = {}
         self.added: dict[int, tuple[tuple[str, ...], tuple[TraceGuard, ...]]] = {}
+        #: the inlining chain by ordinal where it is not the frame's `Frame.chain` (a resumed generator's)
+        self.chain_at: dict[int, tuple[tuple[int, int], ...]] = {}
         self.breaks: list[TraceBreak] = []
         self.cuts: list[TraceCut] = []
         self.restart: TraceRestart | None = None
@@ -262,13 +279,25 @@ class Attempt:
         self.resume_names: list[str] = []
         #: graph calls the cuts of this attempt made (``__compiled_fn_3``)
         self.graphs: list[str] = []
-        #: (ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
-        #: runs: `fake NAME` and a stop's changed-locals marks read these
-        self.live_refs: tuple[int, tuple[Any, ...], dict[str, Any]] | None = None
+        #: the ordinal, frame and the translator's locals dict of the newest full record, while the attempt runs
+        #: (`live_refs`)
+        self.live_ordinal = -1
+        self.live_frame: Frame | None = None
+        self.live_locals: dict[str, Any] = {}
         self.start_seen = False
         self.rewound = False
         self.output: Any = None
         self.pending_graphs: tuple[str, ...] = ()
+
+    @property
+    def live_refs(self) -> tuple[int, tuple[Any, ...], dict[str, Any]] | None:
+        """(ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
+        runs: `fake NAME` and a stop's changed-locals marks read these (at a stop: the frame's stack as recorded
+        is its newest)."""
+        frame = self.live_frame
+        if frame is None:
+            return None
+        return self.live_ordinal, frame.last_stack_vts, self.live_locals
 
     @property
     def details(self) -> Mapping[int, Detail]:
@@ -295,6 +324,8 @@ class Attempt:
         parent = self.frame_of(parent_tx) if parent_tx is not None else None
         fi = len(self.frames)
         frame = Frame(fi, tx, parent)
+        if parent is not None and self.frames[parent].resumable:
+            frame.resumable = True
         self.frames.append(frame)
         self._by_tx[id(tx)] = fi
         if frame.depth > self.max_depth:
@@ -327,7 +358,8 @@ class Attempt:
         fi, ip, line, _n, _g = self.steps[ordinal]
         links: tuple[tuple[int, int], ...] = ()
         if ordinal in self.full:
-            links = self.frames[fi].chain or ()
+            at = self.chain_at.get(ordinal)
+            links = at if at is not None else self.frames[fi].chain or ()
         out = [self._frame_view(pfi, pip, None) for pfi, pip in links]
         out.append(self._frame_view(fi, ip, line))
         return tuple(out)
@@ -539,7 +571,9 @@ class TraceRecorder:
                     att._evicted_count = len(att.steps)  # noqa: SLF001 - the recorder owns its attempts
                     att.steps = []
                     att.full = {}
+                    att.full_locals = {}
                     att.added = {}
+                    att.chain_at = {}
                     att.frames = []
                     att.evicted = True
                     if total <= self.limit and nbytes <= self.max_bytes:
@@ -567,7 +601,8 @@ class TraceRecorder:
         self._attribute_added(att, None)
         att.root_tx = None
         att.last_tx = None
-        att.live_refs = None
+        att.live_frame = None
+        att.live_locals = {}
         att.summaries.clear()
         for frame in att.frames:
             frame.forget_trackers()
@@ -727,37 +762,46 @@ class TraceRecorder:
         full = att.full
         if ordinal:
             # what the previous instruction added, now that it is done
-            _fi, _ip, _l, pn, pg = att.steps[ordinal - 1]
-            if (nodes > pn or guards > pg) and ordinal - 1 in full:
-                self._add(att, ordinal - 1, tx.output, nodes - pn, guards - pg)
+            prev = att.steps[ordinal - 1]
+            if (nodes > prev[3] or guards > prev[4]) and ordinal - 1 in full:
+                self._add(att, ordinal - 1, tx.output, nodes - prev[3], guards - prev[4])
         fields = vars(tx)
-        stack_vts = tuple(fields["stack"])
+        live = fields["stack"]
         # the stack changes at its top only: the summaries of the slots below are the last record's
         last = frame.last_stack_vts
-        if all(map(operator.is_, stack_vts, last)):  # pushes only, pops only, or no change
-            if len(stack_vts) <= len(last):
-                stack = frame.last_stack if len(stack_vts) == len(last) else frame.last_stack[:len(stack_vts)]
-            else:
-                stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+        if len(live) == len(last) and all(map(_IS, live, last)):
+            stack = frame.last_stack  # no change: no new tuple either
         else:
-            same = 0
-            while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
-                same += 1
-            stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
-        frame.last_stack_vts, frame.last_stack = stack_vts, stack
+            stack_vts = tuple(live)
+            if all(map(_IS, stack_vts, last)):  # pushes only or pops only
+                if len(stack_vts) < len(last):
+                    stack = frame.last_stack[:len(stack_vts)]
+                else:
+                    stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+            else:
+                same = 0
+                while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
+                    same += 1
+                stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
+            frame.last_stack_vts, frame.last_stack = stack_vts, stack
         loc = fields.get("symbolic_locals") or {}
-        vals = tuple(loc.values())
         before = frame.last_vals
         caches = frame.last_lazy_caches
-        if (len(vals) == len(before) and all(map(operator.is_, vals, before))
-                and (not caches or all(map(operator.is_, compat.lazy_realized(caches), frame.last_lazy_states)))):
+        if (len(loc) == len(before) and all(map(_IS, loc.values(), before))
+                and (not caches or compat.lazy_unchanged(caches, frame.last_lazy_states))):
             locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
         else:
-            locals_ = _new_locals(att, frame, loc, vals)
+            locals_ = _new_locals(att, frame, loc, tuple(loc.values()))
         if frame.chain is None:
             frame.chain = _chain(att, frame, fields)
-        full[ordinal] = (stack, locals_)
-        att.live_refs = (ordinal, stack_vts, loc)
+        elif frame.resumable:
+            if att.steps[ordinal - 1][0] != frame.index:  # resumed: the outer frames may have moved
+                _rechain(frame)
+            if frame.chain_now is not frame.chain:
+                att.chain_at[ordinal] = frame.chain_now
+        full[ordinal] = stack
+        att.full_locals[ordinal] = locals_
+        att.live_ordinal, att.live_frame, att.live_locals = ordinal, frame, loc
         att.full_bytes += FULL_BYTES + 16 * (len(stack) + len(locals_))
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
@@ -990,9 +1034,30 @@ def _chain(att: Attempt, frame: Frame, fields: dict[str, Any]) -> tuple[tuple[in
     if frame.depth == 0:
         return ()
     links = []
+    outer = []
     p = fields.get("parent")
     while p is not None:
         pip = p.instruction_pointer
         links.append((att.frame_of(p), (pip - 1) if pip else 0))
+        outer.append(p)
         p = vars(p).get("parent")
-    return tuple(reversed(links))
+    chain = tuple(reversed(links))
+    if frame.resumable:
+        frame.outer = tuple(reversed(outer))
+        frame.outer_ips = tuple(map(_IP, frame.outer))
+        frame.chain_now = chain
+    return chain
+
+
+_IP = operator.attrgetter("instruction_pointer")
+_IS = operator.is_
+
+
+def _rechain(frame: Frame) -> None:
+    """A resumable frame's chain now (`Frame.resumable`: its outer translators are the same ones, where one of
+    them is may have moved since the frame last ran): `Frame.chain_now`, the frame's first chain when equal."""
+    ips = tuple(map(_IP, frame.outer))
+    if ips != frame.outer_ips:
+        frame.outer_ips = ips
+        chain = tuple((fi, (ip - 1) if ip else 0) for (fi, _old), ip in zip(frame.chain_now, ips))
+        frame.chain_now = frame.chain if chain == frame.chain else chain

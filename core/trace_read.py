@@ -16,7 +16,16 @@ import types
 from typing import Any, Callable
 
 from . import compat
-from .trace_model import FakeTensorView, SizeView, TraceFrame, TraceGuard, TraceNode, TraceValue, TraceValueKind
+from .trace_model import (
+    FakeTensorView,
+    SizeView,
+    TraceFrame,
+    TraceGuard,
+    TraceNode,
+    TraceValue,
+    TraceValueKind,
+    make_value,
+)
 from .values import cut, tensor_head
 
 #: longest `TraceValue.text` (characters)
@@ -69,6 +78,51 @@ def _source(vt: Any) -> str | None:
     return compat.source_name(vars(vt).get("source"))
 
 
+#: (sizes, dtype, device) of a tensor with no symbolic size -> (sizes as text, dtype text, device text, the text)
+_TENSOR_TEXTS: dict[tuple[Any, Any, Any], tuple[tuple[str, ...], str | None, str | None, str]] = {}
+
+
+def _tensor_parts(tensor: Any, fake: bool) -> tuple[tuple[str, ...] | None, str | None, str | None, str]:
+    """(sizes, dtype, device, `tensor_text`) of a fake tensor (`fake`) or of the real tensor behind an unrealized
+    input, metadata only. Without a symbolic size the result is shared by every tensor of the same sizes, dtype
+    and device (a recording makes one per new tensor tracker: most are of a few shapes)."""
+    key = None
+    try:
+        if not (fake and getattr(tensor, "_has_symbolic_sizes_strides", True)):
+            key = (tensor.shape, tensor.dtype, tensor.device)
+            hit = _TENSOR_TEXTS.get(key)
+            if hit is not None:
+                return hit
+    except Exception:  # noqa: BLE001 - an unhashable size: made below
+        key = None
+    if fake:
+        shape, dtype, device = _fake_meta(tensor)
+    else:
+        shape = None
+        try:
+            shape = tuple(str(s) for s in (key[0] if key is not None else tensor.shape))
+            dtype, device = _dtype_text(tensor.dtype), str(tensor.device)
+        except Exception:  # noqa: BLE001
+            return shape, None, None, type(tensor).__name__
+    parts = (shape, dtype, device, tensor_text(shape, dtype, device))
+    if key is not None and shape is not None:
+        if len(_TENSOR_TEXTS) > 4096:
+            _TENSOR_TEXTS.clear()
+        _TENSOR_TEXTS[key] = parts  # type: ignore[assignment]
+    return parts
+
+
+#: tracker type -> the class names of its ``__mro__``
+_MRO_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _mro_names(t: type) -> frozenset[str]:
+    names = _MRO_NAMES.get(t)
+    if names is None:
+        names = _MRO_NAMES[t] = frozenset(c.__name__ for c in t.__mro__)
+    return names
+
+
 def _named(obj: Any) -> str:
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if name is None:
@@ -89,20 +143,21 @@ def _named(obj: Any) -> str:
 def _tensor(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     fake = compat.fake_value_of(vt)
     if fake is not None:
-        shape, dtype, device = _fake_meta(fake)
+        shape, dtype, device, text = _tensor_parts(fake, True)
     else:
         size = d.get("size")
         shape = tuple(compat.symbolic_text(s)[0] for s in size) if isinstance(size, (tuple, list)) else None
         dtype, device = _dtype_text(d.get("dtype")), (None if d.get("device") is None else str(d.get("device")))
-    return TraceValue(TraceValueKind.TENSOR, type(vt).__name__, tensor_text(shape, dtype, device), _source(vt),
-                      compat.proxy_node_name(vt), shape, dtype, device)
+        text = tensor_text(shape, dtype, device)
+    return make_value(TraceValueKind.TENSOR, type(vt).__name__, text, _source(vt), compat.proxy_node_name(vt), shape,
+                      dtype, device)
 
 
 def _symnode(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     text, hint, _sym = compat.symbolic_text(d.get("sym_num"))
     kind_name = type(d.get("sym_num")).__name__
     shown = f"{kind_name} {text}" + (f" (hint {hint})" if hint is not None and str(hint) != text else "")
-    return TraceValue(TraceValueKind.SYMBOLIC, type(vt).__name__, _cut(shown), _source(vt), compat.proxy_node_name(vt))
+    return make_value(TraceValueKind.SYMBOLIC, type(vt).__name__, _cut(shown), _source(vt), compat.proxy_node_name(vt))
 
 
 #: summaries of source-less constants of the plain types (LOAD_CONST makes a new tracker every time)
@@ -118,9 +173,9 @@ def _constant(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
         if hit is None:
             if len(_CONSTANTS) > 4096:
                 _CONSTANTS.clear()
-            hit = _CONSTANTS[key] = TraceValue(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value))
+            hit = _CONSTANTS[key] = make_value(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value))
         return hit
-    return TraceValue(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value), _source(vt))
+    return make_value(TraceValueKind.CONSTANT, type(vt).__name__, _safe_repr(value), _source(vt))
 
 
 _NULLS: dict[str, TraceValue] = {}
@@ -130,7 +185,7 @@ def _null(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     name = type(vt).__name__
     value = _NULLS.get(name)
     if value is None:
-        value = _NULLS[name] = TraceValue(TraceValueKind.NULL, name, "NULL")
+        value = _NULLS[name] = make_value(TraceValueKind.NULL, name, "NULL")
     return value
 
 
@@ -145,7 +200,7 @@ def _items_text(items: Any, depth: int, sub: Any) -> str:
 
 
 def _sequence(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
-    names = [c.__name__ for c in type(vt).__mro__]
+    names = _mro_names(type(vt))
     items = d.get("items")
     inner = _items_text(items, depth, sub)
     if "SizeVariable" in names:
@@ -156,13 +211,13 @@ def _sequence(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
         text = f"[{inner}]"
     else:
         text = f"{type(vt).__name__.replace('Variable', '')}({inner})"
-    return TraceValue(TraceValueKind.CONTAINER, type(vt).__name__, _cut(text), _source(vt))
+    return make_value(TraceValueKind.CONTAINER, type(vt).__name__, _cut(text), _source(vt))
 
 
 def _dict(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     items: Any = d.get("items")  # a tracker's items: a list, a dict or anything else torch keeps there
     n = len(items) if hasattr(items, "__len__") else "?"
-    return TraceValue(TraceValueKind.CONTAINER, type(vt).__name__, f"dict ({n} items)", _source(vt))
+    return make_value(TraceValueKind.CONTAINER, type(vt).__name__, f"dict ({n} items)", _source(vt))
 
 
 def _module(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
@@ -170,22 +225,22 @@ def _module(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     if mtype is None and d.get("value") is not None:
         mtype = type(d.get("value"))
     name = getattr(mtype, "__name__", "Module")
-    return TraceValue(TraceValueKind.MODULE, type(vt).__name__, f"{name} module", _source(vt), type_name=name)
+    return make_value(TraceValueKind.MODULE, type(vt).__name__, f"{name} module", _source(vt), type_name=name)
 
 
 def _function(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     fn = d.get("fn", d.get("value"))
     text = _named(fn) if fn is not None else type(vt).__name__
     obj = d.get("obj")
-    if obj is not None and "UserMethodVariable" in [c.__name__ for c in type(vt).__mro__]:
+    if obj is not None and "UserMethodVariable" in _mro_names(type(vt)):
         text = f"{text} of {sub(obj, depth + 1).text}" if depth < 2 else text
-    return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(text), _source(vt))
+    return make_value(TraceValueKind.FUNCTION, type(vt).__name__, _cut(text), _source(vt))
 
 
 def _nested_function(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     name_vt = d.get("fn_name")
     name = vars(name_vt).get("value") if name_vt is not None and not compat.is_lazy_tracker(name_vt) else None
-    return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(str(name or "<nested function>")), _source(vt))
+    return make_value(TraceValueKind.FUNCTION, type(vt).__name__, _cut(str(name or "<nested function>")), _source(vt))
 
 
 def _getattr(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
@@ -193,21 +248,21 @@ def _getattr(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     base = sub(obj, depth + 1).text if obj is not None and depth < 2 else "?"
     if " " in base:
         base = f"({base})"  # (Tensor[3] float32 cpu).sin
-    return TraceValue(TraceValueKind.FUNCTION, type(vt).__name__, _cut(f"{base}.{d.get('name', '?')}"), _source(vt))
+    return make_value(TraceValueKind.FUNCTION, type(vt).__name__, _cut(f"{base}.{d.get('name', '?')}"), _source(vt))
 
 
 def _object(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
     value = d.get("value")
-    names = [c.__name__ for c in type(vt).__mro__]
+    names = _mro_names(type(vt))
     if "UserDefinedClassVariable" in names or "PythonModuleVariable" in names:
         text = getattr(value, "__name__", type(value).__name__)
     else:
         text = f"{type(value).__name__} object"
-    return TraceValue(TraceValueKind.OBJECT, type(vt).__name__, _cut(str(text)), _source(vt))
+    return make_value(TraceValueKind.OBJECT, type(vt).__name__, _cut(str(text)), _source(vt))
 
 
 def _other(vt: Any, d: dict[str, Any], depth: int, sub: Any) -> TraceValue:
-    return TraceValue(TraceValueKind.OTHER, type(vt).__name__, type(vt).__name__.replace("Variable", "") or "?",
+    return make_value(TraceValueKind.OTHER, type(vt).__name__, type(vt).__name__.replace("Variable", "") or "?",
                       _source(vt))
 
 
@@ -256,12 +311,7 @@ def _unrealized(vt: Any, value: Any, source: Any) -> TraceValue:
     text = tname
     if compat.torch is not None and isinstance(value, compat.torch.Tensor):
         # the real input behind the lazy tracker: its metadata, read from the tensor itself
-        try:
-            shape = tuple(str(s) for s in value.shape)
-            dtype, device = _dtype_text(value.dtype), str(value.device)
-            text = tensor_text(shape, dtype, device)
-        except Exception:  # noqa: BLE001
-            text = tname
+        shape, dtype, device, text = _tensor_parts(value, False)
     elif isinstance(value, (int, float, bool, str)) or value is None:
         text = _safe_repr(value)
     elif isinstance(value, (list, tuple, dict)):
@@ -270,7 +320,7 @@ def _unrealized(vt: Any, value: Any, source: Any) -> TraceValue:
         text = f"{tname} module"
     elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)):
         text = f"{tname} {_named(value)}"  # plain attributes of functions and classes: no user code runs
-    return TraceValue(TraceValueKind.UNREALIZED, type(vt).__name__, _cut(text), compat.source_name(source),
+    return make_value(TraceValueKind.UNREALIZED, type(vt).__name__, _cut(text), compat.source_name(source),
                       shape=shape, dtype=dtype, device=device, type_name=tname)
 
 
@@ -278,7 +328,7 @@ def value_summary(vt: Any, depth: int = 0, sub: Any = None) -> TraceValue:
     """The summary of one variable tracker, never realizing it (see the module docstring). `sub(vt, depth)`
     summarises the trackers inside a container (default: this function)."""
     if vt is None:
-        return TraceValue(TraceValueKind.OTHER, "None", "None")
+        return make_value(TraceValueKind.OTHER, "None", "None")
     try:
         if compat.is_lazy_tracker(vt):
             realized, value, source = compat.lazy_state(vt)
@@ -287,7 +337,7 @@ def value_summary(vt: Any, depth: int = 0, sub: Any = None) -> TraceValue:
             vt = realized
         return _reader(type(vt))(vt, vars(vt), depth, sub or value_summary)
     except Exception as exc:  # noqa: BLE001 - a reader bug costs this slot, never the compile
-        return TraceValue(TraceValueKind.OTHER, type(vt).__name__, f"<unreadable: {type(exc).__name__}>")
+        return make_value(TraceValueKind.OTHER, type(vt).__name__, f"<unreadable: {type(exc).__name__}>")
 
 
 #: what the cache keeps as the "realized tracker" of a lazy one not realized yet
@@ -298,44 +348,85 @@ class SummaryCache:
     """Summaries of trackers kept for one attempt, keyed by identity (the tracker is held, so its id is not
     reused). A tracker's summary depends only on its type and instance fields, which Dynamo does not change for
     most trackers; containers (a list tracker is mutated in place, an iterator advances, a tuple shows items that
-    may be realized later) and lazy trackers not yet realized are read every time."""
+    may be realized later) and lazy trackers not yet realized are read every time.
+
+    `summary` is `value_summary` (the same value) with the reader and whether its result may be kept decided once
+    per tracker type (`_plan`), and a lazy tracker's cache read once: it runs at every new tracker a full trace
+    recording sees."""
 
     _MUTABLE = frozenset({"BaseListVariable", "ConstDictVariable", "SetVariable", "IteratorVariable",
                           "DequeVariable"})
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, TraceValue, Any]] = {}
-        # per tracker type: True / False, or "tuple" (cacheable once each of its items is realized)
-        self._cacheable: dict[type, bool | str] = {}
+        # per tracker type: (reader, None for a lazy tracker's type; keep: True / False, or "tuple" (kept once
+        # each of its items is realized); mutable: a lazy tracker realized to one is not kept)
+        self._plans: dict[type, tuple[Any, bool | str, bool]] = {}
+
+    def _plan(self, t: type) -> tuple[Any, bool | str, bool]:
+        names = _mro_names(t)
+        mutable = not names.isdisjoint(self._MUTABLE)
+        keep: bool | str = ("tuple" if "TupleVariable" in names and "ListVariable" not in names else not mutable)
+        if t is type(None):
+            reader: Any = _none
+        elif compat.is_lazy_tracker_type(t):
+            reader = None
+        else:
+            reader = _reader(t)
+        plan = self._plans[t] = (reader, keep, mutable)
+        return plan
 
     def summary(self, vt: Any) -> TraceValue:
-        hit = self._cache.get(id(vt))
+        key = id(vt)
+        hit = self._cache.get(key)
         if hit is not None and hit[0] is vt:
-            if hit[2] is False:
+            state = hit[2]
+            if state is False:
                 return hit[1]
-            realized = compat.lazy_state(vt)[0]
-            if (_NOT_YET if realized is None else realized) is hit[2]:
+            realized = compat.lazy_realized_to(vt)
+            if (_NOT_YET if realized is None else realized) is state:
                 return hit[1]
-        value = value_summary(vt, 0, self._sub)
         t = type(vt)
-        ok = self._cacheable.get(t)
-        if ok is None:
-            names = [c.__name__ for c in t.__mro__]
-            ok = self._cacheable[t] = ("tuple" if "TupleVariable" in names and "ListVariable" not in names
-                                       else not any(n in self._MUTABLE for n in names))
-        if ok == "tuple":
+        plan = self._plans.get(t)
+        if plan is None:
+            plan = self._plan(t)
+        reader, keep, _mutable = plan
+        if reader is None:
+            return self._lazy(vt, key, keep)
+        try:
+            value: TraceValue = reader(vt, vars(vt), 0, self._sub)
+        except Exception as exc:  # noqa: BLE001 - a reader bug costs this slot, never the compile
+            value = make_value(TraceValueKind.OTHER, t.__name__, f"<unreadable: {type(exc).__name__}>")
+        if keep is True:
+            self._cache[key] = (vt, value, False)
+        elif keep == "tuple":
             # a tuple tracker never changes, but an item not realized yet would be shown stale once it is
             items = vars(vt).get("items") or ()
-            ok = not any(compat.is_lazy_tracker(i) and compat.lazy_state(i)[0] is None for i in items)
-        if ok:
-            if compat.is_lazy_tracker(vt):
-                # valid while the lazy tracker stays as it was (unrealized, or realized to the same tracker)
-                realized = compat.lazy_state(vt)[0]
-                if realized is None or not any(c.__name__ in self._MUTABLE for c in type(realized).__mro__):
-                    self._cache[id(vt)] = (vt, value, realized if realized is not None else _NOT_YET)
-            else:
-                self._cache[id(vt)] = (vt, value, False)
+            if not any(compat.is_lazy_tracker(i) and compat.lazy_realized_to(i) is None for i in items):
+                self._cache[key] = (vt, value, False)
         return value
+
+    def _lazy(self, vt: Any, key: int, keep: bool | str) -> TraceValue:
+        """A lazy tracker: the summary of what it was realized to, else of the value and source behind it; kept
+        while it stays as it was (unrealized, or realized to the same tracker, not a mutable one)."""
+        shown = vt
+        try:
+            realized, value, source = compat.lazy_state(vt)
+            if realized is None:
+                out = _unrealized(vt, value, source)
+            else:
+                shown = realized
+                out = _reader(type(realized))(realized, vars(realized), 0, self._sub)
+        except Exception as exc:  # noqa: BLE001
+            return make_value(TraceValueKind.OTHER, type(shown).__name__, f"<unreadable: {type(exc).__name__}>")
+        if keep:
+            if realized is None:
+                self._cache[key] = (vt, out, _NOT_YET)
+            else:
+                plan = self._plans.get(type(realized)) or self._plan(type(realized))
+                if not plan[2]:
+                    self._cache[key] = (vt, out, realized)
+        return out
 
     def _sub(self, vt: Any, depth: int) -> TraceValue:
         """The summary of a tracker inside a container: the cached one when there is one (a tensor on the stack
@@ -347,6 +438,13 @@ class SummaryCache:
 
     def clear(self) -> None:
         self._cache.clear()
+
+
+_NONE_VALUE = TraceValue(TraceValueKind.OTHER, "None", "None")
+
+
+def _none(vt: Any, d: Any, depth: int, sub: Any) -> TraceValue:
+    return _NONE_VALUE
 
 
 def stack_of(tx: Any, summary: Callable[[Any], TraceValue] = value_summary) -> tuple[TraceValue, ...]:

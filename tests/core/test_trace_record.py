@@ -80,9 +80,9 @@ class _OldAlgorithm(trace.TraceRecorder):
             kept = [(vt, c) for vt in vals if compat.is_lazy_tracker(vt) and (c := vars(vt).get("_cache")) is not None]
             st["lazy"], st["caches"] = tuple(vt for vt, _c in kept), tuple(c for _vt, c in kept)
             st["states"] = compat.lazy_realized(st["caches"])
-        chain: tuple[tuple[int, int], ...] | None = st.get("chain")  # made once per frame, as it was
-        if chain is None:
-            chain = st["chain"] = self._old_chain(att, frame, fields)
+        # walked at every step (the former recorder made it once per frame, stale in an inlined generator that a
+        # loop resumes from another instruction: test_trace_chain.py)
+        chain = self._old_chain(att, frame, fields)
         self.old[(id(att), ordinal)] = {"stack": stack, "locals": locals_, "chain": chain, "new_nodes": None,
                                         "new_guards": None}
 
@@ -147,3 +147,23 @@ def test_every_full_record_is_what_the_former_recorder_kept(program: str, capsys
         assert step.full
         assert att.chain(key[1])[-1].index == step.index
     assert sum(len(a.details) for a in rec.seen.values()) == rec.full_steps
+
+
+
+def test_make_value_is_the_dataclass_s_value() -> None:
+    """`trace_model.make_value` (the recorder's fast constructor) makes what ``TraceValue(...)`` makes."""
+    import pickle
+
+    from dynadbg.core.trace_model import TraceValue, TraceValueKind, make_value
+
+    for args in [(TraceValueKind.TENSOR, "TensorVariable", "Tensor[2] float32 cpu", "L['x']", "x", ("2",),
+                  "float32", "cpu"),
+                 (TraceValueKind.UNREALIZED, "LazyVariableTracker", "True", "L['self'].training", None, None, None,
+                  None, "bool"),
+                 (TraceValueKind.CONSTANT, "ConstantVariable", "2")]:
+        fast, plain = make_value(*args), TraceValue(*args)  # type: ignore[arg-type]
+        assert type(fast) is TraceValue
+        assert fast == plain and hash(fast) == hash(plain) and repr(fast) == repr(plain)
+        assert pickle.loads(pickle.dumps(fast)) == plain
+        with pytest.raises(AttributeError):
+            fast.text = "changed"  # type: ignore[misc]
