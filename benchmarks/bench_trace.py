@@ -23,6 +23,10 @@ recording two ways:
   carry no timers (an earlier version of this benchmark timed them with the hook's timers on, which added those
   timers to the light and full ratios: 1.14x and 1.26x for the same code).
 
+Each compile starts after a ``gc.collect()``: without it, a full recording's garbage (a young-generation collection
+every few hundred traced instructions) was partly collected inside the next round's compile, whichever mode that was,
+and the modes' order decided who paid for it. The collections a compile's own recording causes stay in its time.
+
 Targets (DESIGN.md): light ≤ 2 %, full ≤ 10 % of compile time, read from the whole-compile ratios.
 
 Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32]
@@ -31,6 +35,7 @@ Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32
 from __future__ import annotations
 
 import argparse
+import gc
 import queue
 import random
 import statistics
@@ -152,6 +157,7 @@ def compile_once(mode: str, build: Callable[[], tuple[torch.nn.Module, torch.Ten
         if mode == "full":
             session.trace_settings(record="full")
         compiled = torch.compile(model, backend="eager")
+        gc.collect()  # each compile starts from the same heap: the previous one's garbage is not collected inside it
         _HOOK[0] = 0.0
         t0 = time.process_time()
         compiled(x)
