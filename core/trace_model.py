@@ -550,6 +550,13 @@ class TraceStopView:
     record: str = "full"
     replay_on: bool = False
 
+    @property
+    def at_restart_point(self) -> bool:
+        """The re-trace after a restart is back at the instruction that restarted it (the graph break's
+        instruction, where Dynamo now handles the break: `brk` is that break)."""
+        s = self.step
+        return any(a.attempt == s.attempt and a.replay_until == s.ordinal for a in self.attempts)
+
 
 @dataclass(frozen=True)
 class TraceRewind:

@@ -17,7 +17,7 @@ with a fresh snapshot; `narration` is the text to show.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dynadbg.core import commands as cmd
 from dynadbg.core.model import CodeRoles, EngineError, Stop
@@ -40,6 +40,9 @@ class EngineState:
         argument: what followed its verb, whitespace collapsed ("" when nothing did).
         error: its error line, or None.
         exited: the program has ended.
+        at_break: a trace stop in the re-trace after a graph break's restart, back at the breaking instruction
+            (`TraceStopView.at_restart_point`): what the trace-break stop showed (the break, the symbolic stack,
+            the graph so far) holds here too, so a condition on the ``trace-break`` stop accepts it.
     """
 
     stop: str | None = None
@@ -52,6 +55,7 @@ class EngineState:
     exited: bool = False
     facts: "Facts | None" = None
     argument: str = ""
+    at_break: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ class Facts:
         break_type, break_eager, break_resume: at a trace stop with a graph break, torch's graph-break type, the
             instruction Dynamo runs eagerly and what it calls (``CALL 1 type int``), and the code whose rest goes
             to a resume function (`model.EmitPlan`); None when there is none.
+        diff: (tag, ``OPNAME argrepr``) of each row only one side of the selected code's instruction edits has
+            (`Engine.patch_diff`: ``-`` Dynamo's, ``+`` the edited code's); () before any edit.
         traced_break: at a run-time stop in a resume function, (code name of the compile, opname) of the
             breaking instruction, when the recorded trace (`Engine.trace_steps`, what ``trace steps`` lists)
             holds the attempt that traced the break behind it, that instruction among its steps; else None.
@@ -91,6 +97,7 @@ class Facts:
     break_eager: str | None = None
     break_resume: str | None = None
     traced_break: tuple[str, str] | None = None
+    diff: tuple[tuple[str, str], ...] = ()
 
 
 def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
@@ -128,6 +135,10 @@ def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
         return False
     if cond.traced_break is not None and cond.traced_break != facts.traced_break:
         return False
+    if cond.replaced is not None and not (
+            any(tag == "-" and cond.replaced[0] in text for tag, text in facts.diff)
+            and any(tag == "+" and cond.replaced[1] in text for tag, text in facts.diff)):
+        return False
     return cond.value is None or cond.value in facts.values
 
 
@@ -137,7 +148,7 @@ def check(cond: Condition, state: EngineState) -> bool:
         return False
     if cond.exited is not None and cond.exited != state.exited:
         return False
-    if cond.stop is not None and state.stop not in cond.stop:
+    if cond.stop is not None and state.stop not in cond.stop and not (state.at_break and "trace-break" in cond.stop):
         return False
     if cond.role is not None and state.role != cond.role:
         return False
@@ -187,9 +198,10 @@ def verb_of(line: str) -> str | None:
 _PLACEHOLDER = re.compile(r"\{(role|instr):([^{}]*)\}")
 
 
-def resolve_action(engine: object, command: str) -> str:
+def resolve_action(engine: object, command: str, forward: bool = False) -> str:
     """`command` with its ``{role:...}`` / ``{instr:...}`` placeholders replaced by instruction indexes of the
-    selected frame's code (first match at or after the current instruction, else from the start). Engine thread.
+    selected frame's code (first match at or after the current instruction, else from the start; `forward`: at or
+    after it only). Engine thread.
 
     Raises:
         LookupError: no instruction matches (the lesson is stale for this torch or Python).
@@ -212,6 +224,8 @@ def resolve_action(engine: object, command: str) -> str:
         else:
             hits = [i.index for i in instrs if what in f"{i.opname} {i.argrepr}"]
         later = [i for i in hits if i >= frame.index]
+        if forward and not later and hits:
+            raise LookupError(f"{match.group(0)}: the program is past it in {frame.code.name}")
         if not (later or hits):
             raise LookupError(f"{match.group(0)}: no such instruction in {frame.code.name}")
         return str((later or hits)[0])
@@ -276,9 +290,14 @@ def read_facts(engine: object, stop: object, cond: Condition) -> Facts:
     if plan is not None and plan.eager:
         break_eager = f"{plan.eager} {plan.eager_callee or ''}".rstrip()
     traced_break = _traced_break(engine, stop) if "traced_break" in claims else None
+    diff: tuple[tuple[str, str], ...] = ()
+    if "replaced" in claims:
+        found = engine.patch_diff()
+        lines = getattr(found, "lines", ())  # an `EditError` (no edit yet) or `EngineError`: none
+        diff = tuple((line.tag, line.text) for line in lines if line.tag in "+-")
     return Facts(entries, frozenset(guards), tuple(failing), graph, roles, instrs, tuple(stack), tuple(values),
                  brk.gb_type if brk is not None else None, break_eager, plan.resume_code if plan is not None else None,
-                 traced_break)
+                 traced_break, diff)
 
 
 def _traced_break(engine: object, stop: object) -> tuple[str, str] | None:
@@ -295,6 +314,12 @@ def _traced_break(engine: object, stop: object) -> tuple[str, str] | None:
     top = next((s.code_name for s in mine if s.depth == 0), None)
     hit = next((s for s in mine if s.ordinal == traced.ordinal), None)
     return (top, hit.opname) if top is not None and hit is not None else None
+
+
+def _at_break(stop: Stop) -> bool:
+    """`stop` is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
+    view = getattr(stop, "trace", None)
+    return view is not None and view.brk is not None and view.at_restart_point
 
 
 class Coach:
@@ -315,6 +340,10 @@ class Coach:
         """The current step is about a stop inside Dynamo's tracing, and the program went on to a run-time stop."""
         self.at_stop: str | None = None
         """The kind of the stop the program was last seen at (a lesson step's condition names such kinds)."""
+        self.at_break = False
+        """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
+        self.entries_seen: int | None = None
+        """The cache entries the last check's claims read (`Facts.entries`), None when it read none."""
         self.skipped: list[int] = []
         """Numbers of the steps the learner skipped."""
         self.passed: list[int] = []
@@ -334,7 +363,7 @@ class Coach:
         """The current step's condition can no longer become true: the program has ended with it not done (only a
         step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
         about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
-        return (self.exited or self.left_trace or self.left_break) and self.step is not None
+        return (self.exited or self.left_trace or self.left_break or self.past_entries) and self.step is not None
 
     @property
     def left_break(self) -> bool:
@@ -345,7 +374,16 @@ class Coach:
         wanted = step.done.stop if step is not None else None
         wanted = (wanted,) if isinstance(wanted, str) else tuple(wanted or ())
         return (wanted == ("trace-break",) and self.at_stop is not None and self.at_stop != "trace-break"
-                and not self.exited)
+                and not self.at_break and not self.exited)
+
+    @property
+    def past_entries(self) -> bool:
+        """The current step is about the moment the code object had `Condition.entries` cache entries, and the
+        last check read more: entries are only added while a program runs, so that moment is gone (lesson 4: `R`
+        at the stop that asks for `eager` compiles the second entry)."""
+        step = self.step
+        want = step.done.entries if step is not None else None
+        return want is not None and self.entries_seen is not None and self.entries_seen > want and not self.exited
 
     # -- what happened ------------------------------------------------------------------------------------------
     def observe_command(self, line: str, error: str | None) -> None:
@@ -383,14 +421,14 @@ class Coach:
         frame = stop.selected_frame
         if frame is None:
             return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts,
-                               argument=self.argument)
+                               argument=self.argument, at_break=_at_break(stop))
         opname = frame.code.instructions[frame.index].opname if 0 <= frame.index < len(frame.code.instructions) \
             else ""
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
-                           facts=facts, argument=self.argument)
+                           facts=facts, argument=self.argument, at_break=_at_break(stop))
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -400,7 +438,9 @@ class Coach:
         if step is None:
             return False
         if state.stop is not None:
-            self.at_stop = state.stop
+            self.at_stop, self.at_break = state.stop, state.at_break
+        if state.facts is not None and state.facts.entries is not None:
+            self.entries_seen = state.facts.entries
         if check(step.done, state):
             self.passed.append(step.number)
             self._next()
@@ -435,6 +475,25 @@ class Coach:
         self.wrong_moves = min(self.wrong_moves + 1, len(step.hints))
         return self.hint
 
+    def catch_up(self, state: EngineState) -> tuple[str, ...]:
+        """What to run when the learner skips the current step at `state`, so that the program is where the next
+        step expects it: the commands of the step's action that move or change the program (not `LOOKS`: a look
+        changes nothing the next step reads), placeholders unresolved (`resolve_action` with ``forward=True``).
+        () when the step can no longer be done (`stranded`), the program is not stopped, or the step waits for a
+        place (its stop, role, instruction, code: not a command of its own) and the program is already there
+        (lesson 8: `c` to the graph-break stop, skipped by a learner already at it, would have run to the end)."""
+        step = self.step
+        if step is None or self.stranded or state.stop is None:
+            return ()
+        commands = tuple(a for a in step.action if verb_of(a) not in LOOKS)
+        cond = step.done
+        if not commands or cond.command is not None:
+            return commands
+        place = replace(cond, **{key: None for key in cond.claims})
+        if (place.stop or place.role or place.opname or place.code_contains) and check(place, state):
+            return ()
+        return commands
+
     def skip(self) -> None:
         """Skip the current step (always allowed)."""
         if self.step is not None:
@@ -447,6 +506,7 @@ class Coach:
     def _next(self) -> None:
         self.index += 1
         self.left_trace = False
+        self.entries_seen = None
         self.wrong_moves = 0
         self.command, self.error, self.argument = None, None, ""
         if self.progress is not None:
@@ -474,6 +534,8 @@ class Coach:
         if step is None:
             return self.lesson.outro or "Lesson finished."
         body = (self.lesson.intro + "\n\n" if self.index == 0 and self.lesson.intro else "") + step.text
+        if self.stranded:
+            return body  # no "▶ Type ..." line: what to do now is `stranded_text`, shown first
         todo = todo_line(body)
         return f"▶ {todo}\n{body}" if todo is not None else body
 
@@ -482,11 +544,22 @@ class Coach:
         skip it (`skip_how`) and how to start the lesson again."""
         if not self.stranded:
             return None
+        way_on = (f"{skip_how[0].upper()}{skip_how[1:]} to skip it and go on with the lesson, or run "
+                  f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
         if self.left_break and not self.left_trace:
-            return (f"The program has moved on from the trace-break stop (the status line says {self.at_stop} now): "
-                    f"Dynamo stops there once for this graph break, so this step cannot be done in this run. "
-                    f"{skip_how[0].upper()}{skip_how[1:]} to skip it and go on with the lesson, or run "
-                    f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
+            if self.at_stop == "trace":
+                # a step taken at the trace-break stop: Dynamo restarted the trace and replayed it past the break
+                where = ("the status line says trace now: after a graph break Dynamo traces the function again from "
+                         "its start, and this trace has gone past the breaking instruction")
+            else:
+                where = f"the status line says {self.at_stop} now"
+            return (f"This step can no longer be done in this run: the program has moved on from the trace-break "
+                    f"stop ({where}), and Dynamo stops there once for this graph break. {way_on}")
+        if self.past_entries and not self.left_trace:
+            return (f"This step can no longer be done in this run: it is about the moment the function had "
+                    f"{self.step.done.entries} cache entr{'y' if self.step.done.entries == 1 else 'ies'}, and it "
+                    f"has {self.entries_seen} now (a compile adds an entry; nothing takes one away while the "
+                    f"program runs). {way_on}")
         if not self.exited:
             return (f"The program has left Dynamo's tracing before this step was done (it is stopped at run time "
                     f"now), so this step's stop cannot come back in this run. "

@@ -41,6 +41,9 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     # ... at a run-time stop in a resume function, about the recorded trace (`trace steps`):
     traced_break = ["normalise", "CALL"]   # it holds the attempt that traced the graph break behind this resume
                                            # function, in a compile of this code, breaking at this opname
+    # ... after an instruction edit (`edit`), about the edited code of the selected frame (`patch show`):
+    replaced = ["LOAD_CONST 'original'", "LOAD_CONST 'edited'"]   # a row with the first is gone, one with the
+                                                                   # second is new
 
 At a trace stop `graph_has` reads the FX graph traced so far, one ``NAME OP TARGET`` row per node
 (``sum_1 call_method sum``), and `stack_has` the symbolic value stack, one ``KIND TRACKER for FX node NODE: TEXT``
@@ -97,10 +100,12 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "break_resume": str,
     "traced_break": list,
     "argument": str,
+    "replaced": list,
 }
 #: The keys above that are claims about the engine's state (read only when a step asks for them).
 CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "has_instr",
-              "stack_has", "value", "break_type", "break_eager", "break_resume", "traced_break")
+              "stack_has", "value", "break_type", "break_eager", "break_resume", "traced_break",
+              "replaced")
 #: The claims about the graph break at a trace stop (read off the trace stop's `TraceBreak`).
 BREAK_KEYS = ("break_type", "break_eager", "break_resume")
 _TOP_KEYS = {"title", "program", "intro", "outro", "break_on", "steps"}
@@ -145,6 +150,7 @@ class Condition:
     break_resume: str | None = None
     traced_break: tuple[str, str] | None = None
     argument: str | None = None
+    replaced: tuple[str, str] | None = None
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -196,6 +202,8 @@ class Condition:
         if self.traced_break:
             parts.append(f"the recorded trace holds the break, at a {self.traced_break[1]} of a compile of "
                          f"{self.traced_break[0]}")
+        if self.replaced:
+            parts.append(f"the edited code has {self.replaced[1]!r} where Dynamo's had {self.replaced[0]!r}")
         return "; ".join(parts)
 
 
@@ -359,7 +367,7 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
         if text is not None and not (source and gtype.isupper()):
             raise fail(f"done: {key!r} must be \"SOURCE GUARD_TYPE\" (e.g. \"L['x'] TENSOR_MATCH\")", number)
         pairs[key] = (source, gtype) if text is not None else None
-    for key in ("failing_values", "value", "has_instr", "traced_break"):
+    for key in ("failing_values", "value", "has_instr", "traced_break", "replaced"):
         got = done.get(key)
         if got is not None and not (len(got) == 2 and all(isinstance(x, str) for x in got)):
             raise fail(f"done: {key!r} must be a list of two strings", number)
@@ -370,7 +378,7 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
                      done.get("entries"), pairs["guard"], pairs["no_guard"], pairs["failing"],
                      pairs["failing_values"], texts["graph_has"], has_role, pairs["has_instr"], texts["stack_has"],
                      pairs["value"], done.get("break_type"), done.get("break_eager"), done.get("break_resume"),
-                     pairs["traced_break"], _argument(done, number, fail))
+                     pairs["traced_break"], _argument(done, number, fail), pairs["replaced"])
 
 
 def _argument(done: dict, number: int, fail) -> str | None:  # noqa: ANN001

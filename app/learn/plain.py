@@ -119,29 +119,59 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
                     break
                 lines = [line.strip()]
             resumed = False
+            catching: list[str] = []
             for line in lines:
                 if auto:
                     out.write(f"{PROMPT}{line}\n")
                 if line.split(None, 1)[:1] == ["lesson"]:
+                    if line.split()[1:] == ["skip"] and not auto:
+                        # the skipped step's action that moves the program is typed for the learner
+                        catching = _catch_up_lines(coach, session, out)
+                        lines += catching
                     _lesson_command(coach, line, out)
                     shown = (coach.index, coach.hint) if line.split()[1:] in ([], ["hint"]) else shown
                     continue
                 if not line:
                     continue
+                if catching and line in catching:
+                    out.write(f"{PROMPT}{line}\n")
                 result = command_line.execute(line)
                 if result.output and not (result.resumed and not result.quit):
                     out.write(result.output + "\n")
                 if result.error:
                     out.write(f"*** {result.error}\n")
-                coach.observe_command(line, result.error)
+                if not (catching and line in catching):
+                    coach.observe_command(line, result.error)
                 if result.resumed or result.quit:
                     resumed = True
                     break
             if resumed:
-                moved = True
+                moved = not catching  # a stop the skip's own command led to is no move of the learner's
                 break
             if lines and lines[0].split(None, 1)[:1] != ["lesson"]:
                 coach.advance(coach.snapshot(session), move=True, looked=coach.error is None)
+            elif lines and lines[0].split() == ["lesson", "skip"] and not coach.finished:
+                # the program may already be where the next step wants it (a stop it names), or the skip's own
+                # edit did it
+                coach.advance(coach.snapshot(session), move=False)
+
+
+def _catch_up_lines(coach: Coach, session: Session, out: TextIO) -> list[str]:
+    """The lines `lesson skip` types for the learner (`Coach.catch_up`), resolved at the current stop; says so."""
+    step = coach.step
+    commands = coach.catch_up(coach.snapshot(session)) if step is not None else ()
+    lines = []
+    for command in commands:
+        try:
+            lines.append(resolve_action(session, command, forward=True))
+        except LookupError as exc:
+            out.write(f"*** could not type `{command}` for you ({exc}): the next step may describe another stop "
+                      f"than this one; `lesson skip` skips it too\n")
+            return []
+    if lines:
+        out.write(f"skipped step {step.number}: typing its `{'; '.join(lines)}` for you, so that the program is "
+                  f"where the next step expects it\n")
+    return lines
 
 
 def _lesson_command(coach: Coach, line: str, out: TextIO) -> None:

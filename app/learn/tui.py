@@ -111,6 +111,11 @@ class LearnApp(DebuggerApp):
         """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
         self._pane_step = -1
         self._panes_pending = False
+        self._catching: list[str] = []
+        self._catch_line: str | None = None
+        """The line `_catch_up` typed last, until its answer."""
+        """Commands a skip is typing for the learner (`_catch_up`), the next first; their answers and stops are
+        no moves of the learner's."""
         self._answer_in_pane = False
         """The last command's answer is a pane or view on screen (`ANSWER_PANE`): the next step's pane waits for
         the learner's next key, so it stays to be read; an answer only in the console, or a stop, keeps nothing."""
@@ -324,6 +329,8 @@ class LearnApp(DebuggerApp):
     @on(DebuggerApp.ResumeSent)
     def _resume_sent(self, event: DebuggerApp.ResumeSent) -> None:
         # noted before the answer: the stop it leads to may arrive before the call's own answer
+        if self._catch_line is not None:
+            return  # typed by a skip (`_catch_up`): not the learner's move, nor the next step's command
         self._moved = True
         command = event.command
         if command is not None and verb_of(command) in RESUMING:
@@ -370,6 +377,13 @@ class LearnApp(DebuggerApp):
     @on(DebuggerApp.CommandAnswered)
     def _command_answered(self, event: DebuggerApp.CommandAnswered) -> None:
         result = event.result
+        if self._catch_line is not None and event.line == self._catch_line:
+            self._catch_line = None
+            if self._catching and not result.error:
+                self._catch_up(self._catching, 0)
+            elif not result.resumed:
+                self._check(move=False)  # an edit typed for the learner: the next step may be done by it
+            return
         if result.resumed and not result.error:
             return  # a resuming command was noted when it was sent; the stop it leads to is checked
         pane = ANSWER_PANE.get(verb_of(event.line)) if not result.error else None
@@ -402,9 +416,49 @@ class LearnApp(DebuggerApp):
             self._check(move=True)
 
     def action_skip_step(self) -> None:
-        """Skip the current step (always allowed)."""
-        self.coach.skip()
+        """Skip the current step (always allowed). When the step's action moves or changes the program
+        (`Coach.catch_up`: `c`, `until`, `eager`, an edit), it is typed for the learner, so the next step's text
+        describes the screen there is; then the next step is checked at once (the program may already be where it
+        wants: a stop it names)."""
+        coach = self.coach
+        stop = self.last_stop if self.phase == "stopped" and not self.awaiting_resume else None
+        number = coach.step.number if coach.step is not None else 0
+        commands = coach.catch_up(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching
+                                                 else None)) if stop is not None else ()
+        coach.skip()
         self._show(at_once=True)
+        if commands:
+            self._catch_up(list(commands), number)
+        elif stop is not None:
+            self._check(move=False)
+
+    def _catch_up(self, commands: list[str], number: int) -> None:
+        """Type `commands` (the skipped step `number`'s, `Coach.catch_up`) one after another; what they lead to is
+        checked as no move of the learner's (no hint)."""
+        console, session = self.main_screen.console, self.session
+        self._catching = commands
+
+        def resolve() -> str:
+            try:
+                return resolve_action(session, commands[0], forward=True)
+            except LookupError as exc:
+                return f"!{exc}"
+
+        def resolved(line: Any) -> None:
+            if not isinstance(line, str) or line.startswith("!") or self.phase != "stopped":
+                self._catching = []
+                console.info(f"could not type `{commands[0]}` for you ({str(line)[1:] or 'the program moved'}): "
+                             f"the next step may describe another stop than this one; "
+                             f"{SKIP_KEY.upper()} skips it too")
+                return
+            commands.pop(0)
+            if number:
+                console.info(f"skipped step {number}: typing its `{line}` for you, so that the program is where the "
+                             f"next step expects it")
+            self._catch_line = line
+            self.submit(line)
+
+        self.client.call(resolve, resolved, "lesson catch-up")
 
     def action_hint(self) -> None:
         """The step's next hint, at the top of the narration (F7, ``lesson hint``)."""

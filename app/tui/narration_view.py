@@ -65,8 +65,8 @@ class NarrationView(VerticalScroll, can_focus=False):
     def show(self, heading: str, body: str, hint: str | None, skip_key: str, done: bool = False,
              ended: str | None = None, hint_key: str = "") -> None:
         """Show a step: `heading` ("Lesson 3: ... · step 2 of 6") as the border title, then the hint (first: a hint
-        below the fold went unseen), then `body`; `ended`: the program has ended with the step not done, what to
-        do now (shown after the body, instead of the hint). `hint_key`: the key that asks for a hint (the border
+        below the fold went unseen), then `body`; `ended`: the step can no longer be done (`Coach.stranded_text`),
+        what to do now (shown first, instead of the hint). `hint_key`: the key that asks for a hint (the border
         says it)."""
         self.heading = heading
         self.border_title = fitted_title(heading, self.size.width)
@@ -74,14 +74,16 @@ class NarrationView(VerticalScroll, can_focus=False):
         self._subtitle = self._subtitle_text()
         self.border_subtitle = self._subtitle
         text = Text()
-        if hint and not ended:
+        if ended:
+            # first, where the "▶ Type ..." row was: at 80×24 a note under the step's text went unseen while the
+            # first row still asked for a command that could no longer count
+            text.append(ended, style="bold yellow")
+            text.append("\n")
+        elif hint:
             text.append("Hint: ", style="bold yellow")
             text.append(hint, style="yellow")
             text.append("\n")
         text.append(body)
-        if ended:
-            text.append("\n")
-            text.append(ended, style="bold yellow")
         self.text = text
         self.set_class(done, "-done")
         self._body.update(text)

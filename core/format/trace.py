@@ -285,7 +285,7 @@ def trace_stop_text(stop: Stop) -> str:
         lines.append(f"({LOCK_NOTE})")
     if view.brk is not None and view.reason is TraceStopReason.GRAPH_BREAK:
         lines += break_lines(view.brk)
-    elif _at_restart_point(view) and view.brk is not None:
+    elif view.at_restart_point and view.brk is not None:
         lines.append(f"the re-trace is back at the instruction that restarted it: Dynamo handles the graph break "
                      f"({view.brk.gb_type or view.brk.reason}) here now (`why`)")
     if view.error is not None:
@@ -312,7 +312,7 @@ def trace_stop_terms(view: TraceStopView) -> set[str]:
     if any(v.kind is TraceValueKind.TENSOR for v in values):
         used.add("fake tensor")
     brk = view.brk
-    if brk is not None and (view.reason is TraceStopReason.GRAPH_BREAK or _at_restart_point(view)):
+    if brk is not None and (view.reason is TraceStopReason.GRAPH_BREAK or view.at_restart_point):
         used.add("graph break")
         if view.reason is TraceStopReason.GRAPH_BREAK:  # the plan's lines (`plan_lines`)
             if brk.plan.resume_code or brk.plan.returns or brk.plan.rest_eager:
@@ -320,12 +320,6 @@ def trace_stop_terms(view: TraceStopView) -> set[str]:
             if brk.plan.graph_nodes and brk.path is not BreakPath.FRAME:
                 used.add("FX graph")
     return used
-
-
-def _at_restart_point(view: TraceStopView) -> bool:
-    """The re-trace after a restart is back at the instruction that restarted it."""
-    s = view.step
-    return any(a.attempt == s.attempt and a.replay_until == s.ordinal for a in view.attempts)
 
 
 def bt_text(view: TraceStopView) -> str:

@@ -177,6 +177,33 @@ async def test_f8_skips_a_step_and_a_wrong_move_shows_a_hint(tmp_path, monkeypat
         await pilot.press("q")
 
 
+async def test_f8_types_the_skipped_steps_command_that_moves_the_program(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 1 at 80x24: F8 on step 3 (`until` the graph call) used to move the narration only, and step 4 ("the
+    value stack at the graph call") described a stop that was not on screen. Now F8 types the skipped step's
+    `until IDX` (the console says so), the program stops at the graph call, and step 4's `stack` is done there."""
+    lesson = LESSONS[0]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for _ in range(2):
+            await pilot.press("f8")                  # steps 1 and 2 only look: nothing is typed
+            await _settle(pilot)
+        start = app.last_stop.selected_frame.index
+        await pilot.press("f8")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.last_stop.selected_frame.index != start)
+        await _settle(pilot)
+        log = " ".join(" ".join(strip.text.split()) for strip in app.main_screen.console.log_widget.lines)
+        assert re.search(r"skipped step 3: typing its `until (\d+)` for you", log)
+        assert app.coach.index == 3 and app.coach.skipped == [1, 2, 3] and app.coach.hint is None
+        frame = app.last_stop.selected_frame
+        assert frame.code.instructions[frame.index].opname == "CALL"
+        app.submit("stack")
+        assert await _until(pilot, lambda: app.coach.index == 4 and _idle(app))
+        assert app.coach.passed == [4]
+        await pilot.press("q")
+
+
 async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 3's first step does not fit the narration pane at 80×24: its border says how to see the rest, and
     Shift+Down (typed while the console has the focus) brings the step's last sentence, what to do, on screen."""
@@ -254,7 +281,11 @@ async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(
             assert await _until(pilot, lambda: _idle(app))
         assert app.coach.index == 2, "steps 1 and 2 by keys"
         await pilot.press("R")                       # step 3 wants E
-        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        assert await _until(pilot, lambda: app.coach.stranded and _idle(app))
+        await _settle(pilot)
+        # at once, on the first row, where "▶ Choose `eager`" was (a second entry now: that stop is gone)
+        assert app.narration.plain.startswith("This step can no longer be done in this run: it is about the moment "
+                                              "the function had 1 cache entry, and it has 2 now")
         await pilot.press("c")
         assert await _until(pilot, lambda: app.phase == "exited" and app.coach.stranded and _idle(app))
         await _settle(pilot)

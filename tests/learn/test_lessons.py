@@ -311,21 +311,36 @@ def test_a_step_about_a_trace_stop_says_so_once_the_program_runs_on() -> None:
 
 def test_a_step_at_the_trace_break_stop_says_so_once_a_step_has_left_it() -> None:
     """Lesson 8 step 1 at 80x24: a newcomer pressed the footer's `s` at the trace-break stop; Dynamo restarted its
-    trace (a `trace` stop) and the break's stop never came back, while the hint still said "the status line says
-    trace-break" and F8 led to steps 2-3, just as impossible, without a word. Now each says so and how to go on."""
+    trace and replayed it to the same CALL (a `trace` stop back at the break: `why`, `stack` and `graph` answer
+    the same there), and a second `s` left the break behind for good. At the replayed stop the steps still count;
+    past it, each says so (first, instead of the hint) and how to go on."""
     lesson = LESSONS[7]
     coach = Coach(lesson)
     coach.advance(EngineState(stop="trace-break", command="stack"), looked=True)
     assert not coach.stranded                # a look around at the right stop
-    coach.advance(EngineState(stop="trace", command="s"))
+    coach.advance(EngineState(stop="trace", command="s", at_break=True))
+    assert not coach.stranded and coach.index == 0
+    coach.advance(EngineState(stop="trace", command="s"))   # past the break in the re-trace
     assert coach.stranded and coach.index == 0
     text = coach.narration()
-    assert "moved on from the trace-break stop (the status line says trace now)" in text and "Hint:" not in text
+    assert "moved on from the trace-break stop (the status line says trace now: after a graph break Dynamo " \
+           "traces the function again" in text and "Hint:" not in text
+    assert not coach.step_body().startswith("▶")   # no "Type `why`" row above the note in the TUI
     coach.skip()                             # steps 2 and 3 need that stop too: said at once, no move needed
     assert coach.index == 1 and coach.stranded and "moved on from the trace-break stop" in coach.narration()
     coach.skip()
     coach.skip()                             # step 4 (`c` to the graph-break stop) can be done
     assert coach.index == 3 and not coach.stranded
+
+
+def test_the_replayed_stop_at_the_break_does_the_break_steps() -> None:
+    """The re-trace's stop back at the breaking instruction (`EngineState.at_break`) satisfies a condition on the
+    trace-break stop; any other trace stop does not."""
+    step = LESSONS[7].steps[1]               # `stack` at the trace-break stop
+    assert step.done.stop == ("trace-break",)
+    facts = Facts(stack=("tensor TensorVariable for FX node sum_1: x", "unrealized LazyVariableTracker: type int"))
+    assert check(step.done, EngineState(stop="trace", command="stack", facts=facts, at_break=True))
+    assert not check(step.done, EngineState(stop="trace", command="stack", facts=facts))
 
 
 def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
@@ -594,3 +609,45 @@ def test_what_the_lessons_say_of_names_on_screen_holds_on_the_engine(capsys) -> 
     second = dynamic[re.search(r"guards of \d+/1:", dynamic).start():]  # the second entry's
     for claim in ("size=[None]", "2 <= L['x'].size()[0]"):
         assert claim in second and claim in lessons[6].outro, claim
+
+
+def test_a_step_about_fewer_cache_entries_is_stranded_once_there_are_more() -> None:
+    """Lesson 4 step 3 asks for `eager` at the recompile stop (1 entry). A newcomer pressed R instead: a second
+    entry was compiled, the stop never came back, and the hint kept saying "Type `eager`" until the program ended.
+    Now the step says at once that it cannot be done, and how to go on."""
+    coach = Coach(LESSONS[3])
+    coach.skip()
+    coach.skip()
+    assert coach.step.done.entries == 1 and coach.step.done.command == "eager"
+    coach.advance(EngineState(stop="recompile", command="why", facts=Facts(entries=1)), looked=True)
+    assert not coach.stranded
+    coach.advance(EngineState(stop="entry", command="recompile", facts=Facts(entries=2)))
+    assert coach.stranded
+    assert "had 1 cache entry, and it has 2 now" in coach.narration()
+    coach.skip()                              # step 4 (2 entries) is not stranded by what step 3 saw
+    assert not coach.stranded
+
+
+def test_skipping_a_step_types_what_moves_the_program() -> None:
+    """F8 / `lesson skip` moved the narration but not the program: after skipping lesson 1's `until` step the next
+    step described a stop that was not on screen. `Coach.catch_up` names the skipped step's commands that move the
+    program; none when the step only looks, when it can no longer be done, or when the program is already where the
+    step's stop would take it."""
+    lesson1, lesson8 = LESSONS[0], LESSONS[7]
+    coach = Coach(lesson1)
+    state = EngineState(stop="entry", code_name="scaled_sin", index=1, opname="LOAD_GLOBAL")
+    assert coach.catch_up(state) == ()                       # `orig` only looks
+    coach.skip()
+    coach.skip()
+    assert coach.catch_up(state) == ("until {role:graph call:CALL}",)
+    coach = Coach(lesson8)
+    for _ in range(3):
+        coach.skip()
+    assert coach.catch_up(EngineState(stop="trace-break")) == ("c",)
+    # already at the graph-break stop in the resume function: `c` would run the program to its end
+    assert coach.catch_up(EngineState(stop="graph-break", code_name="torch_dynamo_resume_in_normalise_at_8",
+                                      index=1, opname="LOAD_GLOBAL")) == ()
+    coach = Coach(LESSONS[3])
+    coach.skip()
+    coach.skip()
+    assert coach.catch_up(EngineState(stop="recompile")) == ("eager",)   # a decision: typed at the stop it is for
