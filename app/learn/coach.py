@@ -539,6 +539,17 @@ class Coach:
         todo = todo_line(body)
         return f"▶ {todo}\n{body}" if todo is not None else body
 
+    def step_text(self, number: int) -> str | None:
+        """Step `number` (1-based) of the lesson again, done or not, with its heading (`lesson N`: a finished
+        step's text has left the narration); None when the lesson has no such step."""
+        steps = self.lesson.steps
+        if not 1 <= number <= len(steps):
+            return None
+        step = steps[number - 1]
+        state = ("done" if number in self.passed else "skipped" if number in self.skipped
+                 else "current" if number == self.index + 1 else "to come")
+        return f"Lesson {self.lesson.number}, step {number} of {len(steps)} ({state}):\n{step.text}"
+
     def stranded_text(self, skip_how: str = "type `lesson skip`") -> str | None:
         """What to do when the lesson is `stranded` (None when it is not): the step can no longer be done, how to
         skip it (`skip_how`) and how to start the lesson again."""

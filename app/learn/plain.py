@@ -181,8 +181,11 @@ def _lesson_command(coach: Coach, line: str, out: TextIO) -> None:
     elif arg == "hint":
         hint = coach.ask_hint()
         out.write(f"Hint: {hint}\n" if hint else "*** this step has no hint: `lesson skip` skips it\n")
+    elif arg.isdigit() and coach.step_text(int(arg)) is not None:
+        out.write(coach.step_text(int(arg)) + "\n")
     elif arg:
-        out.write("*** usage: lesson (show the step again) | lesson hint | lesson skip\n")
+        out.write(f"*** usage: lesson (show the step again) | lesson hint | lesson skip | lesson N (step N's "
+                  f"text, 1-{len(coach.lesson.steps)})\n")
     else:
         out.write("\n" + coach.narration() + "\n\n")
 

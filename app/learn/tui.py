@@ -142,7 +142,8 @@ class LearnApp(DebuggerApp):
                 (SKIP_KEY.upper(), "Skip this lesson step (always allowed; `lesson skip` in the console too)"),
                 ("Shift+↓ / Shift+↑", "Scroll the step's text when it is longer than its pane"),
                 ("lesson (console)", "Show the step again; a wrong move (a stop or a command the step does not ask "
-                                     "for) shows the step's next hint"))
+                                     "for) shows the step's next hint"),
+                ("lesson N (console)", "Show step N's text again (a finished step's text leaves the narration)"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("skip_step", "hint"):
@@ -313,6 +314,11 @@ class LearnApp(DebuggerApp):
             self.action_skip_step()
         elif words[1:] == ["hint"]:
             self.action_hint()
+        elif len(words) == 2 and words[1].isdigit() and self.coach.step_text(int(words[1])) is not None:
+            self.main_screen.console.info(self.coach.step_text(int(words[1])))
+        elif len(words) > 1:
+            self.main_screen.console.error(f"usage: lesson (the step again) | lesson hint | lesson skip | lesson N "
+                                           f"(step N's text, 1-{len(self.coach.lesson.steps)})")
         else:
             self.action_show_step()
 

@@ -651,3 +651,20 @@ def test_skipping_a_step_types_what_moves_the_program() -> None:
     coach.skip()
     coach.skip()
     assert coach.catch_up(EngineState(stop="recompile")) == ("eager",)   # a decision: typed at the stop it is for
+
+
+def test_lesson_n_shows_a_finished_steps_text_again() -> None:
+    """A newcomer could not reread a step once it was done (its text left the narration): `lesson N` shows it."""
+    coach = Coach(LESSONS[0])
+    coach.advance(EngineState(stop="entry", command="orig"), looked=True)
+    assert coach.passed == [1]
+    text = coach.step_text(1)
+    assert text.startswith("Lesson 1, step 1 of 6 (done):") and "type `orig`" in text
+    assert "(current)" in coach.step_text(2) and "(to come)" in coach.step_text(3)
+    assert coach.step_text(0) is None and coach.step_text(7) is None
+    out = io.StringIO()
+    from dynadbg.learn.plain import _lesson_command
+    _lesson_command(coach, "lesson 1", out)
+    assert "(done):" in out.getvalue()
+    _lesson_command(coach, "lesson 9", out)
+    assert "lesson N (step N's text, 1-6)" in out.getvalue()
