@@ -322,6 +322,21 @@ def _at_break(stop: Stop) -> bool:
     return view is not None and view.brk is not None and view.at_restart_point
 
 
+def _what_went_wrong(cond: Condition, state: EngineState, wanted: tuple[str, ...]) -> str | None:
+    """The wrong move `state` follows, in words, from what the engine says (the command and its error, the stop):
+    the start of the hint it brings. None when there is nothing to say beyond the hint."""
+    typed = f"`{state.command}{' ' + state.argument if state.argument else ''}`" if state.command else None
+    if typed and state.error is not None:
+        return f"{typed} did not work (see its error)."
+    if typed and cond.command is not None and state.command != cond.command:
+        if state.stop is not None and wanted and state.stop not in wanted:
+            return f"{typed} is not this step's command; the program is at a {state.stop} stop now."
+        return f"{typed} is not this step's command."
+    if state.stop is not None and wanted and state.stop not in wanted:
+        return f"The program stopped at a {state.stop} stop, not the {' or '.join(wanted)} stop this step needs."
+    return None
+
+
 class Coach:
     """Walks the learner through `lesson`; remembers progress in `progress` (None: not kept)."""
 
@@ -332,6 +347,8 @@ class Coach:
         """The current step's position in `lesson.steps` (== len: the lesson is finished)."""
         self.wrong_moves = 0
         """Moves since the current step began that did not finish it (selects the hint)."""
+        self.wrong: str | None = None
+        """What the last wrong move was, in words (`hint` starts with it); None after F7 or a new step."""
         self.command: str | None = None
         self.argument = ""
         self.error: str | None = None
@@ -464,6 +481,7 @@ class Coach:
         if move and not (looked and step.done.command is None) and not looked_around and not on_the_way \
                 and not suggested:
             self.wrong_moves += 1
+            self.wrong = _what_went_wrong(step.done, state, wanted)
         return False
 
     def ask_hint(self) -> str | None:
@@ -473,6 +491,7 @@ class Coach:
         if step is None or not step.hints:
             return None
         self.wrong_moves = min(self.wrong_moves + 1, len(step.hints))
+        self.wrong = None
         return self.hint
 
     def catch_up(self, state: EngineState) -> tuple[str, ...]:
@@ -508,6 +527,7 @@ class Coach:
         self.left_trace = False
         self.entries_seen = None
         self.wrong_moves = 0
+        self.wrong = None
         self.command, self.error, self.argument = None, None, ""
         if self.progress is not None:
             self.progress.save_step(self.lesson.number, self.index, len(self.lesson.steps))
@@ -519,7 +539,8 @@ class Coach:
         step = self.step
         if step is None or not self.wrong_moves or not step.hints:
             return None
-        return step.hints[min(self.wrong_moves, len(step.hints)) - 1]
+        hint = step.hints[min(self.wrong_moves, len(step.hints)) - 1]
+        return f"{self.wrong} {hint}" if self.wrong else hint
 
     def heading(self) -> str:
         total = len(self.lesson.steps)

@@ -249,7 +249,7 @@ def test_hints_follow_wrong_moves_and_skip_moves_on(data_dir) -> None:
     coach.advance(EngineState(stop="entry", command="ll"), looked=True)
     assert coach.hint is None                # a look around (`ll` worked, read only) is no wrong move
     coach.advance(EngineState(stop="entry", command="orig", error="usage: orig"), looked=False)
-    assert coach.hint == lesson.steps[0].hints[0]  # a command that failed is
+    assert coach.hint == "`orig` did not work (see its error). " + lesson.steps[0].hints[0]  # a command that failed is
     coach.skip()
     assert coach.index == 1 and coach.skipped == [1] and coach.hint is None
     assert "step 2 of" in coach.narration()
@@ -266,7 +266,7 @@ def test_the_first_command_of_a_two_command_step_is_no_wrong_move() -> None:
     coach.advance(EngineState(stop="graph-break", command="stack"), looked=True)
     assert coach.hint is None                # a look around is no wrong move either
     coach.advance(EngineState(stop="graph-break", command="b"), looked=True)
-    assert coach.hint == lesson.steps[5].hints[0]  # a command that changes something, not the step's, is one
+    assert coach.hint == "`b` is not this step's command. " + lesson.steps[5].hints[0]  # a command that changes something, not the step's, is one
 
 
 def test_a_step_the_ended_program_can_no_longer_make_true_says_so_and_skipping_finishes_the_end_step() -> None:
@@ -460,7 +460,7 @@ def test_plain_mode_prints_the_narration_and_lesson_skip_moves_on(data_dir) -> N
     text = out.getvalue()
     total = len(lesson.steps)
     assert f"Lesson 1: What torch.compile produced · step 1 of {total}" in text
-    assert "Hint: Type the four letters `orig`" in text          # a command that failed: a wrong move for step 1
+    assert "Hint: `nosuchcommand` did not work (see its error). Type the four letters `orig`" in text  # a wrong move
     assert f"· step 2 of {total}" in text and run.skipped == [1]
     # `c` let the program end on step 2: the last narration says that step cannot be done now, and the way on
     assert text.rstrip().endswith("or run `dynadbg learn 1` to start the lesson again.")
