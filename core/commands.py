@@ -62,6 +62,20 @@ def split(line: str) -> tuple[str, str] | None:
     return name, arg.strip()
 
 
+def spelled_out(line: str) -> str:
+    """`line` with its verb written out as the word it abbreviates, as pdb's help writes ``s(tep)``: the verb's
+    first alias that begins with it (``"s"`` → ``"step"``, ``"c"`` → ``"continue"``, ``"b 12"`` → ``"break 12"``);
+    a verb that abbreviates none (``"until 12"``, ``"eager"``, ``"ll"``) and any unknown line stay as they are.
+    Both spellings run the same; the TUI logs this one for a key, so the console reads as if it had been typed."""
+    name, sep, arg = line.strip().partition(" ")
+    spec = BY_NAME.get(ALIASES.get(name, name))
+    if spec is None:
+        return line
+    word = next((a for a in (spec.name, *spec.aliases) if a.startswith(spec.name) and len(a) > len(spec.name)),
+                spec.name)
+    return word + sep + arg
+
+
 #: what an empty line runs before any command was typed: the implicit step (pdb repeats the last command; at a
 #: session's first prompt the step that brought the program there counts as that command, as in torch's debugger)
 FIRST_REPEAT = "s"

@@ -104,7 +104,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("return", "r", "Return", "Run until this frame returns", "r", resumes=True, when="frame"),
     Action("continue", "c,f5", "Cont", "Continue to the next stop", "c", resumes=True, when="stopped"),
     Action("until", "t", "Until", "Run until the instruction under the cursor", "until {cursor}", resumes=True,
-           footer=False, when="frame"),
+           when="frame"),
     Action("back", "left_square_bracket", "Back", "Show the previous recorded stop (history, read-only)", "back",
            footer=False, group="History", when="stopped"),
     Action("forward", "right_square_bracket", "Forward", "Show the next recorded stop, up to the present",

@@ -11,7 +11,8 @@ engine call and renders the typed answer. Registry actions dispatch through one 
 The console is the one place the command language is spoken: its line goes to the app's `CommandLine` (the
 command language over the engine, `dynadbg.core.commands`) as the user typed it, the output is logged, and what
 the command changed (the selected frame, breakpoints, watches, edits) is read back with `Engine.current_stop` —
-the app never parses a line it sent or the engine's text.
+the app never parses a line it sent or the engine's text. A key (or palette entry) that lets the program go on logs
+the command it is the same as, its verb spelled out (``s``: ``> step``; `commands.spelled_out`), once.
 
 A step is one engine round trip and one paint of each pane: the `Stop` brings the roles and the stack's provenance
 (`Stop.teaching`, the bridge asks for them), and the guard tree is fetched again only for another call. The
@@ -65,7 +66,7 @@ from dynadbg.core.model import (
     StopKind,
 )
 from dynadbg.core import format as fmt
-from dynadbg.core.commands import CommandLine
+from dynadbg.core.commands import CommandLine, spelled_out
 from dynadbg.core.format.edits import format_diff
 from dynadbg.core.format.advice import plan_check_text
 from dynadbg.core.format.glossary import Glossary, stop_terms
@@ -570,14 +571,15 @@ class DebuggerApp(App[int]):
         cursor = self._cursor() if self._cursor_instr() is not None else None
         self._resume(lambda: call(engine), what, command=actions.command_line(what, cursor))
 
-    def _resume(self, fn: Callable[[], Any], what: str, *, echo: str | None = None,
-                command: str | None = None) -> None:
+    def _resume(self, fn: Callable[[], Any], what: str, *, command: str | None = None) -> None:
         """Send a call that lets the program go on (only while stopped and no other one is in flight); `command`:
-        the command-language line it is the same as (`ResumeSent.command`)."""
+        the command-language line it is the same as (`ResumeSent.command`), logged in the console as if typed, its
+        verb written out (`commands.spelled_out`: ``s`` pressed logs ``> step``). A typed line never comes here
+        (`submit` logs it as typed), so nothing is logged twice."""
         if not self.stopped:
             return
-        if echo is not None:
-            self._main.console.echo(echo)
+        if command is not None:
+            self._main.console.echo(spelled_out(command))
         self.awaiting_resume = True
         self.post_message(self.ResumeSent(what, command=command))
         self._bindings_changed()
@@ -637,8 +639,7 @@ class DebuggerApp(App[int]):
     def decide(self, decision: Decision) -> None:
         """Take a recompile-stop decision (`Engine.decide`); the log shows the command and its permanent code."""
         engine = self.session
-        self._resume(lambda: engine.decide(decision), decision.kind.value, echo=decision.command,
-                     command=decision.command)
+        self._resume(lambda: engine.decide(decision), decision.kind.value, command=decision.command)
 
     def select_frame(self, delta: int) -> None:
         """``u`` (-1, toward the caller) / ``d`` (+1): select another frame of the stop."""

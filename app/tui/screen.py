@@ -82,7 +82,8 @@ def _is_choice(action: str | None) -> bool:
 
 class KeysFooter(Footer):
     """The footer: under `NARROW_FOOTER` columns it packs the keys tighter, drops the palette hint (Ctrl+P still
-    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end.
+    opens it; the help lists it) and shows ``? Help`` and ``q Quit`` first, so they never fall off the end, then the
+    keys in `ORDER`.
 
     While the focused widget takes typed letters (the console's input), a letter key types into it and Textual
     leaves its binding out: the footer then shows the keys that still work there (``F11 Step``, ``F10 Next``,
@@ -90,6 +91,13 @@ class KeysFooter(Footer):
 
     FIRST = ("dbg('help')", "dbg('quit')")
     """The actions shown first on a narrow footer."""
+
+    ORDER = tuple(f"dbg({a!r})" for a in ("step", "next", "until", "continue", "return", "breakpoint", "up",
+                                           "down", "maximize", "edit"))
+    """A narrow footer's keys after ``? Help`` and ``q Quit`` (and a recompile stop's choices), most useful to a
+    newcomer first: the keys that do not fit are dropped from the end. At 80 columns the debugger shows them up to
+    ``d Down`` (``z Zoom`` and ``e Edit`` are left to ``?``), `dynadbg learn` beside its ``F8 Skip step`` up to
+    ``u Up``: ``t Until`` (lesson 1 asks for ``t``) fits in both. Other footer keys follow, in registry order."""
 
     KEEP = ("skip_step",)
     """Actions a narrow footer never drops, shown last (`dynadbg learn`'s ``F8 Skip step``); other keys that do not
@@ -130,8 +138,10 @@ class KeysFooter(Footer):
             first = [k for k in keys if getattr(k, "action", None) in self.FIRST]
             kept = [k for k in keys if getattr(k, "action", None) in self.KEEP and k not in first]
             rest = [k for k in keys if k not in first and k not in kept]
-            # a recompile stop's choices before the stepping keys: those are what the stop asks for
-            rest.sort(key=lambda k: not _is_choice(getattr(k, "action", None)))
+            # a recompile stop's choices before the stepping keys: those are what the stop asks for; then `ORDER`
+            rank = {action: n for n, action in enumerate(self.ORDER)}
+            rest.sort(key=lambda k: (not _is_choice(getattr(k, "action", None)),
+                                     rank.get(getattr(k, "action", None), len(rank))))
             width = self.size.width
 
             def cells(shown: list[Widget]) -> int:
@@ -145,7 +155,7 @@ class KeysFooter(Footer):
                 cut = True
             yield from first + rest + kept
             if cut:
-                yield Label("…", classes="footer-hint")
+                yield Label("…", classes="footer-hint -more")  # two cells, as counted above
             return
         yield from keys
 

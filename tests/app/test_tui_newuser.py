@@ -160,6 +160,28 @@ async def test_at_80x24_the_consoles_footer_shows_the_keys_that_work_there_and_h
         assert "sStep" in footer_row() and "Esc/Tab" not in footer_row()
 
 
+async def test_at_80x24_the_footer_shows_t_until_beside_the_stepping_keys(tmp_path) -> None:  # noqa: ANN001
+    """Issue 21: at 80 columns the footer was cut before ``t`` (run to the cursor), which lesson 1 asks for. The
+    stepping keys come first now, ``t Until`` among them, all on screen; ``t`` sends ``until`` to the cursor's
+    instruction (the fake engine then stops at its scenario's next stop, wherever the cursor is)."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        shot = tmp_path / "screen.svg"
+        shot.write_text(app.export_screenshot(), encoding="utf-8")
+        row = squeeze(svg_rows(shot)[-1])
+        assert row.startswith("?HelpqQuitsStepnNexttUntilcContrReturnbBreak"), row
+        keys = {k.action: k for k in app.main_screen.query("FooterKey")}
+        until = keys["dbg('until')"]
+        assert until.region.width > 0 and until.region.right <= SMALL[0]
+        assert all(part.region.right <= SMALL[0] for part in app.main_screen.query("KeysFooter > *"))
+        app.main_screen.bytecode.action_cursor_to(4)
+        await pilot.press("t")
+        await settle(pilot)
+        log = [strip.text.rstrip() for strip in app.main_screen.console.log_widget.lines]
+        assert log[-1] == "> until 4" and app.last_stop.seq > 0, log
+
+
 async def test_in_the_console_its_cursor_is_steady_and_the_bytecode_cursor_row_stays_marked() -> None:
     """Typing a command that names an instruction (``until 4``, ``b 4``): the console's cursor does not blink, and
     the bytecode pane still marks the row its cursor is on (dimmer than while it has the focus), apart from the

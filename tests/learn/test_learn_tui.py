@@ -255,6 +255,23 @@ async def test_at_80x24_the_footer_beside_the_console_fits_the_skip_key_and_how_
         await pilot.press("ctrl+q")
 
 
+async def test_at_80x24_the_footer_of_the_letter_keys_shows_t_which_lesson_1_asks_for(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Issue 21: lesson 1 says "Esc, then `t`, runs to the cursor", and at 80 columns the footer was cut before ``t``
+    (``F8 Skip step`` takes its room). After Esc the footer shows the stepping keys first, ``t Until`` among them."""
+    lesson = LESSONS[0]
+    assert "`t`" in " ".join(step.text for step in lesson.steps)
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        await pilot.press("escape")
+        await _settle(pilot)
+        footer = re.sub(r"\s+", "", _screen_rows(app, tmp_path)[-1])
+        assert footer.startswith("?HelpqQuitsStepnNexttUntilcCont") and "F8Skipstep" in footer, footer
+        assert all(part.region.right <= 80 for part in app.main_screen.query("KeysFooter > *"))
+        await pilot.press("ctrl+q")
+
+
 def test_a_long_lesson_title_is_cut_before_its_step_count_at_80_columns() -> None:
     from dynadbg.tui.narration_view import fitted_title
 
