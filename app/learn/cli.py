@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .lessons import LessonError, load_lessons
+from .lessons import Lesson, LessonError, load_lessons
 from .progress import Progress, lesson_list
 
 
@@ -62,7 +62,10 @@ def cmd_learn(args: argparse.Namespace) -> int:
             # opens without it: the list's last entry alone read like a stray row above the lesson
             preface = "" if args.lesson is not None else (
                 f"{listing}\nopened lesson {lesson.number}, the next unfinished one; `dynadbg learn N` opens another")
-            return run_lesson_tui(lesson, progress, preface=preface)
+            status = run_lesson_tui(lesson, progress, preface=preface)
+            # the list printed above still shows the lesson as it was before: say where it stands now
+            print(_where_now(lesson, progress))
+            return status
     from .plain import run_lesson_plain
 
     run = run_lesson_plain(lesson, progress, auto=args.auto)
@@ -70,3 +73,12 @@ def cmd_learn(args: argparse.Namespace) -> int:
         sys.stderr.write(f"dynadbg: {run.failure}\n")
         return 1
     return run.status
+
+
+def _where_now(lesson: Lesson, progress: Progress) -> str:
+    """One line after a TUI lesson: finished (and what is next), or the step it stopped at (kept for next time)."""
+    if lesson.number in progress.done:
+        return f"Lesson {lesson.number} finished (progress saved). `dynadbg learn` opens the next unfinished one."
+    at = progress.steps.get(lesson.number, 0)
+    return (f"Lesson {lesson.number} left at step {at + 1} of {len(lesson.steps)} (progress saved). "
+            f"`dynadbg learn {lesson.number}` takes it again.")

@@ -40,6 +40,7 @@ class EngineState:
         argument: what followed its verb, whitespace collapsed ("" when nothing did).
         error: its error line, or None.
         exited: the program has ended.
+        status: its exit status once it has (None before); a condition ``exited = true`` needs 0.
         at_break: a trace stop in the re-trace after a graph break's restart, back at the breaking instruction
             (`TraceStopView.at_restart_point`): what the trace-break stop showed (the break, the symbolic stack,
             the graph so far) holds here too, so a condition on the ``trace-break`` stop accepts it.
@@ -53,6 +54,7 @@ class EngineState:
     command: str | None = None
     error: str | None = None
     exited: bool = False
+    status: int | None = None
     facts: "Facts | None" = None
     argument: str = ""
     at_break: bool = False
@@ -135,10 +137,12 @@ def _claims_hold(cond: Condition, facts: Facts | None) -> bool:
         return False
     if cond.traced_break is not None and cond.traced_break != facts.traced_break:
         return False
-    if cond.replaced is not None and not (
-            any(tag == "-" and cond.replaced[0] in text for tag, text in facts.diff)
-            and any(tag == "+" and cond.replaced[1] in text for tag, text in facts.diff)):
-        return False
+    if cond.replaced is not None:
+        # that row replaced, and nothing else: an edit of another row too is not what the step describes
+        old = [text for tag, text in facts.diff if tag == "-"]
+        new = [text for tag, text in facts.diff if tag == "+"]
+        if not (old and new and all(cond.replaced[0] in t for t in old) and all(cond.replaced[1] in t for t in new)):
+            return False
     return cond.value is None or cond.value in facts.values
 
 
@@ -148,6 +152,8 @@ def check(cond: Condition, state: EngineState) -> bool:
         return False
     if cond.exited is not None and cond.exited != state.exited:
         return False
+    if cond.exited and state.status not in (0, None):
+        return False  # it ended with an error: what the step says of a finished run is not so
     if cond.stop is not None and state.stop not in cond.stop and not (state.at_break and "trace-break" in cond.stop):
         return False
     if cond.role is not None and state.role != cond.role:
@@ -164,6 +170,14 @@ def check(cond: Condition, state: EngineState) -> bool:
 #: Commands that only look (`commands.READ_ONLY`, and `l`, `p`, `fake`, `trace`, `u` and `d`): one that
 #: worked is never a wrong move, whatever the step asks for.
 LOOKS: frozenset[str] = cmd.READ_ONLY | {"l", "p", "fake", "trace", "u", "d"}
+#: A verb's sub-commands that only look (``patch show``; ``guard`` alone lists the edits): no wrong move either.
+LOOKING_SUBCOMMANDS: frozenset[tuple[str, str]] = frozenset({("patch", "show"), ("patch", "list"), ("patch", ""),
+                                                            ("guard", ""), ("guard", "export")})
+
+
+def is_look(verb: str | None, argument: str = "") -> bool:
+    """Whether the command `verb` `argument` only looks (`LOOKS`, `LOOKING_SUBCOMMANDS`)."""
+    return verb in LOOKS or (verb, argument.split(" ", 1)[0]) in LOOKING_SUBCOMMANDS
 
 
 #: The sentence part of a step's text that says what to do: an imperative up to its first command in backticks
@@ -322,12 +336,21 @@ def _at_break(stop: Stop) -> bool:
     return view is not None and view.brk is not None and view.at_restart_point
 
 
+#: The recompile-stop decisions (`model.DecisionKind`), and those that let the call run without compiling.
+_DECISIONS = frozenset({"recompile", "eager", "skip", "drop", "dynamic"})
+_UNCOMPILED = frozenset({"eager", "skip"})
+
+
 def _what_went_wrong(cond: Condition, state: EngineState, wanted: tuple[str, ...]) -> str | None:
     """The wrong move `state` follows, in words, from what the engine says (the command and its error, the stop):
     the start of the hint it brings. None when there is nothing to say beyond the hint."""
     typed = f"`{state.command}{' ' + state.argument if state.argument else ''}`" if state.command else None
     if typed and state.error is not None:
         return f"{typed} did not work (see its error)."
+    if typed and cond.command is not None and state.command == cond.command and cond.claims:
+        # the step's command ran, and what the step says it does is not so (an edit of another row)
+        claims = replace(Condition(), **{key: getattr(cond, key) for key in cond.claims})
+        return f"{typed} ran, but this step needs: {claims.describe()}."
     if typed and cond.command is not None and state.command != cond.command:
         if state.stop is not None and wanted and state.stop not in wanted:
             return f"{typed} is not this step's command; the program is at a {state.stop} stop now."
@@ -353,12 +376,17 @@ class Coach:
         self.argument = ""
         self.error: str | None = None
         self.exited = False
+        self.status: int | None = None
+        """The program's exit status once it has ended."""
         self.left_trace = False
         """The current step is about a stop inside Dynamo's tracing, and the program went on to a run-time stop."""
         self.at_stop: str | None = None
         """The kind of the stop the program was last seen at (a lesson step's condition names such kinds)."""
         self.at_break = False
         """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
+        self.declined: str | None = None
+        """The decision (``eager``, ``skip``) the learner made at the recompile stop the current step is about, when
+        the step asks for one that compiles: the call ran without compiling (`stranded`)."""
         self.entries_seen: int | None = None
         """The cache entries the last check's claims read (`Facts.entries`), None when it read none."""
         self.skipped: list[int] = []
@@ -380,7 +408,8 @@ class Coach:
         """The current step's condition can no longer become true: the program has ended with it not done (only a
         step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
         about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
-        return (self.exited or self.left_trace or self.left_break or self.past_entries) and self.step is not None
+        return ((self.exited or self.left_trace or self.left_break or self.past_entries or self.declined is not None)
+                and self.step is not None)
 
     @property
     def left_break(self) -> bool:
@@ -410,8 +439,10 @@ class Coach:
         self.argument = argument_of(line)
         self.error = error
 
-    def observe_exit(self) -> None:
+    def observe_exit(self, status: int | None = None) -> None:
+        """The program has ended with exit `status` (None: not known)."""
         self.exited = True
+        self.status = status
 
     def snapshot(self, engine: object) -> EngineState:
         """Read the state a condition needs from `engine` (blocking engine calls: not on a UI thread)."""
@@ -434,7 +465,8 @@ class Coach:
         `Stop.teaching` when it has them) and the `facts` its claims are about (read by `snapshot`): no engine
         call."""
         if stop is None or self.exited:
-            return EngineState(command=self.command, error=self.error, exited=self.exited, argument=self.argument)
+            return EngineState(command=self.command, error=self.error, exited=self.exited, argument=self.argument,
+                               status=self.status)
         frame = stop.selected_frame
         if frame is None:
             return EngineState(stop.kind.value, command=self.command, error=self.error, facts=facts,
@@ -458,6 +490,10 @@ class Coach:
             self.at_stop, self.at_break = state.stop, state.at_break
         if state.facts is not None and state.facts.entries is not None:
             self.entries_seen = state.facts.entries
+        asked = {verb_of(a) for a in step.action} & _DECISIONS
+        if (state.command in _UNCOMPILED and asked and not asked & _UNCOMPILED and state.error is None
+                and not check(step.done, state)):
+            self.declined = state.command
         if check(step.done, state):
             self.passed.append(step.number)
             self._next()
@@ -477,7 +513,7 @@ class Coach:
         on_the_way = worked and state.command in {verb_of(a) for a in step.action[:-1]}
         # nor a command the step's own text suggests on the side ("`guards` shows it too")
         suggested = worked and f"`{state.command}`" in step.text
-        looked_around = worked and (step.done.command is None or state.command in LOOKS)
+        looked_around = worked and (step.done.command is None or is_look(state.command, state.argument))
         if move and not (looked and step.done.command is None) and not looked_around and not on_the_way \
                 and not suggested:
             self.wrong_moves += 1
@@ -526,6 +562,7 @@ class Coach:
         self.index += 1
         self.left_trace = False
         self.entries_seen = None
+        self.declined = None
         self.wrong_moves = 0
         self.wrong = None
         self.command, self.error, self.argument = None, None, ""
@@ -587,6 +624,10 @@ class Coach:
                 where = f"the status line says {self.at_stop} now"
             return (f"This step can no longer be done in this run: the program has moved on from the trace-break "
                     f"stop ({where}), and Dynamo stops there once for this graph break. {way_on}")
+        if self.declined is not None and not self.exited:
+            return (f"This step can no longer be done in this run: you chose `{self.declined}` at the recompile stop "
+                    f"it is about, so that call ran without compiling, and what this step and the next ones say of "
+                    f"it is not what this run did. {way_on}")
         if self.past_entries and not self.left_trace:
             return (f"This step can no longer be done in this run: it is about the moment the function had "
                     f"{self.step.done.entries} cache entr{'y' if self.step.done.entries == 1 else 'ies'}, and it "
@@ -596,6 +637,12 @@ class Coach:
             return (f"The program has left Dynamo's tracing before this step was done (it is stopped at run time "
                     f"now), so this step's stop cannot come back in this run. "
                     f"{skip_how[0].upper()}{skip_how[1:]} to skip it and go on with the lesson, or run "
+                    f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
+        if self.status not in (0, None):
+            return (f"The program ended with an error (exit status {self.status}; its traceback is in the log), so "
+                    f"this step cannot be done in this run (an edit to the generated code may have "
+                    f"broken it). "
+                    f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "
                     f"`dynadbg learn {self.lesson.number}` to start the lesson again.")
         return (f"The program has ended before this step was done, so it cannot be done in this run. "
                 f"{skip_how[0].upper()}{skip_how[1:]} to skip it and read the rest of the lesson, or run "

@@ -42,8 +42,8 @@ A lesson file (``app/learn/lessons/NN_name.toml``) holds::
     traced_break = ["normalise", "CALL"]   # it holds the attempt that traced the graph break behind this resume
                                            # function, in a compile of this code, breaking at this opname
     # ... after an instruction edit (`edit`), about the edited code of the selected frame (`patch show`):
-    replaced = ["LOAD_CONST 'original'", "LOAD_CONST 'edited'"]   # a row with the first is gone, one with the
-                                                                   # second is new
+    replaced = ["LOAD_CONST 'original'", "LOAD_CONST 'edited'"]   # the rows with the first are gone, the
+                                                                   # second's are new, and nothing else changed
 
 At a trace stop `graph_has` reads the FX graph traced so far, one ``NAME OP TARGET`` row per node
 (``sum_1 call_method sum``), and `stack_has` the symbolic value stack, one ``KIND TRACKER for FX node NODE: TEXT``
@@ -203,7 +203,8 @@ class Condition:
             parts.append(f"the recorded trace holds the break, at a {self.traced_break[1]} of a compile of "
                          f"{self.traced_break[0]}")
         if self.replaced:
-            parts.append(f"the edited code has {self.replaced[1]!r} where Dynamo's had {self.replaced[0]!r}")
+            parts.append(f"the edited code has {self.replaced[1]} where Dynamo's had {self.replaced[0]}, and no "
+                         f"other change (`patch show` shows the edits; `patch undo` takes them back)")
         return "; ".join(parts)
 
 

@@ -66,7 +66,7 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
     while True:
         kind, payload = next_event(listener, session, out)
         if kind == "exit":
-            coach.observe_exit()
+            coach.observe_exit(payload.status)
             coach.advance(coach.snapshot(session), move=True)
             result = payload
             if result.traceback and not result.quit:

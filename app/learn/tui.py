@@ -418,7 +418,7 @@ class LearnApp(DebuggerApp):
         # the panes have nothing left to show; the log has every line the program printed
         self.bring_to_front("log")
         if not self.coach.exited:
-            self.coach.observe_exit()
+            self.coach.observe_exit(event.result.status)
             self._check(move=True)
 
     def action_skip_step(self) -> None:

@@ -354,6 +354,8 @@ def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
     coach.advance(EngineState(stop="entry", command="stack"), looked=True)
     assert coach.hint is None                # nor is a look around
     coach.advance(EngineState(stop="entry", command="guard"), looked=True)
+    assert coach.hint is None                # `guard` alone lists the edits: a look too
+    coach.advance(EngineState(stop="entry", command="guard", argument="add L['x'].sum() < 5"), looked=True)
     assert coach.hint is not None            # a command that changes something, not the step's, is a wrong move
 
 
@@ -668,3 +670,75 @@ def test_lesson_n_shows_a_finished_steps_text_again() -> None:
     assert "(done):" in out.getvalue()
     _lesson_command(coach, "lesson 9", out)
     assert "lesson N (step N's text, 1-6)" in out.getvalue()
+
+
+def test_lesson_7_counts_only_the_edit_and_the_undos_it_describes() -> None:
+    """A newcomer's `edit 25 LOAD_CONST 'edited'` (row 25 loads the subscript 0) was installed, then the right edit
+    passed step 2 with both installed, `patch show` at step 6 drew a hint, and the crash at the end (status 1)
+    finished the lesson as done."""
+    from dynadbg.learn.coach import Facts
+
+    lesson = LESSONS[6]
+    coach = Coach(lesson)
+    coach.skip()
+    wrong = Facts(diff=(("-", "LOAD_CONST 0"), ("+", "LOAD_CONST 'edited'")))
+    both = Facts(diff=(("-", "LOAD_CONST 0"), ("+", "LOAD_CONST 'edited'"), ("-", "LOAD_CONST 'original'"),
+                       ("+", "LOAD_CONST 'edited'")))
+    right = Facts(diff=(("-", "LOAD_CONST 'original'"), ("+", "LOAD_CONST 'edited'")))
+    coach.advance(EngineState(stop="entry", command="edit", argument="25 LOAD_CONST 'edited'", facts=wrong),
+                  looked=True)
+    assert coach.index == 1
+    assert coach.hint.startswith("`edit 25 LOAD_CONST 'edited'` ran, but this step needs: the edited code has "
+                                 "LOAD_CONST 'edited' where Dynamo's had LOAD_CONST 'original', and no other change")
+    coach.advance(EngineState(stop="entry", command="edit", argument="27 LOAD_CONST 'edited'", facts=both),
+                  looked=True)
+    assert coach.index == 1
+    coach.advance(EngineState(stop="entry", command="edit", argument="27 LOAD_CONST 'edited'", facts=right),
+                  looked=True)
+    assert coach.index == 2
+    coach.advance(EngineState(stop="entry", command="guard", argument="add L['x'].sum() < 10"), looked=True)
+    assert coach.index == 2                       # not the guard the later steps are about
+    coach.advance(EngineState(stop="entry", command="guard", argument="add L['x'].sum() < 100"), looked=True)
+    coach.skip()                                  # step 4: `c`
+    coach.advance(EngineState(stop="entry", command="patch", argument="show"), looked=True)
+    assert coach.index == 4 and coach.hint is None   # a look: neither done nor a wrong move
+    coach.advance(EngineState(stop="entry", command="patch", argument="undo"), looked=True)
+    coach.advance(EngineState(stop="entry", command="patch", argument="show"), looked=True)
+    assert coach.index == 5 and coach.hint is None
+    coach.advance(EngineState(stop="entry", command="guard", argument="undo"), looked=True)
+    assert coach.index == 6
+    coach.observe_exit(1)
+    coach.advance(coach.state_at(None))
+    assert not coach.finished and coach.stranded
+    assert "The program ended with an error (exit status 1" in coach.narration()
+
+
+def test_eager_where_a_step_asks_to_compile_strands_the_step_at_once() -> None:
+    """Lesson 6 step 3 asks for `recompile` (size 3); a newcomer pressed E: size 3 ran eagerly, the next call (size
+    4) stopped at a recompile stop, and after `recompile` there the lesson went on saying "size 4 reuses this
+    entry" (it had compiled it). Now the step says at once that this run no longer matches."""
+    coach = Coach(LESSONS[5])
+    coach.skip()
+    coach.skip()
+    assert coach.step.action == ("recompile",)
+    coach.advance(EngineState(stop="recompile", command="eager"))
+    assert coach.stranded and "you chose `eager` at the recompile stop" in coach.narration()
+    coach.skip()
+    assert not coach.stranded
+    coach = Coach(LESSONS[5])
+    coach.skip()
+    coach.skip()
+    coach.advance(EngineState(stop="entry", command="dynamic", argument="x 0", facts=Facts(entries=2)))
+    assert coach.index == 3                    # another decision that compiles does the step
+
+
+def test_after_a_tui_lesson_a_line_says_where_it_stands(data_dir) -> None:
+    """The lesson list printed before the TUI opened still showed the finished lesson unticked after leaving it."""
+    from dynadbg.learn.cli import _where_now
+
+    progress = Progress()
+    lesson = LESSONS[4]
+    progress.save_step(lesson.number, 2, len(lesson.steps))
+    assert _where_now(lesson, Progress()).startswith(f"Lesson 5 left at step 3 of {len(lesson.steps)} (progress saved)")
+    progress.save_step(lesson.number, len(lesson.steps), len(lesson.steps))
+    assert _where_now(lesson, Progress()).startswith("Lesson 5 finished (progress saved).")
