@@ -29,7 +29,7 @@ and the modes' order decided who paid for it. The collections a compile's own re
 
 Targets (DESIGN.md): light ≤ 2 %, full ≤ 10 % of compile time, read from the whole-compile ratios.
 
-Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32]
+Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32] [--only mlp|transformer]
 """
 
 from __future__ import annotations
@@ -179,9 +179,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--layers", type=int, default=100)
     parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--only", choices=("mlp", "transformer"), help="measure one workload (more rounds in the "
+                        "same time: the transformer block's 0.14 s compiles need more of them on a shared machine)")
     args = parser.parse_args()
     workloads = {f"MLP, {args.layers} layers": lambda: mlp(args.layers, args.width),
                  "transformer block": lambda: transformer(args.width)}
+    if args.only:
+        workloads = {k: v for k, v in workloads.items() if k.lower().startswith(args.only)}
     modes = ("off", "light", "full", "bare", "light timed", "full timed")
     print(f"torch {torch.__version__}; eager backend; {args.rounds} rounds per mode, in a shuffled order each round, "
           "after a warm-up")
