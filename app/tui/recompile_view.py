@@ -361,7 +361,7 @@ class RecompileView(OutputView):
             row.no_wrap, row.overflow = True, "ellipsis"
             row.append("  ")
             row.append_text(_python(code[: 2 * LONG_CODE].replace("\n", " ")))
-            details.append(Text(f"(cut: {len(code):,} chars; whole in the guard pane: `guards`)", dim))
+            details.append(Text(f"(cut: {len(code):,} chars; whole in `guards`)", dim))
         else:
             row.append("  ")
             row.append_text(_python(code))

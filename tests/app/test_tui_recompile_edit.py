@@ -450,7 +450,7 @@ async def test_a_long_guard_code_takes_one_line_at_80_columns(tmp_path) -> None:
         # the failure torch reported (marked so), its code cut where the line ends
         assert "←torch'sreason___check_gl" in rows[at] and rows[at].split("│")[1].endswith("…")
         code = app.last_stop.recompile.entries[0].failing[0].code[0]
-        assert f"(cut:{len(code)}chars;wholeintheguardpane)" in rows[at + 1]
+        assert f"(cut:{len(code)}chars;wholein`guards`)" in rows[at + 1]
         assert not any('"grad_mode"' in r for r in rows)          # none of the JSON past the first line
         assert any("2×TRUE_MATCHon" in r for r in rows)           # the next failing guards are on the first screen
 
