@@ -44,6 +44,8 @@ class EngineState:
         at_break: a trace stop in the re-trace after a graph break's restart, back at the breaking instruction
             (`TraceStopView.at_restart_point`): what the trace-break stop showed (the break, the symbolic stack,
             the graph so far) holds here too, so a condition on the ``trace-break`` stop accepts it.
+        role_rows: the indexes of the selected frame's instructions with the current step's `Condition.role`
+            (read only for a step that names a role), to tell when the program has gone past them.
     """
 
     stop: str | None = None
@@ -58,6 +60,7 @@ class EngineState:
     facts: "Facts | None" = None
     argument: str = ""
     at_break: bool = False
+    role_rows: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -384,6 +387,9 @@ class Coach:
         """The kind of the stop the program was last seen at (a lesson step's condition names such kinds)."""
         self.at_break = False
         """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
+        self.past_role: tuple[str, int] | None = None
+        """(role, index) of the instruction the current step is about (a look there: `explain`), when the program
+        has gone past it in the same code: programs do not run backwards (`stranded`)."""
         self.declined: str | None = None
         """The decision (``eager``, ``skip``) the learner made at the recompile stop the current step is about, when
         the step asks for one that compiles: the call ran without compiling (`stranded`)."""
@@ -408,8 +414,8 @@ class Coach:
         """The current step's condition can no longer become true: the program has ended with it not done (only a
         step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
         about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
-        return ((self.exited or self.left_trace or self.left_break or self.past_entries or self.declined is not None)
-                and self.step is not None)
+        return ((self.exited or self.left_trace or self.left_break or self.past_entries or self.declined is not None
+                 or self.past_role is not None) and self.step is not None)
 
     @property
     def left_break(self) -> bool:
@@ -476,8 +482,13 @@ class Coach:
         role = ""
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
+        step = self.step
+        want = step.done.role if step is not None else None
+        rows: tuple[int, ...] = ()
+        if want and frame.code.generated and roles is not None:
+            rows = tuple(r.index for r in roles.roles if r.role.value == want)
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
-                           facts=facts, argument=self.argument, at_break=_at_break(stop))
+                           facts=facts, argument=self.argument, at_break=_at_break(stop), role_rows=rows)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -490,11 +501,15 @@ class Coach:
             self.at_stop, self.at_break = state.stop, state.at_break
         if state.facts is not None and state.facts.entries is not None:
             self.entries_seen = state.facts.entries
+        cond = step.done
+        if (cond.role and cond.command and is_look(cond.command) and state.role_rows and state.stop is not None
+                and state.role != cond.role and max(state.role_rows) < state.index):
+            self.past_role = (cond.role, max(state.role_rows))
         asked = {verb_of(a) for a in step.action} & _DECISIONS
         if (state.command in _UNCOMPILED and asked and not asked & _UNCOMPILED and state.error is None
                 and not check(step.done, state)):
             self.declined = state.command
-        if check(step.done, state):
+        if check(step.done, state) or (not move and self.already_there(state)):
             self.passed.append(step.number)
             self._next()
             return True
@@ -542,12 +557,25 @@ class Coach:
             return ()
         commands = tuple(a for a in step.action if verb_of(a) not in LOOKS)
         cond = step.done
+        if self.already_there(state):
+            return ()
+        if any(verb_of(a) in _DECISIONS for a in commands) and state.stop != "recompile":
+            return ()  # a decision is taken at a recompile stop only: typing it elsewhere only fails
         if not commands or cond.command is not None:
             return commands
         place = replace(cond, **{key: None for key in cond.claims})
         if (place.stop or place.role or place.opname or place.code_contains) and check(place, state):
             return ()
         return commands
+
+    def already_there(self, state: EngineState) -> bool:
+        """The current step's command lets the program go on (`c`, `recompile`), and the program is already where
+        that leads: the step's condition holds but for the command (lesson 4 step 4 after `R` at step 3: at the
+        second entry's code already)."""
+        step = self.step
+        if step is None or step.done.command is None or step.done.command not in cmd.RESUMING:
+            return False
+        return check(replace(step.done, command=None, argument=None), state)
 
     def skip(self) -> None:
         """Skip the current step (always allowed)."""
@@ -563,6 +591,7 @@ class Coach:
         self.left_trace = False
         self.entries_seen = None
         self.declined = None
+        self.past_role = None
         self.wrong_moves = 0
         self.wrong = None
         self.command, self.error, self.argument = None, None, ""
@@ -624,6 +653,12 @@ class Coach:
                 where = f"the status line says {self.at_stop} now"
             return (f"This step can no longer be done in this run: the program has moved on from the trace-break "
                     f"stop ({where}), and Dynamo stops there once for this graph break. {way_on}")
+        if self.past_role is not None and not self.exited:
+            role, index = self.past_role
+            return (f"This step can no longer be done in this run: it is about the instruction at index {index} "
+                    f"(role {role}), and the program has gone past it (a program does not run backwards; "
+                    f"`explain {index}` still explains it from here, but the step needs the program stopped there). "
+                    f"{way_on}")
         if self.declined is not None and not self.exited:
             return (f"This step can no longer be done in this run: you chose `{self.declined}` at the recompile stop "
                     f"it is about, so that call ran without compiling, and what this step and the next ones say of "

@@ -204,6 +204,44 @@ async def test_f8_types_the_skipped_steps_command_that_moves_the_program(tmp_pat
         await pilot.press("q")
 
 
+async def test_f8_after_a_stranded_recompile_step_goes_on_without_a_loop(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 4: R at step 3 (which asks for E) strands it at once; F8 then finds the program already at the second
+    entry's code, where step 4's `recompile` leads: step 4 is done by that, nothing is typed, no hint (a newcomer
+    got "`recompile` did not work" in a loop). Lesson 2: F8 on step 2 types its `c`; step 3 opens without a hint."""
+    lesson = LESSONS[3]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for line in ("c", "why"):
+            app.submit(line)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert app.coach.index == 2
+        await pilot.press("escape")
+        await pilot.press("R")
+        assert await _until(pilot, lambda: app.coach.stranded and _idle(app))
+        await pilot.press("f8")
+        assert await _until(pilot, lambda: app.coach.index == 4 and _idle(app))
+        await _settle(pilot)
+        assert app.coach.skipped == [3] and 4 in app.coach.passed and app.coach.hint is None
+        assert "only at a recompile stop" not in _log_text(app)
+        await pilot.press("q")
+    lesson = LESSONS[1]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for _ in range(2):
+            await pilot.press("f8")
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert await _until(pilot, lambda: app.last_stop is not None and app.last_stop.kind.value == "recompile"
+                             and _idle(app))
+        await _settle(pilot)
+        assert app.coach.index == 2 and app.coach.hint is None, app.coach.hint
+        assert not app.narration.plain.startswith("Hint:")
+        await pilot.press("q")
+
+
 async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 3's first step does not fit the narration pane at 80×24: its border says how to see the rest, and
     Shift+Down (typed while the console has the focus) brings the step's last sentence, what to do, on screen."""

@@ -742,3 +742,38 @@ def test_after_a_tui_lesson_a_line_says_where_it_stands(data_dir) -> None:
     assert _where_now(lesson, Progress()).startswith(f"Lesson 5 left at step 3 of {len(lesson.steps)} (progress saved)")
     progress.save_step(lesson.number, len(lesson.steps), len(lesson.steps))
     assert _where_now(lesson, Progress()).startswith("Lesson 5 finished (progress saved).")
+
+
+def test_a_step_whose_command_leads_where_the_program_already_is_is_done_by_a_skip() -> None:
+    """Lesson 4: `R` at step 3 (which wanted `E`), then F8: step 4 (`recompile` to the second entry) looped — its
+    hint said type `recompile`, which failed ("only at a recompile stop"), and F8 typed it too. The program is
+    already at the second entry's code: the skip's check counts step 4, and nothing is typed."""
+    coach = Coach(LESSONS[3])
+    coach.skip()
+    coach.skip()
+    there = EngineState(stop="entry", code_name="scale", index=1, opname="LOAD_GLOBAL", facts=Facts(entries=2))
+    coach.advance(EngineState(stop="entry", command="recompile", facts=Facts(entries=2)))
+    assert coach.stranded
+    coach.skip()
+    assert coach.step.done.command == "recompile" and coach.catch_up(there) == ()
+    assert coach.advance(there, move=False) and coach.index == 4
+
+
+def test_a_look_at_an_instruction_the_program_has_gone_past_is_stranded() -> None:
+    """Lesson 3 step 3 (`explain` at the graph-break CALL): a newcomer's `s` moved to the next instruction; the
+    hint said type `explain` (which then explained BUILD_LIST) in a loop. Now the step says it is past."""
+    coach = Coach(LESSONS[2])
+    coach.skip()
+    coach.skip()
+    assert coach.step.done.role == "graph break" and coach.step.done.command == "explain"
+    coach.advance(EngineState(stop="step", code_name="normalise", index=52, opname="BUILD_LIST", role="resume call",
+                              command="s", role_rows=(51,)))
+    assert coach.stranded
+    assert "it is about the instruction at index 51 (role graph break), and the program has gone past it" in \
+        coach.narration()
+    coach = Coach(LESSONS[2])
+    coach.skip()
+    coach.skip()
+    coach.advance(EngineState(stop="step", code_name="normalise", index=40, opname="LOAD_FAST", role="graph call",
+                              command="s", role_rows=(51,)))
+    assert not coach.stranded                 # before it: `until 51` still gets there
