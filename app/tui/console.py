@@ -38,6 +38,26 @@ class ConsoleLog(RichLog):
             self.call_after_refresh(self.scroll_end, animate=False)
 
 
+class CommandInput(Input):
+    """The console's command line. A digit typed on an empty line is the view key it names (``7``: the Recompile
+    view), as after Esc: no command starts with a digit, and lessons say "key 7" while the learner is typing (a
+    newcomer's ``8`` landed in the command line, and it took Esc, 8, then ``:`` to get back)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character is not None and event.character.isdigit() and not self.value:
+            from . import actions
+
+            keys = actions.effective_keys(getattr(self.app, "keymap", None))
+            view = next((a for a in actions.ACTIONS if a.group == "Views"
+                         and event.key in keys[a.id].split(",")), None)
+            if view is not None:
+                event.stop()
+                event.prevent_default()
+                await self.app.run_action(f"dbg({view.id!r})")
+                return
+        await super()._on_key(event)
+
+
 class Console(Vertical):
     """A `RichLog` of output above an `Input` taking the command language (``s``, ``p x``, ``guards fail``, …).
 
@@ -101,7 +121,7 @@ class Console(Vertical):
 
     def compose(self) -> ComposeResult:
         yield ConsoleLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
-        command = Input(id="command", placeholder=PLACEHOLDER_TYPING)
+        command = CommandInput(id="command", placeholder=PLACEHOLDER_TYPING)
         command.cursor_blink = False  # a steady cursor: a blinking one draws the eye from the panes
         yield command
 

@@ -133,3 +133,26 @@ async def test_on_the_real_engine_s_then_c_leave_step_and_continue(tmp_path) -> 
         await until(pilot, lambda: app.phase == "exited", 60, poll=poll)
         assert _echoes(app) == ["step", "continue"]
         await pilot.press("q")
+
+
+async def test_a_digit_on_an_empty_command_line_is_the_view_key() -> None:
+    """Lessons say "key 8" while the learner types in the console: a newcomer's 8 landed in the command line. A
+    digit on an empty line opens that view (no command starts with a digit); after a letter it is typed."""
+    from dynadbg.tui.views import View
+
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        console = app.main_screen.console
+        console.input.focus()
+        await pilot.press("8")
+        await settle(pilot)
+        assert app.main_screen.active_view is View.STDERR and console.input.value == ""
+        console.input.focus()
+        await pilot.press("1")
+        await settle(pilot)
+        assert app.main_screen.active_view is View.BYTECODE
+        console.input.focus()
+        await pilot.press("l", "space", "2")
+        await settle(pilot)
+        assert console.input.value == "l 2" and app.main_screen.active_view is View.BYTECODE
