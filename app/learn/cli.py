@@ -81,4 +81,4 @@ def _where_now(lesson: Lesson, progress: Progress) -> str:
         return f"Lesson {lesson.number} finished (progress saved). `dynadbg learn` opens the next unfinished one."
     at = progress.steps.get(lesson.number, 0)
     return (f"Lesson {lesson.number} left at step {at + 1} of {len(lesson.steps)} (progress saved). "
-            f"`dynadbg learn {lesson.number}` takes it again.")
+            f"`dynadbg learn {lesson.number}` starts it again from its first step.")

@@ -399,6 +399,9 @@ class Coach:
         """Numbers of the steps the learner skipped."""
         self.passed: list[int] = []
         """Numbers of the steps the engine's state completed."""
+        self.caught_up: list[int] = []
+        """Of those, the steps found done after a skip: the program was already where their command leads
+        (`already_there`); the front ends say so."""
 
     @property
     def step(self) -> Step | None:
@@ -509,8 +512,13 @@ class Coach:
         if (state.command in _UNCOMPILED and asked and not asked & _UNCOMPILED and state.error is None
                 and not check(step.done, state)):
             self.declined = state.command
-        if check(step.done, state) or (not move and self.already_there(state)):
+        if check(step.done, state):
             self.passed.append(step.number)
+            self._next()
+            return True
+        if not move and self.already_there(state):
+            self.passed.append(step.number)
+            self.caught_up.append(step.number)
             self._next()
             return True
         wanted = step.done.stop
@@ -553,8 +561,10 @@ class Coach:
         place (its stop, role, instruction, code: not a command of its own) and the program is already there
         (lesson 8: `c` to the graph-break stop, skipped by a learner already at it, would have run to the end)."""
         step = self.step
-        if step is None or self.stranded or state.stop is None:
-            return ()
+        blocked = (self.exited or self.left_trace or self.left_break or self.past_entries
+                   or self.past_role is not None)
+        if step is None or blocked or state.stop is None:
+            return ()  # (stranded by a declined decision only: the next call's recompile stop takes the step's)
         commands = tuple(a for a in step.action if verb_of(a) not in LOOKS)
         cond = step.done
         if self.already_there(state):

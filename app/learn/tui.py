@@ -512,7 +512,12 @@ class LearnApp(DebuggerApp):
         back (a tester's wrong `until 5` made lesson 1's "the row under the cursor ... `t`" false)."""
         self.checks += 1
         step = self.coach.step
+        caught = len(self.coach.caught_up)
         done = isinstance(state, EngineState) and self.coach.advance(state, move=move, looked=looked)
+        if len(self.coach.caught_up) > caught and step is not None:
+            self.main_screen.console.info(
+                f"step {step.number} is done too: the program is already where its `{step.action[0]}` leads "
+                f"(`lesson {step.number}` shows its text)")
         if (new_stop and not done and step is not None and step is self.coach.step and step.cursor is not None
                 and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"):
             self._cursor_to(step.cursor)

@@ -225,6 +225,8 @@ async def test_f8_after_a_stranded_recompile_step_goes_on_without_a_loop(tmp_pat
         await _settle(pilot)
         assert app.coach.skipped == [3] and 4 in app.coach.passed and app.coach.hint is None
         assert "only at a recompile stop" not in _log_text(app)
+        assert "step 4 is done too: the program is already where its `recompile` leads" in \
+            " ".join(_log_text(app).split())
         await pilot.press("q")
     lesson = LESSONS[1]
     app = _learn_app(lesson, tmp_path, monkeypatch)
