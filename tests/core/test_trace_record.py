@@ -149,6 +149,41 @@ def test_every_full_record_is_what_the_former_recorder_kept(program: str, capsys
     assert sum(len(a.details) for a in rec.seen.values()) == rec.full_steps
 
 
+def _reachable(root: Any) -> list[Any]:
+    """Every object reachable from `root` through `gc.get_referents`, not descending into modules, classes,
+    functions and code (what a record points at by design: the user's code objects)."""
+    import gc
+    import types
+
+    stop = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.CodeType)
+    seen: set[int] = set()
+    out: list[Any] = []
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        if not isinstance(obj, stop):
+            todo.extend(gc.get_referents(obj))
+    return out
+
+
+def test_nothing_of_dynamo_s_tracing_outlives_the_compile() -> None:
+    """After a full recording of a compile with a graph break, the records reach no output graph (its FX graph,
+    fake tensors and shape env), no instruction translator and no variable tracker: a recording bounded by steps
+    must not hold every compile's tracing state until it is evicted."""
+    from torch._dynamo.output_graph import OutputGraph
+    from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+    from torch._dynamo.variables.base import VariableTracker
+
+    rec = _record(_script("inline_helpers_break.py"))
+    assert rec.total_steps > 20
+    held = [type(o).__name__ for o in _reachable(rec.compiles)
+            if isinstance(o, (OutputGraph, InstructionTranslatorBase, VariableTracker))]
+    assert held == []
+
 
 def test_make_value_is_the_dataclass_s_value() -> None:
     """`trace_model.make_value` (the recorder's fast constructor) makes what ``TraceValue(...)`` makes."""
