@@ -95,6 +95,9 @@ from .source_view import SourceView
 #: guard tree (evaluated for that call's inputs) is kept; any other stop may be a new call and fetches it again.
 _SAME_CALL = frozenset({StopKind.STEP, StopKind.RETURN})
 
+#: seconds a resuming command's echo waits for the stop it leads to before it is logged anyway (`_echo_later`)
+ECHO_AFTER = 0.1
+
 #: Registry actions that do not apply at a trace stop (no frame, breakpoint or cache entry there).
 _NOT_AT_TRACE = frozenset({"breakpoint", "up", "down", "whatif"})
 
@@ -415,7 +418,8 @@ class DebuggerApp(App[int]):
     def settled(self) -> bool:
         """No engine call in flight or waiting, and no program output waiting to be logged (whether the program is
         stopped, runs, or ended)."""
-        return not self.client.busy and not self._printed and not self._stderr and self._paint_pending is None
+        return (not self.client.busy and not self._printed and not self._stderr and self._paint_pending is None
+                and not self._main.console.echo_held)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Whether a registry action applies now (`actions.Action.when`): True runs it, None greys it out in the
@@ -579,11 +583,19 @@ class DebuggerApp(App[int]):
         if not self.stopped:
             return
         if command is not None:
-            self._main.console.echo(spelled_out(command))
+            self._echo_later(spelled_out(command))
         self.awaiting_resume = True
         self.post_message(self.ResumeSent(what, command=command))
         self._bindings_changed()
         self.client.call(fn, self._resumed, what, direct=True)
+
+    def _echo_later(self, line: str) -> None:
+        """Log a resuming command's echo after the stop it leads to has shown where the program is (`_paint_step`
+        logs it with the panes), or after `ECHO_AFTER` seconds if no stop comes sooner: written at the keypress, its
+        repaint and the status line's shared a frame (a step's status line came 33 ms after its key, not 4)."""
+        console = self._main.console
+        console.echo(line, later=True)
+        self.set_timer(ECHO_AFTER, console.flush_echo)
 
     def _show_resumed(self, result: Resumed) -> None:
         """What a resuming call or a decision did, in the console, each thing once (`format.resumed_text`'s
@@ -873,9 +885,12 @@ class DebuggerApp(App[int]):
         The line reaches the engine as typed. While it is answered no other resuming call is accepted (it may
         resume the program). Afterwards `Engine.current_stop` shows what it changed.
         """
-        self._main.console.echo(line)
         engine, command_line = self.session, self.command_line
         resume = self.stopped
+        if resume:
+            self._echo_later(line)  # it may be a step: its status line first
+        else:
+            self._main.console.echo(line)
         if resume:
             self.awaiting_resume = True
             self.post_message(self.ResumeSent(line, line=True))
@@ -1023,6 +1038,7 @@ class DebuggerApp(App[int]):
         self._paint_pending = None
         if self.last_stop is not stop:
             return  # a later stop of another kind came before this one was painted
+        self._main.console.flush_echo()  # in the panes' frame
         self._main.stop = stop
         self._show_stop(stop)
 

@@ -118,6 +118,7 @@ class Console(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self._history: list[str] = []
         self._history_pos = 0
+        self._later: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield ConsoleLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
@@ -146,6 +147,8 @@ class Console(Vertical):
     # Writing ---------------------------------------------------------------------------------------------------
 
     def _write(self, text: str | Text, component: str) -> None:
+        if self._later:
+            self.flush_echo()  # a held echo goes first: the log stays in the order things happened
         style = self.get_component_rich_style(component, partial=True)
         log = self.log_widget
         region = log.scrollable_content_region.width
@@ -161,9 +164,25 @@ class Console(Vertical):
             width = max([region, *(cell_len(row) for row in text.plain.splitlines())])
         log.write(text, width=width if region > 0 else None)
 
-    def echo(self, line: str) -> None:
-        """Log a command as the user (or a key) issued it."""
+    def echo(self, line: str, *, later: bool = False) -> None:
+        """Log a command as the user (or a key) issued it. `later`: held until `flush_echo` or the next line
+        logged, whichever comes first (a step's echo waits for the frame after its status line: written at the
+        keypress, it made the frame that carries the status line repaint the whole screen, 3.7 -> 33 ms)."""
+        if later:
+            self._later.append(line)
+            return
         self._write(f"> {line}", "console--echo")
+
+    def flush_echo(self) -> None:
+        """Log the echoes `echo(later=True)` holds (none: nothing happens)."""
+        held, self._later = self._later, []
+        for line in held:
+            self._write(f"> {line}", "console--echo")
+
+    @property
+    def echo_held(self) -> bool:
+        """Whether an echo waits for `flush_echo`."""
+        return bool(self._later)
 
     def output(self, text: str | Text) -> None:
         """Log a command's output."""

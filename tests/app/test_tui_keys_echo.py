@@ -46,6 +46,29 @@ async def test_s_n_t_c_at_a_stop_leave_step_next_until_continue_in_the_console()
         assert _echoes(app) == ["step", "next", "step", f"until {cursor}", "continue"]
 
 
+async def test_a_steps_echo_is_logged_after_its_status_line_shows_the_new_instruction() -> None:
+    """Logged at the keypress, the echo's repaint went out in the frame that carried the step's status line, and
+    Textual repaints the bounding box of a frame's changes: the whole screen, 33 ms to the new instruction in a
+    real terminal instead of 4 (bench_tui_terminal.py). The echo waits for the status line's own frame."""
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        console = app.main_screen.console
+        seen: list[tuple[str, object]] = []
+        write = console._write
+
+        def recording(text, component):  # noqa: ANN001, ANN202
+            seen.append((str(text), app.main_screen.status.stop))
+            return write(text, component)
+
+        console._write = recording  # type: ignore[method-assign]
+        before = app.last_stop
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.last_stop is not before
+        assert [stop for text, stop in seen if text == "> step"] == [app.last_stop]
+
+
 async def test_a_typed_command_is_logged_once_as_typed() -> None:
     app = make_app()
     async with app.run_test(size=SMALL) as pilot:
@@ -127,7 +150,8 @@ async def test_on_the_real_engine_s_then_c_leave_step_and_continue(tmp_path) -> 
         await until(pilot, lambda: app.phase in ("stopped", "exited"), 120, poll=poll)
         assert app.phase == "stopped" and app.last_stop.kind is StopKind.ENTRY
         await pilot.press("s")
-        await until(pilot, lambda: app.phase == "stopped" and app.last_stop.kind is StopKind.STEP, 60, poll=poll)
+        await until(pilot, lambda: app.phase == "stopped" and app.last_stop.kind is StopKind.STEP and app.settled,
+                    60, poll=poll)
         assert _echoes(app) == ["step"]
         await pilot.press("c")
         await until(pilot, lambda: app.phase == "exited", 60, poll=poll)
