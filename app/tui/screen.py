@@ -223,6 +223,8 @@ class MainScreen(Screen[None]):
         self._replaced_keys: set[int] = set()
         """Keys of generated code objects whose cache entry got other code while a call of theirs was paused
         (`note_code_replaced`)."""
+        self._restored_keys: set[int] = set()
+        """Those whose edit was undone since (Dynamo's code put back): the subtitle says so."""
         self._edited_rows: dict[int, frozenset[int]] = {}
         """For such a code object, the rows of its listing the installed edit changes (marked ``✎``)."""
         self.views = TabbedContent(id="views", initial=View.BYTECODE.pane_id)
@@ -484,6 +486,10 @@ class MainScreen(Screen[None]):
         frame = self.frame
         if frame is not None and frame.code.generated:
             self._replaced_keys.add(frame.code.key)
+            if diff is not None and not diff.changed:  # an undo: Dynamo's code against itself
+                self._restored_keys.add(frame.code.key)
+            else:
+                self._restored_keys.discard(frame.code.key)
             rows = edited_rows(diff) if diff is not None else frozenset()
             old_rows = sum(1 for line in diff.lines if line.old_index is not None) if diff is not None else -1
             if old_rows != len(frame.code.instructions):
@@ -499,6 +505,7 @@ class MainScreen(Screen[None]):
             self._replaced_keys.clear()
         else:
             self._replaced_keys &= {frame.code.key}
+        self._restored_keys &= self._replaced_keys
         self._edited_rows = {key: rows for key, rows in self._edited_rows.items() if key in self._replaced_keys}
 
     def refresh_subtitles(self) -> None:
@@ -511,6 +518,8 @@ class MainScreen(Screen[None]):
         text = f"{frame.code.name} · {len(frame.code.instructions)} instructions"
         if self._edited_rows.get(frame.code.key):
             text += " · ✎ edited: runs from the next call (Diff: 6)"
+        elif frame.code.key in self._restored_keys:
+            text += " · edit undone: Dynamo's code runs again (Diff: 6)"
         elif frame.code.key in self._replaced_keys:
             text += " · the next call runs the new code (Diff: 6)"
         return text

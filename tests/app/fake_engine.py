@@ -53,10 +53,11 @@ def _recorded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn`, logging each call in `FakeEngine.calls` (``"name(arg, ...)"``, ops and decisions as command text)."""
 
     @functools.wraps(fn)
-    def method(self: FakeEngine, *args: Any) -> Any:
+    def method(self: FakeEngine, *args: Any, **kwargs: Any) -> Any:
         shown = [a.text if isinstance(a, EditOp) else a.command if isinstance(a, Decision) else a for a in args]
+        shown += [f"{k}={v}" for k, v in kwargs.items()]
         self.calls.append(f"{name}({', '.join(map(str, shown))})")
-        return fn(self, *args)
+        return fn(self, *args, **kwargs)
 
     return method
 
@@ -611,7 +612,9 @@ class FakeEngine:
         if not self.patch_ops:
             return EditOutcome(EditError("not here", "forward has no edits to undo"))
         self.patch_ops.clear()
-        return EditOutcome(None, "Dynamo's code restored for forward")
+        base = self._base()  # as the real engine answers an undo here: Dynamo's code against itself
+        return EditOutcome(None, "Dynamo's code restored for forward",
+                           None if isinstance(base, EngineError) else diff_code(base, base))
 
     # The source file, read as the engine reads it.
     def source(self, whole_file: bool = False) -> tuple[str, int, tuple[str, ...]] | EngineError:

@@ -523,6 +523,28 @@ async def test_an_installed_edit_marks_its_row_at_once_though_this_call_runs_the
         assert "· ✎ edited: runs from the next call (Diff: 6)" in str(app.main_screen.bytecode.border_subtitle)
 
 
+async def test_after_patch_undo_the_subtitle_no_longer_says_new_code_runs() -> None:
+    """An undo is installed like an edit (Dynamo's code against itself): the pane said "the next call runs the new
+    code" after it, while Dynamo's own code runs again."""
+    from dynadbg.tui.bytecode_view import EDITED_MARK
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        app.submit("insert 9 NOP")
+        await _settled(pilot)
+        app.submit("patch undo")
+        await _settled(pilot)
+        assert "Dynamo's code restored" in log_text(app)
+        subtitle = str(app.main_screen.bytecode.border_subtitle)
+        assert "new code" not in subtitle and "✎" not in subtitle
+        assert subtitle.endswith("· edit undone: Dynamo's code runs again (Diff: 6)")
+        assert EDITED_MARK not in _gutter(app, 9)
+        app.submit("insert 9 NOP")  # edited again: the edit's note, not the undo's
+        await _settled(pilot)
+        assert "· ✎ edited: runs from the next call (Diff: 6)" in str(app.main_screen.bytecode.border_subtitle)
+
+
 async def test_an_insert_typed_in_the_console_marks_the_row_it_goes_before() -> None:
     from dynadbg.tui.bytecode_view import EDITED_MARK
 
