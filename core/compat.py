@@ -1931,9 +1931,10 @@ def shape_guards_text(output: Any, limit: int = 50) -> list[str]:
     return [str(getattr(g, "expr", g)) for g in guards[-limit:]]
 
 
-def guard_fields(guard: Any) -> tuple[str, str, str | None]:
-    """(guard type name, source name, user line) of a ``torch._guards.Guard`` being collected while tracing
-    (``create_fn_name()``, ``name``, the innermost frame of ``user_stack``); no guard is built."""
+def guard_fields(guard: Any) -> tuple[str, str]:
+    """(guard type name, source name) of a ``torch._guards.Guard`` being collected while tracing
+    (``create_fn_name()``, ``name``); no guard is built. A full trace recording reads the guards each traced
+    instruction added."""
     try:
         kind = guard.create_fn_name()
     except Exception:  # noqa: BLE001
@@ -1942,15 +1943,7 @@ def guard_fields(guard: Any) -> tuple[str, str, str | None]:
         name = guard.name
     except Exception:  # noqa: BLE001
         name = "?"
-    line = None
-    stack = getattr(guard, "user_stack", None)
-    if stack:
-        try:
-            last = stack[-1]
-            line = f"{last.filename}:{last.lineno}"
-        except Exception:  # noqa: BLE001
-            line = None
-    return str(kind), str(name), line
+    return str(kind), str(name)
 
 
 class _LazyTypes(dict):  # type: ignore[type-arg]

@@ -540,7 +540,7 @@ def guards_list(output: Any, new_count: int = 0) -> tuple[tuple[TraceGuard, ...]
     first_new = len(shown) - new_count
     out = []
     for i, g in enumerate(shown):
-        kind, source, _line = compat.guard_fields(g)
+        kind, source = compat.guard_fields(g)
         out.append(TraceGuard(kind, source, i >= first_new))
     return tuple(out), total
 
@@ -564,7 +564,7 @@ def newest_guards(output: Any, count: int) -> tuple[TraceGuard, ...]:
         return ()
     out = []
     for g in compat.guard_set_reversed(compat.guards_of(output)):
-        kind, source, _line = compat.guard_fields(g)
+        kind, source = compat.guard_fields(g)
         out.append(TraceGuard(kind, source, True))
         if len(out) >= count:
             break
