@@ -45,7 +45,11 @@ class EngineState:
             (`TraceStopView.at_restart_point`): what the trace-break stop showed (the break, the symbolic stack,
             the graph so far) holds here too, so a condition on the ``trace-break`` stop accepts it.
         role_rows: the indexes of the selected frame's instructions with the current step's `Condition.role`
-            (read only for a step that names a role), to tell when the program has gone past them.
+            (or `Condition.before`; read only for a step that names one), to tell when the program has gone past
+            them.
+        outer: (code name, instruction index) of each frame the selected one was called from, innermost first:
+            a frame that called out after the step's role rows has gone past them too (lesson 3: F5 at the
+            graph-break step runs into the resume function, called from after the break).
     """
 
     stop: str | None = None
@@ -61,6 +65,7 @@ class EngineState:
     argument: str = ""
     at_break: bool = False
     role_rows: tuple[int, ...] = ()
+    outer: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,20 @@ def verb_of(line: str) -> str | None:
 _PLACEHOLDER = re.compile(r"\{(role|instr):([^{}]*)\}")
 
 
+def spoken(command: str) -> str:
+    """`command` with its placeholders in words, for a sentence: ``until {role:graph break:CALL}`` ->
+    ``until <the graph break CALL>``; ``{instr:LOAD_CONST 'x'}`` -> ``<the LOAD_CONST 'x'>``."""
+
+    def words(match: re.Match[str]) -> str:
+        kind, what = match.groups()
+        if kind == "role":
+            role, _, opname = what.partition(":")
+            return f"<the {role} {opname}>" if opname else f"<the first {role} instruction>"
+        return f"<the {what}>"
+
+    return _PLACEHOLDER.sub(words, command)
+
+
 def resolve_action(engine: object, command: str, forward: bool = False) -> str:
     """`command` with its ``{role:...}`` / ``{instr:...}`` placeholders replaced by instruction indexes of the
     selected frame's code (first match at or after the current instruction, else from the start; `forward`: at or
@@ -241,10 +260,11 @@ def resolve_action(engine: object, command: str, forward: bool = False) -> str:
         else:
             hits = [i.index for i in instrs if what in f"{i.opname} {i.argrepr}"]
         later = [i for i in hits if i >= frame.index]
+        named = spoken(match.group(0))
         if forward and not later and hits:
-            raise LookupError(f"{match.group(0)}: the program is past it in {frame.code.name}")
+            raise LookupError(f"the program is past {named} in {frame.code.name}")
         if not (later or hits):
-            raise LookupError(f"{match.group(0)}: no such instruction in {frame.code.name}")
+            raise LookupError(f"{frame.code.name}, where the program is, has no {named}")
         return str((later or hits)[0])
 
     return _PLACEHOLDER.sub(replace, command)
@@ -387,7 +407,9 @@ class Coach:
         """The kind of the stop the program was last seen at (a lesson step's condition names such kinds)."""
         self.at_break = False
         """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
-        self.past_role: tuple[str, int] | None = None
+        self.past_role: tuple[str, int, str | None] | None = None
+        #: (code name, rows) where the current step's role rows were last seen
+        self.role_seen: tuple[str, tuple[int, ...]] | None = None
         """(role, index) of the instruction the current step is about (a look there: `explain`), when the program
         has gone past it in the same code: programs do not run backwards (`stranded`)."""
         self.declined: str | None = None
@@ -486,12 +508,19 @@ class Coach:
         if frame.code.generated and roles is not None and 0 <= frame.index < len(roles.roles):
             role = roles.roles[frame.index].role.value
         step = self.step
-        want = step.done.role if step is not None else None
+        want = (step.done.role or step.done.before) if step is not None else None
         rows: tuple[int, ...] = ()
         if want and frame.code.generated and roles is not None:
             rows = tuple(r.index for r in roles.roles if r.role.value == want)
+        frames = stop.frames
+        try:
+            at = frames.index(frame)
+        except ValueError:
+            at = len(frames)
+        outer = tuple((f.code.name, f.index) for f in reversed(frames[:at]))
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
-                           facts=facts, argument=self.argument, at_break=_at_break(stop), role_rows=rows)
+                           facts=facts, argument=self.argument, at_break=_at_break(stop), role_rows=rows,
+                           outer=outer)
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -505,9 +534,7 @@ class Coach:
         if state.facts is not None and state.facts.entries is not None:
             self.entries_seen = state.facts.entries
         cond = step.done
-        if (cond.role and cond.command and is_look(cond.command) and state.role_rows and state.stop is not None
-                and state.role != cond.role and max(state.role_rows) < state.index):
-            self.past_role = (cond.role, max(state.role_rows))
+        self._note_past_role(cond, state)
         asked = {verb_of(a) for a in step.action} & _DECISIONS
         if (state.command in _UNCOMPILED and asked and not asked & _UNCOMPILED and state.error is None
                 and not check(step.done, state)):
@@ -542,6 +569,23 @@ class Coach:
             self.wrong_moves += 1
             self.wrong = _what_went_wrong(step.done, state, wanted)
         return False
+
+    def _note_past_role(self, cond: Condition, state: EngineState) -> None:
+        """Strand the step when the program has gone past the rows of its role (`Condition.role`, or
+        `Condition.before` for a step that must happen before them): in the code where they are, at a later
+        index; or in code called from that code after them (seen in `EngineState.outer`). Generated code does not
+        run backwards, so the step cannot be done in this call."""
+        target = cond.role or cond.before
+        if not target or state.stop is None:
+            return
+        if state.role_rows:
+            self.role_seen = (state.code_name, state.role_rows)
+            if max(state.role_rows) < state.index and state.role != cond.role:
+                self.past_role = (target, max(state.role_rows), None)
+        elif self.role_seen is not None:
+            name, rows = self.role_seen
+            if any(code == name and index > max(rows) for code, index in state.outer):
+                self.past_role = (target, max(rows), name)
 
     def ask_hint(self) -> str | None:
         """The learner asked for a hint (F7, ``lesson hint``): the next of the step's hints, as a wrong move
@@ -602,6 +646,7 @@ class Coach:
         self.entries_seen = None
         self.declined = None
         self.past_role = None
+        self.role_seen = None
         self.wrong_moves = 0
         self.wrong = None
         self.command, self.error, self.argument = None, None, ""
@@ -664,7 +709,12 @@ class Coach:
             return (f"This step can no longer be done in this run: the program has moved on from the trace-break "
                     f"stop ({where}), and Dynamo stops there once for this graph break. {way_on}")
         if self.past_role is not None and not self.exited:
-            role, index = self.past_role
+            role, index, code = self.past_role
+            if code is not None:
+                return (f"This step can no longer be done in this run: it is about the instruction at index {index} "
+                        f"of {code} (role {role}), and the program has gone past it: {code} has called the code "
+                        f"the program is in now from a later instruction (a program does not run backwards). "
+                        f"{way_on}")
             return (f"This step can no longer be done in this run: it is about the instruction at index {index} "
                     f"(role {role}), and the program has gone past it (a program does not run backwards; "
                     f"`explain {index}` still explains it from here, but the step needs the program stopped there). "

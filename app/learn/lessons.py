@@ -101,6 +101,7 @@ CONDITION_KEYS: dict[str, type | tuple[type, ...]] = {
     "traced_break": list,
     "argument": str,
     "replaced": list,
+    "before": str,
 }
 #: The keys above that are claims about the engine's state (read only when a step asks for them).
 CLAIM_KEYS = ("entries", "guard", "no_guard", "failing", "failing_values", "graph_has", "has_role", "has_instr",
@@ -151,6 +152,9 @@ class Condition:
     traced_break: tuple[str, str] | None = None
     argument: str | None = None
     replaced: tuple[str, str] | None = None
+    #: a role the step must be done before the program passes (not checked: once past its rows in the code where
+    #: they are, the step is stranded; lesson 3: `s` into the resume function, before the resume call has run)
+    before: str | None = None
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -351,6 +355,8 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
         if command not in BY_NAME and command not in ALIASES:
             raise fail(f"done: unknown command {command!r}", number)
         command = ALIASES.get(command, command)
+    if done.get("before") is not None and done["before"] not in _ROLES:
+        raise fail(f"done: unknown role {done['before']!r} in 'before'", number)
     has_role = done.get("has_role")
     if has_role is not None and has_role not in _ROLES:
         raise fail(f"done: unknown role {has_role!r} in 'has_role'", number)
@@ -379,7 +385,7 @@ def _load_condition(done: dict, number: int, fail) -> Condition:  # noqa: ANN001
                      done.get("entries"), pairs["guard"], pairs["no_guard"], pairs["failing"],
                      pairs["failing_values"], texts["graph_has"], has_role, pairs["has_instr"], texts["stack_has"],
                      pairs["value"], done.get("break_type"), done.get("break_eager"), done.get("break_resume"),
-                     pairs["traced_break"], _argument(done, number, fail), pairs["replaced"])
+                     pairs["traced_break"], _argument(done, number, fail), pairs["replaced"], done.get("before"))
 
 
 def _argument(done: dict, number: int, fail) -> str | None:  # noqa: ANN001

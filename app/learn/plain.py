@@ -23,7 +23,7 @@ from dynadbg.core.format.glossary import Glossary
 from dynadbg.plain import PROMPT, PlainListener, locked_stdout, stop_output
 from dynadbg.plain import _next_event as next_event
 
-from .coach import Coach, resolve_action
+from .coach import Coach, resolve_action, spoken
 from .lessons import Lesson
 from .progress import Progress
 
@@ -165,7 +165,7 @@ def _catch_up_lines(coach: Coach, session: Session, out: TextIO) -> list[str]:
         try:
             lines.append(resolve_action(session, command, forward=True))
         except LookupError as exc:
-            out.write(f"*** could not type `{command}` for you ({exc}): the next step may describe another stop "
+            out.write(f"*** could not type `{spoken(command)}` for you ({exc}): the next step may describe another stop "
                       f"than this one; `lesson skip` skips it too\n")
             return []
     if lines:

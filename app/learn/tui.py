@@ -46,11 +46,15 @@ from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, resolve_action, verb_of
+from .coach import Coach, EngineState, resolve_action, spoken, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
 SKIP_KEY = "f8"
+#: What the narration's ▶ row and hint add while letters act as keys (the console's command line does not have the
+#: focus): a command typed then runs as keys
+KEYS_NOW = " (letters are keys now: press : first, then type it)"
+
 #: The key that shows the step's next hint (the narration's border names it)
 HINT_KEY = "f7"
 #: Keys that move the focus between panes: they never bring the next step's panes (`LearnApp._reading_key`)
@@ -111,6 +115,7 @@ class LearnApp(DebuggerApp):
         """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
         self._pane_step = -1
         self._panes_pending = False
+        self._was_typing = False
         self._catching: list[str] = []
         self._catch_line: str | None = None
         """The line `_catch_up` typed last, until its answer."""
@@ -232,6 +237,13 @@ class LearnApp(DebuggerApp):
                 body = PANES_PENDING + "\n" + body  # what the text says of the panes is true after that key
         # the hints are line mode's too: the TUI's command line is the console, not a "(dynadbg)" prompt
         hint = coach.hint.replace("at the (dynadbg) prompt", "in the console") if coach.hint else coach.hint
+        if not self._typing():
+            # letters act as keys: a command typed now runs as keys (`guards` ran r, s, c: the program ended)
+            if hint and "`" in hint:
+                hint += KEYS_NOW
+            if body.startswith("▶ ") and "Type `" in body.partition("\n")[0]:
+                first, _, rest = body.partition("\n")
+                body = f"{first}{KEYS_NOW}\n{rest}"
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
                             ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"),
                             hint_key=HINT_KEY.upper() if step is not None and step.hints else "")
@@ -272,6 +284,25 @@ class LearnApp(DebuggerApp):
                 return
             self._step_panes()  # not for a key that scrolls the narration: reading the step changes no pane
         await super().on_event(event)
+
+    def _typing(self) -> bool:
+        """Whether letters type into the console now (its command line has the focus), not act as keys."""
+        main = getattr(self, "_main", None)
+        return main is not None and main.is_mounted and main.focused is main.console.input
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._typing_changed()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._typing_changed()
+
+    def _typing_changed(self) -> None:
+        """The narration's "press `:` first" note follows where the letters go (`KEYS_NOW`)."""
+        typing = self._typing()
+        if typing != self._was_typing:
+            self._was_typing = typing
+            if self.narration.is_mounted:
+                self._show()
 
     def _reading_key(self, key: str) -> bool:
         """Whether `key` only reads the last answer: Shift+↓ / Shift+↑ (the narration), Tab / Shift+Tab (to the
@@ -431,7 +462,14 @@ class LearnApp(DebuggerApp):
         number = coach.step.number if coach.step is not None else 0
         commands = coach.catch_up(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching
                                                  else None)) if stop is not None else ()
+        passed = len(coach.passed)
         coach.skip()
+        if len(coach.passed) > passed:
+            # the program had ended: the next step, which waits for the end, is done by it (lesson 2: F8 on step 5
+            # went straight to "done", step 6 never shown)
+            done = coach.passed[-1]
+            self.main_screen.console.info(f"step {done} is done too: it waits for the program's end, which has "
+                                          f"come (`lesson {done}` shows its text)")
         self._show(at_once=True)
         if commands:
             self._catch_up(list(commands), number)
@@ -453,7 +491,8 @@ class LearnApp(DebuggerApp):
         def resolved(line: Any) -> None:
             if not isinstance(line, str) or line.startswith("!") or self.phase != "stopped":
                 self._catching = []
-                console.info(f"could not type `{commands[0]}` for you ({str(line)[1:] or 'the program moved'}): "
+                console.info(f"could not type `{spoken(commands[0])}` for you "
+                             f"({str(line)[1:] or 'the program moved'}): "
                              f"the next step may describe another stop than this one; "
                              f"{SKIP_KEY.upper()} skips it too")
                 return

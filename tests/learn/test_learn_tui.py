@@ -364,6 +364,27 @@ async def test_a_program_that_ends_on_an_unfinished_step_says_so_and_f8_goes_on(
         await pilot.press("q")
 
 
+async def test_f8_after_the_end_says_which_later_step_the_end_did(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 2 after the program ended: F8 on step 5 went straight to "done" (step 6 waits for the end, which had
+    come), and step 6 was never shown. The console says so."""
+    lesson = LESSONS[1]
+    assert lesson.steps[-1].done.exited
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        while app.phase != "exited":
+            app.submit("c")
+            assert await _until(pilot, lambda: _idle(app) and app.phase in ("stopped", "exited"))
+        assert await _until(pilot, lambda: app.coach.stranded and _idle(app))
+        for _ in range(len(lesson.steps) - 1):
+            await pilot.press("f8")
+            await _settle(pilot)
+        assert "· done" in str(app.narration.border_title)
+        last = len(lesson.steps)
+        assert f"step {last} is done too: it waits for the program's end, which has come" in _log_text(app)
+        await pilot.press("q")
+
+
 async def test_a_palette_entry_counts_as_its_command(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 4, step 3 (`eager` at the recompile stop) done from the command palette (Ctrl+P, "Eager")."""
     from textual.command import CommandPalette
@@ -508,6 +529,36 @@ async def test_a_hint_in_the_tui_names_the_console_not_line_modes_prompt(tmp_pat
         await _settle(pilot)
         assert "Type the four letters `orig` in the console" in app.narration.plain
         assert "(dynadbg)" not in app.narration.plain
+        await pilot.press("q")
+
+
+async def test_while_letters_are_keys_the_step_and_its_hint_say_press_colon_first(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """After Esc, letters act as keys: a newcomer typed lesson 2's `guards` as the step said, which ran `r`,
+    `s`, `c` and ended the program. While the console's command line lacks the focus, the ▶ row and the hint say
+    to press `:` first; typing again, they do not."""
+    from dynadbg.learn.tui import KEYS_NOW
+
+    lesson = LESSONS[0]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        console = app.main_screen.console
+        console.input.focus()
+        await _settle(pilot)
+        assert KEYS_NOW.strip() not in app.narration.plain
+        await pilot.press("escape")
+        await _settle(pilot)
+        assert app.focused is not console.input
+        first = app.narration.plain.split("▶ ", 1)[1]
+        assert first.startswith("Type `orig`") and "press : first" in first.split("\n")[0] + first[:200]
+        app.submit("s")                           # a wrong move: the hint
+        assert await _until(pilot, lambda: app.coach.hint is not None and _idle(app))
+        await _settle(pilot)
+        assert app.narration.plain.count("press : first") >= 2   # the ▶ row and the hint
+        await pilot.press("colon")
+        await _settle(pilot)
+        assert "press : first" not in app.narration.plain
+        await pilot.press("escape")
         await pilot.press("q")
 
 

@@ -780,3 +780,72 @@ def test_a_look_at_an_instruction_the_program_has_gone_past_is_stranded() -> Non
     coach.advance(EngineState(stop="step", code_name="normalise", index=40, opname="LOAD_FAST", role="graph call",
                               command="s", role_rows=(51,)))
     assert not coach.stranded                 # before it: `until 51` still gets there
+
+
+def test_a_stop_in_code_called_after_the_steps_rows_strands_it() -> None:
+    """Lesson 3 step 2 (`until` the graph-break CALL): a newcomer's F5 ran into the resume function, called from
+    after the break; the hints kept saying `until 51` (an index of the other code: "outside 0..39"), and F8 printed
+    `until {role:graph break:CALL}` unfilled. Now the step is stranded at that stop, naming the code it was about."""
+    coach = Coach(LESSONS[2])
+    coach.skip()
+    assert coach.step.done.role == "graph break" and not coach.step.done.command
+    coach.advance(EngineState(stop="entry", code_name="__compiled_normalise", index=0, opname="RESUME",
+                              role_rows=(49, 50, 51)), move=False)
+    assert not coach.stranded
+    coach.advance(EngineState(stop="entry", code_name="torch_dynamo_resume_in_normalise_at_8", index=0,
+                              opname="RESUME", outer=(("__compiled_normalise", 112),)))
+    assert coach.stranded and coach.catch_up(EngineState(stop="entry")) == ()
+    said = coach.narration()
+    assert "index 51 of __compiled_normalise (role graph break), and the program has gone past it" in said
+    # called from before the rows (a helper's call in a prologue, say): the step can still be done
+    coach = Coach(LESSONS[2])
+    coach.skip()
+    coach.advance(EngineState(stop="entry", code_name="__compiled_normalise", index=0, role_rows=(49, 50, 51)),
+                  move=False)
+    coach.advance(EngineState(stop="entry", code_name="helper", index=0, outer=(("__compiled_normalise", 20),)))
+    assert not coach.stranded
+
+
+def test_a_step_before_a_role_is_stranded_once_the_program_passes_it() -> None:
+    """Lesson 3 step 6 (`s` into the resume function): F10 stepped over the resume call, and the hint "Type `s`"
+    ran the program to its end. `before = "resume call"`: past the resume call's rows, the step is stranded."""
+    coach = Coach(LESSONS[2])
+    for _ in range(5):
+        coach.skip()
+    assert coach.step.done.before == "resume call"
+    at_call = EngineState(stop="step", code_name="__compiled_normalise", index=112, opname="CALL_FUNCTION_EX",
+                          role="resume call", role_rows=(100, 112))
+    coach.advance(at_call, move=False)
+    assert not coach.stranded
+    coach.advance(EngineState(stop="step", code_name="__compiled_normalise", index=113, opname="RETURN_VALUE",
+                              role="return", command="n", role_rows=(100, 112)))
+    assert coach.stranded and "index 112 (role resume call)" in coach.narration()
+    # stepped into the resume function as asked: done (its outer frame is at the call, not past it)
+    coach = Coach(LESSONS[2])
+    for _ in range(5):
+        coach.skip()
+    coach.advance(at_call, move=False)
+    assert coach.advance(EngineState(stop="step", code_name="torch_dynamo_resume_in_normalise_at_8", index=0,
+                                     opname="RESUME", command="s", outer=(("__compiled_normalise", 112),)))
+
+
+def test_lesson_1_s_stack_after_the_graph_call_is_stranded_not_done() -> None:
+    """Lesson 1 step 4 says the stack holds what the graph's CALL is about to use: a newcomer one instruction past
+    it typed `stack` (the graph's output tuple) and the step passed."""
+    coach = Coach(LESSONS[0])
+    for _ in range(3):
+        coach.skip()
+    assert coach.step.done.command == "stack"
+    past = EngineState(stop="step", code_name="forward", index=20, opname="STORE_FAST", role="graph output",
+                       command="stack", role_rows=(19,),
+                       facts=Facts(stack=("(Tensor[3] float32 cpu,) tuple",)))
+    assert not coach.advance(past)
+    assert coach.stranded
+
+
+def test_a_placeholder_is_said_in_words() -> None:
+    from dynadbg.learn.coach import spoken
+
+    assert spoken("until {role:graph break:CALL}") == "until <the graph break CALL>"
+    assert spoken("until {role:side effect}") == "until <the first side effect instruction>"
+    assert spoken("b {instr:LOAD_CONST 'x'}") == "b <the LOAD_CONST 'x'>"
