@@ -599,8 +599,9 @@ class TraceRecorder:
     def _end(self, att: Attempt) -> None:
         # what the last instruction added (the return's output node, the cut) belongs to it
         self._attribute_added(att, None)
-        att.root_tx = att.output = None  # nothing of Dynamo's outlives the compile (an output graph holds its
-        # FX graph, fake tensors and shape env: kept, they were freed at the recording's eviction, not the compile's end)
+        # nothing of Dynamo's outlives the compile (an output graph holds its FX graph, fake tensors and shape env:
+        # kept, they were freed at the recording's eviction, not at the compile's end)
+        att.root_tx = att.output = None
         att.last_tx = None
         att.live_frame = None
         att.live_locals = {}

@@ -165,8 +165,8 @@ def _catch_up_lines(coach: Coach, session: Session, out: TextIO) -> list[str]:
         try:
             lines.append(resolve_action(session, command, forward=True))
         except LookupError as exc:
-            out.write(f"*** could not type `{spoken(command)}` for you ({exc}): the next step may describe another stop "
-                      f"than this one; `lesson skip` skips it too\n")
+            out.write(f"*** could not type `{spoken(command)}` for you ({exc}): the next step may describe "
+                      f"another stop than this one; `lesson skip` skips it too\n")
             return []
     if lines:
         out.write(f"skipped step {step.number}: typing its `{'; '.join(lines)}` for you, so that the program is "
