@@ -408,10 +408,11 @@ class Coach:
         self.at_break = False
         """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
         self.past_role: tuple[str, int, str | None] | None = None
-        #: (code name, rows) where the current step's role rows were last seen
+        """(role, index, code) of the instruction the current step is about, when the program has gone past it:
+        in the same code (code None), or in code that code called from a later instruction (its name); programs
+        do not run backwards (`stranded`, `_note_past_role`)."""
         self.role_seen: tuple[str, tuple[int, ...]] | None = None
-        """(role, index) of the instruction the current step is about (a look there: `explain`), when the program
-        has gone past it in the same code: programs do not run backwards (`stranded`)."""
+        """(code name, rows) where the current step's role rows were last seen."""
         self.declined: str | None = None
         """The decision (``eager``, ``skip``) the learner made at the recompile stop the current step is about, when
         the step asks for one that compiles: the call ran without compiling (`stranded`)."""
