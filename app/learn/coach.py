@@ -562,8 +562,10 @@ class Coach:
         # another command than the one asked for that changes something (an edit, a breakpoint) is.
         worked = looked and state.error is None and state.command is not None
         on_the_way = worked and state.command in {verb_of(a) for a in step.action[:-1]}
-        # nor a command the step's own text suggests on the side ("`guards` shows it too")
-        suggested = worked and f"`{state.command}`" in step.text
+        # nor a command the step's own text suggests on the side ("`guards` shows it too"), or a hint does
+        # (lesson 7: "`patch undo` takes it back" after an edit of the wrong row)
+        typed = f"`{state.command} {state.argument}`" if state.argument else f"`{state.command}`"
+        suggested = worked and (f"`{state.command}`" in step.text or any(typed in h for h in step.hints))
         looked_around = worked and (step.done.command is None or is_look(state.command, state.argument))
         if move and not (looked and step.done.command is None) and not looked_around and not on_the_way \
                 and not suggested:
@@ -603,8 +605,10 @@ class Coach:
         step expects it: the commands of the step's action that move or change the program (not `LOOKS`: a look
         changes nothing the next step reads), placeholders unresolved (`resolve_action` with ``forward=True``).
         () when the step can no longer be done (`stranded`), the program is not stopped, or the step waits for a
-        place (its stop, role, instruction, code: not a command of its own) and the program is already there
-        (lesson 8: `c` to the graph-break stop, skipped by a learner already at it, would have run to the end)."""
+        place (its stop, role, instruction, code: not a command of its own) and the program is already there, with
+        what the step claims of that place (lesson 8: `c` to the graph-break stop, skipped by a learner already
+        at it, would have run to the end; lesson 7's `c` to the next call, skipped at call 0's entry stop, is
+        typed)."""
         step = self.step
         blocked = (self.exited or self.left_trace or self.left_break or self.past_entries
                    or self.past_role is not None)
@@ -619,7 +623,10 @@ class Coach:
         if not commands or cond.command is not None:
             return commands
         place = replace(cond, **{key: None for key in cond.claims})
-        if (place.stop or place.role or place.opname or place.code_contains) and check(place, state):
+        # at the place, and what the step claims of it holds too (when the snapshot read it): the entry stop
+        # of call 0 is no place for lesson 7's step about the next call's, whose code is the edited one
+        there = check(cond, state) if state.facts is not None else check(place, state)
+        if (place.stop or place.role or place.opname or place.code_contains) and there:
             return ()
         return commands
 

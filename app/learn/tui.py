@@ -39,7 +39,7 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import RESUMING
-from dynadbg.core.model import StopKind
+from dynadbg.core.model import Stop, StopKind
 from dynadbg.tui import actions
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
@@ -117,10 +117,12 @@ class LearnApp(DebuggerApp):
         self._panes_pending = False
         self._was_typing = False
         self._catching: list[str] = []
-        self._catch_line: str | None = None
-        """The line `_catch_up` typed last, until its answer."""
         """Commands a skip is typing for the learner (`_catch_up`), the next first; their answers and stops are
         no moves of the learner's."""
+        self._catch_line: str | None = None
+        """The line `_catch_up` typed last, until its answer."""
+        self._skipping = False
+        """A skip waits for the engine to say what to type for it (`action_skip_step`)."""
         self._answer_in_pane = False
         """The last command's answer is a pane or view on screen (`ANSWER_PANE`): the next step's pane waits for
         the learner's next key, so it stays to be read; an answer only in the console, or a stop, keeps nothing."""
@@ -458,10 +460,31 @@ class LearnApp(DebuggerApp):
         describes the screen there is; then the next step is checked at once (the program may already be where it
         wants: a stop it names)."""
         coach = self.coach
+        if self._skipping:
+            return  # the last F8's catch-up is still being worked out: one skip at a time
         stop = self.last_stop if self.phase == "stopped" and not self.awaiting_resume else None
-        number = coach.step.number if coach.step is not None else 0
+        step = coach.step
+        if stop is not None and step is not None and step.done.claims:
+            # what the step claims of its place is engine state: whether the program is there is read off the
+            # engine (lesson 7: call 0's entry stop is no place for the step about the next call's edited code)
+            session = self.session
+            self._skipping = True
+
+            def answered(result: Any) -> None:
+                self._skipping = False
+                if coach.step is step:
+                    self._skip_with(result if isinstance(result, tuple) else (), stop)
+
+            self.client.call(lambda: coach.catch_up(coach.snapshot(session)), answered, "lesson skip")
+            return
         commands = coach.catch_up(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching
                                                  else None)) if stop is not None else ()
+        self._skip_with(commands, stop)
+
+    def _skip_with(self, commands: tuple[str, ...], stop: Stop | None) -> None:
+        """Skip the current step, typing `commands` (its `Coach.catch_up`) after."""
+        coach = self.coach
+        number = coach.step.number if coach.step is not None else 0
         passed = len(coach.passed)
         coach.skip()
         if len(coach.passed) > passed:

@@ -204,6 +204,39 @@ async def test_f8_types_the_skipped_steps_command_that_moves_the_program(tmp_pat
         await pilot.press("q")
 
 
+async def test_lesson_7_s_continue_step_needs_the_next_call_and_f8_types_its_c(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Lesson 7 step 4 ("Continue with `c`": the next call runs the edited code): a newcomer's F8 there typed
+    nothing, the program stayed in call 0 (whose entry stop is an entry stop too), step 5 said "this call still
+    runs the edited code", and the lesson ended without 'edited' printed. A look (`guards`) at call 0 passed the
+    step the same way. Now the step needs the edited code in front of the learner; F8 types its `c`."""
+    lesson = LESSONS[6]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for step in lesson.steps[:3]:
+            app.submit(await asyncio.to_thread(resolve_action, app.session, step.action[0]))
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        assert app.coach.index == 3
+        app.submit("guards")                          # a look at call 0's entry stop: not the next call's
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app))
+        await _settle(pilot)
+        assert app.coach.index == 3
+        await pilot.press("f8")
+        assert await _until(pilot, lambda: app.coach.index == 4 and _idle(app))
+        await _settle(pilot)
+        assert "skipped step 4: typing its `c` for you" in " ".join(_log_text(app).split())
+        for line in ("patch undo", "guard undo", "c"):
+            app.submit(line)
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app))
+        assert await _until(pilot, lambda: app.phase == "exited" and app.coach.finished)
+        printed = [line for line in _log_text(app).splitlines() if "tag = " in line]
+        assert [line.split("tag = ")[1].split(",")[0] for line in printed] == ["'original'", "'edited'", "'original'"]
+        await pilot.press("q")
+
+
 async def test_f8_after_a_stranded_recompile_step_goes_on_without_a_loop(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 4: R at step 3 (which asks for E) strands it at once; F8 then finds the program already at the second
     entry's code, where step 4's `recompile` leads: step 4 is done by that, nothing is typed, no hint (a newcomer

@@ -653,6 +653,18 @@ def test_skipping_a_step_types_what_moves_the_program() -> None:
     coach.skip()
     coach.skip()
     assert coach.catch_up(EngineState(stop="recompile")) == ("eager",)   # a decision: typed at the stop it is for
+    # lesson 7's `c` to the next call: call 0's entry stop is an entry stop too, but its code is not the edited one
+    from dynadbg.learn.coach import Facts
+
+    coach = Coach(LESSONS[6])
+    for _ in range(3):
+        coach.skip()
+    call0 = Facts(instrs=frozenset({("LOAD_CONST 'original'", "rebuild")}))
+    call1 = Facts(instrs=frozenset({("LOAD_CONST 'edited'", "rebuild")}))
+    assert coach.catch_up(EngineState(stop="entry", code_name="label", index=1, facts=call0)) == ("c",)
+    assert coach.catch_up(EngineState(stop="entry", code_name="label", index=1, facts=call1)) == ()
+    coach.advance(EngineState(stop="entry", command="guards", facts=call0), looked=True)
+    assert coach.index == 3                       # a look at call 0 is not the next call
 
 
 def test_lesson_n_shows_a_finished_steps_text_again() -> None:
@@ -690,6 +702,9 @@ def test_lesson_7_counts_only_the_edit_and_the_undos_it_describes() -> None:
     assert coach.index == 1
     assert coach.hint.startswith("`edit 25 LOAD_CONST 'edited'` ran, but this step needs: the edited code has "
                                  "LOAD_CONST 'edited' where Dynamo's had LOAD_CONST 'original', and no other change")
+    # the hint says "`patch undo` takes it back": doing so is no wrong move (it was "not this step's command")
+    coach.advance(EngineState(stop="entry", command="patch", argument="undo", facts=Facts()), looked=True)
+    assert coach.index == 1 and "not this step's command" not in coach.hint
     coach.advance(EngineState(stop="entry", command="edit", argument="27 LOAD_CONST 'edited'", facts=both),
                   looked=True)
     assert coach.index == 1
