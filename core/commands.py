@@ -134,6 +134,8 @@ class CommandLine:
             return CommandResult(error=f"the program is running; {name!r} needs a stop (Ctrl+C interrupts)")
         if engine.finished and not spec.after_end:
             return CommandResult(error="the program has finished")
+        if not spec.takes_arg and arg.strip():
+            return CommandResult(error=_no_argument(name))
         at_trace = trace_commands.at_trace_stop(engine, name, arg)  # inside Dynamo's tracing: the trace verbs
         if at_trace is not None:
             return at_trace
@@ -148,6 +150,13 @@ class CommandLine:
             return spec.handler(engine, arg)
         except _Usage as exc:
             return CommandResult(error=str(exc))
+
+
+def _no_argument(name: str) -> str:
+    """The error for an argument given to verb `name`, which takes none (`CommandSpec.takes_arg`)."""
+    more = {"ll": " (`l 5` lists around index 5)", "c": " (`until IDX` runs to an instruction)",
+            "stack": " (`p EXPR` prints one value)"}.get(name, "")
+    return f"`{name}` takes no argument{more}"
 
 
 def _python_line(engine: "Engine", line: str, name: str) -> CommandResult:
@@ -250,14 +259,14 @@ def _next(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_next(_int(arg, 1)))
 
 
-@verb("r", "return", resumes=True, calls="set_return",
+@verb("r", "return", resumes=True, takes_arg=False, calls="set_return",
       help="r: run until this frame returns; stops with the return value before it leaves (at a return stop: until "
            "the generated caller returns).")
 def _return(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_return())
 
 
-@verb("c", "continue", "cont", resumes=True, calls="set_continue",
+@verb("c", "continue", "cont", resumes=True, takes_arg=False, calls="set_continue",
       help="c: continue until the next breakpoint or active stop.")
 def _continue(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.set_continue())
@@ -302,7 +311,7 @@ def _clear(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"cleared breakpoint {cleared[0].number} at index {idx}", data=cleared)
 
 
-@verb("bt", "where", "w", calls="current_stop", history=True, read_only=True,
+@verb("bt", "where", "w", takes_arg=False, calls="current_stop", history=True, read_only=True,
       help="bt: the generated frames on the call stack, outermost first (> marks the selected one).")
 def _backtrace(engine: "Engine", arg: str) -> CommandResult:
     stop = _stop(engine)
@@ -316,15 +325,28 @@ def _selected_index(stop: Stop) -> int:
 @verb("u", "up", calls="up",
       help="u [N]: select the caller's frame (outer), N levels up.")
 def _up(engine: "Engine", arg: str) -> CommandResult:
-    stop = _check(engine.up(_int(arg, 1)))
-    return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
+    return _move_frame(engine, _int(arg, 1), up=True)
 
 
 @verb("d", "down", calls="down",
       help="d [N]: select the callee's frame (inner), N levels down.")
 def _down(engine: "Engine", arg: str) -> CommandResult:
-    stop = _check(engine.down(_int(arg, 1)))
-    return _ok(fmt.backtrace_text(stop, _selected_index(stop)), data=stop)
+    return _move_frame(engine, _int(arg, 1), up=False)
+
+
+def _move_frame(engine: "Engine", count: int, up: bool) -> CommandResult:
+    """`u`/`d` by `count` levels; the backtrace, and a line when fewer levels were left (a newcomer's `u 2` with
+    one frame above went one up, and nothing said so)."""
+    before = _stop(engine)
+    stop = _check(engine.up(count) if up else engine.down(count))
+    selected = _selected_index(stop)
+    text = fmt.backtrace_text(stop, selected)
+    moved = abs(selected - _selected_index(before))
+    if 0 < moved < count:
+        end = "the outermost" if up else "the innermost"
+        text += f"\n(went {moved} level{'s' if moved > 1 else ''} {'up' if up else 'down'}, not {count}: " \
+                f"#{selected} is {end} generated frame)"
+    return _ok(text, data=stop)
 
 
 @verb("l", "list", calls="current_stop", history=True, stateful=True,
@@ -364,7 +386,7 @@ def _list(engine: "Engine", arg: str, line: "CommandLine") -> CommandResult:
                                          roles=_teaching(engine, "roles"))))
 
 
-@verb("ll", "longlist", calls="current_stop", history=True, read_only=True,
+@verb("ll", "longlist", takes_arg=False, calls="current_stop", history=True, read_only=True,
       help="ll: the whole listing of this code object, with each instruction's role in Dynamo's code (column) and a "
            "header above each region (prologue, graph call, side effects, graph break, ...).")
 def _longlist(engine: "Engine", arg: str) -> CommandResult:
@@ -382,7 +404,7 @@ def _teaching(engine: "Engine", method: str) -> Any:
     return None if isinstance(value, EngineError) else value
 
 
-@verb("src", calls="source", history=True, read_only=True,
+@verb("src", takes_arg=False, calls="source", history=True, read_only=True,
       help="src: the source of this function, the current line marked.")
 def _src(engine: "Engine", arg: str) -> CommandResult:
     filename, start, lines = _check(engine.source())
@@ -390,14 +412,14 @@ def _src(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.source_text(filename, start, lines, fv.lineno if fv is not None else None))
 
 
-@verb("orig", calls="original_code", history=True, read_only=True,
+@verb("orig", takes_arg=False, calls="original_code", history=True, read_only=True,
       help="orig: the original bytecode of the function this generated code came from.")
 def _orig(engine: "Engine", arg: str) -> CommandResult:
     view = _check(engine.original_code())
     return _ok(fmt.listing(view), data=view)
 
 
-@verb("stack", calls="current_stop", history=True, read_only=True,
+@verb("stack", takes_arg=False, calls="current_stop", history=True, read_only=True,
       help="stack: the value stack of the selected frame, bottom first, TOS last; after each slot the instruction "
            "that pushed it (a graph output names its FX node, a resume argument what it carries).")
 def _stack(engine: "Engine", arg: str) -> CommandResult:
@@ -524,21 +546,21 @@ def _guards(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.guard_trees_text(trees, explain=True), data=trees[0])
 
 
-@verb("whatif", calls="what_if", read_only=True,
+@verb("whatif", takes_arg=False, calls="what_if", read_only=True,
       help="whatif: check this call's inputs against every cache entry of the code object: which would serve it.")
 def _whatif(engine: "Engine", arg: str) -> CommandResult:
     trees = _check(engine.what_if())
     return _ok(fmt.whatif_text(trees), data=list(trees))
 
 
-@verb("entries", calls="entries", history=True, read_only=True,
+@verb("entries", takes_arg=False, calls="entries", history=True, read_only=True,
       help="entries: the cache entries of this code object, newest first, with hit counts and its recompiles.")
 def _entries(engine: "Engine", arg: str) -> CommandResult:
     fr = _check(engine.entries())
     return _ok(fmt.entries_text(fr), data=fr)
 
 
-@verb("compiles", calls="compiles", history=True, read_only=True, after_end=True,
+@verb("compiles", takes_arg=False, calls="compiles", history=True, read_only=True, after_end=True,
       help="compiles: every code object Dynamo compiled so far: entries with hits, graph breaks, the recompile "
            "timeline.")
 def _compiles(engine: "Engine", arg: str) -> CommandResult:
@@ -553,19 +575,19 @@ def _graph(engine: "Engine", arg: str) -> CommandResult:
     return _ok(fmt.graphs_text(graphs), data=list(graphs))
 
 
-@verb("recompile", resumes=True, calls="decide",
+@verb("recompile", resumes=True, takes_arg=False, calls="decide",
       help="recompile: (recompile stop) let Dynamo compile a new cache entry for this call (the default).")
 def _recompile(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.decide(Decision(DecisionKind.RECOMPILE)))
 
 
-@verb("eager", resumes=True, calls="decide",
+@verb("eager", resumes=True, takes_arg=False, calls="decide",
       help="eager: (recompile stop) run this call without compiling; later calls may still compile.")
 def _eager(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.decide(Decision(DecisionKind.EAGER)))
 
 
-@verb("skip", resumes=True, calls="decide",
+@verb("skip", resumes=True, takes_arg=False, calls="decide",
       help="skip: (recompile stop) stop compiling this code object; existing entries still serve calls.")
 def _skip(engine: "Engine", arg: str) -> CommandResult:
     return _resumed(engine.decide(Decision(DecisionKind.SKIP)))
@@ -755,7 +777,7 @@ def _break_on(engine: "Engine", arg: str) -> CommandResult:
     return _ok(f"break on {kind}: {state}")
 
 
-@verb("detach", resumes=True, calls="detach",
+@verb("detach", resumes=True, takes_arg=False, calls="detach",
       help="detach: clear breakpoints and every stop kind, then run the program to its end.")
 def _detach(engine: "Engine", arg: str) -> CommandResult:
     running = not engine.paused

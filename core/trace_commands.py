@@ -243,6 +243,11 @@ _AT_TRACE: dict[str, Callable[["Engine", str], CommandResult]] = {
 }
 
 
+#: The trace-stop verbs that read no argument (`_AT_TRACE`: the rest read a count, a line or an expression)
+_BARE_AT_TRACE = frozenset({"r", "c", "stack", "bt", "graph", "guards", "why", "explain", "l", "ll", "src",
+                            "present"})
+
+
 def _shown(value: Any) -> CommandResult:
     view = _check(value)
     stop_like = tfmt.status_line(view)
@@ -259,6 +264,10 @@ def at_trace_stop(engine: "Engine", name: str, arg: str) -> CommandResult | None
     if not isinstance(stop, Stop) or stop.trace is None:
         return None
     handler = _AT_TRACE.get(name)
+    if handler is not None and name in _BARE_AT_TRACE and arg.strip():
+        # these verbs read an argument at a run-time stop (`why 0/1`, `l 5`); here it would be ignored
+        return CommandResult(error=f"at a trace stop `{name}` takes no argument: it shows the trace stop in front "
+                                   f"of you")
     if handler is None:
         if name == "watch" and not arg.strip():
             return None

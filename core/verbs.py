@@ -43,6 +43,8 @@ class CommandSpec:
         after_end: the verb still works once the program has finished.
         handler: the function that runs the verb.
         stateful: the handler also takes the `CommandLine` (``l`` continues where the last ``l`` ended).
+        takes_arg: the verb reads an argument; one that does not (``ll``, ``c``) refuses one rather than ignore
+            it (a newcomer's ``ll 5`` listed everything and looked like it had listed around 5).
     """
 
     name: str
@@ -56,6 +58,7 @@ class CommandSpec:
     read_only: bool = False
     after_end: bool = False
     stateful: bool = False
+    takes_arg: bool = True
 
     def method(self, arg: str) -> str | None:
         """The engine method the verb calls with argument text `arg` (None: none)."""
@@ -85,12 +88,13 @@ class Verbs:
 
     def verb(self, name: str, *aliases: str, help: str, resumes: bool = False,  # noqa: A002 - the help line
              calls: str | None = None, bare: str | None = None, history: bool | Literal["bare"] = False,
-             read_only: bool = False, after_end: bool = False, stateful: bool = False) -> Callable[[Handler], Handler]:
+             read_only: bool = False, after_end: bool = False, stateful: bool = False,
+             takes_arg: bool = True) -> Callable[[Handler], Handler]:
         """Register the decorated handler as verb `name` (spelled also `aliases`); see `CommandSpec`."""
 
         def register(handler: Handler) -> Handler:
             self.specs.append(CommandSpec(name, aliases, help, handler, resumes, calls, bare, history, read_only,
-                                          after_end, stateful))
+                                          after_end, stateful, takes_arg))
             return handler
 
         return register

@@ -205,6 +205,17 @@ def todo_line(text: str) -> str | None:
     return todo[0].upper() + todo[1:]
 
 
+def leading_todo(body: str) -> tuple[int, str] | None:
+    """Where the instruction `body` (a step's narration, `Coach.step_body`) opens with ends, and the command in its
+    backticks: ``"Type `p history` again: ..."`` -> (16, ``"p history"``); the ``▶ `` row counts as the opening.
+    None when the body does not open with one."""
+    start = 2 if body.startswith("▶ ") else 0
+    match = _TODO.match(body[start:])
+    if match is None:
+        return None
+    return start + match.end(), match.group(1).rsplit("`", 2)[1]
+
+
 def argument_of(line: str) -> str:
     """What follows the command verb of `line`, whitespace collapsed (``"p  history"`` → ``"history"``)."""
     parts = line.strip().split(None, 1)

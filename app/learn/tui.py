@@ -46,7 +46,7 @@ from dynadbg.tui.console import Console
 from dynadbg.tui.narration_view import SCROLL_KEYS, NarrationView
 from dynadbg.tui.views import View
 
-from .coach import Coach, EngineState, resolve_action, spoken, verb_of
+from .coach import Coach, EngineState, leading_todo, resolve_action, spoken, verb_of
 from .lessons import Lesson
 from .progress import Progress
 
@@ -243,9 +243,11 @@ class LearnApp(DebuggerApp):
             # letters act as keys: a command typed now runs as keys (`guards` ran r, s, c: the program ended)
             if hint and "`" in hint:
                 hint += KEYS_NOW
-            if body.startswith("▶ ") and "Type `" in body.partition("\n")[0]:
-                first, _, rest = body.partition("\n")
-                body = f"{first}{KEYS_NOW}\n{rest}"
+            todo = leading_todo(body)
+            if todo is not None and len(todo[1]) > 1:
+                # (a one-letter command is its own key: `c` continues either way)
+                end = todo[0]
+                body = f"{body[:end]}{KEYS_NOW}{body[end:]}"
         self.narration.show(coach.heading(), body, hint, SKIP_KEY.upper(), done=step is None,
                             ended=coach.stranded_text(skip_how=f"press {SKIP_KEY.upper()} (or type `lesson skip`)"),
                             hint_key=HINT_KEY.upper() if step is not None and step.hints else "")

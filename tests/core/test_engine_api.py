@@ -111,6 +111,33 @@ def test_frame_selection_moves_every_query_to_the_caller():
     assert seen.get("ok") and result.status == 0 and results == [19.0]
 
 
+def test_a_verb_that_reads_no_argument_refuses_one_and_u_says_when_fewer_levels_were_left():
+    """A newcomer's `ll 5` listed everything (the 5 ignored) and `u 2` with one frame above went one up: both looked
+    as if they had done what was typed. A verb that reads no argument refuses one; `u`/`d` say how far they went."""
+    seen: dict[str, Any] = {}
+
+    def at_stop(s: Session, stop: Stop, n: int) -> Any:
+        if stop.kind is not StopKind.GRAPH_BREAK:
+            return s.set_continue()
+        line = commands.CommandLine(s)
+        seen["ll"] = line.execute("ll 5").error
+        seen["c"] = line.execute("c 2").error
+        seen["whatif"] = line.execute("whatif x").error
+        assert line.execute("ll").error is None and line.execute("l 5").error is None
+        seen["u"] = line.execute("u 2").output.splitlines()[-1]
+        seen["d"] = line.execute("d 1").output.splitlines()[-1]
+        return s.set_continue()
+
+    _stops, _session, result = drive_typed(lambda s: s.start_callable(simple.run_graph_break, []), at_stop,
+                                           break_on=("graph-break",))
+    assert result.status == 0
+    assert seen["ll"] == "`ll` takes no argument (`l 5` lists around index 5)"
+    assert seen["c"] == "`c` takes no argument (`until IDX` runs to an instruction)"
+    assert seen["whatif"] == "`whatif` takes no argument"
+    assert seen["u"] == "(went 1 level up, not 2: #0 is the outermost generated frame)"
+    assert not seen["d"].startswith("(went")         # one level asked, one went
+
+
 def test_watches_are_evaluated_at_every_stop_and_a_bad_one_never_stops_the_program():
     results: list = []
     watched: list[tuple[WatchValue, ...]] = []

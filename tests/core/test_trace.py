@@ -221,6 +221,18 @@ def scripted_trace(path: Path, commands: list[str], *, break_on=TRACE_KINDS) -> 
     return drive_answering(start(path), answer, break_on=break_on, timeout=300)
 
 
+def test_a_trace_verb_that_reads_no_argument_refuses_one() -> None:
+    """`why 0/1` at a trace stop showed the trace stop's break (the compile id ignored) and looked like an answer
+    about compile 0/1: at a trace stop the verbs that read no argument there refuse one."""
+    path = CORE_PROGRAMS / "trace_helpers.py"
+    run = scripted_trace(path, ["why 0/1", "graph 1", "l 5", "stack", "c"], break_on=("trace",))
+    for line in ("why 0/1", "graph 1", "l 5"):
+        verb = line.split()[0]
+        assert run.output_of(line).error == (f"at a trace stop `{verb}` takes no argument: it shows the trace stop "
+                                             f"in front of you"), line
+    assert run.output_of("stack").error is None
+
+
 def test_n_steps_over_an_inlined_call_and_r_leaves_it() -> None:
     path = CORE_PROGRAMS / "trace_helpers.py"
     run = scripted_trace(path, ["until 23", "c"])

@@ -595,6 +595,39 @@ async def test_while_letters_are_keys_the_step_and_its_hint_say_press_colon_firs
         await pilot.press("q")
 
 
+async def test_a_step_that_opens_with_its_command_says_press_colon_first_too(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 5 step 5 is one line, "Type `p history` again: ...", with no ▶ row, so the "press : first" note never
+    showed while letters were keys (typed, `p history` runs p, h, i, ...). The note follows the opening command
+    wherever it is; a one-letter command (`c`) is its own key and gets none."""
+    from dynadbg.learn.tui import KEYS_NOW
+
+    lesson = LESSONS[4]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await pilot.press("escape")
+        await _settle(pilot)
+        app.coach.index = 4                       # step 5's text, as the narration shows it
+        app._show()
+        await _settle(pilot)
+        text = " ".join(app.narration.plain.split())
+        assert f"Type `p history`{KEYS_NOW} again:" in text, text
+    lesson = LESSONS[6]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await pilot.press("escape")
+        await _settle(pilot)
+        app.coach.index = 3                       # step 4: "Continue with `c`": the key c does it
+        app._show()
+        await _settle(pilot)
+        assert KEYS_NOW.strip() not in app.narration.plain
+        app.coach.index = 4                       # step 5: "Undo the instruction edit with `patch undo`"
+        app._show()
+        await _settle(pilot)
+        assert f"`patch undo`{KEYS_NOW}" in " ".join(app.narration.plain.split())
+
+
 async def test_at_80x24_lesson_2_shows_the_guard_its_first_step_asks_about(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 2 step 1 asks for the guard on L['offset'] and the source line it came from: at 80×24 the guard pane
     is on screen with that value's guards open, the EQUALS_MATCH leaf and its line in sight."""

@@ -420,6 +420,19 @@ def test_the_lesson_list_fits_80_columns_with_each_step_count_whole(data_dir) ->
         assert " ".join(text.split()).count(" ".join(lesson.title.split())) == 1
 
 
+def test_every_lessons_heading_fits_the_narrations_border_at_80_columns_uncut() -> None:
+    """A newcomer read "Lesson 6: Dynamic shapes: automatic dynamic and mark_dy… · step 2 of 6" at 80x24: the
+    titles are short enough for the border whole, at every step."""
+    from dynadbg.tui.narration_view import fitted_title
+
+    for lesson in LESSONS:
+        coach = Coach(lesson)
+        for _ in lesson.steps:
+            assert fitted_title(coach.heading(), 80) == coach.heading(), coach.heading()
+            coach.skip()
+        assert fitted_title(coach.heading(), 80) == coach.heading()
+
+
 def test_a_malformed_progress_file_counts_as_none(data_dir) -> None:
     data_dir.mkdir(parents=True)
     (data_dir / "learn.json").write_text("{not json")
