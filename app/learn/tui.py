@@ -63,7 +63,8 @@ READING_KEYS = frozenset({"tab", "shift+tab"})
 EXPLAIN_SCROLL_KEYS = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
 
 #: The narration's first line while a step's pane and cursor wait for the learner's next key (`LearnApp._show`)
-PANES_PENDING = "(The panes still show your last answer; the next key you press brings this step's.)"
+PANES_PENDING = ("(Above: the answer to your last command, kept for you to read. The next key you press (Tab "
+                 "aside) brings the pane this step is about.)")
 
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")

@@ -59,6 +59,7 @@ from dynadbg.core.model import (
     EditPreview,
     EngineError,
     ErrorKind,
+    Explanation,
     GuardTree,
     HistoryView,
     Resumed,
@@ -933,6 +934,10 @@ class DebuggerApp(App[int]):
                 self._main.note_code_replaced(result.data.diff)  # an instruction edit, a patch file or an undo
                 self._main.refresh_subtitles()
             self._show_same_stop(stop)
+            if isinstance(result.data, Explanation) and self._main.explain_shown:
+                # the Explain pane explains the cursor's instruction: a typed `explain` (the current one, or IDX)
+                # takes the cursor there, so the pane and the console say the same (they disagreed after a detour)
+                self._main.bytecode.action_cursor_to(result.data.index)
 
     def on_engine_client_answered(self, event: EngineClient.Answered) -> None:
         self.client.answered(event)

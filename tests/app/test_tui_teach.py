@@ -119,6 +119,13 @@ async def test_explain_pane_follows_the_cursor() -> None:
         await settle(pilot)
         text = _explain_text(screen)
         assert text.startswith("4 PRECALL") and "stack now" not in text  # not the current instruction
+        # a typed `explain` (the current instruction) takes the cursor there: the pane and the console agree
+        app.submit("explain")
+        await settle(pilot)
+        assert _explain_text(screen).startswith("5 CALL") and screen.bytecode.cursor == 5
+        app.submit("explain 3")
+        await settle(pilot)
+        assert _explain_text(screen).startswith("3 ") and screen.bytecode.cursor == 3
         await pilot.press("X")
         await settle(pilot)
         assert not screen.query_one("#explain").display
