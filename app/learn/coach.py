@@ -50,6 +50,9 @@ class EngineState:
         outer: (code name, instruction index) of each frame the selected one was called from, innermost first:
             a frame that called out after the step's role rows has gone past them too (lesson 3: F5 at the
             graph-break step runs into the resume function, called from after the break).
+        role_map: (role value, indexes) of every role of the selected frame's generated code (empty outside one,
+            or when its roles are not known): what `Coach` remembers of each code object it has seen, for steps
+            that come later.
     """
 
     stop: str | None = None
@@ -66,6 +69,7 @@ class EngineState:
     at_break: bool = False
     role_rows: tuple[int, ...] = ()
     outer: tuple[tuple[str, int], ...] = ()
+    role_map: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -422,8 +426,9 @@ class Coach:
         """(role, index, code) of the instruction the current step is about, when the program has gone past it:
         in the same code (code None), or in code that code called from a later instruction (its name); programs
         do not run backwards (`stranded`, `_note_past_role`)."""
-        self.role_seen: tuple[str, tuple[int, ...]] | None = None
-        """(code name, rows) where the current step's role rows were last seen."""
+        self.rows_seen: dict[str, dict[str, tuple[int, ...]]] = {}
+        """Per code name, the rows of each role, as last seen (`EngineState.role_map`): kept across steps, so a
+        step begun after the program left that code knows where its role's rows were."""
         self.declined: str | None = None
         """The decision (``eager``, ``skip``) the learner made at the recompile stop the current step is about, when
         the step asks for one that compiles: the call ran without compiling (`stranded`)."""
@@ -521,9 +526,11 @@ class Coach:
             role = roles.roles[frame.index].role.value
         step = self.step
         want = (step.done.role or step.done.before) if step is not None else None
-        rows: tuple[int, ...] = ()
-        if want and frame.code.generated and roles is not None:
-            rows = tuple(r.index for r in roles.roles if r.role.value == want)
+        by_role: dict[str, list[int]] = {}
+        if frame.code.generated and roles is not None:
+            for r in roles.roles:
+                by_role.setdefault(r.role.value, []).append(r.index)
+        rows = tuple(by_role.get(want, ())) if want else ()
         frames = stop.frames
         try:
             at = frames.index(frame)
@@ -532,7 +539,7 @@ class Coach:
         outer = tuple((f.code.name, f.index) for f in reversed(frames[:at]))
         return EngineState(stop.kind.value, frame.code.name, frame.index, opname, role, self.command, self.error,
                            facts=facts, argument=self.argument, at_break=_at_break(stop), role_rows=rows,
-                           outer=outer)
+                           outer=outer, role_map=tuple((role, tuple(at)) for role, at in by_role.items()))
 
     def advance(self, state: EngineState, move: bool = True, looked: bool = False) -> bool:
         """Finish the current step when `state` satisfies its condition (True); else, when `state` follows a
@@ -545,6 +552,8 @@ class Coach:
             self.at_stop, self.at_break = state.stop, state.at_break
         if state.facts is not None and state.facts.entries is not None:
             self.entries_seen = state.facts.entries
+        if state.role_map:
+            self.rows_seen[state.code_name] = dict(state.role_map)
         cond = step.done
         self._note_past_role(cond, state)
         asked = {verb_of(a) for a in step.action} & _DECISIONS
@@ -593,13 +602,14 @@ class Coach:
         if not target or state.stop is None:
             return
         if state.role_rows:
-            self.role_seen = (state.code_name, state.role_rows)
             if max(state.role_rows) < state.index and state.role != cond.role:
                 self.past_role = (target, max(state.role_rows), None)
-        elif self.role_seen is not None:
-            name, rows = self.role_seen
-            if any(code == name and index > max(rows) for code, index in state.outer):
-                self.past_role = (target, max(rows), name)
+            return
+        for code, index in state.outer:
+            rows = self.rows_seen.get(code, {}).get(target)
+            if rows and index > max(rows):
+                self.past_role = (target, max(rows), code)
+                return
 
     def ask_hint(self) -> str | None:
         """The learner asked for a hint (F7, ``lesson hint``): the next of the step's hints, as a wrong move
@@ -665,7 +675,6 @@ class Coach:
         self.entries_seen = None
         self.declined = None
         self.past_role = None
-        self.role_seen = None
         self.wrong_moves = 0
         self.wrong = None
         self.command, self.error, self.argument = None, None, ""

@@ -237,6 +237,35 @@ async def test_lesson_7_s_continue_step_needs_the_next_call_and_f8_types_its_c(t
         await pilot.press("q")
 
 
+async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_break_after_it(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 3 at 80x24, played as a newcomer did: `ll`, then F5 (continue) at step 2 instead of `until` the
+    graph-break CALL: the program runs into the resume function, called from after the break. Step 2 says it can no
+    longer be done (no `until 51` hint for code where index 51 does not exist); F8 goes on, and step 3 ("you are at
+    the instruction Dynamo could not put in a graph") says the same rather than describe a stop that is not there;
+    no step text or console line shows a raw ``{role:...}`` placeholder."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        app.submit("ll")
+        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+        await _settle(pilot)
+        await pilot.press("f5")
+        assert await _until(pilot, lambda: _idle(app) and "resume_in_normalise" in app.last_stop.frame.code.name)
+        await _settle(pilot)
+        assert await _until(pilot, lambda: app.coach.stranded)
+        assert "the program has gone past it" in " ".join(app.narration.plain.split())
+        await pilot.press("f8")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.coach.index == 2)
+        await _settle(pilot)
+        assert app.coach.stranded, app.narration.plain
+        text = " ".join(app.narration.plain.split())
+        assert text.startswith("This step can no longer be done in this run"), text
+        assert "{role:" not in _log_text(app) and "{role:" not in app.narration.plain
+        await pilot.press("q")
+
+
 async def test_f8_after_a_stranded_recompile_step_goes_on_without_a_loop(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 4: R at step 3 (which asks for E) strands it at once; F8 then finds the program already at the second
     entry's code, where step 4's `recompile` leads: step 4 is done by that, nothing is typed, no hint (a newcomer

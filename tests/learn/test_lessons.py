@@ -822,7 +822,7 @@ def test_a_stop_in_code_called_after_the_steps_rows_strands_it() -> None:
     coach.skip()
     assert coach.step.done.role == "graph break" and not coach.step.done.command
     coach.advance(EngineState(stop="entry", code_name="__compiled_normalise", index=0, opname="RESUME",
-                              role_rows=(49, 50, 51)), move=False)
+                              role_rows=(49, 50, 51), role_map=(("graph break", (49, 50, 51)),)), move=False)
     assert not coach.stranded
     coach.advance(EngineState(stop="entry", code_name="torch_dynamo_resume_in_normalise_at_8", index=0,
                               opname="RESUME", outer=(("__compiled_normalise", 112),)))
@@ -832,8 +832,8 @@ def test_a_stop_in_code_called_after_the_steps_rows_strands_it() -> None:
     # called from before the rows (a helper's call in a prologue, say): the step can still be done
     coach = Coach(LESSONS[2])
     coach.skip()
-    coach.advance(EngineState(stop="entry", code_name="__compiled_normalise", index=0, role_rows=(49, 50, 51)),
-                  move=False)
+    coach.advance(EngineState(stop="entry", code_name="__compiled_normalise", index=0, role_rows=(49, 50, 51),
+                              role_map=(("graph break", (49, 50, 51)),)), move=False)
     coach.advance(EngineState(stop="entry", code_name="helper", index=0, outer=(("__compiled_normalise", 20),)))
     assert not coach.stranded
 
