@@ -596,8 +596,9 @@ class Coach:
     def _note_past_role(self, cond: Condition, state: EngineState) -> None:
         """Strand the step when the program has gone past the rows of its role (`Condition.role`, or
         `Condition.before` for a step that must happen before them): in the code where they are, at a later
-        index; or in code called from that code after them (seen in `EngineState.outer`). Generated code does not
-        run backwards, so the step cannot be done in this call."""
+        index; or in code called from that code by their last row or a later one (seen in `EngineState.outer`: lesson
+        3's resume call, whose function the program is in). Generated code does not run backwards, so the step
+        cannot be done in this call."""
         target = cond.role or cond.before
         if not target or state.stop is None:
             return
@@ -607,7 +608,8 @@ class Coach:
             return
         for code, index in state.outer:
             rows = self.rows_seen.get(code, {}).get(target)
-            if rows and index > max(rows):
+            # an outer frame is inside the call its instruction makes: that instruction has run too
+            if rows and index >= max(rows):
                 self.past_role = (target, max(rows), code)
                 return
 

@@ -241,8 +241,8 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
     """Lesson 3 at 80x24, played as a newcomer did: `ll`, then F5 (continue) at step 2 instead of `until` the
     graph-break CALL: the program runs into the resume function, called from after the break. Step 2 says it can no
     longer be done (no `until 51` hint for code where index 51 does not exist); F8 goes on, and step 3 ("you are at
-    the instruction Dynamo could not put in a graph") says the same rather than describe a stop that is not there;
-    no step text or console line shows a raw ``{role:...}`` placeholder."""
+    the instruction Dynamo could not put in a graph") says the same rather than describe a stop that is not there,
+    as does step 4 (`until` the resume call: the program is inside the call it made); no step text or console line shows a raw ``{role:...}`` placeholder."""
     lesson = LESSONS[2]
     app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -262,6 +262,12 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
         assert app.coach.stranded, app.narration.plain
         text = " ".join(app.narration.plain.split())
         assert text.startswith("This step can no longer be done in this run"), text
+        # step 4, `until` the resume call: the program is inside the call that instruction made
+        await pilot.press("f8")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.coach.index == 3)
+        await _settle(pilot)
+        assert app.coach.stranded, app.narration.plain
         assert "{role:" not in _log_text(app) and "{role:" not in app.narration.plain
         await pilot.press("q")
 
