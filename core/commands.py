@@ -855,7 +855,7 @@ def _help(engine: "Engine", arg: str) -> CommandResult:
     return _ok(help_text())
 
 
-@verb("q", "quit", "exit", resumes=True, calls="quit", after_end=True,
+@verb("q", "quit", "exit", resumes=True, takes_arg=False, calls="quit", after_end=True,
       help="q: end the program and restore every hook the debugger installed.")
 def _quit(engine: "Engine", arg: str) -> CommandResult:
     engine.quit()
