@@ -202,9 +202,10 @@ class EngineMethods:
     def _resume(self, action: ResumeAction, mode: Mode, count: int = 1) -> Resumed:
         ctx = self._paused()
         self.mode, self.count = mode, count
-        if ctx.kind is StopKind.RECOMPILE and ctx.decision is None:
+        default = ctx.kind is StopKind.RECOMPILE and ctx.decision is None
+        if default:
             ctx.decision = "recompile"
-        result = Resumed(action, left_history=self._leave_history())
+        result = Resumed(action, left_history=self._leave_history(), default_recompile=default)
         self._resumed = result
         return result
 

@@ -1169,6 +1169,8 @@ class Resumed:
     #: for drop: the recompile record's groups of repeating failing guards (`GuardGroup`), so the dropped guards
     #: and their warnings of one group are said once
     groups: tuple["GuardGroup", ...] = ()
+    #: a step or continue at a recompile stop: the call compiles a new entry (the default decision), said so
+    default_recompile: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, ResumeAction):

@@ -225,7 +225,7 @@ class LearnApp(DebuggerApp):
         (`_panes_pending`): the answer to the step just done stays on screen until then."""
         coach = self.coach
         step = coach.step
-        if step is not None and self._pane_step != coach.index and self.phase == "stopped":
+        if step is not None and self._pane_step != coach.index and self.phase == "stopped" and not self._panes_pending:
             if (at_once or self._pane_step < 0 or not self._answer_in_pane
                     or step.cursor is None and (step.pane is None or self._in_front(step.pane))):
                 # nothing to keep (the last step's answer is in the console, or was a stop), or nothing to change
@@ -437,7 +437,7 @@ class LearnApp(DebuggerApp):
             if pane == "recompile" and not self.at_trace_stop:
                 self._failing_first()
         self.coach.observe_command(event.line, result.error)
-        self._check(move=True, looked=result.error is None)
+        self._check(move=True, looked=result.error is None, typed=True)
 
     @on(DebuggerApp.StopShown)
     def _stop_shown(self, event: DebuggerApp.StopShown) -> None:
@@ -547,9 +547,11 @@ class LearnApp(DebuggerApp):
                                                            hint_how=f"press {HINT_KEY.upper()}"))
 
     # checking the condition -------------------------------------------------------------------------------------
-    def _check(self, move: bool, looked: bool = False, fresh: bool = False, new_stop: bool = False) -> None:
+    def _check(self, move: bool, looked: bool = False, fresh: bool = False, new_stop: bool = False,
+               typed: bool = False) -> None:
         """Check the step's condition; `fresh`: read the state from the engine even when the shown stop has what
-        the condition needs; `new_stop`: the check follows a new stop (`_checked`)."""
+        the condition needs; `new_stop`: the check follows a new stop; `typed`: it follows a typed command
+        (`_checked`)."""
         coach = self.coach
         if coach.finished:
             return
@@ -564,14 +566,14 @@ class LearnApp(DebuggerApp):
             session = self.session
 
             def answered(result: Any) -> None:
-                self._checked(result, move, looked, new_stop)
+                self._checked(result, move, looked, new_stop, typed)
 
             self.client.call(lambda: coach.snapshot(session), answered, "lesson step check")
             return
         self._checked(coach.state_at(stop, stop.teaching.roles if stop is not None and stop.teaching else None),
-                      move, looked, new_stop)
+                      move, looked, new_stop, typed)
 
-    def _checked(self, state: Any, move: bool, looked: bool, new_stop: bool = False) -> None:
+    def _checked(self, state: Any, move: bool, looked: bool, new_stop: bool = False, typed: bool = False) -> None:
         """The condition's answer: the step done (the next one shown), or not. A new stop that did not do it moved
         the bytecode cursor to its instruction: a step whose text says "the row under the cursor" gets its row
         back (a tester's wrong `until 5` made lesson 1's "the row under the cursor ... `t`" false)."""
@@ -586,6 +588,16 @@ class LearnApp(DebuggerApp):
         if (new_stop and not done and step is not None and step is self.coach.step and step.cursor is not None
                 and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"):
             self._cursor_to(step.cursor)
+        if (typed and looked and not done and step is not None and step is self.coach.step
+                and self._answer_in_pane and (step.pane is not None or step.cursor is not None)
+                and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"
+                and not self._in_front(step.pane or "bytecode")):
+            # a typed look around (lesson 3: the `stack` step 3 suggests) put its answer's pane over the one this
+            # step is about: that answer stays to be read, and the next key brings the step's pane back, as after
+            # a step (a newcomer at step 4 had no bytecode pane, and nothing said how to get it back). A view key
+            # (`3`) is the learner's own choice of pane: it stays.
+            self._pane_step = -1
+            self._panes_pending = True
         self._show()
 
 

@@ -207,8 +207,15 @@ class Console(Vertical):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         event.input.value = ""
+        # `:` is the key that starts typing: pressed again while typing (the narration's "press : first"), it
+        # lands in the line; no command starts with it, so it is dropped rather than make `:lesson` unknown
+        typed = event.value.strip()
+        if typed.startswith(":"):
+            typed = typed.lstrip(":").strip()
+            if not typed:
+                return  # only the key that starts typing: no command (an empty line would repeat the last one)
         # pdb's empty-line rule, as line mode has it: the last command again (before any, a step)
-        line, _last = resolve_empty(event.value.strip(), self._history[-1] if self._history else None)
+        line, _last = resolve_empty(typed, self._history[-1] if self._history else None)
         if not self._history or self._history[-1] != line:
             self._history.append(line)
             del self._history[:-MAX_HISTORY]

@@ -396,6 +396,9 @@ def resumed_head(result: Resumed) -> str:
     elif action is ResumeAction.TRACE_REWIND and result.rewind is not None:
         r = result.rewind
         head = f"rewinding: Dynamo traces {r.code_name} again from its start (attempt {r.attempt})"
+    elif result.default_recompile:
+        head = ("at a recompile stop this lets Dynamo compile a new cache entry for the call (the default "
+                "decision; `eager` or `skip` decide otherwise)")
     else:
         head = ""
     if result.left_history:

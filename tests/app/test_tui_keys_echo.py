@@ -78,6 +78,12 @@ async def test_a_typed_command_is_logged_once_as_typed() -> None:
         await pilot.press(*"next", "enter")
         await settle(pilot)
         assert _echoes(app) == ["s", "next"]
+        # `:` pressed again while typing (the narration says "press : first") is not part of the command
+        await pilot.press("colon", *"next", "enter")
+        await settle(pilot)
+        await pilot.press("colon", "enter")          # only `:`: nothing runs (not the last command again)
+        await settle(pilot)
+        assert _echoes(app) == ["s", "next", "next"]
 
 
 async def test_the_palettes_step_is_logged_as_step() -> None:

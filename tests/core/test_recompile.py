@@ -97,6 +97,9 @@ def test_each_stop_lists_every_entry_diffs_and_the_recompile_limit():
     records = run.session.recompiles.records()
     assert [(r.seq, r.compile_id, r.decision, fmt_rc.outcome_text(r)) for r in records] == [
         (1, "0/1", "recompile", "compiled 0/1"), (2, "0/2", "recompile", "compiled 0/2")]
+    # `c` there decided for the user: it says so (a newcomer's stray `c` key recompiled, and only "> continue" showed)
+    assert run.outputs[0][1].output == ("at a recompile stop this lets Dynamo compile a new cache entry for the call "
+                                        "(the default decision; `eager` or `skip` decide otherwise)")
 
 
 def test_recompile_limit_hit_is_flagged_and_drop_refused():

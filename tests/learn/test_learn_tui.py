@@ -272,6 +272,42 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
         await pilot.press("q")
 
 
+async def test_a_typed_look_over_the_steps_pane_keeps_its_answer_until_the_next_key(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """Lesson 3 at 80x24: after step 3's `explain`, a newcomer typed the `stack` that step 3 suggests. Its pane came
+    over the bytecode pane, and step 4 ("the row under the bytecode pane's cursor") had no bytecode pane on screen
+    and no way back said. Now the narration says the answer is kept and the next key brings the step's pane: the
+    bytecode pane, its cursor on the resume call."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        for step in lesson.steps[:3]:
+            app.submit(await asyncio.to_thread(resolve_action, app.session, step.action[0]))
+            await _settle(pilot)
+            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        assert app.coach.index == 3
+        app.submit("stack")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.front == "stack")
+        await _settle(pilot)
+        assert app.narration.plain.startswith(PANES_PENDING), app.narration.plain
+        await pilot.press("end")                      # any key (here: in the console's command line)
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.front == "views")
+        await _settle(pilot)
+        line = await asyncio.to_thread(resolve_action, app.session, lesson.steps[3].action[0])
+        assert await _until(pilot, lambda: line == f"until {app.main_screen.bytecode.cursor}")
+        assert not app.narration.plain.startswith(PANES_PENDING)
+        # a view key is the learner's own choice of pane: it stays
+        await pilot.press("escape")
+        await pilot.press("3")
+        await _settle(pilot)
+        await pilot.press("down")
+        await _settle(pilot)
+        assert not app.narration.plain.startswith(PANES_PENDING) and app.coach.index == 3
+        await pilot.press("q")
+
+
 async def test_f8_after_a_stranded_recompile_step_goes_on_without_a_loop(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Lesson 4: R at step 3 (which asks for E) strands it at once; F8 then finds the program already at the second
     entry's code, where step 4's `recompile` leads: step 4 is done by that, nothing is typed, no hint (a newcomer
