@@ -379,16 +379,26 @@ _DECISIONS = frozenset({"recompile", "eager", "skip", "drop", "dynamic"})
 _UNCOMPILED = frozenset({"eager", "skip"})
 
 
+#: A condition's keys about where the program is (not claims, not the command)
+_PLACE_KEYS = ("stop", "role", "opname", "code_contains")
+
+
 def _what_went_wrong(cond: Condition, state: EngineState, wanted: tuple[str, ...]) -> str | None:
     """The wrong move `state` follows, in words, from what the engine says (the command and its error, the stop):
     the start of the hint it brings. None when there is nothing to say beyond the hint."""
     typed = f"`{state.command}{' ' + state.argument if state.argument else ''}`" if state.command else None
     if typed and state.error is not None:
         return f"{typed} did not work (see its error)."
-    if typed and cond.command is not None and state.command == cond.command and cond.claims:
-        # the step's command ran, and what the step says it does is not so (an edit of another row)
-        claims = replace(Condition(), **{key: getattr(cond, key) for key in cond.claims})
-        return f"{typed} ran, but this step needs: {claims.describe()}."
+    if typed and cond.command is not None and state.command == cond.command:
+        # the step's command ran, and what the step says of it is not so (an edit of another row; lesson 6's
+        # `graph` in triple, after a detour, where the step is about double's new entry): the parts that fail
+        failing = {key: getattr(cond, key) for key in (*cond.claims, *_PLACE_KEYS)
+                   if getattr(cond, key) is not None
+                   and not check(replace(Condition(), **{key: getattr(cond, key)}), state)}
+        if failing:
+            where = (f" (the program is in {state.code_name} now)"
+                     if "code_contains" in failing and state.code_name else "")
+            return f"{typed} ran, but this step needs: {replace(Condition(), **failing).describe()}{where}."
     if typed and cond.command is not None and state.command != cond.command:
         if state.stop is not None and wanted and state.stop not in wanted:
             return f"{typed} is not this step's command; the program is at a {state.stop} stop now."
@@ -587,8 +597,12 @@ class Coach:
         typed = f"`{state.command} {state.argument}`" if state.argument else f"`{state.command}`"
         suggested = worked and (f"`{state.command}`" in step.text or any(typed in h for h in step.hints))
         looked_around = worked and (step.done.command is None or is_look(state.command, state.argument))
-        if move and not (looked and step.done.command is None) and not looked_around and not on_the_way \
-                and not suggested:
+        # the step's own command, run where the step's condition does not hold, is a wrong move: the hint says
+        # which part fails (lesson 6's `graph` in triple after a detour, where the step is about double's entry)
+        own = (state.command is not None and state.command == step.done.command
+               and (step.done.argument is None or state.argument == step.done.argument))
+        if move and not (looked and step.done.command is None) and (own or not (looked_around or on_the_way
+                                                                               or suggested)):
             self.wrong_moves += 1
             self.wrong = _what_went_wrong(step.done, state, wanted)
         return False

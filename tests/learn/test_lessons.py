@@ -767,6 +767,25 @@ def test_eager_where_a_step_asks_to_compile_strands_the_step_at_once() -> None:
     assert coach.index == 3                    # another decision that compiles does the step
 
 
+def test_the_steps_own_command_where_its_condition_fails_says_which_part_fails() -> None:
+    """Lesson 6 after `skip` at the recompile stop and F8: the program is in triple, and step 4's `graph` showed
+    triple's SymInt graph; it was taken as double's, then (once the step named double) drew no hint at all, the
+    command being the step's own and a look. Now it is a wrong move whose hint names the part that fails."""
+    from dynadbg.learn.coach import Facts
+
+    coach = Coach(LESSONS[5])
+    for _ in range(3):
+        coach.skip()
+    coach.advance(EngineState(stop="entry", code_name="triple", index=1, command="graph",
+                              facts=Facts(graph="s77: torch.SymInt")), looked=True)
+    assert coach.index == 3
+    assert coach.hint.startswith("`graph` ran, but this step needs: the frame's code name contains 'double' (the "
+                                 "program is in triple now).")
+    coach.advance(EngineState(stop="entry", code_name="double", index=1, command="graph",
+                              facts=Facts(graph="s77: torch.SymInt")), looked=True)
+    assert coach.index == 4
+
+
 def test_after_a_tui_lesson_a_line_says_where_it_stands(data_dir) -> None:
     """The lesson list printed before the TUI opened still showed the finished lesson unticked after leaving it."""
     from dynadbg.learn.cli import _where_now
