@@ -438,7 +438,8 @@ class GuardTreeView(Tree[object]):
         """Textual's row, ending in ``…`` when the row goes on past the pane's right edge (the tree scrolls
         sideways; a row cut without a mark read as a whole one)."""
         strip = super().render_line(y)
-        width = self.size.width
+        # the rows' room: without the vertical scrollbar once there is one (a row cut under it lost its "…")
+        width = self.scrollable_content_region.width
         node = self.get_node_at_line(y + self.scroll_offset.y)
         if node is None or width < 2:
             return strip

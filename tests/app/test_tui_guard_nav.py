@@ -174,3 +174,24 @@ def test_the_keys_are_new_and_listed_in_the_help_and_the_readme() -> None:
     assert keys["f"] == "next_failing" and keys["F"] == "previous_failing" and keys["ctrl+f"] == "failing_only"
     # no key of the guard pane (Textual's Tree) is taken
     assert not {b.key for b in GuardTreeView.BINDINGS} & {"f", "F", "ctrl+f"}
+
+
+async def test_a_row_cut_under_the_vertical_scrollbar_still_ends_in_an_ellipsis() -> None:
+    """A newcomer's guard pane got a scrollbar (lesson 7, after `patch undo`) and its long rows then stopped
+    mid-word under it: the "…" was placed for the pane's width, not the rows' room beside the scrollbar."""
+    app = app_with(model_tree())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.main_screen.query_one(GuardTreeView)
+        view.root.expand_all()
+        await settle(pilot)
+        room = view.scrollable_content_region.width
+        assert room < view.size.width  # the scrollbar takes a column
+        cut = 0
+        for y in range(view.scrollable_content_region.height):
+            node = view.get_node_at_line(y + view.scroll_offset.y)
+            text = view.render_line(y).text[:room]
+            if node is not None and len(str(node.label)) > room:
+                cut += 1
+                assert text.rstrip().endswith("…"), text
+        assert cut
