@@ -119,11 +119,20 @@ class NarrationView(VerticalScroll, can_focus=False):
             self.border_subtitle = self._subtitle
             return
         # the keys (hint, skip) and how to leave, not the longer words on where typing goes
-        keys = " · ".join(part for part in self._subtitle.split(" · ") if part.startswith(("F", "q:", "type q")))
+        parts = [part for part in self._subtitle.split(" · ") if part.startswith(("F", "q:", "type q"))]
         if self.scroll_y < self.max_scroll_y:
-            self.border_subtitle = "more below: Shift+↓ · Shift+↑ back · " + keys
+            head = ["more below: Shift+↓", "Shift+↑ back"]
         else:
-            self.border_subtitle = "Shift+↑: back to the top · " + keys
+            head = ["Shift+↑: back to the top"]
+        room = self.size.width - 6  # the corners, the subtitle's padding and a cell of border on each side
+        shorter = [part.replace(" the debugger", "") for part in parts]
+        # whole if it fits; else without "Shift+↑ back", then "leave" without "the debugger" (at 80 columns the
+        # border cut "type q to leave the …")
+        for candidate in (head + parts, head[:1] + parts, head[:1] + shorter):
+            text = " · ".join(candidate)
+            if room <= 0 or len(text) <= room:
+                break
+        self.border_subtitle = text
 
     def on_resize(self) -> None:
         self.border_title = fitted_title(self.heading, self.size.width)

@@ -255,6 +255,9 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
         await _settle(pilot)
         assert await _until(pilot, lambda: app.coach.stranded)
         assert "the program has gone past it" in " ".join(app.narration.plain.split())
+        # the border says how to go on and how to leave, whole at 80 columns (it was cut: "type q to leave the …")
+        subtitle = str(app.narration.border_subtitle)
+        assert "F8: skip step" in subtitle and "leave" in subtitle and len(subtitle) <= 74, subtitle
         await pilot.press("f8")
         await _settle(pilot)
         assert await _until(pilot, lambda: _idle(app) and app.coach.index == 2)
@@ -373,7 +376,10 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
         await _settle(pilot)
         last = squeeze(" ".join(lesson.steps[0].text.split()[-6:]))
         assert last not in screen(), "the step fits at 80x24: this test no longer tests a long step"
-        assert str(app.narration.border_subtitle).startswith("more below: Shift+↓")
+        subtitle = str(app.narration.border_subtitle)
+        assert subtitle.startswith("more below: Shift+↓") and "F8: skip step" in subtitle
+        # the whole subtitle on the border at 80 columns: what does not fit is dropped, never cut mid-word
+        assert len(subtitle) <= 74, subtitle
         assert app.focused is app.main_screen.console.input
         for _ in range(6):
             await pilot.press("shift+down")

@@ -344,14 +344,14 @@ def test_the_replayed_stop_at_the_break_does_the_break_steps() -> None:
 
 
 def test_a_command_the_step_suggests_on_the_side_is_no_wrong_move() -> None:
-    lesson = LESSONS[5]                      # lesson 6, step 4: "Type `graph` ... (`guards` shows it too ...)"
+    lesson = LESSONS[2]                      # lesson 3, step 3: "Type `explain` ... `stack` shows the same slots"
     coach = Coach(lesson)
-    for _ in range(3):
+    for _ in range(2):
         coach.skip()
-    assert "`guards`" in coach.step.text and coach.step.done.command == "graph"
-    coach.advance(EngineState(stop="entry", command="guards"), looked=True)
-    assert coach.hint is None
+    assert "`stack`" in coach.step.text and coach.step.done.command == "explain"
     coach.advance(EngineState(stop="entry", command="stack"), looked=True)
+    assert coach.hint is None
+    coach.advance(EngineState(stop="entry", command="guards"), looked=True)
     assert coach.hint is None                # nor is a look around
     coach.advance(EngineState(stop="entry", command="guard"), looked=True)
     assert coach.hint is None                # `guard` alone lists the edits: a look too
