@@ -361,6 +361,10 @@ class EngineMethods:
         n = len(st.table.instructions)
         if not 0 <= idx < n:
             refuse(f"index {idx} is outside 0..{n - 1}")
+        if index is not None and idx <= st.index:
+            # it would stop at the next instruction (every later one is "IDX or later"), as pdb refuses it
+            refuse(f"index {idx} is not ahead of the current instruction ({st.index}): `until` runs forward "
+                   f"(`b {idx}` then `c` stops there if the code comes back to it)")
         self._select_target()
         self.until_index = idx
         return self._resume(ResumeAction.UNTIL, Mode.UNTIL)

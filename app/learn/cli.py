@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 
 from .lessons import Lesson, LessonError, load_lessons
 from .progress import Progress, lesson_list
@@ -64,7 +66,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
                 f"{listing}\nopened lesson {lesson.number}, the next unfinished one; `dynadbg learn N` opens another")
             status = run_lesson_tui(lesson, progress, preface=preface)
             # the list printed above still shows the lesson as it was before: say where it stands now
-            print(_where_now(lesson, progress))
+            # wrapped at the terminal's width: a terminal cut "one" as "on" / "e." at 80 columns
+            width = shutil.get_terminal_size((80, 24)).columns
+            print(textwrap.fill(_where_now(lesson, progress), width=max(40, width - 1)))
             return status
     from .plain import run_lesson_plain
 

@@ -66,6 +66,9 @@ EXPLAIN_SCROLL_KEYS = frozenset({"up", "down", "pageup", "pagedown", "home", "en
 PANES_PENDING = ("(Above: the answer to your last command, kept for you to read. The next key you press (Tab "
                  "aside) brings the pane this step is about.)")
 
+#: `LearnApp._pane_step` after a typed look covered the step's pane: it is brought again at the next key
+_REARMED = -2
+
 #: The panes that take the whole main area when in front at 80×24 (any other `Step.pane` is a view of the left pane).
 FRONT_PANES = ("source", "stack", "locals", "guards", "log")
 #: A step's `Step.pane` that is a view, by name.
@@ -115,6 +118,8 @@ class LearnApp(DebuggerApp):
         self.front = "views"
         """The pane in front at 80×24: ``views`` (the left pane's views), or one of `FRONT_PANES`."""
         self._pane_step = -1
+        """The step whose pane and cursor were brought last (-1: none yet, the lesson's first step brings them at
+        once; `_REARMED`: a typed look covered them, the next key brings them again)."""
         self._panes_pending = False
         self._was_typing = False
         self._catching: list[str] = []
@@ -130,6 +135,7 @@ class LearnApp(DebuggerApp):
 
     def on_main_screen_ready(self) -> None:
         self.main_screen.add_class("-learn")
+        self.main_screen.console.step_on_first_empty = False  # Enter "to go on" must not step past a step
         self.main_screen.mount(self.narration, before=self.main_screen.console)
         self.bring_to_front("views")
         self._show()
@@ -225,8 +231,8 @@ class LearnApp(DebuggerApp):
         (`_panes_pending`): the answer to the step just done stays on screen until then."""
         coach = self.coach
         step = coach.step
-        if step is not None and self._pane_step != coach.index and self.phase == "stopped" and not self._panes_pending:
-            if (at_once or self._pane_step < 0 or not self._answer_in_pane
+        if step is not None and self._pane_step != coach.index and self.phase == "stopped":
+            if (at_once or self._pane_step == -1 or not self._answer_in_pane
                     or step.cursor is None and (step.pane is None or self._in_front(step.pane))):
                 # nothing to keep (the last step's answer is in the console, or was a stop), or nothing to change
                 self._step_panes()
@@ -428,6 +434,9 @@ class LearnApp(DebuggerApp):
             return
         if result.resumed and not result.error:
             return  # a resuming command was noted when it was sent; the stop it leads to is checked
+        # it did not resume: the next stop is not its doing (every typed line is sent as a possible resume; a
+        # `locals` before F8 made the skip's own stop count as the learner's wrong move)
+        self._moved = False
         pane = ANSWER_PANE.get(verb_of(event.line)) if not result.error else None
         self._answer_in_pane = pane is not None
         if pane is not None:
@@ -487,6 +496,9 @@ class LearnApp(DebuggerApp):
     def _skip_with(self, commands: tuple[str, ...], stop: Stop | None) -> None:
         """Skip the current step, typing `commands` (its `Coach.catch_up`) after."""
         coach = self.coach
+        # nothing of the last answer to keep: the next step's pane comes at once, also for a step done by the
+        # skip's check (a newcomer's F8 left "the value-stack pane (in front now)" with the bytecode in front)
+        self._answer_in_pane = False
         number = coach.step.number if coach.step is not None else 0
         passed = len(coach.passed)
         coach.skip()
@@ -588,6 +600,12 @@ class LearnApp(DebuggerApp):
         if (new_stop and not done and step is not None and step is self.coach.step and step.cursor is not None
                 and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"):
             self._cursor_to(step.cursor)
+        elif (new_stop and not done and step is not None and step is self.coach.step and step.pane is not None
+              and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"
+              and not self._in_front(step.pane)):
+            # the stop brought the views to the front over the step's pane (F8's `until` typed for the learner,
+            # after the step's pane came): the narration says its pane is in front
+            self.bring_to_front(step.pane)
         if (typed and looked and not done and step is not None and step is self.coach.step
                 and self._answer_in_pane and (step.pane is not None or step.cursor is not None)
                 and self._pane_step == self.coach.index and not self._panes_pending and self.phase == "stopped"
@@ -596,7 +614,7 @@ class LearnApp(DebuggerApp):
             # step is about: that answer stays to be read, and the next key brings the step's pane back, as after
             # a step (a newcomer at step 4 had no bytecode pane, and nothing said how to get it back). A view key
             # (`3`) is the learner's own choice of pane: it stays.
-            self._pane_step = -1
+            self._pane_step = _REARMED
             self._panes_pending = True
         self._show()
 

@@ -119,6 +119,9 @@ class Console(Vertical):
         self._history: list[str] = []
         self._history_pos = 0
         self._later: list[str] = []
+        self.step_on_first_empty = True
+        """An empty line before any command is a step (pdb's first-prompt rule, as line mode has it); the course
+        turns it off: a newcomer's Enter "to go on" stepped the program past what the step was about."""
 
     def compose(self) -> ComposeResult:
         yield ConsoleLog(id="log", max_lines=MAX_LOG_LINES, wrap=True, markup=False, highlight=False)
@@ -214,6 +217,9 @@ class Console(Vertical):
             typed = typed.lstrip(":").strip()
             if not typed:
                 return  # only the key that starts typing: no command (an empty line would repeat the last one)
+        if not typed and not self._history and not self.step_on_first_empty:
+            self.info("an empty line repeats the last command, and none was typed yet: nothing ran")
+            return
         # pdb's empty-line rule, as line mode has it: the last command again (before any, a step)
         line, _last = resolve_empty(typed, self._history[-1] if self._history else None)
         if not self._history or self._history[-1] != line:

@@ -113,7 +113,8 @@ def test_frame_selection_moves_every_query_to_the_caller():
 
 def test_a_verb_that_reads_no_argument_refuses_one_and_u_says_when_fewer_levels_were_left():
     """A newcomer's `ll 5` listed everything (the 5 ignored) and `u 2` with one frame above went one up: both looked
-    as if they had done what was typed. A verb that reads no argument refuses one; `u`/`d` say how far they went."""
+    as if they had done what was typed. A verb that reads no argument refuses one; `u`/`d` say how far they went;
+    `until` refuses an index that is not ahead."""
     seen: dict[str, Any] = {}
 
     def at_stop(s: Session, stop: Stop, n: int) -> Any:
@@ -123,6 +124,7 @@ def test_a_verb_that_reads_no_argument_refuses_one_and_u_says_when_fewer_levels_
         seen["ll"] = line.execute("ll 5").error
         seen["c"] = line.execute("c 2").error
         seen["whatif"] = line.execute("whatif x").error
+        seen["until"] = (stop.frame.index, line.execute(f"until {stop.frame.index}").error)
         assert line.execute("ll").error is None and line.execute("l 5").error is None
         seen["u"] = line.execute("u 2").output.splitlines()[-1]
         seen["d"] = line.execute("d 1").output.splitlines()[-1]
@@ -134,6 +136,10 @@ def test_a_verb_that_reads_no_argument_refuses_one_and_u_says_when_fewer_levels_
     assert seen["ll"] == "`ll` takes no argument (`l 5` lists around index 5)"
     assert seen["c"] == "`c` takes no argument (`until IDX` runs to an instruction)"
     assert seen["whatif"] == "`whatif` takes no argument"
+    # `until` to an index not ahead stopped at the next instruction, silently (a newcomer's `until 10` at 50)
+    at, error = seen["until"]
+    assert error == (f"index {at} is not ahead of the current instruction ({at}): `until` runs forward (`b {at}` "
+                     f"then `c` stops there if the code comes back to it)")
     assert seen["u"] == "(went 1 level up, not 2: #0 is the outermost generated frame)"
     assert not seen["d"].startswith("(went")         # one level asked, one went
 

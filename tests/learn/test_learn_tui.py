@@ -308,6 +308,38 @@ async def test_a_typed_look_over_the_steps_pane_keeps_its_answer_until_the_next_
         await pilot.press("down")
         await _settle(pilot)
         assert not app.narration.plain.startswith(PANES_PENDING) and app.coach.index == 3
+        # a typed look, then F8: the skip keeps nothing of the answer; step 5's value-stack pane is in front (a
+        # newcomer read "the value-stack pane (in front now)" with the bytecode pane in front)
+        await pilot.press("colon")
+        app.submit("locals")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.front == "locals")
+        await pilot.press("f8")
+
+        def at_resume_call() -> bool:
+            frame = app.last_stop.selected_frame
+            return frame.code.instructions[frame.index].opname == "CALL_FUNCTION_EX"
+
+        assert await _until(pilot, lambda: _idle(app) and app.coach.index == 4 and at_resume_call())
+        await _settle(pilot)
+        assert app.coach.hint is None, (app.coach.wrong, app.coach.wrong_moves)
+        assert app.front == "stack" and not app.narration.plain.startswith(PANES_PENDING), app.narration.plain
+        await pilot.press("q")
+
+
+async def test_enter_on_an_empty_command_line_before_any_command_runs_nothing_in_a_lesson(tmp_path, monkeypatch) -> None:  # noqa: ANN001, E501
+    """pdb's first-prompt rule (an empty line steps) moved a newcomer's program past the step when they pressed
+    Enter "to go on". In a lesson an empty line before any command runs nothing, and says so."""
+    lesson = LESSONS[2]
+    app = _learn_app(lesson, tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+        await _settle(pilot)
+        index = app.last_stop.selected_frame.index
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert _idle(app) and app.last_stop.selected_frame.index == index and app.coach.hint is None
+        assert "none was typed yet: nothing ran" in _log_text(app)
         await pilot.press("q")
 
 
