@@ -439,6 +439,9 @@ class Coach:
         self.rows_seen: dict[str, dict[str, tuple[int, ...]]] = {}
         """Per code name, the rows of each role, as last seen (`EngineState.role_map`): kept across steps, so a
         step begun after the program left that code knows where its role's rows were."""
+        self.past_place: tuple[str, str] | None = None
+        """(the code the current step is about, the code the program is in) when the program is in a later step's
+        code (`_note_later_place`)."""
         self.declined: str | None = None
         """The decision (``eager``, ``skip``) the learner made at the recompile stop the current step is about, when
         the step asks for one that compiles: the call ran without compiling (`stranded`)."""
@@ -467,7 +470,7 @@ class Coach:
         step that waits for the end is done by it, and `advance` has already passed such a step), or the step is
         about a stop inside Dynamo's tracing and the program has gone on to a run-time stop (`left_trace`)."""
         return ((self.exited or self.left_trace or self.left_break or self.past_entries or self.declined is not None
-                 or self.past_role is not None) and self.step is not None)
+                 or self.past_role is not None or self.past_place is not None) and self.step is not None)
 
     @property
     def left_break(self) -> bool:
@@ -572,8 +575,11 @@ class Coach:
             self.declined = state.command
         if check(step.done, state):
             self.passed.append(step.number)
+            if not move and self.skipped and self.skipped[-1] == step.number - 1:
+                self.caught_up.append(step.number)  # done by where a skip left the program: the front ends say so
             self._next()
             return True
+        self._note_later_place(cond, state)
         if not move and self.already_there(state):
             self.passed.append(step.number)
             self.caught_up.append(step.number)
@@ -606,6 +612,20 @@ class Coach:
             self.wrong_moves += 1
             self.wrong = _what_went_wrong(step.done, state, wanted)
         return False
+
+    def _note_later_place(self, cond: Condition, state: EngineState) -> None:
+        """Strand the step when it is about code the program is not in (`Condition.code_contains`) and the program
+        is in the code a later step is about: the lesson's steps follow the program, which does not run backwards
+        (lesson 6 after `skip` at double's recompile stop: step 4 wants double's new entry, and the program has
+        gone on to triple, step 5's code)."""
+        want = cond.code_contains
+        if not want or state.stop is None or not state.code_name or want in state.code_name:
+            return
+        for later in self.lesson.steps[self.index + 1:]:
+            there = later.done.code_contains
+            if there and there != want and there in state.code_name:
+                self.past_place = (want, state.code_name)
+                return
 
     def _note_past_role(self, cond: Condition, state: EngineState) -> None:
         """Strand the step when the program has gone past the rows of its role (`Condition.role`, or
@@ -648,7 +668,7 @@ class Coach:
         typed)."""
         step = self.step
         blocked = (self.exited or self.left_trace or self.left_break or self.past_entries
-                   or self.past_role is not None)
+                   or self.past_role is not None or self.past_place is not None)
         if step is None or blocked or state.stop is None:
             return ()  # (stranded by a declined decision only: the next call's recompile stop takes the step's)
         commands = tuple(a for a in step.action if verb_of(a) not in LOOKS)
@@ -691,6 +711,7 @@ class Coach:
         self.entries_seen = None
         self.declined = None
         self.past_role = None
+        self.past_place = None
         self.wrong_moves = 0
         self.wrong = None
         self.command, self.error, self.argument = None, None, ""
@@ -718,7 +739,15 @@ class Coach:
         the intro is before it); the outro once the lesson is finished."""
         step = self.step
         if step is None:
-            return self.lesson.outro or "Lesson finished."
+            outro = self.lesson.outro or "Lesson finished."
+            if not self.skipped:
+                return outro
+            # the outro tells the lesson's story as its steps play it: say which of them this run did not show
+            numbers = ", ".join(str(n) for n in self.skipped)
+            many = len(self.skipped) > 1
+            return (f"(You skipped step{'s' if many else ''} {numbers}: what the summary below says of "
+                    f"{'them' if many else 'it'} is the lesson's story, not what this run showed; "
+                    f"`dynadbg learn {self.lesson.number}` plays the lesson again.)\n{outro}")
         body = (self.lesson.intro + "\n\n" if self.index == 0 and self.lesson.intro else "") + step.text
         if self.stranded:
             return body  # no "▶ Type ..." line: what to do now is `stranded_text`, shown first
@@ -763,6 +792,11 @@ class Coach:
                     f"(role {role}), and the program has gone past it (a program does not run backwards; "
                     f"`explain {index}` still explains it from here, but the step needs the program stopped there). "
                     f"{way_on}")
+        if self.past_place is not None and not self.exited:
+            want, now = self.past_place
+            return (f"This step can no longer be done in this run: it is about {want}, and the program has gone on "
+                    f"to {now}, which a later step is about (a program does not run backwards; an earlier choice "
+                    f"or skip took it past). {way_on}")
         if self.declined is not None and not self.exited:
             return (f"This step can no longer be done in this run: you chose `{self.declined}` at the recompile stop "
                     f"it is about, so that call ran without compiling, and what this step and the next ones say of "
@@ -793,7 +827,7 @@ class Coach:
         lines = [self.heading()]
         step = self.step
         if step is None:
-            lines.append(self.lesson.outro or "Lesson finished.")
+            lines.append(self.step_body())  # the outro, and which steps this run skipped
             return "\n".join(lines)
         if self.index == 0 and self.lesson.intro:
             lines.append(self.lesson.intro)

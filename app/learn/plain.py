@@ -80,7 +80,10 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
             return run
         assert isinstance(payload, Stop)
         out.write(stop_output(session, payload, glossary))
-        coach.advance(coach.snapshot(session), move=moved)
+        if moved:
+            coach.advance(coach.snapshot(session), move=True)
+        else:
+            _advance_said(coach, session, out)
         moved = False
         while True:
             if (coach.index, coach.hint) != shown:
@@ -153,7 +156,17 @@ def _drive(lesson: Lesson, progress: Progress | None, auto: bool, stdin: TextIO,
             elif lines and lines[0].split() == ["lesson", "skip"] and not coach.finished:
                 # the program may already be where the next step wants it (a stop it names), or the skip's own
                 # edit did it
-                coach.advance(coach.snapshot(session), move=False)
+                _advance_said(coach, session, out)
+
+
+def _advance_said(coach: Coach, session: Session, out: TextIO) -> None:
+    """`Coach.advance` at a stop the learner's move did not lead to (the first one, a skip's); a step it finds done
+    by where the program is (`Coach.caught_up`) is said, as the TUI says it."""
+    step, caught = coach.step, len(coach.caught_up)
+    coach.advance(coach.snapshot(session), move=False)
+    if len(coach.caught_up) > caught and step is not None:
+        out.write(f"step {step.number} is done too: the program is already where its `{step.action[0]}` leads "
+                  f"(`lesson {step.number}` shows its text)\n")
 
 
 def _catch_up_lines(coach: Coach, session: Session, out: TextIO) -> list[str]:

@@ -39,7 +39,7 @@ from textual.widget import Widget
 from textual.widgets import TabbedContent
 
 from dynadbg.core.commands import RESUMING
-from dynadbg.core.model import Stop, StopKind
+from dynadbg.core.model import Explanation, Stop, StopKind
 from dynadbg.tui import actions
 from dynadbg.tui.app import DebuggerApp
 from dynadbg.tui.console import Console
@@ -445,6 +445,10 @@ class LearnApp(DebuggerApp):
             self.bring_to_front("log" if self.at_trace_stop else pane)
             if pane == "recompile" and not self.at_trace_stop:
                 self._failing_first()
+            elif pane == "explain" and isinstance(result.data, Explanation):
+                # the pane explains the cursor's row: on the instruction the typed `explain` explained (it opened
+                # on the row the cursor had been left at, RESUME, while the console explained LOAD_GLOBAL)
+                self.main_screen.bytecode.action_cursor_to(result.data.index)
         self.coach.observe_command(event.line, result.error)
         self._check(move=True, looked=result.error is None, typed=True)
 

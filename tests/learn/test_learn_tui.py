@@ -272,6 +272,15 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
         await _settle(pilot)
         assert app.coach.stranded, app.narration.plain
         assert "{role:" not in _log_text(app) and "{role:" not in app.narration.plain
+        # a typed `explain` opens the Explain pane on the instruction it explained (it opened on the cursor's row,
+        # RESUME, while the console explained the current LOAD_GLOBAL)
+        app.submit("explain")
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.main_screen.explain_shown)
+        await _settle(pilot)
+        current = app.last_stop.selected_frame.index
+        parts = app.main_screen.query_one("#explain").parts
+        assert parts[0].plain.startswith(f"{current} ") and app.main_screen.bytecode.cursor == current
         await pilot.press("q")
 
 

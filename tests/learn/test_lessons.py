@@ -786,6 +786,43 @@ def test_the_steps_own_command_where_its_condition_fails_says_which_part_fails()
     assert coach.index == 4
 
 
+def test_a_step_about_code_the_program_has_left_for_a_later_steps_code_is_stranded() -> None:
+    """Lesson 6 after `skip` at double's recompile stop and F8: the program is in triple (step 5's code); step 4
+    asked for `graph` "at double's new entry", which can no longer come. It says so, and F8 types nothing."""
+    coach = Coach(LESSONS[5])
+    for _ in range(3):
+        coach.skip()
+    triple = EngineState(stop="entry", code_name="triple", index=1, opname="LOAD_GLOBAL")
+    coach.advance(triple, move=False)
+    assert coach.stranded and coach.catch_up(triple) == ()
+    assert "it is about double, and the program has gone on to triple, which a later step is about" in \
+        coach.narration()
+    # the skip: step 5 (continue to triple) is done by where the program is, and the front ends say so
+    coach.skip()
+    coach.advance(triple, move=False)
+    assert coach.index == 5 and coach.caught_up == [5]
+    # at double (the normal path) step 4 is not stranded
+    coach = Coach(LESSONS[5])
+    for _ in range(3):
+        coach.skip()
+    coach.advance(EngineState(stop="entry", code_name="double", index=1, opname="LOAD_GLOBAL"), move=False)
+    assert not coach.stranded
+
+
+def test_the_outro_after_skipped_steps_says_which_ones_this_run_did_not_show() -> None:
+    coach = Coach(LESSONS[2])
+    for _ in LESSONS[2].steps:
+        coach.skip()
+    assert coach.finished
+    body = coach.step_body()
+    assert body.startswith("(You skipped steps 1, 2, 3, 4, 5, 6, 7, 8: what the summary below says of them is the "
+                           "lesson's story, not what this run showed; `dynadbg learn 3` plays the lesson again.)")
+    assert body.endswith(LESSONS[2].outro) and body.split("\n", 1)[1] in coach.narration()
+    coach = Coach(LESSONS[0])
+    coach.index = len(LESSONS[0].steps)
+    assert coach.step_body() == LESSONS[0].outro
+
+
 def test_after_a_tui_lesson_a_line_says_where_it_stands(data_dir) -> None:
     """The lesson list printed before the TUI opened still showed the finished lesson unticked after leaving it."""
     from dynadbg.learn.cli import _where_now
