@@ -434,8 +434,8 @@ class Coach:
         """That stop is the re-trace's stop back at a graph break's instruction (`EngineState.at_break`)."""
         self.past_role: tuple[str, int, str | None] | None = None
         """(role, index, code) of the instruction the current step is about, when the program has gone past it:
-        in the same code (code None), or in code that code called from a later instruction (its name); programs
-        do not run backwards (`stranded`, `_note_past_role`)."""
+        in the same code (code None), or in code that code called from that instruction or a later one (its
+        name); programs do not run backwards (`stranded`, `_note_past_role`)."""
         self.rows_seen: dict[str, dict[str, tuple[int, ...]]] = {}
         """Per code name, the rows of each role, as last seen (`EngineState.role_map`): kept across steps, so a
         step begun after the program left that code knows where its role's rows were."""
@@ -786,8 +786,8 @@ class Coach:
             if code is not None:
                 return (f"This step can no longer be done in this run: it is about the instruction at index {index} "
                         f"of {code} (role {role}), and the program has gone past it: {code} has called the code "
-                        f"the program is in now from a later instruction (a program does not run backwards). "
-                        f"{way_on}")
+                        f"the program is in now from that instruction or a later one (a program does not run "
+                        f"backwards). {way_on}")
             return (f"This step can no longer be done in this run: it is about the instruction at index {index} "
                     f"(role {role}), and the program has gone past it (a program does not run backwards; "
                     f"`explain {index}` still explains it from here, but the step needs the program stopped there). "

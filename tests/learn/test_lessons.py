@@ -885,6 +885,7 @@ def test_a_stop_in_code_called_after_the_steps_rows_strands_it() -> None:
     assert coach.stranded and coach.catch_up(EngineState(stop="entry")) == ()
     said = coach.narration()
     assert "index 51 of __compiled_normalise (role graph break), and the program has gone past it" in said
+    assert "called the code the program is in now from that instruction or a later one" in said
     # called from before the rows (a helper's call in a prologue, say): the step can still be done
     coach = Coach(LESSONS[2])
     coach.skip()
