@@ -256,6 +256,7 @@ async def test_lesson_3_f5_at_the_until_step_strands_it_and_the_steps_about_the_
         assert await _until(pilot, lambda: app.coach.stranded)
         assert "the program has gone past it" in " ".join(app.narration.plain.split())
         # the border says how to go on and how to leave, whole at 80 columns (it was cut: "type q to leave the …")
+        assert await _until(pilot, lambda: str(app.narration.border_subtitle).startswith("more below"), 10)
         subtitle = str(app.narration.border_subtitle)
         assert "F8: skip step" in subtitle and "leave" in subtitle and len(subtitle) <= 74, subtitle
         await pilot.press("f8")
@@ -417,6 +418,8 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
         await _settle(pilot)
         last = squeeze(" ".join(lesson.steps[0].text.split()[-6:]))
         assert last not in screen(), "the step fits at 80x24: this test no longer tests a long step"
+        # the border is rewritten after the text's layout (`NarrationView._say_if_more`, after a refresh)
+        assert await _until(pilot, lambda: str(app.narration.border_subtitle).startswith("more below"), 10)
         subtitle = str(app.narration.border_subtitle)
         assert subtitle.startswith("more below: Shift+↓") and "F8: skip step" in subtitle
         # the whole subtitle on the border at 80 columns: what does not fit is dropped, never cut mid-word
@@ -427,7 +430,8 @@ async def test_a_step_longer_than_its_pane_at_80x24_scrolls_with_shift_down(tmp_
         await _settle(pilot)
         assert last in screen(), screen()
         assert app.focused is app.main_screen.console.input   # still typing: the keys did not move the focus
-        assert str(app.narration.border_subtitle).startswith("Shift+↑: back to the top")
+        assert await _until(pilot, lambda: str(app.narration.border_subtitle).startswith("Shift+↑: back to the top"),
+                            10)
         await pilot.press("q")
 
 
