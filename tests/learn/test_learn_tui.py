@@ -44,6 +44,15 @@ async def _settle(pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
+async def _play_steps(pilot, lesson, count: int) -> None:  # noqa: ANN001
+    """Type the first command of each of `lesson`'s first `count` steps, each once its step is current."""
+    app = pilot.app
+    for step in lesson.steps[:count]:
+        app.submit(await asyncio.to_thread(resolve_action, app.session, step.action[0]))
+        await _settle(pilot)
+        assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+
+
 def _idle(app) -> bool:  # noqa: ANN001
     return (app.stopped or app.phase == "exited") and not app.engine_busy
 
@@ -213,10 +222,7 @@ async def test_lesson_7_s_continue_step_needs_the_next_call_and_f8_types_its_c(t
     app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
-        for step in lesson.steps[:3]:
-            app.submit(await asyncio.to_thread(resolve_action, app.session, step.action[0]))
-            await _settle(pilot)
-            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        await _play_steps(pilot, lesson, 3)
         assert app.coach.index == 3
         app.submit("guards")                          # a look at call 0's entry stop: not the next call's
         await _settle(pilot)
@@ -294,10 +300,7 @@ async def test_a_typed_look_over_the_steps_pane_keeps_its_answer_until_the_next_
     app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
-        for step in lesson.steps[:3]:
-            app.submit(await asyncio.to_thread(resolve_action, app.session, step.action[0]))
-            await _settle(pilot)
-            assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
+        await _play_steps(pilot, lesson, 3)
         assert app.coach.index == 3
         app.submit("stack")
         await _settle(pilot)
