@@ -1793,6 +1793,9 @@ TRACE_PATCH_TARGETS: dict[str, tuple[str, str]] = {
     "trace: graph cuts": ("torch._dynamo.output_graph", "OutputGraph.compile_subgraph"),
     # the resume function Dynamo makes for the code after a graph break (a classmethod)
     "trace: resume functions": ("torch._dynamo.resume_execution", "ContinueExecutionCache.lookup"),
+    # a lazy tracker made real: the only writer of ``LazyCache.vt`` (torch 2.13-2.15); counted so that a full
+    # recording reads lazy locals' states only after one was realized (without it: at every step, as before)
+    "trace: lazy realizations": ("torch._dynamo.variables.lazy", "LazyCache.realize"),
 }
 
 #: The trace features without which nothing of the trace service is installed.
@@ -1977,6 +1980,29 @@ def lazy_realized_to(vt: Any) -> Any:
 
 #: a ``LazyCache``'s realized tracker (None until realized; torch 2.13-2.15 set ``vt`` in ``__init__``)
 _CACHE_VT = operator.attrgetter("vt")
+
+
+def trackers_equal_by_identity(root: type | None = None) -> bool:
+    """Whether no variable tracker class defines ``__eq__`` (torch 2.13-2.15: none does), so that ``a == b`` is
+    ``a is b`` for trackers and two tuples of them compare item by item by identity, in C. Walks the subclasses of
+    `root` (default ``VariableTracker``) that exist now; False when it cannot tell."""
+    if root is None:
+        try:
+            from torch._dynamo.variables.base import VariableTracker
+        except Exception:  # noqa: BLE001
+            return False
+        root = VariableTracker
+    todo: list[type] = [root]
+    seen: set[type] = set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        if "__eq__" in vars(cls) or "__ne__" in vars(cls):
+            return False
+        todo.extend(cls.__subclasses__())
+    return True
 
 
 def lazy_caches(vts: Iterable[Any]) -> tuple[tuple[int, ...], tuple[Any, ...]]:

@@ -202,3 +202,57 @@ def test_make_value_is_the_dataclass_s_value() -> None:
         assert pickle.loads(pickle.dumps(fast)) == plain
         with pytest.raises(AttributeError):
             fast.text = "changed"  # type: ignore[misc]
+
+
+def test_lazy_realizations_are_counted_and_the_records_match_without_the_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step hook reads lazy locals' states only after a lazy tracker was realized (`TraceRecorder.realized`,
+    counted by a patch of ``LazyCache.realize``). Realizations happen in a transformer layer's compile, and
+    without that patch (a torch that lacks it) every step reads the states again and the records are the
+    former recorder's too."""
+    torch._dynamo.reset()
+    rec = _OldAlgorithm().install()
+    try:
+        assert rec.realized == 0
+        _transformer()
+        assert rec.realized > 0
+    finally:
+        rec.uninstall()
+    assert rec.realized == -1  # not counted once uninstalled
+    targets = dict(compat.TRACE_PATCH_TARGETS)
+    targets["trace: lazy realizations"] = ("torch._dynamo.variables.lazy", "LazyCache.no_such_method")
+    monkeypatch.setattr(compat, "TRACE_PATCH_TARGETS", targets)
+    torch._dynamo.reset()
+    rec = _OldAlgorithm().install()
+    try:
+        assert rec.realized == -1
+        _transformer()
+    finally:
+        rec.uninstall()
+    assert rec.full_steps > 20
+    for key, old in rec.old.items():
+        detail = rec.seen[key[0]].details[key[1]]
+        assert (detail.stack, detail.locals) == (old["stack"], old["locals"]), key
+
+
+def test_trackers_compare_by_identity_unless_a_tracker_class_defines_eq() -> None:
+    """The step hook compares the locals as tuples (``==``) only while no tracker class defines ``__eq__``: true of
+    torch's trackers here; the walk finds a class that does, however deep."""
+    assert compat.trackers_equal_by_identity()  # torch 2.13-2.15
+
+    class Root:
+        pass
+
+    class Mid(Root):
+        pass
+
+    assert compat.trackers_equal_by_identity(Root)
+
+    class Leaf(Mid):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    assert not compat.trackers_equal_by_identity(Root)
+    assert Leaf() == Mid()  # what the step hook must not rely on
