@@ -281,11 +281,8 @@ class Attempt:
         self.resume_names: list[str] = []
         #: graph calls the cuts of this attempt made (``__compiled_fn_3``)
         self.graphs: list[str] = []
-        #: the ordinal, frame and the translator's locals dict of the newest full record, while the attempt runs
-        #: (`live_refs`)
-        self.live_ordinal = -1
-        self.live_frame: Frame | None = None
-        self.live_locals: dict[str, Any] = {}
+        #: the output graph's node and guard counts at the newest full record (`TraceRecorder._counts_moved`)
+        self.nodes_seen = self.guards_seen = -1
         self.start_seen = False
         self.rewound = False
         self.output: Any = None
@@ -296,10 +293,11 @@ class Attempt:
         """(ordinal, stack trackers, the translator's locals dict) of the newest full record, while the attempt
         runs: `fake NAME` and a stop's changed-locals marks read these (at a stop: the frame's stack as recorded
         is its newest)."""
-        frame = self.live_frame
-        if frame is None:
+        tx, frame = self.last_tx, self.last_frame
+        ordinal = len(self.steps) - 1
+        if tx is None or frame is None or ordinal not in self.full:
             return None
-        return self.live_ordinal, frame.last_stack_vts, self.live_locals
+        return ordinal, frame.last_stack_vts, vars(tx).get("symbolic_locals") or {}
 
     @property
     def details(self) -> Mapping[int, Detail]:
@@ -628,8 +626,7 @@ class TraceRecorder:
         # kept, they were freed at the recording's eviction, not at the compile's end)
         att.root_tx = att.output = None
         att.last_tx = None
-        att.live_frame = None
-        att.live_locals = {}
+        att.last_frame = None
         att.summaries.clear()
         for frame in att.frames:
             frame.forget_trackers()
@@ -657,19 +654,7 @@ class TraceRecorder:
             now_guards = len(compat.guards_of(output))
         except Exception:  # noqa: BLE001
             return
-        self._add(att, last, output, now_nodes - nodes, now_guards - guards)
-
-    @staticmethod
-    def _add(att: Attempt, ordinal: int, output: Any, nodes: int, guards: int) -> None:
-        """Record the newest `nodes` FX nodes and `guards` guards as what step `ordinal` added (each part replaced
-        only when its count is positive)."""
-        new_nodes, new_guards = att.added.get(ordinal, ((), ()))
-        if nodes > 0:
-            new_nodes = trace_read.newest_node_names(output, nodes)
-        if guards > 0:
-            new_guards = trace_read.newest_guards(output, guards)
-        if new_nodes or new_guards:
-            att.added[ordinal] = (new_nodes, new_guards)
+        _record_added(att, last, output, now_nodes - nodes, now_guards - guards)
 
     # ---------------------------------------------------------------------------------------------------------
     # the patches
@@ -784,57 +769,48 @@ class TraceRecorder:
         return compat.trace_counts_public
 
     def _full_record(self, att: Attempt, ordinal: int, tx: Any, frame: Frame, nodes: int, guards: int) -> None:
-        # one call per traced instruction: kept to a few C-level passes over the stack and locals, no object made
-        # beyond the record's tuple (the `Detail` of a step is made when read, `Attempt.details`)
-        full = att.full
-        if ordinal:
-            # what the previous instruction added, now that it is done
-            prev = att.steps[ordinal - 1]
-            if (nodes > prev[3] or guards > prev[4]) and ordinal - 1 in full:
-                self._add(att, ordinal - 1, tx.output, nodes - prev[3], guards - prev[4])
+        # one call per traced instruction (a transformer block's compile: 2,361): every bytecode here counts, since
+        # the cost is the interpreter's, ~15 ns an instruction (186 of them a step before 2026-12-05, measured with
+        # opcode tracing; the stack and locals are compared as tuples in C, `eq_is_identity`). No object is made
+        # beyond the record's tuples (the `Detail` of a step is made when read, `Attempt.details`).
+        if nodes != att.nodes_seen or guards != att.guards_seen:
+            _counts_moved(self, att, ordinal, tx, nodes, guards)
         fields = vars(tx)
-        live = fields["stack"]
+        if not self.eq_is_identity:
+            return _record_by_is(self, att, ordinal, fields, frame)
         # the stack changes at its top only: the summaries of the slots below are the last record's
+        stack_vts = tuple(fields["stack"])
         last = frame.last_stack_vts
-        if len(live) == len(last) and all(map(_IS, live, last)):
+        if stack_vts == last:
             stack = frame.last_stack  # no change: no new tuple either
         else:
-            stack_vts = tuple(live)
-            if all(map(_IS, stack_vts, last)):  # pushes only or pops only
-                if len(stack_vts) < len(last):
-                    stack = frame.last_stack[:len(stack_vts)]
-                else:
-                    stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+            k = len(last)
+            if stack_vts[:k] == last:  # pushes only
+                stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[k:]))
+            elif last[:len(stack_vts)] == stack_vts:  # pops only
+                stack = frame.last_stack[:len(stack_vts)]
             else:
                 same = 0
                 while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
                     same += 1
                 stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
             frame.last_stack_vts, frame.last_stack = stack_vts, stack
-        loc = fields.get("symbolic_locals") or {}
-        before = frame.last_vals
-        caches = frame.last_lazy_caches
-        realized = self.realized
+        att.full[ordinal] = stack
+        loc = fields["symbolic_locals"]
         vals = tuple(loc.values())
-        if ((vals == before if self.eq_is_identity else (len(vals) == len(before) and all(map(_IS, vals, before))))
-                and (not caches or (realized >= 0 and realized == frame.last_realized)
-                     or compat.lazy_unchanged(caches, frame.last_lazy_states))):
-            locals_ = frame.last_locals  # the same trackers, the lazy ones as they were: the same summaries
-            if caches:
-                frame.last_realized = realized
+        if vals == frame.last_vals and (self.realized == frame.last_realized >= 0 or not frame.last_lazy_caches
+                                        or _lazy_unchanged(self, frame)):
+            att.full_locals[ordinal] = frame.last_locals  # the same trackers, the lazy ones as they were
         else:
-            locals_ = _new_locals(att, frame, loc, vals)
-            frame.last_realized = realized
+            att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
+            frame.last_realized = self.realized
         if frame.chain is None:
             frame.chain = _chain(att, frame, fields)
-        elif frame.resumable:
-            if att.steps[ordinal - 1][0] != frame.index:  # resumed: the outer frames may have moved
+        elif frame.resumable:  # `_chain_resumable`, inlined: most steps of a model run inside an inlined generator
+            if att.steps[ordinal - 1][0] != frame.index:
                 _rechain(frame)
             if frame.chain_now is not frame.chain:
                 att.chain_at[ordinal] = frame.chain_now
-        full[ordinal] = stack
-        att.full_locals[ordinal] = locals_
-        att.live_ordinal, att.live_frame, att.live_locals = ordinal, frame, loc
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
         """An exception leaves the root translator's step: a restart, or a tracing error that ends the attempt."""
@@ -1037,6 +1013,84 @@ class TraceRecorder:
             return result
 
         return classmethod(lookup) if isinstance(orig, classmethod) else lookup
+
+
+def _record_by_is(rec: TraceRecorder, att: Attempt, ordinal: int, fields: dict[str, Any], frame: Frame) -> None:
+    """`TraceRecorder._full_record`'s comparisons made by ``is``, item by item: where a tracker class defines
+    ``__eq__``."""
+    live = fields["stack"]
+    last = frame.last_stack_vts
+    if len(live) == len(last) and all(map(_IS, live, last)):
+        stack = frame.last_stack
+    else:
+        stack_vts = tuple(live)
+        if all(map(_IS, stack_vts, last)):  # pushes only or pops only
+            if len(stack_vts) < len(last):
+                stack = frame.last_stack[:len(stack_vts)]
+            else:
+                stack = frame.last_stack + tuple(map(att.summaries.summary, stack_vts[len(last):]))
+        else:
+            same = 0
+            while stack_vts[same] is last[same]:
+                same += 1
+            stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
+        frame.last_stack_vts, frame.last_stack = stack_vts, stack
+    att.full[ordinal] = stack
+    loc = fields.get("symbolic_locals") or {}
+    vals = tuple(loc.values())
+    before = frame.last_vals
+    if (len(vals) == len(before) and all(map(_IS, vals, before))
+            and (rec.realized == frame.last_realized >= 0 or not frame.last_lazy_caches
+                 or _lazy_unchanged(rec, frame))):
+        att.full_locals[ordinal] = frame.last_locals
+    else:
+        att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
+        frame.last_realized = rec.realized
+    if frame.chain is None:
+        frame.chain = _chain(att, frame, fields)
+    elif frame.resumable:
+        _chain_resumable(att, ordinal, frame)
+
+
+def _lazy_unchanged(rec: TraceRecorder, frame: Frame) -> bool:
+    """Whether the frame's lazy locals are realized to what they were at its last record (read after a lazy
+    tracker somewhere was realized: `realized` moved); the count is taken as read."""
+    if compat.lazy_unchanged(frame.last_lazy_caches, frame.last_lazy_states):
+        frame.last_realized = rec.realized
+        return True
+    return False
+
+
+def _chain_resumable(att: Attempt, ordinal: int, frame: Frame) -> None:
+    """The inlining chain of a step in a resumable frame (an inlined generator's): walked again when the
+    generator was resumed (the previous step was in another frame), kept by ordinal where it is not the
+    frame's first."""
+    if att.steps[ordinal - 1][0] != frame.index:  # resumed: the outer frames may have moved
+        _rechain(frame)
+    if frame.chain_now is not frame.chain:
+        att.chain_at[ordinal] = frame.chain_now
+
+
+def _counts_moved(rec: TraceRecorder, att: Attempt, ordinal: int, tx: Any, nodes: int, guards: int) -> None:
+    """The output graph's node or guard count is not what the last full record saw: what the previous
+    instruction added goes to its record, now that it is done."""
+    att.nodes_seen, att.guards_seen = nodes, guards
+    if ordinal and ordinal - 1 in att.full:
+        prev = att.steps[ordinal - 1]
+        if nodes > prev[3] or guards > prev[4]:
+            _record_added(att, ordinal - 1, tx.output, nodes - prev[3], guards - prev[4])
+
+
+def _record_added(att: Attempt, ordinal: int, output: Any, nodes: int, guards: int) -> None:
+    """Record the newest `nodes` FX nodes and `guards` guards as what step `ordinal` added (each part replaced
+    only when its count is positive)."""
+    new_nodes, new_guards = att.added.get(ordinal, ((), ()))
+    if nodes > 0:
+        new_nodes = trace_read.newest_node_names(output, nodes)
+    if guards > 0:
+        new_guards = trace_read.newest_guards(output, guards)
+    if new_nodes or new_guards:
+        att.added[ordinal] = (new_nodes, new_guards)
 
 
 def _new_locals(att: Attempt, frame: Frame, loc: dict[str, Any], vals: tuple[Any, ...]
