@@ -37,7 +37,13 @@ recording's own cost.
 
 Targets (DESIGN.md): light ≤ 2 %, full ≤ 10 % of compile time, read from the whole-compile ratios.
 
-Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32] [--only mlp|transformer]
+``--opcodes`` prints instead what does not move with the machine's load: the interpreter instructions the full
+recording (`TraceRecorder._full_record` and what it calls) executes per traced instruction, counted with
+``sys.settrace`` opcode events over one compile of each workload. On 2026-12-05 the transformer block's was 336
+before that day's cuts and 294 after (an instruction costs ~20-40 ns inside a compile: 294 of them are the 12-13 %
+that full recording costs there; at most ~200 would bring it under 10 %).
+
+Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32] [--only mlp|transformer] [--opcodes]
 """
 
 from __future__ import annotations
@@ -192,6 +198,43 @@ def compile_once(mode: str, build: Callable[[], tuple[torch.nn.Module, torch.Ten
     return out["cpu"], out["hook"], out["steps"]
 
 
+def count_opcodes(build: Callable[[], tuple[torch.nn.Module, torch.Tensor]]) -> tuple[int, int, dict[str, int]]:
+    """(traced instructions, interpreter instructions executed inside the full record, those per function) of one
+    compile with ``trace record full``."""
+    import collections
+    import sys
+
+    counts: collections.Counter[str] = collections.Counter()
+    calls = [0]
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "opcode":
+            counts[frame.f_code.co_name] += 1
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        return local
+
+    original = trace_mod.TraceRecorder._full_record  # noqa: SLF001
+
+    def counted(self: Any, *args: Any) -> None:
+        calls[0] += 1
+        sys.settrace(tracer)
+        try:
+            original(self, *args)
+        finally:
+            sys.settrace(None)
+
+    compile_once("full", build)  # warm-up: imports and first-time caches are not counted
+    trace_mod.TraceRecorder._full_record = counted  # type: ignore[method-assign]
+    try:
+        compile_once("full", build)
+    finally:
+        trace_mod.TraceRecorder._full_record = original  # type: ignore[method-assign]
+    return calls[0], sum(counts.values()), dict(counts.most_common(8))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -199,11 +242,21 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=32)
     parser.add_argument("--only", choices=("mlp", "transformer"), help="measure one workload (more rounds in the "
                         "same time: the transformer block's 0.14 s compiles need more of them on a shared machine)")
+    parser.add_argument("--opcodes", action="store_true", help="count the full recording's interpreter "
+                        "instructions per traced instruction instead of timing (independent of the machine's load)")
     args = parser.parse_args()
     workloads = {f"MLP, {args.layers} layers": lambda: mlp(args.layers, args.width),
                  "transformer block": lambda: transformer(args.width)}
     if args.only:
         workloads = {k: v for k, v in workloads.items() if k.lower().startswith(args.only)}
+    if args.opcodes:
+        print(f"torch {torch.__version__}; interpreter instructions executed by the full recording per traced "
+              "instruction (sys.settrace opcode events, one compile after a warm-up)")
+        for name, build in workloads.items():
+            steps, total, top = count_opcodes(build)
+            parts = ", ".join(f"{fn} {n / max(steps, 1):.0f}" for fn, n in top.items())
+            print(f"{name:<20} {steps:>6} traced  {total / max(steps, 1):6.0f} per traced instruction  ({parts})")
+        return
     modes = ("off", "light", "full", "bare", "light timed", "full timed")
     print(f"torch {torch.__version__}; eager backend; {args.rounds} rounds per mode, in a shuffled order each round, "
           "after a warm-up")

@@ -775,11 +775,11 @@ class TraceRecorder:
         # beyond the record's tuples (the `Detail` of a step is made when read, `Attempt.details`).
         if nodes != att.nodes_seen or guards != att.guards_seen:
             _counts_moved(self, att, ordinal, tx, nodes, guards)
-        fields = vars(tx)
         if not self.eq_is_identity:
-            return _record_by_is(self, att, ordinal, fields, frame)
-        # the stack changes at its top only: the summaries of the slots below are the last record's
-        stack_vts = tuple(fields["stack"])
+            return _record_by_is(self, att, ordinal, vars(tx), frame)
+        # the stack changes at its top only: the summaries of the slots below are the last record's (the
+        # translator's own attributes, read directly: it is no tracker, and has no __getattr__)
+        stack_vts = tuple(tx.stack)
         last = frame.last_stack_vts
         if stack_vts == last:
             stack = frame.last_stack  # no change: no new tuple either
@@ -796,7 +796,7 @@ class TraceRecorder:
                 stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
             frame.last_stack_vts, frame.last_stack = stack_vts, stack
         att.full[ordinal] = stack
-        loc = fields["symbolic_locals"]
+        loc = tx.symbolic_locals
         vals = tuple(loc.values())
         if vals == frame.last_vals and (self.realized == frame.last_realized >= 0 or not frame.last_lazy_caches
                                         or _lazy_unchanged(self, frame)):
@@ -805,7 +805,7 @@ class TraceRecorder:
             att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
             frame.last_realized = self.realized
         if frame.chain is None:
-            frame.chain = _chain(att, frame, fields)
+            frame.chain = _chain(att, frame, vars(tx))
         elif frame.resumable:  # `_chain_resumable`, inlined: most steps of a model run inside an inlined generator
             if att.steps[ordinal - 1][0] != frame.index:
                 _rechain(frame)

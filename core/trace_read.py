@@ -377,15 +377,16 @@ class SummaryCache:
         return plan
 
     def summary(self, vt: Any) -> TraceValue:
-        key = id(vt)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is vt:
+        # an entry holds its tracker, so no other object has that id while it exists: the id alone finds it
+        hit = self._cache.get(id(vt))
+        if hit is not None:
             state = hit[2]
             if state is False:
                 return hit[1]
             realized = compat.lazy_realized_to(vt)
             if (_NOT_YET if realized is None else realized) is state:
                 return hit[1]
+        key = id(vt)
         t = type(vt)
         plan = self._plans.get(t)
         if plan is None:
@@ -432,7 +433,7 @@ class SummaryCache:
         """The summary of a tracker inside a container: the cached one when there is one (a tensor on the stack
         before, say), else made at that depth (containers inside stop recursing at depth 2)."""
         hit = self._cache.get(id(vt))
-        if hit is not None and hit[0] is vt and hit[2] is False:
+        if hit is not None and hit[2] is False:
             return hit[1]
         return value_summary(vt, depth, self._sub)
 
