@@ -31,6 +31,7 @@ each graph break, each tracing error and each attempt's end, on the thread that 
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 import sys
@@ -138,8 +139,9 @@ class Frame:
         self.last_lazy_at: tuple[int, ...] = ()
         self.last_lazy_caches: tuple[Any, ...] = ()
         self.last_lazy_states: tuple[Any, ...] = ()
-        #: `TraceRecorder.realized` when those states were read (-1: never; the counter is not kept on this torch)
-        self.last_realized = -1
+        #: `TraceRecorder.realized` when those states were read (-2: never; never -1, the count while the counting
+        #: patch is not installed, so that the step hook's one comparison cannot take an unkept count as unchanged)
+        self.last_realized = -2
         self.last_stack_vts: tuple[Any, ...] = ()
         self.last_stack: tuple[Any, ...] = ()
         try:
@@ -210,10 +212,7 @@ class _Details(Mapping[int, Detail]):
     def __getitem__(self, ordinal: int) -> Detail:
         att = self._att
         stack, locals_ = att.full[ordinal], att.full_locals[ordinal]
-        chain = att.chain_at.get(ordinal)
-        if chain is None:
-            chain = att.frames[att.steps[ordinal][0]].chain or ()
-        detail = Detail(stack, locals_, chain)
+        detail = Detail(stack, locals_, att.chain_links(ordinal))
         added = att.added.get(ordinal)
         if added is not None:
             detail.new_nodes, detail.new_guards = added
@@ -255,8 +254,15 @@ class Attempt:
         self.full: dict[int, tuple[TraceValue, ...]] = {}
         self.full_locals: dict[int, tuple[tuple[str, TraceValue], ...]] = {}
         self.added: dict[int, tuple[tuple[str, ...], tuple[TraceGuard, ...]]] = {}
-        #: the inlining chain by ordinal where it is not the frame's `Frame.chain` (a resumed generator's)
+        #: the inlining chain of a run of a resumable frame (a resumed generator's) where it is not the frame's
+        #: `Frame.chain`, by the run's first full record (`chain_links`); those ordinals in order (`chain_keys`)
         self.chain_at: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.chain_keys: list[int] = []
+        #: ordinals where a run of steps in one frame starts (the step hook: the translator changed), the newest
+        #: run's, and the run whose chain the full record has walked (`_chain_resumable`)
+        self.run_starts: list[int] = []
+        self.run_start = -1
+        self.chain_run = -2
         self.breaks: list[TraceBreak] = []
         self.cuts: list[TraceCut] = []
         self.restart: TraceRestart | None = None
@@ -281,8 +287,8 @@ class Attempt:
         self.resume_names: list[str] = []
         #: graph calls the cuts of this attempt made (``__compiled_fn_3``)
         self.graphs: list[str] = []
-        #: the output graph's node and guard counts at the newest full record (`TraceRecorder._counts_moved`)
-        self.nodes_seen = self.guards_seen = -1
+        #: the output graph's (node, guard) counts at the newest full record (`TraceRecorder._counts_moved`)
+        self.counts_seen = (-1, -1)
         self.start_seen = False
         self.rewound = False
         self.output: Any = None
@@ -370,11 +376,24 @@ class Attempt:
         fi, ip, line, _n, _g = self.steps[ordinal]
         links: tuple[tuple[int, int], ...] = ()
         if ordinal in self.full:
-            at = self.chain_at.get(ordinal)
-            links = at if at is not None else self.frames[fi].chain or ()
+            links = self.chain_links(ordinal)
         out = [self._frame_view(pfi, pip, None) for pfi, pip in links]
         out.append(self._frame_view(fi, ip, line))
         return tuple(out)
+
+    def chain_links(self, ordinal: int) -> tuple[tuple[int, int], ...]:
+        """(frame index, instruction index) of each outer frame at full record `ordinal`, outermost first: the
+        frame's first chain (`Frame.chain`), or the one a run of a resumable frame had (`chain_at`, kept at the
+        run's first full record only: the outer frames wait while the run lasts)."""
+        keys = self.chain_keys
+        if keys:
+            j = bisect.bisect_right(keys, ordinal) - 1
+            if j >= 0:
+                starts = self.run_starts
+                run = starts[bisect.bisect_right(starts, ordinal) - 1]
+                if keys[j] >= run:
+                    return self.chain_at[keys[j]]
+        return self.frames[self.steps[ordinal][0]].chain or ()
 
     def _frame_view(self, fi: int, ip: int, line: int | None) -> TraceFrame:
         frame = self.frames[fi]
@@ -597,6 +616,8 @@ class TraceRecorder:
                     att.full_locals = {}
                     att.added = {}
                     att.chain_at = {}
+                    att.chain_keys = []
+                    att.run_starts = []
                     att.frames = []
                     att.evicted = True
                     if total <= self.limit and nbytes <= self.max_bytes:
@@ -732,6 +753,8 @@ class TraceRecorder:
                 else:
                     frame = att.frames[att.frame_of(tx)]
                     att.last_tx, att.last_frame = tx, frame
+                    att.run_start = len(att.steps)
+                    att.run_starts.append(att.run_start)
                     if frame.depth == 0 and att.root_tx is None:
                         att.root_tx = tx
                         att.output = tx.output
@@ -774,7 +797,7 @@ class TraceRecorder:
         # events of this body a step before 2026-12-05, 133 after; 336 and 283 with what it calls). The stack and
         # locals are compared as tuples, in C (`eq_is_identity`). No object is made beyond the record's tuples (the
         # `Detail` of a step is made when read, `Attempt.details`).
-        if nodes != att.nodes_seen or guards != att.guards_seen:
+        if (nodes, guards) != att.counts_seen:
             _counts_moved(self, att, ordinal, tx, nodes, guards)
         if not self.eq_is_identity:
             return _record_by_is(self, att, ordinal, vars(tx), frame)
@@ -795,23 +818,21 @@ class TraceRecorder:
                 while stack_vts[same] is last[same]:  # stops before the shorter one's end: a slot differs
                     same += 1
                 stack = frame.last_stack[:same] + tuple(map(att.summaries.summary, stack_vts[same:]))
-            frame.last_stack_vts, frame.last_stack = stack_vts, stack
+            frame.last_stack_vts = stack_vts
+            frame.last_stack = stack
         att.full[ordinal] = stack
         loc = tx.symbolic_locals
         vals = tuple(loc.values())
-        if vals == frame.last_vals and (self.realized == frame.last_realized >= 0 or not frame.last_lazy_caches
+        if vals == frame.last_vals and (self.realized == frame.last_realized or not frame.last_lazy_caches
                                         or _lazy_unchanged(self, frame)):
             att.full_locals[ordinal] = frame.last_locals  # the same trackers, the lazy ones as they were
         else:
             att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
-            frame.last_realized = self.realized
+            frame.last_realized = self.realized if self.realized >= 0 else -2
         if frame.chain is None:
             frame.chain = _chain(att, frame, vars(tx))
-        elif frame.resumable:  # `_chain_resumable`, inlined: most steps of a model run inside an inlined generator
-            if att.steps[ordinal - 1][0] != frame.index:
-                _rechain(frame)
-            if frame.chain_now is not frame.chain:
-                att.chain_at[ordinal] = frame.chain_now
+        elif frame.resumable and att.chain_run != att.run_start:
+            _chain_resumable(att, ordinal, frame)
 
     def _step_failed(self, att: Attempt, tx: Any, exc: BaseException) -> None:
         """An exception leaves the root translator's step: a restart, or a tracing error that ends the attempt."""
@@ -1041,15 +1062,15 @@ def _record_by_is(rec: TraceRecorder, att: Attempt, ordinal: int, fields: dict[s
     vals = tuple(loc.values())
     before = frame.last_vals
     if (len(vals) == len(before) and all(map(_IS, vals, before))
-            and (rec.realized == frame.last_realized >= 0 or not frame.last_lazy_caches
+            and (rec.realized == frame.last_realized or not frame.last_lazy_caches
                  or _lazy_unchanged(rec, frame))):
         att.full_locals[ordinal] = frame.last_locals
     else:
         att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
-        frame.last_realized = rec.realized
+        frame.last_realized = rec.realized if rec.realized >= 0 else -2
     if frame.chain is None:
         frame.chain = _chain(att, frame, fields)
-    elif frame.resumable:
+    elif frame.resumable and att.chain_run != att.run_start:
         _chain_resumable(att, ordinal, frame)
 
 
@@ -1057,25 +1078,26 @@ def _lazy_unchanged(rec: TraceRecorder, frame: Frame) -> bool:
     """Whether the frame's lazy locals are realized to what they were at its last record (read after a lazy
     tracker somewhere was realized: `realized` moved); the count is taken as read."""
     if compat.lazy_unchanged(frame.last_lazy_caches, frame.last_lazy_states):
-        frame.last_realized = rec.realized
+        frame.last_realized = rec.realized if rec.realized >= 0 else -2
         return True
     return False
 
 
 def _chain_resumable(att: Attempt, ordinal: int, frame: Frame) -> None:
-    """The inlining chain of a step in a resumable frame (an inlined generator's): walked again when the
-    generator was resumed (the previous step was in another frame), kept by ordinal where it is not the
-    frame's first."""
-    if att.steps[ordinal - 1][0] != frame.index:  # resumed: the outer frames may have moved
-        _rechain(frame)
+    """The first full record of a run of a resumable frame (an inlined generator's, resumed by each ``next`` from
+    wherever its consumer is): its chain walked again, kept where it is not the frame's first (`chain_links`
+    reads it for every step of the run: the outer frames wait while it lasts)."""
+    att.chain_run = att.run_start
+    _rechain(frame)
     if frame.chain_now is not frame.chain:
         att.chain_at[ordinal] = frame.chain_now
+        att.chain_keys.append(ordinal)
 
 
 def _counts_moved(rec: TraceRecorder, att: Attempt, ordinal: int, tx: Any, nodes: int, guards: int) -> None:
     """The output graph's node or guard count is not what the last full record saw: what the previous
     instruction added goes to its record, now that it is done."""
-    att.nodes_seen, att.guards_seen = nodes, guards
+    att.counts_seen = (nodes, guards)
     if ordinal and ordinal - 1 in att.full:
         prev = att.steps[ordinal - 1]
         if nodes > prev[3] or guards > prev[4]:

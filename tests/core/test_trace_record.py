@@ -260,3 +260,52 @@ def test_trackers_compare_by_identity_unless_a_tracker_class_defines_eq() -> Non
 
     assert not compat.trackers_equal_by_identity(Root)
     assert Leaf() == Mid()  # what the step hook must not rely on
+
+
+class _FullMidRun(_OldAlgorithm):
+    """Full recording, off at the first step of a later run of a resumable frame (an inlined generator's resumed
+    by its consumer) and on again at the run's next step (what `trace record light` then `trace record full` typed
+    at stops do): that step is the run's first full record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: dict[int, int] = {}
+        self.switched_at: list[int] = []
+
+    def _counter(self, output: Any) -> Any:
+        counts = super()._counter(output)
+        rec = self
+
+        def counting(out: Any) -> tuple[int, int]:
+            att = rec.current
+            frame = att.last_frame if att is not None else None
+            if att is not None and frame is not None and frame.resumable:
+                n = len(att.steps)
+                if n == att.run_start:
+                    rec.runs[frame.index] = rec.runs.get(frame.index, 0) + 1
+                    if rec.runs[frame.index] >= 2 and frame.chain is not None and rec.full:
+                        rec.full = False
+                elif n == att.run_start + 1 and not rec.full:
+                    rec.full = True
+                    rec.switched_at.append(n)
+            return counts(out)
+
+        return counting
+
+
+def test_a_full_recording_started_inside_a_generator_s_run_has_that_run_s_chain() -> None:
+    """The chain of a resumable frame is kept at the first full record of each run (`Attempt.chain_links`): when
+    full recording starts again in the middle of a run, that step walks the chain (the outer frames moved since
+    the frame's last full record), and every step's chain is the one the former recorder walked at that step."""
+    torch._dynamo.reset()
+    rec = _FullMidRun().install()
+    try:
+        _script("generator_graph_break.py")()
+        _transformer()
+    finally:
+        rec.uninstall()
+    assert rec.errors == []
+    assert len(rec.switched_at) >= 2 and rec.full_steps > 20
+    for key, old in rec.old.items():
+        att = rec.seen[key[0]]
+        assert att.details[key[1]].chain == old["chain"], key
