@@ -41,8 +41,8 @@ Targets (DESIGN.md): light ≤ 2 %, full ≤ 10 % of compile time, read from the
 recording (`TraceRecorder._full_record` and what it calls) executes per traced instruction, counted with
 ``sys.settrace`` opcode events over one compile of each workload (an event per instruction, so the counts compare
 with each other, not with ``dis`` listings). On 2026-12-05 the transformer block's was 336 before that day's cuts and
-283 after (~20 ns an event inside a compile: 283 of them are the 12-13 % that full recording costs there; about 200
-would bring it under 10 %); the MLP's 383 and 372.
+267 after (~20 ns an event inside a compile: 267 of them are the 12-13 % that full recording costs there; about 200
+would bring it under 10 %); the MLP's 383 and 366.
 
 Usage: python benchmarks/bench_trace.py [--rounds 15] [--layers 100] [--width 32] [--only mlp|transformer] [--opcodes]
 """

@@ -794,7 +794,7 @@ class TraceRecorder:
     def _full_record(self, att: Attempt, ordinal: int, tx: Any, frame: Frame, nodes: int, guards: int) -> None:
         # one call per traced instruction (a transformer block's compile: 2,361): every interpreter instruction
         # here counts, since the cost is the interpreter's, ~20 ns each (`bench_trace.py --opcodes`: 186 opcode
-        # events of this body a step before 2026-12-05, 133 after; 336 and 283 with what it calls). The stack and
+        # events of this body a step before 2026-12-05, 115 after; 336 and 267 with what it calls). The stack and
         # locals are compared as tuples, in C (`eq_is_identity`). No object is made beyond the record's tuples (the
         # `Detail` of a step is made when read, `Attempt.details`).
         if (nodes, guards) != att.counts_seen:
