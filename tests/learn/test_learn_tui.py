@@ -53,6 +53,19 @@ async def _play_steps(pilot, lesson, count: int) -> None:  # noqa: ANN001
         assert await _until(pilot, lambda: _idle(app) and app.coach.index >= step.number, 30)
 
 
+async def _lesson_3_at_the_graph_break(pilot) -> str:  # noqa: ANN001
+    """Lesson 3 from its first stop: `ll` (step 1), then `until` the graph-break CALL (step 2); the `until` line
+    typed."""
+    app = pilot.app
+    assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
+    app.submit("ll")
+    assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
+    line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
+    app.submit(line)
+    assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+    return line
+
+
 def _idle(app) -> bool:  # noqa: ANN001
     return (app.stopped or app.phase == "exited") and not app.engine_busy
 
@@ -866,12 +879,7 @@ async def test_a_cursor_key_while_the_last_answer_is_kept_acts_on_the_steps_row(
     on its row (a tester's first `t` used to do nothing but move the cursor)."""
     app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
-        app.submit("ll")
-        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
-        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
-        app.submit(line)
-        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        await _lesson_3_at_the_graph_break(pilot)
         app.submit("explain")
         assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
         await _settle(pilot)
@@ -983,12 +991,7 @@ async def test_x_at_lesson_3s_explain_step_logs_the_explanation_as_the_typed_com
     empty)."""
     app = _learn_app(LESSONS[2], tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
-        app.submit("ll")
-        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
-        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
-        app.submit(line)
-        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        line = await _lesson_3_at_the_graph_break(pilot)
         await _settle(pilot)
         index = line.split()[1]
         await pilot.press("escape", "X")
@@ -1121,12 +1124,7 @@ async def test_at_120x40_the_bytecode_keeps_its_cursor_row_beside_an_open_explai
     lesson = LESSONS[2]
     app = _learn_app(lesson, tmp_path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await _until(pilot, lambda: app.phase == "stopped" and _idle(app))
-        app.submit("ll")
-        assert await _until(pilot, lambda: app.coach.index == 1 and _idle(app))
-        line = await asyncio.to_thread(resolve_action, app.session, "until {role:graph break:CALL}")
-        app.submit(line)
-        assert await _until(pilot, lambda: app.coach.index == 2 and _idle(app))
+        line = await _lesson_3_at_the_graph_break(pilot)
         app.submit("explain")
         assert await _until(pilot, lambda: app.coach.index == 3 and _idle(app))
         await pilot.press("colon")                 # the next key brings step 4's cursor (the resume call)
