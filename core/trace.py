@@ -492,6 +492,12 @@ class TraceRecorder:
         self.eq_is_identity = False
 
     @property
+    def realized_mark(self) -> int:
+        """What a frame keeps as the count its lazy states were read at (`Frame.last_realized`): the count, or -2
+        while it is not kept (never equal to the -1 of `realized` then, so the states are read at each step)."""
+        return self.realized if self.realized >= 0 else -2
+
+    @property
     def full(self) -> bool:
         """``trace record full``: every step recorded in full, stops armed or not."""
         return self._full
@@ -828,7 +834,7 @@ class TraceRecorder:
             att.full_locals[ordinal] = frame.last_locals  # the same trackers, the lazy ones as they were
         else:
             att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
-            frame.last_realized = self.realized if self.realized >= 0 else -2
+            frame.last_realized = self.realized_mark
         if frame.chain is None:
             frame.chain = _chain(att, frame, vars(tx))
         elif frame.resumable and att.chain_run != att.run_start:
@@ -1067,7 +1073,7 @@ def _record_by_is(rec: TraceRecorder, att: Attempt, ordinal: int, fields: dict[s
         att.full_locals[ordinal] = frame.last_locals
     else:
         att.full_locals[ordinal] = _new_locals(att, frame, loc, vals)
-        frame.last_realized = rec.realized if rec.realized >= 0 else -2
+        frame.last_realized = rec.realized_mark
     if frame.chain is None:
         frame.chain = _chain(att, frame, fields)
     elif frame.resumable and att.chain_run != att.run_start:
@@ -1078,7 +1084,7 @@ def _lazy_unchanged(rec: TraceRecorder, frame: Frame) -> bool:
     """Whether the frame's lazy locals are realized to what they were at its last record (read after a lazy
     tracker somewhere was realized: `realized` moved); the count is taken as read."""
     if compat.lazy_unchanged(frame.last_lazy_caches, frame.last_lazy_states):
-        frame.last_realized = rec.realized if rec.realized >= 0 else -2
+        frame.last_realized = rec.realized_mark
         return True
     return False
 
