@@ -120,7 +120,8 @@ def stack_text(view: TraceStopView) -> str:
     head = _history_head(view)
     if view.stack is None:
         return head + "symbolic stack: not recorded at this step (light recording; `trace record full` keeps it)"
-    if view.reason in (TraceStopReason.GRAPH_BREAK, TraceStopReason.ERROR):
+    if view.reason in (TraceStopReason.GRAPH_BREAK, TraceStopReason.ERROR) and view.mark is None:
+        # the breaking instruction's own stack (a recorded step before it, `back`, had its operands still there)
         title = (f"symbolic stack before {view.step.opname} (its operands: Dynamo had popped them when it found the "
                  f"{'break' if view.reason is TraceStopReason.GRAPH_BREAK else 'error'})")
     else:

@@ -302,6 +302,19 @@ def test_back_and_forward_walk_the_recorded_trace_read_only() -> None:
     assert stepped.output == "back to the present"
 
 
+def test_a_recorded_step_before_a_break_does_not_say_its_operands_were_popped() -> None:
+    """At a trace-break stop the stack is said to lack the breaking instruction's operands (Dynamo popped them);
+    `back` to an earlier step of the same trace shows that step's stack, whose operands were all there: the
+    caption says no more than "before OPNAME"."""
+    path = PROGRAMS / "item_graph_break.py"
+    run = scripted_trace(path, ["trace record full", "stack", "back 2", "stack", "c"], break_on=("trace-break",))
+    at_break = run.output_of("stack").output
+    assert "Dynamo had popped them when it found the break" in at_break
+    back = [r for c, r in run.outputs if c == "stack"][-1].output
+    assert "TRACE HISTORY" in back and "symbolic stack before " in back
+    assert "popped" not in back, back
+
+
 def test_rewind_re_traces_to_an_earlier_instruction() -> None:
     path = CORE_PROGRAMS / "trace_helpers.py"
     run = scripted_trace(path, ["s 12", "rewind 5", "s", "c"], break_on=("trace",))
