@@ -139,6 +139,14 @@ async def test_a_graph_break_stop_shows_the_break_pane_and_the_keys_go_on(size: 
         # the frame actions do not apply inside Dynamo's tracing; stepping and the views do
         assert app.check_action("dbg", ("up",)) is False and app.check_action("dbg", ("breakpoint",)) is False
         assert app.check_action("dbg", ("step",)) is True and app.check_action("dbg", ("view_trace",)) is True
+        # a recorded step before the break ([) is no break: no Break pane, no operands caption; ] comes back
+        await pilot.press("left_square_bracket")
+        await _until(pilot, lambda: app.last_stop.trace.mark is not None)
+        earlier = _trace_text(app)
+        assert "\ngraph break\n" not in earlier and "(its operands)" not in earlier, earlier
+        await pilot.press("right_square_bracket")
+        await _until(pilot, lambda: app.last_stop.trace.mark is None)
+        assert "\ngraph break\n" in _trace_text(app)
         # the Trace view is a view like any other: 1 goes to the listing, 9 back
         await pilot.press("1")
         await settle(pilot)
